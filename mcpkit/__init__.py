@@ -1,0 +1,51 @@
+r"""mcpkit: complementarity modelling for contact mechanics and robotics.
+
+Declare a mixed complementarity problem :math:`l \le z \le u \perp F(z; p)` once
+(:class:`MCP`), lower it to CasADi, Pyomo or printed mathematics (:mod:`mcpkit.lowering`),
+solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`) and read one
+honest result (:class:`MCPResult`).
+"""
+
+from mcpkit.errors import (
+    BoundsError,
+    MCPInputError,
+    MCPKitError,
+    NonFiniteError,
+    ProblemFileError,
+    ShapeError,
+    SolveFailedError,
+    SolverNotAvailableError,
+    UnknownOptionError,
+)
+from mcpkit.mpcc import MPCC
+from mcpkit.options import Backend, Method, SolveOptions
+from mcpkit.problem import MCP
+from mcpkit.residuals import PairState
+from mcpkit.result import HomotopyStep, MCPResult, SolutionStatus, Termination
+from mcpkit.solve import Solver, solve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MCP",
+    "MPCC",
+    "Backend",
+    "BoundsError",
+    "HomotopyStep",
+    "MCPInputError",
+    "MCPKitError",
+    "MCPResult",
+    "Method",
+    "NonFiniteError",
+    "PairState",
+    "ProblemFileError",
+    "ShapeError",
+    "SolutionStatus",
+    "SolveFailedError",
+    "SolveOptions",
+    "Solver",
+    "SolverNotAvailableError",
+    "Termination",
+    "UnknownOptionError",
+    "solve",
+]

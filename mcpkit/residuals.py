@@ -1,0 +1,111 @@
+r"""Residuals of an MCP point, always measured on the original pairs :math:`(z_i, F_i)`.
+
+For bounds :math:`l \le u` and a point :math:`z` with function value :math:`F = F(z)`:
+
+* natural residual :math:`r_{\mathrm{nat}} = \| z - \Pi_{[l,u]}(z - F) \|_\infty`, zero exactly at
+  solutions (it is the residual PATH reports, and it is scale-aware through :math:`F`);
+* complementarity violation
+  :math:`r_{\mathrm{comp}} = \max_i \max\bigl(\min(z_i - l_i, F_i^+),\ \min(u_i - z_i, F_i^-)\bigr)`
+  with :math:`F^+ = \max(F, 0)`, :math:`F^- = \max(-F, 0)` and :math:`z_i - l_i` clipped at 0
+  (an infinite bound makes the min equal to :math:`F^\pm`: a sign that nothing can balance);
+* bound violation :math:`r_{\mathrm{bnd}} = \max_i \max(l_i - z_i,\ z_i - u_i,\ 0)`.
+
+Each pair is labelled with a :class:`PairState`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class PairState(enum.Enum):
+    """Where a pair :math:`(z_i, F_i)` sits at the reported point."""
+
+    AT_LOWER = "at_lower"
+    """:math:`z_i = l_i` and :math:`F_i > 0` (strictly complementary, lower bound active)."""
+    BETWEEN = "between"
+    """:math:`l_i < z_i < u_i` and :math:`F_i = 0` (includes free variables of equations)."""
+    AT_UPPER = "at_upper"
+    """:math:`z_i = u_i` and :math:`F_i < 0` (strictly complementary, upper bound active)."""
+    DEGENERATE = "degenerate"
+    """Biactive: :math:`z_i` at a bound and :math:`F_i = 0` (no strict complementarity)."""
+    FIXED = "fixed"
+    """:math:`l_i = u_i`: the variable is fixed and :math:`F_i` is unrestricted."""
+    VIOLATED = "violated"
+    """The pair does not satisfy its complementarity condition within the tolerance."""
+
+
+@dataclass(frozen=True)
+class Residuals:
+    """Residual measures of a point; see the module docstring for the definitions."""
+
+    natural: float
+    """:math:`\\|z - \\Pi_{[l,u]}(z - F)\\|_\\infty`."""
+    complementarity: float
+    """Largest per-pair complementarity violation."""
+    bounds: float
+    """Largest bound violation :math:`\\max(l - z, z - u, 0)`."""
+    per_pair: np.ndarray
+    """Per-pair natural residual :math:`|z_i - \\Pi_{[l_i,u_i]}(z_i - F_i)|`."""
+
+
+def natural_residual_vector(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+    r"""Per-component natural map :math:`z - \Pi_{[l,u]}(z - F)` (absolute value)."""
+    with np.errstate(invalid="ignore"):
+        r = np.abs(z - np.clip(z - F, lb, ub))
+    return np.where(np.isnan(r), np.inf, r)
+
+
+def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> Residuals:
+    """All residual measures of the point ``z`` with ``F = F(z)``; NaN counts as infinite."""
+    z = np.asarray(z, dtype=float)
+    F = np.asarray(F, dtype=float)
+    per = natural_residual_vector(z, F, lb, ub)
+    with np.errstate(invalid="ignore"):
+        dl = np.maximum(z - lb, 0.0)
+        du = np.maximum(ub - z, 0.0)
+        comp = np.maximum(np.minimum(dl, np.maximum(F, 0.0)), np.minimum(du, np.maximum(-F, 0.0)))
+        bnd = np.maximum(np.maximum(lb - z, z - ub), 0.0)
+    comp = np.where(np.isnan(comp), np.inf, comp)
+    bnd = np.where(np.isnan(bnd), np.inf, bnd)
+    return Residuals(
+        natural=float(per.max(initial=0.0)),
+        complementarity=float(comp.max(initial=0.0)),
+        bounds=float(bnd.max(initial=0.0)),
+        per_pair=per,
+    )
+
+
+def classify_pairs(
+    z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray, tol: float
+) -> list[PairState]:
+    r"""Label each pair with a :class:`PairState`.
+
+    A bound counts as active when :math:`|z_i - l_i| \le \tau` and :math:`F_i` counts as zero
+    when :math:`|F_i| \le \tau`, with :math:`\tau = 10\,\mathrm{tol}`. A pair whose natural
+    residual exceeds ``tol`` is :attr:`PairState.VIOLATED`.
+    """
+    act = 10.0 * tol
+    per = natural_residual_vector(z, F, lb, ub)
+    out: list[PairState] = []
+    for zi, fi, li, ui, ri in zip(z, F, lb, ub, per, strict=True):
+        if li == ui:
+            out.append(PairState.FIXED)
+        elif ri > tol:
+            out.append(PairState.VIOLATED)
+        else:
+            at_l = abs(zi - li) <= act
+            at_u = abs(ui - zi) <= act
+            f0 = abs(fi) <= act
+            if (at_l or at_u) and f0:
+                out.append(PairState.DEGENERATE)
+            elif at_l and fi > 0:
+                out.append(PairState.AT_LOWER)
+            elif at_u and fi < 0:
+                out.append(PairState.AT_UPPER)
+            else:
+                out.append(PairState.BETWEEN)
+    return out

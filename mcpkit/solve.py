@@ -1,0 +1,261 @@
+r"""``mcpkit.solve`` and the re-usable :class:`Solver`: declare -> lower -> solve -> result.
+
+>>> import numpy as np, mcpkit
+>>> mcp = mcpkit.MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0]))
+>>> res = mcpkit.solve(mcp)
+>>> bool(res.solved), np.round(res.z, 6).tolist()
+(True, [0.333333, 0.333333])
+
+Whatever the route, the returned point is judged here, on the declaration: :math:`F(z; p)` is
+evaluated from the MCP itself and the natural residual, complementarity violation and bound
+violation are computed on the original pairs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mcpkit.availability import path_available
+from mcpkit.errors import MCPInputError
+from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.options import Backend, Method, SolveOptions
+from mcpkit.problem import MCP, ArrayLike, _as_float_vector
+from mcpkit.residuals import classify_pairs, compute_residuals
+from mcpkit.result import MCPResult, Termination, judge
+from mcpkit.solvers.route import Route, RouteOutcome
+
+
+def _make_route(problem: MCP, backend: Backend, method: Method, options: SolveOptions) -> Route:
+    if method is Method.PATH:
+        from mcpkit.solvers.path import PathRoute
+
+        return PathRoute(problem, backend.value, options)
+    if backend is Backend.PYOMO:
+        from mcpkit.solvers.pyomo_route import PyomoRoute
+
+        return PyomoRoute(problem, method.value, options)
+    from mcpkit.solvers.casadi_route import CasadiRoute
+
+    return CasadiRoute(problem, method.value, options)
+
+
+class Solver:
+    r"""A solve route built once for one MCP structure; call :meth:`solve` many times.
+
+    Parameters
+    ----------
+    problem
+        The declaration :math:`l \le z \le u \perp F(z; p)`.
+    backend
+        ``"auto"``, ``"casadi"`` or ``"pyomo"`` (see :class:`~mcpkit.options.Backend`).
+    method
+        ``"auto"``, ``"path"``, ``"scholtes"``, ``"fb"`` or ``"penalty"``
+        (see :class:`~mcpkit.options.Method`).
+    options
+        A :class:`~mcpkit.options.SolveOptions`; keyword arguments override its fields.
+
+    Notes
+    -----
+    Parameter values may change between calls (``solve(p=...)``) without rebuilding: the
+    parameters are symbolic in every lowering. With ``warm_start=True`` (default) the next
+    call starts from the previous solution and its multipliers.
+    """
+
+    def __init__(
+        self,
+        problem: MCP,
+        backend: str | Backend = "auto",
+        method: str | Method = "auto",
+        options: SolveOptions | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(problem, MCP):
+            raise MCPInputError(
+                f"Solver expects an mcpkit.MCP, got {type(problem).__name__}; use "
+                "mcpkit.solve() for Pyomo models and MPCCs"
+            )
+        self.options = SolveOptions.from_kwargs(options, **kwargs)
+        problem.validate()
+        self.problem = problem
+        self._version = problem.version
+        b = Backend.parse(backend)
+        m = Method.parse(method)
+        why = ""
+        if m is Method.AUTO:
+            if path_available() and b is not Backend.CASADI:
+                m, why = Method.PATH, "auto: PATH is available, so PATH was used"
+            else:
+                m = Method.SCHOLTES
+                why = (
+                    "auto: PATH not available; used the Scholtes homotopy on IPOPT"
+                    if b is not Backend.CASADI
+                    else "auto: backend casadi; used the Scholtes homotopy on IPOPT"
+                )
+        if m is Method.PATH and b is Backend.CASADI:
+            raise MCPInputError(
+                "method='path' runs through Pyomo (pathampl) or GAMSPy, not CasADi; "
+                "use backend='auto' or 'pyomo'"
+            )
+        if b is Backend.AUTO and m is not Method.PATH:
+            b = Backend.CASADI
+        self.backend = b
+        self.method = m
+        self.choice_note = why
+        self.cas = lower_to_casadi(problem)
+        self.route: Route = _make_route(problem, b, m, self.options)
+        self._last_z: np.ndarray | None = None
+
+    def solve(
+        self,
+        p: ArrayLike | dict[str, ArrayLike] | None = None,
+        z0: ArrayLike | None = None,
+        warm_start: bool = True,
+    ) -> MCPResult:
+        """Solve at parameter values ``p`` (dict by block, stacked array, or current values).
+
+        Parameters
+        ----------
+        p
+            Parameter values; ``None`` uses the values stored in the MCP.
+        z0
+            Starting point (stacked); default: the previous solution when ``warm_start``,
+            otherwise the declaration's start.
+        warm_start
+            Start from the previous solution (and multipliers) of this solver.
+        """
+        if self.problem.version != self._version:
+            raise MCPInputError("the MCP's structure changed after this Solver was built; build a new Solver")
+        pv = self.problem.parameter_vector(p)
+        warm = warm_start and self._last_z is not None
+        if z0 is not None:
+            start = _as_float_vector(z0, self.problem.n, "z0", allow_inf=False)
+        elif warm:
+            assert self._last_z is not None
+            start = self._last_z
+        else:
+            start = self.problem.start
+        start = np.clip(start, self.cas.lb, self.cas.ub)
+        t0 = time.perf_counter()
+        try:
+            out = self.route.solve(pv, start, warm)
+        except KeyboardInterrupt:
+            out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
+        wall = time.perf_counter() - t0
+        result = self._result(out, pv, wall)
+        if result.solved:
+            self._last_z = result.z.copy()
+        return result
+
+    def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
+        lb, ub, tol = self.cas.lb, self.cas.ub, self.options.tol
+        have = out.z is not None and np.isfinite(out.z).all()
+        if have:
+            assert out.z is not None
+            z = np.clip(np.asarray(out.z, dtype=float), lb, ub)
+            F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
+            r = compute_residuals(z, F, lb, ub)
+            states = classify_pairs(z, F, lb, ub, tol)
+        else:
+            z = np.full(self.problem.n, np.nan)
+            F = np.full(self.problem.n, np.nan)
+            r = compute_residuals(z, F, lb, ub)
+            states = []
+        status = judge(r.natural, r.bounds, tol, have)
+        termination = out.termination
+        if termination is Termination.CONVERGED and not status.name == "SOLUTION":
+            # a route's "converged" that fails mcpkit's check is not convergence
+            termination = Termination.STALLED
+        route = f"{self.method.value}/{self.route.backend}"
+        verdict = "solved" if status.name == "SOLUTION" else "NOT solved"
+        msg = (
+            f"{verdict} by {route}: natural residual {r.natural:.2e} "
+            f"(tol {tol:.0e}), termination {termination.value}"
+        )
+        if self.choice_note:
+            msg += f"; {self.choice_note}"
+        return MCPResult(
+            z=z,
+            F=F,
+            termination=termination,
+            solution_status=status,
+            natural_residual=r.natural,
+            complementarity_violation=r.complementarity,
+            bound_violation=r.bounds,
+            pair_states=states,
+            tol=tol,
+            iterations=out.iterations,
+            wall_time_s=wall,
+            backend=self.route.backend,
+            method=self.method.value,
+            trace=list(out.trace),
+            raw_status=out.raw_status,
+            message=msg,
+            blocks={b.name: b.slice for b in self.problem.blocks},
+            extra=dict(out.extra),
+        )
+
+
+def solve(
+    problem: Any,
+    backend: str | Backend = "auto",
+    method: str | Method = "auto",
+    p: ArrayLike | dict[str, ArrayLike] | None = None,
+    z0: ArrayLike | None = None,
+    options: SolveOptions | None = None,
+    **kwargs: Any,
+) -> MCPResult:
+    r"""Solve an MCP once and return an :class:`~mcpkit.result.MCPResult`.
+
+    Parameters
+    ----------
+    problem
+        An :class:`~mcpkit.MCP`, a Pyomo model with ``pyomo.mpec`` Complementarity
+        components (converted with :func:`mcpkit.lowering.pyomo.from_pyomo`), or an
+        :class:`~mcpkit.mpcc.MPCC` (solved by :func:`mcpkit.solve_mpcc`).
+    backend, method
+        See :class:`Solver`.
+    p
+        Parameter values (dict by block name or stacked array).
+    z0
+        Starting point.
+    options, **kwargs
+        :class:`~mcpkit.options.SolveOptions` and/or its fields as keywords (``tol=1e-10``).
+        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` before anything runs.
+
+    Returns
+    -------
+    MCPResult
+        ``result.solved`` is True exactly when the natural residual and bound violation met
+        ``tol``; ``result.raise_if_failed()`` turns a failure into an exception.
+    """
+    from mcpkit.mpcc import MPCC
+
+    if isinstance(problem, MPCC):
+        from mcpkit.mpcc_solve import solve_mpcc
+
+        if p is not None or z0 is not None:
+            kwargs = dict(kwargs)
+        return solve_mpcc(problem, method=method, options=options, p=p, x0=z0, **kwargs)
+    if not isinstance(problem, MCP):
+        if _is_pyomo_model(problem):
+            from mcpkit.lowering.pyomo import from_pyomo
+
+            problem = from_pyomo(problem)
+        else:
+            raise MCPInputError(
+                f"solve() expects an mcpkit.MCP, a Pyomo model with Complementarity components "
+                f"or an mcpkit.MPCC; got {type(problem).__name__}"
+            )
+    solver = Solver(problem, backend=backend, method=method, options=options, **kwargs)
+    return solver.solve(p=p, z0=z0, warm_start=False)
+
+
+def _is_pyomo_model(obj: Any) -> bool:
+    try:
+        from pyomo.core.base.block import BlockData
+    except ImportError:  # pragma: no cover - pyomo is a dependency
+        return False
+    return isinstance(obj, BlockData)

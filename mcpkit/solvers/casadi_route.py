@@ -1,0 +1,65 @@
+r"""The CasADi route: declaration -> CasADi -> slack MPCC -> reformulation -> IPOPT.
+
+The chain :class:`~mcpkit.lowering.casadi.ToCasadi` -> :class:`~mcpkit.lowering.casadi.MCPToMPCC`
+is applied once; the homotopy solver (and its IPOPT instances) is built once and re-used for
+every parameter value, warm-started from the previous solution and its multipliers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcpkit.lowering.base import Chain
+from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
+from mcpkit.options import SolveOptions
+from mcpkit.problem import MCP
+from mcpkit.residuals import compute_residuals
+from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.route import RouteOutcome
+
+
+class CasadiRoute:
+    """IPOPT (CasADi's bundled build) on a reformulated slack-form MPCC of the MCP."""
+
+    backend = "casadi"
+
+    def __init__(self, problem: MCP, method: str, options: SolveOptions) -> None:
+        self.method = method
+        self.options = options
+        self.cmcp: CasadiMCP = lower_to_casadi(problem)
+        self.chain = Chain([MCPToMPCC()])
+        self.mpcc, inverse = self.chain.apply(self.cmcp)
+        self.slack_map: SlackMap = inverse[0]
+        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(method), options)
+        self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
+
+    def build(self) -> CasadiRoute:
+        """Build all IPOPT instances now."""
+        self.homotopy.build()
+        return self
+
+    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        n = self.cmcp.n
+        x = x.copy()
+        x[:n] = np.clip(x[:n], self.cmcp.lb, self.cmcp.ub)
+        F = np.asarray(self.cmcp.F_fun(x[:n], p), dtype=float).reshape(-1)
+        r = compute_residuals(x[:n], F, self.cmcp.lb, self.cmcp.ub)
+        return x, Assessment(r.natural, r.bounds)
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        F0 = np.asarray(self.cmcp.F_fun(z0, p), dtype=float).reshape(-1)
+        x0 = MCPToMPCC.lift(z0, np.where(np.isfinite(F0), F0, 0.0), self.slack_map)
+        lam_x = lam_g = None
+        if warm and self._last is not None:
+            _, lam_x, lam_g = self._last
+        out = self.homotopy.run(x0, p, self._assess, warm_start=warm, lam_x0=lam_x, lam_g0=lam_g)
+        if out.x is not None:
+            self._last = (out.x, out.lam_x, out.lam_g)
+        z = None if out.x is None else self.chain.invert(out.x, [self.slack_map])
+        return RouteOutcome(
+            z=z,
+            termination=out.termination,
+            raw_status=out.raw_status,
+            iterations=out.iterations,
+            trace=out.trace,
+        )

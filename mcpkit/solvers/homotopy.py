@@ -1,0 +1,302 @@
+r"""The outer loop shared by every IPOPT reformulation, and the active-set polish.
+
+For parameters :math:`t_0, t_1, \dots` from the reformulation's schedule:
+
+1. solve the NLP at :math:`t_k` with IPOPT, warm-started from :math:`(x_{k-1}, \lambda_{k-1})`;
+2. measure the residual **of the original problem** at the new point (natural residual of the
+   MCP, or :math:`\max_j |\min(G_j, H_j)|` and the constraint violation for an MPCC);
+3. stop when it meets ``tol``;
+4. once the residual is below ``polish_trigger``, *polish*: with
+   :math:`\mathcal{A} = \{j : G_j \le H_j\}` solve
+
+   .. math::
+
+       \min_x f \quad\text{s.t.}\quad g_l \le g \le g_u,\ x_l \le x \le x_u,\
+       G_{\mathcal{A}} = 0,\ H_{\mathcal{A}} \ge 0,\ H_{\bar{\mathcal{A}}} = 0,\ G_{\bar{\mathcal{A}}} \ge 0,
+
+   a smooth NLP (for an MCP a square system) whose solution, when it exists, solves the original
+   problem to IPOPT's accuracy.
+
+A failed subproblem does not end the run: the next parameter is tried from the last good point,
+up to ``max_retries`` failures in a row. A subproblem IPOPT calls "solved" is never taken as
+success by itself; only the residual test decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.mpcc import MPCC
+from mcpkit.options import SolveOptions
+from mcpkit.result import HomotopyStep, Termination
+from mcpkit.solvers.ipopt import InnerResult, IpoptNLP, ipopt_termination
+from mcpkit.solvers.reformulation import Reformulation, sign_constraints
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Residuals of a candidate point, measured on the original problem."""
+
+    residual: float
+    """Natural residual (MCP) or complementarity residual (MPCC)."""
+    violation: float
+    """Bound violation (MCP) or constraint violation (MPCC)."""
+
+    def meets(self, tol: float) -> bool:
+        """Both measures are finite and at most ``tol``."""
+        return bool(self.residual <= tol and self.violation <= tol)
+
+    def key(self, tol: float) -> tuple[bool, float, float]:
+        """Sort key: feasible points first, then smaller residual."""
+        return (not (self.violation <= tol), self.residual, self.violation)
+
+
+Assessor = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, Assessment]]
+"""``(x, p) -> (x_reported, assessment)``; may project ``x`` (e.g. clip to bounds)."""
+
+
+@dataclass
+class HomotopyOutcome:
+    """What the outer loop found; turned into an :class:`~mcpkit.result.MCPResult` by the caller."""
+
+    x: np.ndarray | None
+    assessment: Assessment
+    termination: Termination
+    raw_status: str
+    iterations: int
+    trace: list[HomotopyStep] = field(default_factory=list)
+    lam_x: np.ndarray | None = None
+    lam_g: np.ndarray | None = None
+
+
+class Polisher:
+    r"""The active-set NLP of the module docstring, built once with the mask as a parameter."""
+
+    def __init__(self, mpcc: MPCC, options: SolveOptions) -> None:
+        self.mpcc = mpcc
+        nc = mpcc.n_pairs
+        mask = mpcc.sym("mask", nc)
+        rows, lo, hi = sign_constraints(mpcc)
+        rows.append(mask * mpcc.G + (1 - mask) * mpcc.H)
+        lo.append(np.zeros(nc))
+        hi.append(np.zeros(nc))
+        g = ca.vertcat(mpcc.g, *rows)
+        self.lbg = np.concatenate([mpcc.lbg, *lo])
+        self.ubg = np.concatenate([mpcc.ubg, *hi])
+        self.nlp = IpoptNLP(
+            mpcc.x,
+            ca.vertcat(mpcc.p, mask),
+            mpcc.f,
+            g,
+            tol=options.inner_tol_factor * options.tol,
+            max_iter=options.max_inner_iter,
+            warm=True,
+            options=options.ipopt_options,
+            verbose=options.verbose,
+            name=f"{mpcc.name}_polish",
+        )
+
+    def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """1 where :math:`G_j \\le H_j` (fix :math:`G_j = 0`), else 0 (fix :math:`H_j = 0`)."""
+        Gv = np.asarray(self.mpcc.function("G")(x, p)).reshape(-1)
+        Hv = np.asarray(self.mpcc.function("H")(x, p)).reshape(-1)
+        return (Gv <= Hv).astype(float)
+
+    def solve(self, x: np.ndarray, p: np.ndarray, mask: np.ndarray) -> InnerResult:
+        """Solve the branch NLP for ``mask`` from ``x``."""
+        return self.nlp.solve(x, np.concatenate([p, mask]), self.mpcc.lbx, self.mpcc.ubx, self.lbg, self.ubg)
+
+
+class HomotopySolver:
+    """An MPCC with one reformulation, IPOPT solvers built once; :meth:`run` many times."""
+
+    def __init__(self, mpcc: MPCC, reformulation: Reformulation, options: SolveOptions) -> None:
+        self.mpcc = mpcc
+        self.reformulation = reformulation
+        self.options = options
+        self.template = reformulation.build(mpcc)
+        self._solvers: dict[bool, IpoptNLP] = {}
+        self._polisher: Polisher | None = None
+
+    def _nlp(self, warm: bool) -> IpoptNLP:
+        if warm not in self._solvers:
+            t = self.template
+            self._solvers[warm] = IpoptNLP(
+                t.x,
+                t.p,
+                t.f,
+                t.g,
+                tol=self.reformulation.inner_tol(0.0, self.options),
+                max_iter=self.options.max_inner_iter,
+                warm=warm,
+                options=self.options.ipopt_options,
+                verbose=self.options.verbose,
+                name=f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}",
+            )
+        return self._solvers[warm]
+
+    def build(self) -> HomotopySolver:
+        """Build every IPOPT solver now (otherwise built on first use)."""
+        self._nlp(False)
+        self._nlp(True)
+        if self.options.polish and self.mpcc.n_pairs:
+            self.polisher()
+        return self
+
+    def polisher(self) -> Polisher:
+        """The active-set polisher (built on first use)."""
+        if self._polisher is None:
+            self._polisher = Polisher(self.mpcc, self.options)
+        return self._polisher
+
+    def run(
+        self,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        *,
+        warm_start: bool = False,
+        lam_x0: np.ndarray | None = None,
+        lam_g0: np.ndarray | None = None,
+    ) -> HomotopyOutcome:
+        """Run the homotopy from ``x0`` at parameter value ``p``.
+
+        Parameters
+        ----------
+        x0
+            Starting point in the MPCC's variables.
+        p
+            Parameter values of the MPCC.
+        assess
+            Measures a candidate on the original problem (see :data:`Assessor`).
+        warm_start
+            Treat ``x0`` (and the multipliers) as a nearby solution: use the warm-start IPOPT
+            settings from the first subproblem and try the polish first.
+        lam_x0, lam_g0
+            Multipliers of a previous solve of the same structure.
+        """
+        opts = self.options
+        t_start = time.perf_counter()
+        mp = self.mpcc
+        trace: list[HomotopyStep] = []
+        iterations = 0
+        x = np.clip(np.asarray(x0, dtype=float), mp.lbx, mp.ubx)
+        lam_x, lam_g = lam_x0, lam_g0
+        best_x, best_a = assess(x, p)
+        raw = "not started"
+        termination: Termination | None = None
+        failures = 0
+        last_param = float("nan")
+        polished_masks: set[bytes] = set()
+        nc = mp.n_pairs
+
+        def try_polish(xc: np.ndarray, k: int) -> bool:
+            nonlocal best_x, best_a, iterations, raw
+            if not (opts.polish and nc):
+                return False
+            polisher = self.polisher()
+            mask = polisher.active_mask(xc, p)
+            key = mask.tobytes()
+            if key in polished_masks:
+                return False
+            polished_masks.add(key)
+            res = polisher.solve(xc, p, mask)
+            iterations += res.iterations
+            if not np.isfinite(res.x).all():
+                trace.append(
+                    HomotopyStep(k, 0.0, np.inf, res.status, res.iterations, res.wall_time_s, "polish")
+                )
+                return False
+            xr, a = assess(res.x, p)
+            trace.append(
+                HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
+            )
+            if a.key(opts.tol) < best_a.key(opts.tol):
+                best_x, best_a, raw = xr, a, res.status
+            return a.meets(opts.tol)
+
+        if best_a.meets(opts.tol) and warm_start:
+            return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, "start point", 0, trace)
+        if warm_start and best_a.residual <= opts.polish_trigger and try_polish(x, -1):
+            return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, raw, iterations, trace)
+
+        for k, t in enumerate(self.reformulation.schedule(opts)):
+            last_param = t
+            if opts.time_limit is not None and time.perf_counter() - t_start > opts.time_limit:
+                termination = Termination.TIME_LIMIT
+                break
+            warm = warm_start or k > 0
+            res = self._nlp(warm).solve(
+                x,
+                np.concatenate([p, [t]]),
+                mp.lbx,
+                mp.ubx,
+                self.template.lbg,
+                self.template.ubg,
+                lam_x if warm else None,
+                lam_g if warm else None,
+            )
+            iterations += res.iterations
+            raw = res.status
+            if not np.isfinite(res.x).all():
+                trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
+                failures += 1
+                if failures > opts.max_retries:
+                    termination = ipopt_termination(res.status)
+                    if termination is Termination.CONVERGED:
+                        termination = Termination.NUMERICAL_ERROR
+                    break
+                continue
+            xr, a = assess(res.x, p)
+            trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
+            if a.key(opts.tol) < best_a.key(opts.tol):
+                best_x, best_a = xr, a
+            if a.meets(opts.tol):
+                termination = Termination.CONVERGED
+                break
+            if res.ok:
+                failures = 0
+                x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
+            else:
+                failures += 1
+                if failures > opts.max_retries:
+                    termination = ipopt_termination(res.status)
+                    if termination is Termination.CONVERGED:  # pragma: no cover - defensive
+                        termination = Termination.STALLED
+                    break
+                # recovery: keep the last good point and move on to the next parameter value
+                if a.key(opts.tol) <= best_a.key(opts.tol):
+                    x = res.x
+            if a.residual <= opts.polish_trigger and try_polish(xr, k):
+                termination = Termination.CONVERGED
+                break
+
+        if termination is None:
+            floor = self.reformulation.parameter_name != "rho" and last_param <= opts.sigma_min
+            termination = Termination.STALLED if floor else Termination.ITERATION_LIMIT
+            # a last polish from the best point before giving up
+            if best_x is not None and try_polish(best_x, len(trace)):
+                termination = Termination.CONVERGED
+        if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
+            termination = Termination.STALLED
+        return HomotopyOutcome(best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g)
+
+
+def reformulation_for(method: str) -> Reformulation:
+    """The reformulation object for a method name (``scholtes``, ``fb``, ``penalty``)."""
+    from mcpkit.solvers.fischer_burmeister import FischerBurmeister
+    from mcpkit.solvers.penalty import Penalty
+    from mcpkit.solvers.scholtes import Scholtes
+
+    table: dict[str, Callable[[], Reformulation]] = {
+        "scholtes": Scholtes,
+        "scholtes_eq": lambda: Scholtes(equality=True),
+        "fb": FischerBurmeister,
+        "penalty": Penalty,
+    }
+    return table[method]()

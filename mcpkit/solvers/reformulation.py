@@ -1,0 +1,102 @@
+r"""What every IPOPT reformulation of an MPCC provides, and the shared constraint pieces.
+
+A reformulation turns :math:`0 \le G \perp H \ge 0` into smooth NLP constraints controlled by
+one scalar parameter :math:`t` (Scholtes :math:`\sigma`, Fischer-Burmeister :math:`\varepsilon`,
+penalty :math:`\rho`). The NLP parameter vector is :math:`(p, t)`, so one built IPOPT solver
+serves the whole homotopy and every parametric re-solve.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.mpcc import MPCC
+from mcpkit.options import SolveOptions
+
+
+@dataclass
+class NLPTemplate:
+    """An NLP with parameter vector ``(p, t)``: ``min f`` s.t. ``lbg <= g <= ubg``."""
+
+    x: ca.SX | ca.MX
+    p: ca.SX | ca.MX
+    f: ca.SX | ca.MX
+    g: ca.SX | ca.MX
+    lbg: np.ndarray
+    ubg: np.ndarray
+
+
+def sign_constraints(mpcc: MPCC) -> tuple[list[ca.SX], list[np.ndarray], list[np.ndarray]]:
+    """Rows ``G >= 0`` and ``H >= 0`` unless the variable bounds already imply them."""
+    rows: list[ca.SX] = []
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    nc = mpcc.n_pairs
+    if nc and not mpcc.G_implied_by_bounds:
+        rows.append(mpcc.G)
+        lo.append(np.zeros(nc))
+        hi.append(np.full(nc, np.inf))
+    if nc and not mpcc.H_implied_by_bounds:
+        rows.append(mpcc.H)
+        lo.append(np.zeros(nc))
+        hi.append(np.full(nc, np.inf))
+    return rows, lo, hi
+
+
+def assemble(
+    mpcc: MPCC,
+    t: ca.SX | ca.MX,
+    f: ca.SX | ca.MX,
+    extra_rows: list[ca.SX],
+    extra_lo: list[np.ndarray],
+    extra_hi: list[np.ndarray],
+) -> NLPTemplate:
+    """Stack the MPCC's own constraints with the reformulation's rows."""
+    rows = [mpcc.g, *extra_rows]
+    lo = [mpcc.lbg, *extra_lo]
+    hi = [mpcc.ubg, *extra_hi]
+    return NLPTemplate(
+        x=mpcc.x,
+        p=ca.vertcat(mpcc.p, t),
+        f=f,
+        g=ca.vertcat(*rows) if rows else ca.SX(0, 1),
+        lbg=np.concatenate(lo) if lo else np.zeros(0),
+        ubg=np.concatenate(hi) if hi else np.zeros(0),
+    )
+
+
+class Reformulation(ABC):
+    """A parametrised smooth NLP whose solutions tend to MPCC solutions as the parameter moves."""
+
+    #: Method name reported in results.
+    name: str = ""
+    #: Name of the homotopy parameter (for traces and plots).
+    parameter_name: str = "t"
+
+    @abstractmethod
+    def build(self, mpcc: MPCC) -> NLPTemplate:
+        """The NLP for ``mpcc`` with the homotopy parameter appended to ``p``."""
+
+    @abstractmethod
+    def schedule(self, options: SolveOptions) -> Iterator[float]:
+        """Parameter values to visit, in order."""
+
+    def inner_tol(self, t: float, options: SolveOptions) -> float:
+        """IPOPT tolerance for the subproblem at parameter ``t`` (tied to ``options.tol``)."""
+        return options.inner_tol_factor * options.tol
+
+
+def geometric(start: float, factor: float, stop: float, limit: int) -> Iterator[float]:
+    """``start, start*factor, ...`` while above ``stop`` (at most ``limit`` values), then ``stop``."""
+    t = start
+    for _ in range(limit - 1):
+        if t <= stop:
+            break
+        yield t
+        t *= factor
+    yield stop

@@ -1,0 +1,1 @@
+"""Contact models declared as MCPs (installed as ``mcpkit.models``)."""

@@ -1,0 +1,1 @@
+"""MPEC horizons (installed as ``mcpkit.mpec``)."""
