@@ -88,7 +88,13 @@ def _gamspy_path() -> tuple[bool, str, str]:
     try:
         import gamspy.utils as gutils  # type: ignore[import-not-found]
 
-        solvers = [s.upper() for s in gutils.getInstalledSolvers()]
+        try:  # gamspy >= 1.x wants the gamspy_base system directory
+            import gamspy_base  # type: ignore[import-not-found]
+
+            installed = gutils.getInstalledSolvers(gamspy_base.directory)
+        except (ImportError, TypeError, AttributeError):
+            installed = gutils.getInstalledSolvers()  # older gamspy: no argument
+        solvers = [s.upper() for s in installed]
     except Exception as exc:  # pragma: no cover - depends on the gamspy build
         return False, info[0], f"gamspy present but its solver list failed: {exc}"
     if "PATH" not in solvers:

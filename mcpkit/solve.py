@@ -236,8 +236,6 @@ def solve(
     if isinstance(problem, MPCC):
         from mcpkit.mpcc_solve import solve_mpcc
 
-        if p is not None or z0 is not None:
-            kwargs = dict(kwargs)
         return solve_mpcc(problem, method=method, options=options, p=p, x0=z0, **kwargs)
     if not isinstance(problem, MCP):
         if _is_pyomo_model(problem):

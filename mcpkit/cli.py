@@ -1,0 +1,184 @@
+"""The ``mcpkit`` command line.
+
+* ``mcpkit info`` lists backends and solvers, their versions and where each was found.
+* ``mcpkit solve FILE [--method M] [--backend B] [--tol T] [--time-limit S] [--json]`` solves a
+  problem file (see :mod:`mcpkit.io` for the formats).
+* ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
+* ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
+  printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate``.
+
+Exit status: 0 when the problem was solved (``solved`` true), 1 when the solver ran but did not
+meet the tolerance, 2 for bad input or a missing solver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpkit.errors import MCPKitError
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, default=str))
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from mcpkit import __version__
+    from mcpkit.availability import components
+
+    comps = components()
+    if args.json:
+        _print_json({"mcpkit": __version__, "components": [c.__dict__ for c in comps]})
+        return 0
+    print(f"mcpkit {__version__} (Python {sys.version.split()[0]})")
+    width = max(len(c.name) for c in comps)
+    for c in comps:
+        mark = "yes" if c.available else "no "
+        ver = f" {c.version}" if c.version else ""
+        print(f"  {c.name:<{width}}  {mark}{ver}  -- {c.location}")
+    return 0
+
+
+def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if args.tol is not None:
+        opts["tol"] = args.tol
+    if args.time_limit is not None:
+        opts["time_limit"] = args.time_limit
+    return opts
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from mcpkit.io import file_kind, load_mcp
+    from mcpkit.solve import solve
+
+    kind = file_kind(args.file)
+    opts = _solve_options(args)
+    if kind == "fclib":
+        from mcpkit.models.fclib import solve_fclib_file
+
+        summary = solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
+    elif kind == "mpcc-json":
+        try:
+            from mcpkit.mpec.loader import solve_mpcc_file  # type: ignore[import-not-found]
+        except ImportError:
+            raise MCPKitError(
+                f"{args.file}: CasADi MPCC JSON files need mcpkit.mpec.loader, which this "
+                "version of mcpkit does not include yet"
+            ) from None
+        summary = solve_mpcc_file(args.file, method=args.method, **opts)
+    else:
+        result = solve(load_mcp(args.file), backend=args.backend, method=args.method, **opts)
+        summary = result.summary()
+        if not args.json:
+            print(repr(result))
+            print(result.message)
+    if args.json:
+        _print_json(summary)
+    elif kind != "lcp-json" and kind != "lcp-npz":
+        for key, value in summary.items():
+            print(f"{key}: {value}")
+    return 0 if summary.get("solved") else 1
+
+
+def cmd_print(args: argparse.Namespace) -> int:
+    from mcpkit.io import load_mcp
+
+    mcp = load_mcp(args.file)
+    print(mcp.to_latex(max_rows=args.max_rows) if args.latex else mcp.to_text(max_rows=args.max_rows))
+    if not args.latex:
+        print()
+        print(mcp.explain())
+    return 0
+
+
+def _demo_quickstart(out: Path, progress: bool) -> dict[str, Any]:
+    from mcpkit.demo import quickstart
+
+    return quickstart(out, verbose=True)
+
+
+def _demo_from(module: str, func: str) -> Callable[[Path, bool], dict[str, Any]]:
+    def run(out: Path, progress: bool) -> dict[str, Any]:
+        import importlib
+
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
+        return getattr(mod, func)(out, progress=progress)
+
+    return run
+
+
+DEMOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
+    "quickstart": _demo_quickstart,
+    "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
+    "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
+    "plate": _demo_from("mcpkit.models.stewart_trinkle.demos", "demo_plate"),
+}
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = DEMOS[args.name](out, not args.no_progress and not args.json)
+    if args.json:
+        _print_json(summary)
+    else:
+        for key, value in summary.items():
+            print(f"{key}: {value}")
+    ok = summary.get("solved", summary.get("all_solved", True))
+    return 0 if ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcpkit", description="Complementarity modelling for contact mechanics.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_info = sub.add_parser("info", help="list backends and solvers with versions and locations")
+    p_info.add_argument("--json", action="store_true", help="one JSON object")
+    p_info.set_defaults(func=cmd_info)
+
+    p_solve = sub.add_parser("solve", help="solve a problem file (.json LCP, .npz LCP, .hdf5 FCLIB)")
+    p_solve.add_argument("file", help="problem file")
+    p_solve.add_argument("--method", default="auto", help="auto, path, scholtes, fb, penalty (default auto)")
+    p_solve.add_argument("--backend", default="auto", help="auto, casadi, pyomo (default auto)")
+    p_solve.add_argument("--tol", type=float, default=None, help="residual tolerance (default 1e-8)")
+    p_solve.add_argument("--time-limit", type=float, default=None, help="wall-clock limit in seconds")
+    p_solve.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_solve.set_defaults(func=cmd_solve)
+
+    p_print = sub.add_parser("print", help="print the MCP in a file as mathematics")
+    p_print.add_argument("file")
+    p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
+    p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
+    p_print.set_defaults(func=cmd_print)
+
+    p_demo = sub.add_parser("demo", help="run a demo and write its figures")
+    p_demo.add_argument("name", choices=sorted(DEMOS))
+    p_demo.add_argument("--out", default="mcpkit-demo", help="folder for figures (default ./mcpkit-demo)")
+    p_demo.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcpkit`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except MCPKitError as exc:
+        print(f"mcpkit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
