@@ -138,7 +138,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcpkit", description="Complementarity modelling for contact mechanics.")
+    parser = argparse.ArgumentParser(
+        prog="mcpkit", description="Complementarity modelling for contact mechanics."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_info = sub.add_parser("info", help="list backends and solvers with versions and locations")

@@ -31,9 +31,7 @@ from mcpkit.problem import MCP
 from mcpkit.solve import solve
 
 
-def particle_step_mcp(
-    m: float = 1.0, mu: float = 0.5, h: float = 0.01, g: float = 9.81
-) -> MCP:
+def particle_step_mcp(m: float = 1.0, mu: float = 0.5, h: float = 0.01, g: float = 9.81) -> MCP:
     """The quickstart's Stewart–Trinkle NCP step (see the module docstring); state as parameters."""
     mcp = MCP("particle_step")
     v = mcp.add_variables("v", 3, lb=-math.inf, ub=math.inf, latex="v")

@@ -36,7 +36,10 @@ def _bound(value: Any, what: str, path: Path) -> Any:
         except ValueError:
             raise ProblemFileError(f"{path}: {what} entry {value!r} is not a number") from None
     if isinstance(value, list):
-        return [math.inf if v is None and what == "ub" else -math.inf if v is None else _bound(v, what, path) for v in value]
+        return [
+            math.inf if v is None and what == "ub" else -math.inf if v is None else _bound(v, what, path)
+            for v in value
+        ]
     return value
 
 
@@ -65,7 +68,13 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
     lb = -math.inf if lb is None else lb
     ub = math.inf if ub is None else ub
     try:
-        return MCP.lcp(np.asarray(data["M"], dtype=float), np.asarray(data["q"], dtype=float), lb=lb, ub=ub, name=path.stem)
+        return MCP.lcp(
+            np.asarray(data["M"], dtype=float),
+            np.asarray(data["q"], dtype=float),
+            lb=lb,
+            ub=ub,
+            name=path.stem,
+        )
     except MCPInputError as exc:
         raise ProblemFileError(f"{path}: {exc}") from None
     except (TypeError, ValueError) as exc:
@@ -109,7 +118,9 @@ def load_mcp(path: str | Path) -> MCP:
                 return lcp_from_mapping({k: npz[k] for k in npz.files}, p)
         except (OSError, ValueError) as exc:
             raise ProblemFileError(f"cannot read {p} as NPZ: {exc}") from None
-    raise ProblemFileError(f"{p}: {kind} files are not plain MCPs; use `mcpkit solve` which dispatches on the type")
+    raise ProblemFileError(
+        f"{p}: {kind} files are not plain MCPs; use `mcpkit solve` which dispatches on the type"
+    )
 
 
 def save_lcp_json(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = math.inf) -> Path:
@@ -122,5 +133,7 @@ def save_lcp_json(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = mat
         return [str(float(x)) if np.isinf(x) else float(x) for x in arr.reshape(-1)]
 
     p = Path(path)
-    p.write_text(json.dumps({"M": np.asarray(M, dtype=float).tolist(), "q": enc(q), "lb": enc(lb), "ub": enc(ub)}))
+    p.write_text(
+        json.dumps({"M": np.asarray(M, dtype=float).tolist(), "q": enc(q), "lb": enc(lb), "ub": enc(ub)})
+    )
     return p

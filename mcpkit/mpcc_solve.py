@@ -28,7 +28,11 @@ class MPCCSolver:
     """An MPCC with one reformulation, built once; :meth:`solve` for many parameter values."""
 
     def __init__(
-        self, mpcc: MPCC, method: str | Method = "scholtes", options: SolveOptions | None = None, **kwargs: Any
+        self,
+        mpcc: MPCC,
+        method: str | Method = "scholtes",
+        options: SolveOptions | None = None,
+        **kwargs: Any,
     ) -> None:
         self.options = SolveOptions.from_kwargs(options, **kwargs)
         m = Method.parse(method)
@@ -42,9 +46,7 @@ class MPCCSolver:
 
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
         x = np.clip(x, self.mpcc.lbx, self.mpcc.ubx)
-        return x, Assessment(
-            self.mpcc.complementarity_residual(x, p), self.mpcc.constraint_violation(x, p)
-        )
+        return x, Assessment(self.mpcc.complementarity_residual(x, p), self.mpcc.constraint_violation(x, p))
 
     def solve(self, p: Any = None, x0: Any = None) -> MCPResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the MPCC's ``p0``, ``x0``)."""

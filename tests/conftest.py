@@ -19,7 +19,10 @@ def enumerate_box_lcp(M: np.ndarray, q: np.ndarray, lb: np.ndarray, ub: np.ndarr
     n = q.size
     sols: list[np.ndarray] = []
     for pattern in itertools.product((0, 1, 2), repeat=n):
-        if any((s == 0 and not math.isfinite(lb[i])) or (s == 2 and not math.isfinite(ub[i])) for i, s in enumerate(pattern)):
+        if any(
+            (s == 0 and not math.isfinite(lb[i])) or (s == 2 and not math.isfinite(ub[i]))
+            for i, s in enumerate(pattern)
+        ):
             continue
         z = np.zeros(n)
         free = [i for i, s in enumerate(pattern) if s == 1]

@@ -191,10 +191,7 @@ def explain(problem: MCP) -> str:
             elif math.isinf(li):
                 k = "upper bound only: z_i <= u_i, F_i <= 0, and (u_i - z_i) * F_i = 0"
             else:
-                k = (
-                    "box: F_i >= 0 if z_i = l_i, F_i = 0 if l_i < z_i < u_i, "
-                    "F_i <= 0 if z_i = u_i"
-                )
+                k = "box: F_i >= 0 if z_i = l_i, F_i = 0 if l_i < z_i < u_i, F_i <= 0 if z_i = u_i"
             kinds[k] = kinds.get(k, 0) + 1
         fb = problem.function_block(b.name)
         form = "affine (M z + q)" if isinstance(fb, AffineFunction) else "symbolic"

@@ -3,6 +3,10 @@ r"""The CasADi route: declaration -> CasADi -> slack MPCC -> reformulation -> IP
 The chain :class:`~mcpkit.lowering.casadi.ToCasadi` -> :class:`~mcpkit.lowering.casadi.MCPToMPCC`
 is applied once; the homotopy solver (and its IPOPT instances) is built once and re-used for
 every parameter value, warm-started from the previous solution and its multipliers.
+
+A warm re-solve first tries the active-set Newton polish (:mod:`mcpkit.solvers.active_set`) with
+the active set of the previous solution; only if its point misses the tolerance does the IPOPT
+homotopy run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casa
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
 from mcpkit.residuals import compute_residuals
+from mcpkit.result import HomotopyStep, Termination
+from mcpkit.solvers.active_set import ActiveSetNewton
 from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
 from mcpkit.solvers.route import RouteOutcome
 
@@ -31,6 +37,7 @@ class CasadiRoute:
         self.mpcc, inverse = self.chain.apply(self.cmcp)
         self.slack_map: SlackMap = inverse[0]
         self.homotopy = HomotopySolver(self.mpcc, reformulation_for(method), options)
+        self._newton: ActiveSetNewton | None = None
         self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
 
     def build(self) -> CasadiRoute:
@@ -46,7 +53,25 @@ class CasadiRoute:
         r = compute_residuals(x[:n], F, self.cmcp.lb, self.cmcp.ub)
         return x, Assessment(r.natural, r.bounds)
 
+    def _try_newton(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
+        if not self.options.polish:
+            return None
+        if self._newton is None:
+            self._newton = ActiveSetNewton(self.cmcp, self.options.tol)
+        z, iters, status, wall = self._newton.solve(z0, p)
+        if not np.isfinite(z).all():
+            return None
+        x, a = self._assess(z, p)
+        if not a.meets(self.options.tol):
+            return None
+        step = HomotopyStep(0, 0.0, a.residual, status, iters, wall, "newton")
+        return RouteOutcome(x, Termination.CONVERGED, f"active-set Newton: {status}", iters, [step])
+
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        if warm:
+            fast = self._try_newton(p, z0)
+            if fast is not None:
+                return fast
         F0 = np.asarray(self.cmcp.F_fun(z0, p), dtype=float).reshape(-1)
         x0 = MCPToMPCC.lift(z0, np.where(np.isfinite(F0), F0, 0.0), self.slack_map)
         lam_x = lam_g = None

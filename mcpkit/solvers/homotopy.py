@@ -175,8 +175,9 @@ class HomotopySolver:
         assess
             Measures a candidate on the original problem (see :data:`Assessor`).
         warm_start
-            Treat ``x0`` (and the multipliers) as a nearby solution: use the warm-start IPOPT
-            settings from the first subproblem and try the polish first.
+            Treat ``x0`` (and the multipliers) as a nearby solution: first try the polish on
+            the active set predicted from ``x0``, then, if that does not meet the tolerance, run
+            the homotopy with the warm-start IPOPT settings.
         lam_x0, lam_g0
             Multipliers of a previous solve of the same structure.
         """
@@ -222,7 +223,9 @@ class HomotopySolver:
 
         if best_a.meets(opts.tol) and warm_start:
             return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, "start point", 0, trace)
-        if warm_start and best_a.residual <= opts.polish_trigger and try_polish(x, -1):
+        # a warm start predicts the active set of the new solution from the previous one:
+        # when it has not changed (the common case in time stepping) one polish solves it
+        if warm_start and try_polish(x, -1):
             return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, raw, iterations, trace)
 
         for k, t in enumerate(self.reformulation.schedule(opts)):

@@ -20,6 +20,7 @@ def solve(problem: object, **kwargs: object) -> mcpkit.MCPResult:
     kwargs.setdefault("backend", "casadi")
     return mcpkit.solve(problem, **kwargs)
 
+
 METHODS = ["scholtes", "fb", "penalty"]
 
 
@@ -37,7 +38,11 @@ def test_2x2_lcp_matches_hand_solution(method: str) -> None:
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize(
     ("lb", "ub"),
-    [([1.0, 1.0, 1.0], [3.0, 3.0, 3.0]), ([-math.inf] * 3, [2.0, 2.0, 2.0]), ([1.0, -math.inf, 0.0], [3.0, 2.0, math.inf])],
+    [
+        ([1.0, 1.0, 1.0], [3.0, 3.0, 3.0]),
+        ([-math.inf] * 3, [2.0, 2.0, 2.0]),
+        ([1.0, -math.inf, 0.0], [3.0, 2.0, math.inf]),
+    ],
 )
 def test_box_mcps_match_enumeration(method: str, lb: list[float], ub: list[float]) -> None:
     M = np.array([[4.0, 1.0, 0.5], [-1.0, 3.0, 0.2], [0.3, 0.0, 2.0]])
@@ -97,7 +102,7 @@ def test_warm_start_from_previous_solution_costs_fewer_iterations() -> None:
     M = random_p_matrix(rng, 30)
     q = rng.standard_normal(30)
     mcp = MCP("warm")
-    z = mcp.add_variables("z", 30)
+    mcp.add_variables("z", 30)
     qq = mcp.add_parameters("q", 30, value=q)
     mcp.add_affine("z", M, list(qq))
     solver = mcpkit.Solver(mcp, backend="casadi", tol=1e-9)
@@ -111,7 +116,11 @@ def test_lcp_without_solution_is_reported_not_solved() -> None:
     # 0 <= z ⟂ -z - 1 >= 0 has no solution (F < 0 wherever z >= 0)
     res = solve(MCP.lcp([[-1.0]], [-1.0]), max_outer=8)
     assert not res.solved
-    assert res.solution_status in (SolutionStatus.INACCURATE, SolutionStatus.INFEASIBLE_POINT, SolutionStatus.NO_SOLUTION)
+    assert res.solution_status in (
+        SolutionStatus.INACCURATE,
+        SolutionStatus.INFEASIBLE_POINT,
+        SolutionStatus.NO_SOLUTION,
+    )
     assert res.termination is not Termination.CONVERGED
     with pytest.raises(mcpkit.SolveFailedError):
         res.raise_if_failed()

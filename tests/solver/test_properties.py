@@ -22,7 +22,9 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 6), method=st.sampled_from(["scholtes", "fb", "penalty"]))
+@given(
+    seed=st.integers(0, 2**31 - 1), n=st.integers(1, 6), method=st.sampled_from(["scholtes", "fb", "penalty"])
+)
 def test_random_p_matrix_lcp(seed: int, n: int, method: str) -> None:
     rng = np.random.default_rng(seed)
     M = random_p_matrix(rng, n, skew=rng.uniform(0, 2))

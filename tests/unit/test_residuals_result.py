@@ -96,7 +96,16 @@ def test_result_reads_like_optimize_result_and_raises_on_failure() -> None:
 
 def test_json_summary_has_the_documented_keys() -> None:
     summary = json.loads(_result(SolutionStatus.INACCURATE).to_json())
-    for key in ("status", "solved", "objective", "comp_residual", "constraint_violation",
-                "wall_time_s", "iterations", "method", "backend"):
+    for key in (
+        "status",
+        "solved",
+        "objective",
+        "comp_residual",
+        "constraint_violation",
+        "wall_time_s",
+        "iterations",
+        "method",
+        "backend",
+    ):
         assert key in summary
     assert summary["solved"] is False and summary["status"] == "stalled"
