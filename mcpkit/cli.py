@@ -65,7 +65,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         summary = solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
     elif kind == "mpcc-json":
         try:
-            from mcpkit.mpec.loader import solve_mpcc_file  # type: ignore[import-not-found]
+            from mcpkit.mpec.engine import solve_mpcc_file
         except ImportError:
             raise MCPKitError(
                 f"{args.file}: CasADi MPCC JSON files need mcpkit.mpec.loader, which this "

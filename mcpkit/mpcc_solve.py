@@ -1,21 +1,26 @@
-r"""Solving a user's :class:`~mcpkit.mpcc.MPCC` with the same IPOPT homotopies as MCPs.
+r"""Solving MPCCs with the same IPOPT homotopies as MCPs.
 
-The result reuses :class:`~mcpkit.result.MCPResult` by reading the pairs
-:math:`0 \le G_j \perp H_j \ge 0` as NCP pairs: ``natural_residual`` is
-:math:`\max_j |\min(G_j, H_j)|` (the natural residual of those pairs), ``bound_violation`` is the
-constraint violation of :math:`g`, the bounds on :math:`x` and the signs of :math:`G, H`, and
-``objective`` is :math:`f`. ``z`` holds :math:`x`; ``F`` holds :math:`H(x)`, and ``extra["G"]``
-holds :math:`G(x)`.
+:class:`MPCCSolver` solves a standard-form :class:`~mcpkit.mpcc.MPCC`
+(:math:`0 \le G \perp H \ge 0`). Problems in another form (general pair bounds, see
+:mod:`mcpkit.mpec.problem`) pass an ``original`` problem and a lowering: the homotopy runs on the
+standard form and every candidate is judged on the original pairs.
+
+The result reuses :class:`~mcpkit.result.MCPResult` by reading the pairs as NCP pairs:
+``natural_residual`` is the complementarity residual of the original pairs
+(:math:`\max_j |\min(G_j, H_j)|` in the standard case), ``bound_violation`` is the constraint
+violation (of :math:`g`, the bounds on :math:`x` and on :math:`G, H`), ``objective`` is :math:`f`,
+``z`` holds :math:`x`, ``F`` holds :math:`H(x)` and ``extra["G"]`` holds :math:`G(x)`.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from mcpkit.errors import MCPInputError
+from mcpkit.lowering.base import Lowering
 from mcpkit.mpcc import MPCC
 from mcpkit.options import Method, SolveOptions
 from mcpkit.problem import _as_float_vector
@@ -24,51 +29,117 @@ from mcpkit.result import MCPResult, SolutionStatus, Termination
 from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
 
 
+class OriginalMPCC(Protocol):
+    """What :class:`MPCCSolver` needs of the problem the user posed."""
+
+    x0: np.ndarray
+    p0: np.ndarray
+    lbx: np.ndarray
+    ubx: np.ndarray
+    name: str
+
+    def residuals(self, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+        """``(complementarity residual, constraint violation, {"f", "g", "G", "H"})``."""
+        ...
+
+
+class _Standard:
+    """Residuals of a standard-form MPCC on its own pairs."""
+
+    def __init__(self, mpcc: MPCC) -> None:
+        self.mpcc = mpcc
+        self.x0, self.p0, self.lbx, self.ubx, self.name = mpcc.x0, mpcc.p0, mpcc.lbx, mpcc.ubx, mpcc.name
+
+    def residuals(self, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+        v = self.mpcc.evaluate(x, p)
+        comp = float(np.max(np.abs(np.minimum(v["G"], v["H"])), initial=0.0))
+        return comp, self.mpcc.constraint_violation(x, p), v
+
+
 class MPCCSolver:
-    """An MPCC with one reformulation, built once; :meth:`solve` for many parameter values."""
+    """An MPCC with one reformulation, built once; :meth:`solve` for many parameter values.
+
+    Parameters
+    ----------
+    problem
+        A standard :class:`~mcpkit.mpcc.MPCC`, or any problem with a ``lowering`` to one.
+    method
+        ``scholtes`` (default for ``auto``), ``scholtes_eq``, ``fb`` or ``penalty``.
+    options, **kwargs
+        :class:`~mcpkit.options.SolveOptions` and/or its fields.
+    lowering
+        A :class:`~mcpkit.lowering.base.Lowering` from ``problem`` to a standard MPCC (needed
+        when ``problem`` is not one); ``problem`` must then provide ``residuals(x, p)``.
+    """
 
     def __init__(
         self,
-        mpcc: MPCC,
+        problem: Any,
         method: str | Method = "scholtes",
         options: SolveOptions | None = None,
+        lowering: Lowering | None = None,
         **kwargs: Any,
     ) -> None:
         self.options = SolveOptions.from_kwargs(options, **kwargs)
-        m = Method.parse(method)
-        if m is Method.AUTO:
-            m = Method.SCHOLTES
-        if m is Method.PATH:
+        name = str(method.value if isinstance(method, Method) else method).lower()
+        if name in ("auto",):
+            name = "scholtes"
+        if name == "path":
             raise MCPInputError("PATH solves MCPs, not MPCCs with an objective; use scholtes, fb or penalty")
-        self.method = m
-        self.mpcc = mpcc
-        self.homotopy = HomotopySolver(mpcc, reformulation_for(m.value), self.options)
+        if name not in ("scholtes", "scholtes_eq", "fb", "penalty"):
+            Method.parse(name)  # raises the helpful unknown-method error
+        self.method = name
+        if lowering is None:
+            if not isinstance(problem, MPCC):
+                raise MCPInputError("MPCCSolver: pass a standard MPCC or a lowering for this problem")
+            self.original: OriginalMPCC = _Standard(problem)
+            self.mpcc = problem
+            self._invert = None
+        else:
+            self.original = problem
+            self.mpcc, inverse = lowering.apply(problem)
+            self._invert = (lowering, inverse)
+        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(name), self.options)
+
+    def _orig_x(self, x: np.ndarray) -> np.ndarray:
+        if self._invert is None:
+            return x
+        lowering, inverse = self._invert
+        return lowering.invert(x, inverse)
 
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
         x = np.clip(x, self.mpcc.lbx, self.mpcc.ubx)
-        return x, Assessment(self.mpcc.complementarity_residual(x, p), self.mpcc.constraint_violation(x, p))
+        comp, viol, _ = self.original.residuals(self._orig_x(x), p)
+        return x, Assessment(comp, viol)
 
     def solve(self, p: Any = None, x0: Any = None) -> MCPResult:
-        """Solve at parameter values ``p`` from ``x0`` (defaults: the MPCC's ``p0``, ``x0``)."""
-        mp = self.mpcc
-        pv = mp.p0 if p is None else _as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
-        xs = mp.x0 if x0 is None else _as_float_vector(x0, mp.x.numel(), "x0", allow_inf=False)
+        """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""
+        mp, orig = self.mpcc, self.original
+        pv = orig.p0 if p is None else _as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
+        if x0 is None:
+            xs = mp.x0
+        else:
+            xo = _as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
+            xs = np.concatenate([xo, mp.x0[xo.size :]])
         t0 = time.perf_counter()
         out = self.homotopy.run(xs, pv, self._assess)
         wall = time.perf_counter() - t0
         tol = self.options.tol
+        common: dict[str, Any] = {
+            "tol": tol, "iterations": out.iterations, "wall_time_s": wall, "backend": "casadi",
+            "method": self.method, "trace": out.trace, "raw_status": out.raw_status,
+        }  # fmt: skip
         if out.x is None or not np.isfinite(out.x).all():
-            n = mp.x.numel()
+            n = orig.x0.size
             return MCPResult(
                 z=np.full(n, np.nan), F=np.full(mp.n_pairs, np.nan), termination=out.termination,
                 solution_status=SolutionStatus.NO_SOLUTION, natural_residual=np.inf,
-                complementarity_violation=np.inf, bound_violation=np.inf, pair_states=[], tol=tol,
-                iterations=out.iterations, wall_time_s=wall, backend="casadi", method=self.method.value,
-                trace=out.trace, raw_status=out.raw_status, message="no point produced",
+                complementarity_violation=np.inf, bound_violation=np.inf, pair_states=[],
+                message="no point produced", **common,
             )  # fmt: skip
-        vals = mp.evaluate(out.x, pv)
-        comp, viol = out.assessment.residual, out.assessment.violation
-        if viol > tol:
+        x = self._orig_x(out.x)
+        comp, viol, vals = orig.residuals(x, pv)
+        if not np.isfinite(viol) or viol > tol:
             status = SolutionStatus.INFEASIBLE_POINT
         elif comp <= tol:
             status = SolutionStatus.SOLUTION
@@ -77,9 +148,9 @@ class MPCCSolver:
         term = out.termination
         if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
             term = Termination.STALLED
-        zeros = np.zeros(mp.n_pairs)
+        zeros = np.zeros(vals["G"].size)
         return MCPResult(
-            z=out.x,
+            z=x,
             F=vals["H"],
             termination=term,
             solution_status=status,
@@ -87,19 +158,13 @@ class MPCCSolver:
             complementarity_violation=comp,
             bound_violation=viol,
             pair_states=classify_pairs(vals["G"], vals["H"], zeros, zeros + np.inf, tol),
-            tol=tol,
-            iterations=out.iterations,
-            wall_time_s=wall,
-            backend="casadi",
-            method=self.method.value,
-            trace=out.trace,
-            raw_status=out.raw_status,
             message=(
-                f"{'solved' if status is SolutionStatus.SOLUTION else 'NOT solved'}: complementarity "
-                f"residual {comp:.2e}, constraint violation {viol:.2e} (tol {tol:.0e})"
+                f"{'solved' if status is SolutionStatus.SOLUTION else 'NOT solved'} {orig.name}: "
+                f"complementarity residual {comp:.2e}, constraint violation {viol:.2e} (tol {tol:.0e})"
             ),
             objective=float(vals["f"][0]),
             extra={"G": vals["G"]},
+            **common,
         )
 
 
@@ -111,5 +176,5 @@ def solve_mpcc(
     x0: Any = None,
     **kwargs: Any,
 ) -> MCPResult:
-    """Solve ``mpcc`` once (see :class:`MPCCSolver`)."""
+    """Solve a standard-form ``mpcc`` once (see :class:`MPCCSolver`)."""
     return MPCCSolver(mpcc, method, options, **kwargs).solve(p=p, x0=x0)

@@ -1,0 +1,128 @@
+r"""Reader for the CasADi MPCC JSON format used by nosnoc, MPECLib conversions and NOSBENCH.
+
+Keys: ``w`` (serialized SX of the variables), ``w0``, ``lbw``, ``ubw``, ``p`` and ``p0`` (optional
+parameters), the objective ``f_fun`` or ``objective_fun``, optional ``g_fun`` with ``lbg``,
+``ubg``, the pairs ``G_fun`` and ``H_fun``, and optional ``lbG``, ``ubG``, ``lbH``, ``ubH``
+(default :math:`0 \le G \perp H \ge 0`). Functions are CasADi serializations taking ``(w)`` or
+``(w, p)``. Values beyond :math:`\pm 10^{19}` are AMPL's infinity and become ``±inf``.
+
+Every problem with the file raises :class:`~mcpkit.errors.ProblemFileError` naming the file and
+the key, before any solver runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.errors import ProblemFileError
+from mcpkit.io import read_json
+from mcpkit.mpec.problem import GeneralMPCC
+
+BIG = 1e19
+
+
+def _vec(data: dict[str, Any], key: str, n: int, default: float, path: Path) -> np.ndarray:
+    raw = data.get(key)
+    if raw is None or (isinstance(raw, list) and len(raw) == 0 and n > 0):
+        return np.full(n, default)
+    try:
+        arr = np.atleast_1d(np.asarray(raw, dtype=float)).reshape(-1)
+    except (TypeError, ValueError):
+        raise ProblemFileError(f"{path}: {key} must be a list of numbers") from None
+    if arr.size == 1 and n != 1:
+        arr = np.full(n, float(arr[0]))
+    if arr.shape != (n,):
+        raise ProblemFileError(f"{path}: {key} has {arr.size} entries, expected {n}")
+    if np.isnan(arr).any():
+        raise ProblemFileError(f"{path}: {key} contains NaN")
+    arr = np.where(arr <= -BIG, -np.inf, arr)
+    return np.where(arr >= BIG, np.inf, arr)
+
+
+def _function(data: dict[str, Any], key: str, path: Path) -> ca.Function | None:
+    raw = data.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ProblemFileError(f"{path}: {key} must be a CasADi-serialized function string")
+    try:
+        return ca.Function.deserialize(raw)
+    except RuntimeError as exc:
+        raise ProblemFileError(f"{path}: cannot deserialize {key}: {str(exc).splitlines()[-1]}") from None
+
+
+def _call(fun: ca.Function, x: ca.SX, p: ca.SX, key: str, path: Path) -> ca.SX:
+    if fun.n_in() == 1:
+        args = [x]
+    elif fun.n_in() == 2:
+        args = [x, p]
+    else:
+        raise ProblemFileError(f"{path}: {key} takes {fun.n_in()} inputs; expected (w) or (w, p)")
+    for k, a in enumerate(args):
+        if fun.size_in(k) != a.shape and fun.numel_in(k) != a.numel():
+            raise ProblemFileError(f"{path}: {key} input {k} has shape {fun.size_in(k)}, expected {a.shape}")
+    return ca.vec(fun(*args))
+
+
+def load_mpcc_json(path: str | Path) -> GeneralMPCC:
+    """Load a CasADi MPCC JSON file as a :class:`~mcpkit.mpec.problem.GeneralMPCC`."""
+    p = Path(path)
+    data = read_json(p)
+    missing = [k for k in ("w", "G_fun", "H_fun") if k not in data]
+    if missing:
+        raise ProblemFileError(f"{p}: not a CasADi MPCC file, missing keys {missing}")
+    try:
+        w = ca.SX.deserialize(data["w"])
+    except (RuntimeError, TypeError):
+        raise ProblemFileError(f"{p}: cannot deserialize w (expected a serialized casadi.SX)") from None
+    nx = int(w.numel())
+    x = ca.SX.sym("w", nx)
+    par = data.get("p")
+    try:
+        npar = int(ca.SX.deserialize(par).numel()) if isinstance(par, str) else 0
+    except RuntimeError:
+        raise ProblemFileError(f"{p}: cannot deserialize p") from None
+    psym = ca.SX.sym("p", npar)
+    f_fun = _function(data, "f_fun", p) or _function(data, "objective_fun", p)
+    f = _call(f_fun, x, psym, "f_fun", p) if f_fun is not None else ca.SX(0.0)
+    G_fun, H_fun = _function(data, "G_fun", p), _function(data, "H_fun", p)
+    assert G_fun is not None and H_fun is not None
+    G = _call(G_fun, x, psym, "G_fun", p)
+    H = _call(H_fun, x, psym, "H_fun", p)
+    if G.numel() != H.numel():
+        raise ProblemFileError(f"{p}: G_fun has {G.numel()} outputs but H_fun has {H.numel()}")
+    g_fun = _function(data, "g_fun", p)
+    g = _call(g_fun, x, psym, "g_fun", p) if g_fun is not None else ca.SX(0, 1)
+    ng, nc = int(g.numel()), int(G.numel())
+    lbw = _vec(data, "lbw", nx, -np.inf, p)
+    ubw = _vec(data, "ubw", nx, np.inf, p)
+    x0 = _vec(data, "w0", nx, 0.0, p)
+    if not np.isfinite(x0).all():
+        raise ProblemFileError(f"{p}: w0 must be finite")
+    p0 = _vec(data, "p0", npar, 0.0, p)
+    try:
+        return GeneralMPCC(
+            x=x,
+            p=psym,
+            f=f,
+            g=g,
+            lbg=_vec(data, "lbg", ng, -np.inf, p),  # CasADi's nlpsol defaults
+            ubg=_vec(data, "ubg", ng, np.inf, p),
+            lbx=lbw,
+            ubx=ubw,
+            x0=np.clip(x0, lbw, ubw),
+            p0=p0,
+            G=G,
+            H=H,
+            lbG=_vec(data, "lbG", nc, 0.0, p),
+            ubG=_vec(data, "ubG", nc, np.inf, p),
+            lbH=_vec(data, "lbH", nc, 0.0, p),
+            ubH=_vec(data, "ubH", nc, np.inf, p),
+            name=p.name.removesuffix(".json").removesuffix(".nl"),
+        )
+    except ValueError as exc:  # shape and bound errors from the containers
+        raise ProblemFileError(f"{p}: {exc}") from None
