@@ -546,6 +546,8 @@ class MCP:
         """Stacked parameter vector from ``None`` (current values), a dict by block or an array."""
         if p is None:
             return self.parameter_values
+        if isinstance(p, np.ndarray) and p.shape == (self.n_params,) and np.isfinite(p).all():
+            return p.astype(float, copy=True)
         if isinstance(p, dict):
             out = self.parameter_values
             for name, value in p.items():

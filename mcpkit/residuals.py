@@ -90,22 +90,23 @@ def classify_pairs(
     """
     act = 10.0 * tol
     per = natural_residual_vector(z, F, lb, ub)
-    out: list[PairState] = []
-    for zi, fi, li, ui, ri in zip(z, F, lb, ub, per, strict=True):
-        if li == ui:
-            out.append(PairState.FIXED)
-        elif ri > tol:
-            out.append(PairState.VIOLATED)
-        else:
-            at_l = abs(zi - li) <= act
-            at_u = abs(ui - zi) <= act
-            f0 = abs(fi) <= act
-            if (at_l or at_u) and f0:
-                out.append(PairState.DEGENERATE)
-            elif at_l and fi > 0:
-                out.append(PairState.AT_LOWER)
-            elif at_u and fi < 0:
-                out.append(PairState.AT_UPPER)
-            else:
-                out.append(PairState.BETWEEN)
-    return out
+    with np.errstate(invalid="ignore"):
+        at_l = np.abs(z - lb) <= act
+        at_u = np.abs(ub - z) <= act
+        f0 = np.abs(F) <= act
+    codes = np.select(
+        [lb == ub, ~(per <= tol), (at_l | at_u) & f0, at_l & (F > 0), at_u & (F < 0)],
+        [4, 5, 3, 0, 2],
+        default=1,
+    )
+    return [_ORDER[c] for c in codes]
+
+
+_ORDER = [
+    PairState.AT_LOWER,
+    PairState.BETWEEN,
+    PairState.AT_UPPER,
+    PairState.DEGENERATE,
+    PairState.FIXED,
+    PairState.VIOLATED,
+]

@@ -155,7 +155,10 @@ class Solver:
         if have:
             assert out.z is not None
             z = np.clip(np.asarray(out.z, dtype=float), lb, ub)
-            F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
+            if out.F is not None and np.array_equal(z, out.z):
+                F = out.F
+            else:
+                F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
             r = compute_residuals(z, F, lb, ub)
             states = classify_pairs(z, F, lb, ub, tol)
         else:

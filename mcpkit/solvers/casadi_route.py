@@ -51,7 +51,15 @@ class CasadiRoute:
         x[:n] = np.clip(x[:n], self.cmcp.lb, self.cmcp.ub)
         F = np.asarray(self.cmcp.F_fun(x[:n], p), dtype=float).reshape(-1)
         r = compute_residuals(x[:n], F, self.cmcp.lb, self.cmcp.ub)
+        self._last_F = (x[:n].copy(), F)
         return x, Assessment(r.natural, r.bounds)
+
+    def _F_at(self, z: np.ndarray) -> np.ndarray | None:
+        """``F`` from the last assessment if it was evaluated at exactly ``z``."""
+        last = getattr(self, "_last_F", None)
+        if last is not None and np.array_equal(last[0], z):
+            return last[1]
+        return None
 
     def _try_newton(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
         if not self.options.polish:
@@ -65,7 +73,9 @@ class CasadiRoute:
         if not a.meets(self.options.tol):
             return None
         step = HomotopyStep(0, 0.0, a.residual, status, iters, wall, "newton")
-        return RouteOutcome(x, Termination.CONVERGED, f"active-set Newton: {status}", iters, [step])
+        return RouteOutcome(
+            x, Termination.CONVERGED, f"active-set Newton: {status}", iters, [step], F=self._F_at(x)
+        )
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         if warm:
@@ -87,4 +97,5 @@ class CasadiRoute:
             raw_status=out.raw_status,
             iterations=out.iterations,
             trace=out.trace,
+            F=None if z is None else self._F_at(z),
         )

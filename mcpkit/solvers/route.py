@@ -32,6 +32,8 @@ class RouteOutcome:
     """Outer-iteration records (homotopy routes)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Documented route-specific extras (e.g. which PATH was used)."""
+    F: np.ndarray | None = None
+    """``F(z; p)`` when the route already evaluated it at exactly ``z`` (saves one evaluation)."""
 
 
 class Route(Protocol):
