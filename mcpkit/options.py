@@ -53,6 +53,9 @@ class Backend(str, enum.Enum):
     """A Pyomo model with ``pyomo.mpec`` Complementarity components, solved by an ``ipopt``
     executable when one is found, else routed to CasADi's IPOPT through an NL file."""
 
+    GAMSPY = "gamspy"
+    """GAMSPy's bundled PATH (method ``path`` only; ``pip install gamspy``)."""
+
     @classmethod
     def parse(cls, value: str | Backend) -> Backend:
         """Backend from its name, with a helpful error listing the valid names."""

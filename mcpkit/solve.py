@@ -42,6 +42,23 @@ def _make_route(problem: MCP, backend: Backend, method: Method, options: SolveOp
     return CasadiRoute(problem, method.value, options)
 
 
+def _auto_method(backend: Backend) -> tuple[Method, str]:
+    """``method="auto"``: PATH when it is reachable through ``backend``, else Scholtes + IPOPT."""
+    from mcpkit.availability import pathampl_executable
+
+    if backend is Backend.CASADI:
+        return Method.SCHOLTES, "auto: backend casadi; used the Scholtes homotopy on IPOPT"
+    if backend is Backend.PYOMO:
+        if pathampl_executable() is not None:
+            return Method.PATH, "auto: pathampl found, so PATH was used through Pyomo"
+        return Method.SCHOLTES, "auto: no pathampl for Pyomo; used the Scholtes homotopy on IPOPT"
+    if backend is Backend.GAMSPY:
+        return Method.PATH, "auto: backend gamspy means PATH"
+    if path_available():
+        return Method.PATH, "auto: PATH is available, so PATH was used"
+    return Method.SCHOLTES, "auto: PATH not available; used the Scholtes homotopy on IPOPT"
+
+
 class Solver:
     r"""A solve route built once for one MCP structure; call :meth:`solve` many times.
 
@@ -50,7 +67,7 @@ class Solver:
     problem
         The declaration :math:`l \le z \le u \perp F(z; p)`.
     backend
-        ``"auto"``, ``"casadi"`` or ``"pyomo"`` (see :class:`~mcpkit.options.Backend`).
+        ``"auto"``, ``"casadi"``, ``"pyomo"`` or ``"gamspy"`` (see :class:`~mcpkit.options.Backend`).
     method
         ``"auto"``, ``"path"``, ``"scholtes"``, ``"fb"`` or ``"penalty"``
         (see :class:`~mcpkit.options.Method`).
@@ -85,20 +102,14 @@ class Solver:
         m = Method.parse(method)
         why = ""
         if m is Method.AUTO:
-            if path_available() and b is not Backend.CASADI:
-                m, why = Method.PATH, "auto: PATH is available, so PATH was used"
-            else:
-                m = Method.SCHOLTES
-                why = (
-                    "auto: PATH not available; used the Scholtes homotopy on IPOPT"
-                    if b is not Backend.CASADI
-                    else "auto: backend casadi; used the Scholtes homotopy on IPOPT"
-                )
+            m, why = _auto_method(b)
         if m is Method.PATH and b is Backend.CASADI:
             raise MCPInputError(
                 "method='path' runs through Pyomo (pathampl) or GAMSPy, not CasADi; "
-                "use backend='auto' or 'pyomo'"
+                "use backend='auto', 'pyomo' or 'gamspy'"
             )
+        if b is Backend.GAMSPY and m is not Method.PATH:
+            raise MCPInputError("backend='gamspy' is only for method='path' (GAMSPy's PATH)")
         if b is Backend.AUTO and m is not Method.PATH:
             b = Backend.CASADI
         self.backend = b
@@ -216,7 +227,8 @@ def solve(
     ----------
     problem
         An :class:`~mcpkit.MCP`, a Pyomo model with ``pyomo.mpec`` Complementarity
-        components (converted with :func:`mcpkit.lowering.pyomo.from_pyomo`), or an
+        components (converted with :func:`mcpkit.lowering.pyomo.from_pyomo`; the point is
+        written back into the model's variables), or an
         :class:`~mcpkit.mpcc.MPCC` (solved by :func:`mcpkit.solve_mpcc`).
     backend, method
         See :class:`Solver`.
@@ -242,9 +254,15 @@ def solve(
         return solve_mpcc(problem, method=method, options=options, p=p, x0=z0, **kwargs)
     if not isinstance(problem, MCP):
         if _is_pyomo_model(problem):
-            from mcpkit.lowering.pyomo import from_pyomo
+            from mcpkit.lowering.pyomo import from_pyomo, write_back
 
-            problem = from_pyomo(problem)
+            mcp = from_pyomo(problem)
+            result = Solver(mcp, backend=backend, method=method, options=options, **kwargs).solve(
+                p=p, z0=z0, warm_start=False
+            )
+            if np.isfinite(result.z).all():
+                write_back(mcp, result)  # the user's model holds the point, solved or not
+            return result
         else:
             raise MCPInputError(
                 f"solve() expects an mcpkit.MCP, a Pyomo model with Complementarity components "

@@ -1,0 +1,629 @@
+r"""Lowering of an :class:`~mcpkit.problem.MCP` to Pyomo, and Pyomo MCP models back to mcpkit.
+
+:class:`ToPyomo` writes the box MCP :math:`l \le z \le u \perp F(z; p)` (PATH's form, the
+operand order *variable first*) as ``pyomo.mpec`` complementarity conditions, one per pair
+:math:`i`:
+
+* :math:`l_i, u_i` finite, :math:`l_i < u_i`: ``complements(inequality(l_i, z_i, u_i), F_i)``;
+* only :math:`l_i` finite: ``complements(z_i >= l_i, F_i >= 0)``;
+* only :math:`u_i` finite: ``complements(z_i <= u_i, F_i <= 0)``;
+* free: ``complements(F_i == 0, z_i)`` (the equation :math:`F_i = 0`, :math:`z_i` free);
+* :math:`l_i = u_i`: :math:`z_i` is fixed and :math:`F_i` unrestricted (no condition).
+
+Each variable block becomes one indexed ``Var`` (bounds :math:`l, u`; initial values from the
+declaration's start), each parameter block one mutable ``Param`` (so values change without
+rebuilding), each function block one indexed ``Complementarity``. Symbolic blocks are
+lambdified from sympy into Pyomo expressions; affine blocks :math:`F_B = M z_S + q(p)` become
+linear sums built directly from the rows of :math:`M` (no sympy expansion).
+
+:func:`from_pyomo` goes the other way: a user's Pyomo model with ``Complementarity``
+components becomes a backend-neutral MCP, with the map needed to write a solution back
+(:func:`write_back`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+import sympy as sp
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.relational_expr import EqualityExpression
+from pyomo.core.expr.sympy_tools import sympyify_expression
+from pyomo.core.expr.visitor import (
+    identify_mutable_parameters,
+    identify_variables,
+    replace_expressions,
+)
+from pyomo.mpec import Complementarity, complements
+from pyomo.repn import generate_standard_repn
+
+from mcpkit.errors import MCPInputError
+from mcpkit.lowering.base import Lowering
+from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+
+
+def _fold(op: Callable[[Any, Any], Any], args: tuple[Any, ...]) -> Any:
+    out = args[0]
+    for a in args[1:]:
+        out = op(out, a)
+    return out
+
+
+def _pmax(a: Any, b: Any) -> Any:
+    return pyo.Expr_if(IF=a >= b, THEN=a, ELSE=b)
+
+
+def _pmin(a: Any, b: Any) -> Any:
+    return pyo.Expr_if(IF=a <= b, THEN=a, ELSE=b)
+
+
+def _psign(a: Any) -> Any:
+    return pyo.Expr_if(IF=a > 0, THEN=1.0, ELSE=pyo.Expr_if(IF=a < 0, THEN=-1.0, ELSE=0.0))
+
+
+def _unsupported(name: str) -> Callable[..., Any]:
+    def fn(*_: Any) -> Any:
+        raise MCPInputError(f"ToPyomo: the function {name!r} has no Pyomo counterpart")
+
+    return fn
+
+
+#: sympy function name -> Pyomo implementation, used when lambdifying into Pyomo expressions.
+PYOMO_FUNCTIONS: dict[str, object] = {
+    "sin": pyo.sin, "cos": pyo.cos, "tan": pyo.tan, "asin": pyo.asin, "acos": pyo.acos,
+    "atan": pyo.atan, "sinh": pyo.sinh, "cosh": pyo.cosh, "tanh": pyo.tanh, "exp": pyo.exp,
+    "log": pyo.log, "sqrt": pyo.sqrt, "Abs": abs, "sign": _psign,
+    "Max": lambda *a: _fold(_pmax, a), "Min": lambda *a: _fold(_pmin, a),
+    "atan2": _unsupported("atan2"), "floor": _unsupported("floor"),
+    "ceiling": _unsupported("ceiling"), "pi": math.pi, "E": math.e,
+}  # fmt: skip
+
+
+def sympy_to_pyomo(
+    exprs: Sequence[sp.Expr], symbols: Sequence[sp.Symbol], values: Sequence[Any]
+) -> list[Any]:
+    """Evaluate sympy expressions with Pyomo components substituted for ``symbols``."""
+    if not exprs:
+        return []
+    fn = sp.lambdify([list(symbols)], list(exprs), modules=[PYOMO_FUNCTIONS, "math"], cse=True)
+    return list(fn(list(values)))
+
+
+def _component_name(block: pyo.Block, name: str, suffix: str) -> str:
+    """``name`` if it is free on ``block`` (and not a Block attribute), else ``name + suffix``."""
+    if not hasattr(block, name):
+        return name
+    cand = f"{name}{suffix}"
+    k = 2
+    while hasattr(block, cand):
+        cand = f"{name}{suffix}{k}"
+        k += 1
+    return cand
+
+
+@dataclass
+class PyomoMap:
+    """Inverse data of :class:`ToPyomo`: which Pyomo components hold each block."""
+
+    n: int
+    var_names: dict[str, str]
+    """Variable block -> name of its indexed ``Var`` on the Pyomo block."""
+    param_names: dict[str, str]
+    """Parameter block -> name of its mutable ``Param`` (or ``Var`` with ``params_as_vars``)."""
+    cc_names: dict[str, str]
+    """Variable block -> name of its indexed ``Complementarity`` (if built)."""
+    slices: dict[str, slice]
+    """Variable block -> slice into the stacked ``z``."""
+    pslices: dict[str, slice]
+    """Parameter block -> slice into the stacked ``p``."""
+    F: list[Any] = field(default_factory=list, repr=False)
+    """The Pyomo expressions :math:`F_i`, stacked like ``z``."""
+
+    def variables(self, block: pyo.Block) -> list[Any]:
+        """The Pyomo ``VarData`` of every :math:`z_i`, in declaration order."""
+        out: list[Any] = []
+        for name, comp in self.var_names.items():
+            v = block.component(comp)
+            out.extend(v[k] for k in range(self.slices[name].stop - self.slices[name].start))
+        return out
+
+    def parameters(self, block: pyo.Block) -> list[Any]:
+        """The Pyomo ``ParamData`` (or ``VarData``) of every :math:`p_j`, in declaration order."""
+        out: list[Any] = []
+        for name, comp in self.param_names.items():
+            c = block.component(comp)
+            out.extend(c[k] for k in range(self.pslices[name].stop - self.pslices[name].start))
+        return out
+
+    def set_parameters(self, block: pyo.Block, p: np.ndarray) -> None:
+        """Write the stacked parameter vector ``p`` into the block (mutable Params or fixed Vars)."""
+        for data, val in zip(self.parameters(block), np.asarray(p, dtype=float).reshape(-1), strict=True):
+            if isinstance(data, VarData):
+                data.setlb(float(val))
+                data.setub(float(val))
+                data.set_value(float(val), skip_validation=True)
+            else:
+                data.set_value(float(val))
+
+    def set_values(self, block: pyo.Block, z: np.ndarray) -> None:
+        """Write the stacked ``z`` into the block's variables (for warm starts)."""
+        for data, val in zip(self.variables(block), np.asarray(z, dtype=float).reshape(-1), strict=True):
+            data.set_value(float(val), skip_validation=True)
+
+
+class ToPyomo(Lowering):
+    r"""Declaration -> Pyomo block with ``pyomo.mpec`` complementarities (module docstring).
+
+    Parameters
+    ----------
+    complementarity
+        Build the ``Complementarity`` components (default). ``False`` builds only the
+        variables, parameters and the expressions :math:`F_i` (kept in the inverse data),
+        for routes that state the pairs themselves.
+    params_as_vars
+        Make each parameter a ``Var`` with bounds :math:`p_j \le x \le p_j` instead of a
+        mutable ``Param``, so an NL file written once keeps the parameters as columns.
+    """
+
+    def __init__(self, complementarity: bool = True, params_as_vars: bool = False) -> None:
+        self.complementarity = complementarity
+        self.params_as_vars = params_as_vars
+
+    def apply(self, problem: MCP) -> tuple[pyo.ConcreteModel, PyomoMap]:
+        problem.validate()
+        m = pyo.ConcreteModel(name=problem.name)
+        lb, ub, z0, p0 = problem.lb, problem.ub, problem.start, problem.parameter_values
+        var_names: dict[str, str] = {}
+        param_names: dict[str, str] = {}
+        zdata: list[Any] = []
+        pdata: list[Any] = []
+        for pb in problem.parameter_blocks:
+            nm = _component_name(m, pb.name, "_param")
+            vals = p0[pb.slice]
+            if self.params_as_vars:
+                comp = pyo.Var(
+                    range(pb.size),
+                    bounds=lambda _m, k, v=vals: (float(v[k]), float(v[k])),
+                    initialize=lambda _m, k, v=vals: float(v[k]),
+                )
+            else:
+                comp = pyo.Param(range(pb.size), mutable=True, initialize=lambda _m, k, v=vals: float(v[k]))
+            m.add_component(nm, comp)
+            param_names[pb.name] = nm
+            pdata.extend(comp[k] for k in range(pb.size))
+        for vb in problem.blocks:
+            nm = _component_name(m, vb.name, "_var")
+            sl = vb.slice
+            lo, hi, st = lb[sl], ub[sl], z0[sl]
+
+            def bounds(_m: Any, k: int, lo: np.ndarray = lo, hi: np.ndarray = hi) -> tuple[Any, Any]:
+                return (
+                    float(lo[k]) if np.isfinite(lo[k]) else None,
+                    float(hi[k]) if np.isfinite(hi[k]) else None,
+                )
+
+            comp = pyo.Var(range(vb.size), bounds=bounds, initialize=lambda _m, k, st=st: float(st[k]))
+            m.add_component(nm, comp)
+            for k in range(vb.size):
+                if lo[k] == hi[k]:
+                    comp[k].fix(float(lo[k]))
+            var_names[vb.name] = nm
+            zdata.extend(comp[k] for k in range(vb.size))
+        syms = list(problem.variables) + list(problem.parameters)
+        vals = zdata + pdata
+        slices = {b.name: b.slice for b in problem.blocks}
+        F: list[Any] = []
+        for vb in problem.blocks:
+            fb = problem.function_block(vb.name)
+            if isinstance(fb, SymbolicFunction):
+                F.extend(sympy_to_pyomo(fb.exprs, syms, vals))
+            elif isinstance(fb, AffineFunction):
+                cols = [d for nmb in fb.over for d in zdata[slices[nmb]]]
+                q = sympy_to_pyomo(fb.q, list(problem.parameters), pdata)
+                for r in range(vb.size):
+                    row = fb.M[r]
+                    nz = np.flatnonzero(row)
+                    F.append(
+                        pyo.quicksum((float(row[j]) * cols[j] for j in nz), start=q[r]) if nz.size else q[r]
+                    )
+            else:  # pragma: no cover - closed union
+                raise TypeError(f"unknown function block type {type(fb).__name__}")
+        cc_names: dict[str, str] = {}
+        if self.complementarity:
+            for vb in problem.blocks:
+                nm = _component_name(m, f"cc_{vb.name}", "_")
+                comp = m.component(var_names[vb.name])
+                s = vb.start
+                m.add_component(
+                    nm,
+                    Complementarity(
+                        range(vb.size),
+                        rule=lambda _m, k, comp=comp, s=s: _pair(comp[k], F[s + k], lb[s + k], ub[s + k]),
+                    ),
+                )
+                cc_names[vb.name] = nm
+        info = PyomoMap(
+            n=problem.n,
+            var_names=var_names,
+            param_names=param_names,
+            cc_names=cc_names,
+            slices=slices,
+            pslices={b.name: b.slice for b in problem.parameter_blocks},
+            F=F,
+        )
+        return m, info
+
+    def invert(self, solution: pyo.Block, inverse_data: PyomoMap) -> np.ndarray:
+        """The stacked ``z`` (declaration order) from the Pyomo variables' current values."""
+        vals = [v.value for v in inverse_data.variables(solution)]
+        return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
+
+
+def _pair(z: Any, F: Any, lo: float, hi: float) -> Any:
+    """One ``complements(...)`` in box form for :math:`lo \\le z \\le hi \\perp F`."""
+    fin_l, fin_u = math.isfinite(lo), math.isfinite(hi)
+    if lo == hi:
+        return Complementarity.Skip
+    if fin_l and fin_u:
+        return complements(pyo.inequality(lo, z, hi), F)
+    if fin_l:
+        return complements(z >= lo, F >= 0)
+    if fin_u:
+        return complements(z <= hi, F <= 0)
+    return complements(F == 0, z)
+
+
+def to_pyomo(mcp: MCP, **kwargs: Any) -> tuple[pyo.ConcreteModel, Callable[[pyo.Block], np.ndarray]]:
+    """``(block, inverse)``: the Pyomo model of ``mcp`` and ``inverse(block) -> z``."""
+    lowering = ToPyomo(**kwargs)
+    block, info = lowering.apply(mcp)
+    return block, lambda b: lowering.invert(b, info)
+
+
+# ---------------------------------------------------------------------------- from_pyomo
+@dataclass
+class PyomoSource:
+    """Where each MCP variable of :func:`from_pyomo` lives in the user's Pyomo model."""
+
+    model: Any
+    """The Pyomo model the MCP was read from."""
+    vars: list[Any]
+    """One Pyomo ``VarData`` per MCP variable, or ``None`` for auxiliary variables."""
+    params: list[Any]
+    """One Pyomo mutable ``ParamData`` per MCP parameter."""
+
+
+def _bound(b: Any) -> float | None:
+    """A numeric bound from a canonical-expression entry (``None`` / ``±inf`` mean absent)."""
+    if b is None:
+        return None
+    try:
+        v = float(pyo.value(b))
+    except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
+        raise MCPInputError(f"from_pyomo: a complementarity bound is not a number: {b}") from exc
+    return v if math.isfinite(v) else None
+
+
+def _single_var(expr: Any) -> tuple[Any, float, float] | None:
+    """``(x, a, b)`` when ``expr = a*x + b`` with one non-fixed variable and numeric a != 0, b."""
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
+    if repn.nonlinear_expr is not None or len(repn.linear_vars) != 1:
+        return None
+    a = float(pyo.value(repn.linear_coefs[0]))
+    if a == 0.0:
+        return None
+    return repn.linear_vars[0], a, float(pyo.value(repn.constant))
+
+
+def from_pyomo(model: Any, name: str | None = None) -> MCP:
+    r"""A backend-neutral MCP from a Pyomo model with ``pyomo.mpec`` ``Complementarity`` parts.
+
+    Each condition ``complements(a, b)`` is read in Pyomo's canonical form
+    :math:`l_1 \le e_1 \le u_1 \perp l_2 \le e_2 \le u_2`:
+
+    * one side an equality :math:`e = c`: the equation :math:`e - c = 0`;
+    * one side unbounded, the other with bounds: :math:`l \le e_1 \le u \perp F = e_2`;
+    * both sides one-sided: :math:`e_1 \ge l_1 \perp e_2 - l_2 \ge 0` (signs for ``<=`` sides
+      flipped so the pair reads in MCP box form).
+
+    The bounded side must be :math:`a x + b` for a single variable :math:`x` (bounds and
+    :math:`F` are rescaled by :math:`a`); otherwise an auxiliary variable :math:`s` with the
+    side's bounds is added and the equation :math:`s - e_1 = 0` joins the equations. Equations
+    (from equality sides, auxiliary definitions and active equality ``Constraint``\ s) are
+    paired with the remaining *free* variables (any bijection gives the same MCP: a free
+    variable's function must vanish). Mutable ``Param``\ s become MCP parameters; fixed
+    variables are constants. The map back to the model is kept on the MCP
+    (``mcp.pyomo_source``) for :func:`write_back`.
+
+    Raises
+    ------
+    MCPInputError
+        When the model is not a square MCP: no complementarities, a non-constant objective,
+        inequality constraints outside complementarities, a bounded variable that is not the
+        variable side of any pair, or a count mismatch of variables and equations.
+    """
+    from pyomo.core.base.block import BlockData
+
+    if not isinstance(model, BlockData):
+        raise MCPInputError(f"from_pyomo expects a Pyomo model or block, got {type(model).__name__}")
+    ccs = list(model.component_data_objects(Complementarity, active=True, descend_into=True))
+    if not ccs:
+        raise MCPInputError(
+            "from_pyomo: the model has no active Complementarity components "
+            "(declare pairs with pyomo.mpec.Complementarity and complements(...))"
+        )
+    for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        if not obj.expr.is_fixed() and list(identify_variables(obj.expr, include_fixed=False)):
+            raise MCPInputError(
+                f"from_pyomo: objective {obj.name!r} depends on variables; an MCP has no objective "
+                "(an optimisation model with complementarity constraints is an MPCC: use mcpkit.MPCC)"
+            )
+    cc_blocks = {id(c) for c in ccs}
+    # --- pairs
+    pairs: list[tuple[Any, float | None, float | None, Any]] = []  # (var or None, lo, hi, F expr)
+    aux_defs: list[tuple[int, Any]] = []  # (pair index, e1): s_pair - e1 = 0
+    equations: list[Any] = []
+    z_side: set[int] = set()
+    for cc in ccs:
+        e1 = cc._canonical_expression(cc._args[0])
+        e2 = cc._canonical_expression(cc._args[1])
+        if len(e1) == 2 or len(e2) == 2:
+            eq = e1 if len(e1) == 2 else e2
+            equations.append(eq[1] - eq[0])
+            continue
+        l1, u1, l2, u2 = _bound(e1[0]), _bound(e1[2]), _bound(e2[0]), _bound(e2[2])
+        n1 = (l1 is not None) + (u1 is not None)
+        n2 = (l2 is not None) + (u2 is not None)
+        if n1 == 0 and n2 == 0:
+            raise MCPInputError(f"from_pyomo: {cc.name} has no bound on either side (not a complementarity)")
+        if n1 + n2 > 2 or (n1 == 2 and n2 != 0) or (n2 == 2 and n1 != 0):
+            raise MCPInputError(
+                f"from_pyomo: {cc.name} has {n1 + n2} finite bounds; a box pair needs "
+                "l <= z <= u on one side and a plain expression on the other, or one bound on each side"
+            )
+        sides = [(l1, e1[1], u1), (l2, e2[1], u2)]
+        if n1 == 1 and n2 == 1:
+            # pick the variable side: a single variable not yet used, preferring the first
+            order = [0, 1]
+            sv = [_single_var(s[1]) for s in sides]
+            if not (sv[0] is not None and id(sv[0][0]) not in z_side) and (
+                sv[1] is not None and id(sv[1][0]) not in z_side
+            ):
+                order = [1, 0]
+            (lz, ez, uz), (lf, ef, uf) = sides[order[0]], sides[order[1]]
+            g = ef - lf if lf is not None else uf - ef  # g >= 0 on the function side
+            F = g if lz is not None else -g
+        else:
+            (lz, ez, uz), (_, F, _) = (sides[0], sides[1]) if n1 else (sides[1], sides[0])
+        sv1 = _single_var(ez)
+        if sv1 is not None and id(sv1[0]) not in z_side and not sv1[0].fixed:
+            x, a, b = sv1
+            lo = None if lz is None else (lz - b) / a
+            hi = None if uz is None else (uz - b) / a
+            if a < 0:
+                lo, hi, F = hi, lo, -F
+            _check_own_bounds(x, lo, hi, cc.name)
+            z_side.add(id(x))
+            pairs.append((x, lo, hi, F))
+        else:
+            aux_defs.append((len(pairs), ez))
+            pairs.append((None, lz, uz, F))
+    # --- plain constraints
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        parent = con.parent_block()
+        if parent is not None and id(parent) in cc_blocks:
+            continue
+        if con.equality:
+            equations.append(con.body - con.upper)
+        else:
+            raise MCPInputError(
+                f"from_pyomo: constraint {con.name!r} is an inequality outside any Complementarity; "
+                "an MCP states every inequality as a pair (use complements(z >= 0, expr >= 0))"
+            )
+    # --- remaining variables are paired with equations
+    seen: dict[int, Any] = {}
+    exprs = [F for *_, F in pairs] + [e for _, e in aux_defs] + equations
+    for e in exprs:
+        for v in identify_variables(e, include_fixed=False):
+            seen.setdefault(id(v), v)
+    free = [v for k, v in seen.items() if k not in z_side]
+    bounded = [v.name for v in free if v.has_lb() or v.has_ub()]
+    if bounded:
+        raise MCPInputError(
+            f"from_pyomo: variables {bounded[:8]} have bounds but are not the variable side of any "
+            "complementarity; a bounded variable needs its own pair"
+        )
+    n_eq = len(equations) + len(aux_defs)
+    if len(free) != n_eq:
+        raise MCPInputError(
+            f"from_pyomo: not square: {len(pairs) + len(free)} variables "
+            f"({len(pairs)} in complementarity pairs, {len(free)} free) but {len(pairs)} pairs and "
+            f"{n_eq} equations"
+        )
+    return _build_mcp(model, name or model.name or "pyomo", pairs, aux_defs, equations, free)
+
+
+def _check_own_bounds(x: Any, lo: float | None, hi: float | None, where: str) -> None:
+    """The variable's declared bounds must not be tighter than the pair's (else not an MCP)."""
+    xl = x.lb if x.has_lb() else None
+    xu = x.ub if x.has_ub() else None
+    if (xl is not None and (lo is None or xl > lo + 1e-14)) or (
+        xu is not None and (hi is None or xu < hi - 1e-14)
+    ):
+        raise MCPInputError(
+            f"from_pyomo: variable {x.name!r} has declared bounds [{xl}, {xu}] tighter than its "
+            f"complementarity bounds [{lo}, {hi}] in {where}; drop the Var bounds or state them in "
+            "the complementarity"
+        )
+
+
+def _build_mcp(
+    model: Any,
+    name: str,
+    pairs: list[tuple[Any, float | None, float | None, Any]],
+    aux_defs: list[tuple[int, Any]],
+    equations: list[Any],
+    free: list[Any],
+) -> MCP:
+    """Assemble the MCP: one block ``z`` of all variables (paired first, then free)."""
+    F_all = [F for *_, F in pairs]
+    zvars = [x for x, *_ in pairs] + free
+    n = len(zvars)
+    lb = np.array([-math.inf if lo is None else lo for _, lo, _, _ in pairs] + [-math.inf] * len(free))
+    ub = np.array([math.inf if hi is None else hi for _, _, hi, _ in pairs] + [math.inf] * len(free))
+    start = np.array([0.0 if x is None or x.value is None else float(x.value) for x in zvars], dtype=float)
+    start = np.where(np.isfinite(start), start, 0.0)
+    mcp = MCP(_safe_name(name))
+    # parameters: every mutable Param used anywhere
+    params: dict[int, Any] = {}
+    all_exprs = F_all + [e for _, e in aux_defs] + equations
+    for e in all_exprs:
+        for prm in identify_mutable_parameters(e):
+            params.setdefault(id(prm), prm)
+    plist = list(params.values())
+    psyms: list[sp.Symbol] = []
+    if plist:
+        psyms = list(mcp.add_parameters("p", len(plist), value=[float(pyo.value(q)) for q in plist]))
+    zsyms = list(mcp.add_variables("z", n, lb=lb, ub=ub, start=np.clip(start, lb, ub)))
+    var_sym = {id(x): s for x, s in zip(zvars, zsyms, strict=True) if x is not None}
+    par_sym = {id(q): s for q, s in zip(plist, psyms, strict=True)}
+    affine = _try_affine(F_all, aux_defs, equations, zvars, var_sym, par_sym)
+    if affine is not None:
+        M, q = affine
+        mcp.add_affine("z", M, q)
+    else:
+        # free variables (positions len(pairs):) take the equations, in order
+        eq_rows = [zsyms[k] - _to_sympy(e, var_sym, par_sym) for k, e in aux_defs]
+        eq_rows += [_to_sympy(e, var_sym, par_sym) for e in equations]
+        mcp.add_functions("z", [_to_sympy(F, var_sym, par_sym) for F in F_all] + eq_rows)
+    mcp.__dict__["pyomo_source"] = PyomoSource(model=model, vars=zvars, params=plist)
+    return mcp
+
+
+def _safe_name(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in str(name))
+    return out or "pyomo"
+
+
+def _to_sympy(expr: Any, var_sym: dict[int, sp.Symbol], par_sym: dict[int, sp.Symbol]) -> sp.Expr:
+    """Pyomo expression -> sympy in the MCP's symbols (fixed variables become numbers)."""
+    if isinstance(expr, (int, float)):
+        return sp.Float(expr)
+    if isinstance(expr, EqualityExpression):  # pragma: no cover - callers pass bodies
+        expr = expr.arg(0) - expr.arg(1)
+    if par_sym:
+        # Pyomo's keep_mutable_parameters fails on indexed ParamData (no ``.mutable``), so
+        # mutable parameters are swapped for stand-in variables first.
+        stand = _stand_ins(par_sym)
+        expr = replace_expressions(
+            expr, substitution_map={k: v for k, (v, _) in stand.items()}, remove_named_expressions=True
+        )
+        var_sym = {**var_sym, **{id(v): s for v, s in stand.values()}}
+    try:
+        omap, sexpr = sympyify_expression(expr)
+    except Exception as exc:
+        raise MCPInputError(f"from_pyomo: cannot convert expression {expr} to sympy ({exc})") from exc
+    subs: dict[sp.Symbol, Any] = {}
+    for s in omap.sympyVars():
+        obj = omap.getPyomoSymbol(s)
+        k = id(obj)
+        if k in var_sym:
+            subs[s] = var_sym[k]
+        elif k in par_sym:
+            subs[s] = par_sym[k]
+        elif getattr(obj, "fixed", False) or not hasattr(obj, "fixed"):
+            subs[s] = sp.Float(float(pyo.value(obj)))
+        else:  # pragma: no cover - every free variable was collected before
+            raise MCPInputError(f"from_pyomo: variable {obj.name} is not part of the MCP")
+    return sp.sympify(sexpr).xreplace(subs)
+
+
+_STAND_INS: dict[tuple[int, ...], dict[int, tuple[Any, sp.Symbol]]] = {}
+
+
+def _stand_ins(par_sym: dict[int, sp.Symbol]) -> dict[int, tuple[Any, sp.Symbol]]:
+    """One scratch Pyomo ``Var`` per parameter (cached per parameter set)."""
+    key = tuple(sorted(par_sym))
+    if key not in _STAND_INS:
+        scratch = pyo.ConcreteModel()
+        scratch.pv = pyo.Var(range(len(key)))
+        _STAND_INS.clear()  # keep only the latest set alive
+        _STAND_INS[key] = {k: (scratch.pv[j], par_sym[k]) for j, k in enumerate(key)}
+        _STAND_INS[key][-1] = (scratch, sp.Symbol("_scratch"))  # keep the model referenced
+    return {k: v for k, v in _STAND_INS[key].items() if k != -1}
+
+
+def _try_affine(
+    F_all: list[Any],
+    aux_defs: list[tuple[int, Any]],
+    equations: list[Any],
+    zvars: list[Any],
+    var_sym: dict[int, sp.Symbol],
+    par_sym: dict[int, sp.Symbol],
+) -> tuple[np.ndarray, list[sp.Expr]] | None:
+    """``(M, q)`` when every row is affine in ``z`` with numeric coefficients (q may use p).
+
+    Rows are read with Pyomo's standard representation (no sympy), so large LCPs stay fast.
+    """
+    n = len(zvars)
+    if n * n > 4_000_000:
+        return None
+    col = {id(x): j for j, x in enumerate(zvars) if x is not None}
+    rows: list[tuple[Any, int | None, float]] = [(F, None, 1.0) for F in F_all]
+    rows += [(e, k, -1.0) for k, e in aux_defs]  # s_k - e_k
+    rows += [(e, None, 1.0) for e in equations]
+    M = np.zeros((n, n))
+    q: list[sp.Expr] = []
+    for r, (e, aux, sign) in enumerate(rows):
+        if isinstance(e, (int, float)):
+            q.append(sp.Float(sign * e))
+            if aux is not None:
+                M[r, aux] += 1.0
+            continue
+        repn = generate_standard_repn(e, compute_values=False, quadratic=False)
+        if repn.nonlinear_expr is not None:
+            return None
+        for c, v in zip(repn.linear_coefs, repn.linear_vars, strict=True):
+            if not isinstance(c, (int, float)):
+                if list(identify_mutable_parameters(c)):
+                    return None
+                c = pyo.value(c)
+            M[r, col[id(v)]] += sign * float(c)
+        if aux is not None:
+            M[r, aux] += 1.0
+        const = repn.constant
+        q.append(
+            sign
+            * (
+                sp.Float(float(const))
+                if isinstance(const, (int, float))
+                else _to_sympy(const, var_sym, par_sym)
+            )
+        )
+    return M, q
+
+
+def write_back(mcp_or_model: Any, result: Any) -> None:
+    """Write a solution of :func:`from_pyomo`'s MCP into the Pyomo model's variables.
+
+    Parameters
+    ----------
+    mcp_or_model
+        The MCP returned by :func:`from_pyomo` (it carries the map to the model).
+    result
+        An :class:`~mcpkit.result.MCPResult` or a stacked ``z`` vector.
+    """
+    src = getattr(mcp_or_model, "pyomo_source", None) or mcp_or_model.__dict__.get("pyomo_source")
+    if not isinstance(src, PyomoSource):
+        raise MCPInputError("write_back: pass the MCP returned by from_pyomo (it carries the variable map)")
+    z = np.asarray(getattr(result, "z", result), dtype=float).reshape(-1)
+    if z.shape != (len(src.vars),):
+        raise MCPInputError(f"write_back: expected {len(src.vars)} values, got shape {z.shape}")
+    for v, val in zip(src.vars, z, strict=True):
+        if v is not None and np.isfinite(val):
+            v.set_value(float(val), skip_validation=True)

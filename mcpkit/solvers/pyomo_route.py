@@ -1,0 +1,424 @@
+r"""The Pyomo route: declaration -> Pyomo -> slack-form MPCC -> IPOPT homotopy.
+
+The declaration is lowered once with :class:`~mcpkit.lowering.pyomo.ToPyomo` and stated in the
+same slack form as the CasADi route (:class:`~mcpkit.lowering.casadi.MCPToMPCC`): for every
+non-fixed pair :math:`F_i(z; p) - w_i + v_i = 0` with :math:`(z_i - l_i) \perp w_i` when
+:math:`l_i > -\infty` and :math:`(u_i - z_i) \perp v_i` when :math:`u_i < \infty`. Each pair's
+:math:`G_j` (distance to the bound) and :math:`H_j` (slack) stay identifiable. IPOPT then runs
+one of the homotopies (Scholtes :math:`G_j H_j \le \sigma`, smoothed Fischer-Burmeister,
+penalty :math:`\rho \sum_j G_j H_j`) and stops on the natural residual of the ORIGINAL MCP,
+finishing with the active-set polish. Two IPOPTs can run it:
+
+(a) an ``ipopt`` executable (found by :func:`mcpkit.availability.ipopt_executable`): the
+    reformulation is built in Pyomo with a mutable homotopy parameter and solved with Pyomo's
+    ``ipopt`` plugin, primal warm starts between steps;
+(b) no executable (a plain ``pip install``): the Pyomo slack-form model is written **once** to
+    an NL file (no symbolic labels, no presolve, no scaling), imported with
+    ``casadi.NlpBuilder.import_nl`` and handed to :class:`~mcpkit.solvers.homotopy.HomotopySolver`
+    as an :class:`~mcpkit.mpcc.MPCC`. Parameters are written as variables with bounds
+    :math:`p_j \le x \le p_j` (:class:`~mcpkit.lowering.pyomo.ToPyomo` with
+    ``params_as_vars``); after the import those columns become the MPCC's parameter vector, so
+    one NL import serves every parameter value (no re-write per parametric solve).
+
+``RouteOutcome.extra["ipopt"]`` says which IPOPT ran.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import pyomo.environ as pyo
+
+from mcpkit.availability import ipopt_executable
+from mcpkit.errors import MCPInputError
+from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.lowering.pyomo import PyomoMap, ToPyomo
+from mcpkit.mpcc import MPCC
+from mcpkit.options import SolveOptions
+from mcpkit.problem import MCP
+from mcpkit.residuals import compute_residuals
+from mcpkit.result import HomotopyStep, Termination
+from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.route import RouteOutcome
+
+_METHODS = ("scholtes", "scholtes_eq", "fb", "penalty")
+
+
+@dataclass
+class SlackForm:
+    """Index sets of the slack form (the same as :class:`~mcpkit.lowering.casadi.SlackMap`)."""
+
+    n: int
+    lower_idx: np.ndarray
+    """Pairs with a finite lower bound (slack ``w``)."""
+    upper_idx: np.ndarray
+    """Pairs with a finite upper bound (slack ``v``)."""
+    rows: np.ndarray
+    """Non-fixed pairs (one equality row each)."""
+
+
+def add_slack_form(
+    m: pyo.Block, info: PyomoMap, lb: np.ndarray, ub: np.ndarray
+) -> tuple[SlackForm, list[Any], list[Any]]:
+    r"""Add slacks ``mcp_w``, ``mcp_v`` and rows ``mcp_eq``: :math:`F_i - w_i + v_i = 0`.
+
+    Returns the index sets and the lists of Pyomo expressions :math:`G_j` and :math:`H_j`.
+    """
+    fixed = lb == ub
+    lo = np.flatnonzero(np.isfinite(lb) & ~fixed)
+    up = np.flatnonzero(np.isfinite(ub) & ~fixed)
+    rows = np.flatnonzero(~fixed)
+    m.mcp_w = pyo.Var(range(lo.size), bounds=(0.0, None), initialize=0.0)
+    m.mcp_v = pyo.Var(range(up.size), bounds=(0.0, None), initialize=0.0)
+    wpos = {int(i): k for k, i in enumerate(lo)}
+    vpos = {int(i): k for k, i in enumerate(up)}
+    F = info.F
+
+    def eq_rule(_m: Any, r: int) -> Any:
+        i = int(rows[r])
+        e = F[i]
+        if i in wpos:
+            e = e - m.mcp_w[wpos[i]]
+        if i in vpos:
+            e = e + m.mcp_v[vpos[i]]
+        return e == 0
+
+    m.mcp_eq = pyo.Constraint(range(rows.size), rule=eq_rule)
+    z = info.variables(m)
+    G = [z[int(i)] - float(lb[i]) for i in lo] + [float(ub[i]) - z[int(i)] for i in up]
+    H = [m.mcp_w[k] for k in range(lo.size)] + [m.mcp_v[k] for k in range(up.size)]
+    return SlackForm(n=info.n, lower_idx=lo, upper_idx=up, rows=rows), G, H
+
+
+#: Above this many Jacobian entries a linear constraint block is kept as one matrix product.
+DENSE_LIMIT = 4000
+
+
+def _matrix_form_if_linear(x: ca.SX, p: ca.SX, g: ca.SX) -> tuple[Any, Any, Any]:
+    r"""Rewrite an affine :math:`g = A x + B p + c` with MX matrix products when it is large.
+
+    Scalar SX graphs of dense rows (a 200x200 LCP has 40 000 products) make IPOPT's
+    derivative set-up take seconds; one MX matrix product keeps it in milliseconds (the same
+    choice :class:`~mcpkit.lowering.casadi.ToCasadi` makes for dense affine blocks).
+    """
+    xp = ca.vertcat(x, p)
+    if g.numel() * xp.numel() <= DENSE_LIMIT or not ca.is_linear(g, xp):
+        return x, p, g
+    J = ca.Function("J", [x, p], [ca.jacobian(g, x), ca.jacobian(g, p), g])
+    A, B, c = J(np.zeros(x.numel()), np.zeros(p.numel()))
+    xm, pm = ca.MX.sym("x", x.numel()), ca.MX.sym("p", p.numel())
+    gm = ca.mtimes(ca.DM(A), xm) + ca.DM(c)
+    if p.numel():
+        gm = gm + ca.mtimes(ca.DM(B), pm)
+    return xm, pm, gm
+
+
+class PyomoRoute:
+    """IPOPT homotopy on the Pyomo lowering of an MCP (see the module docstring).
+
+    Parameters
+    ----------
+    problem
+        The declaration.
+    method
+        ``"scholtes"``, ``"scholtes_eq"``, ``"fb"`` or ``"penalty"``.
+    options
+        Stopping rules and homotopy settings.
+    ipopt
+        ``"auto"`` (an executable when one is found, else CasADi's IPOPT via an NL import),
+        ``"executable"`` or ``"casadi"``.
+    """
+
+    backend = "pyomo"
+
+    def __init__(self, problem: MCP, method: str, options: SolveOptions, ipopt: str = "auto") -> None:
+        if method not in _METHODS:
+            raise MCPInputError(f"PyomoRoute: unknown method {method!r}; valid: {list(_METHODS)}")
+        if ipopt not in ("auto", "executable", "casadi"):
+            raise MCPInputError(f"PyomoRoute: ipopt must be 'auto', 'executable' or 'casadi', got {ipopt!r}")
+        self.problem = problem
+        self.method = method
+        self.options = options
+        self.cas = lower_to_casadi(problem)  # only for measuring residuals on the declaration
+        self.lb, self.ub = problem.lb, problem.ub
+        exe = ipopt_executable() if ipopt != "casadi" else None
+        if ipopt == "executable" and exe is None:
+            from mcpkit.errors import SolverNotAvailableError
+
+            raise SolverNotAvailableError(
+                "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
+                "(CasADi's IPOPT through an NL file) or install one (idaes get-extensions)"
+            )
+        self.executable = exe
+        self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
+        if exe is not None:
+            self._impl: _ExecutableImpl | None = _ExecutableImpl(problem, method, options, exe)
+            self.ipopt_used = f"executable {exe}"
+        else:
+            self._impl = None
+            self._build_nl_import()
+            self.ipopt_used = "casadi (via NL import)"
+
+    # ------------------------------------------------------------- (b) NL -> CasADi
+    def _build_nl_import(self) -> None:
+        from pyomo.repn.plugins.nl_writer import NLWriter
+
+        m, info = ToPyomo(complementarity=False, params_as_vars=True).apply(self.problem)
+        for v in info.variables(m):
+            v.unfix()  # fixed pairs keep lb = ub as bounds so every z stays a column
+        slack, _, _ = add_slack_form(m, info, self.lb, self.ub)
+        self.slack = slack
+        self.pyomo_model, self.pyomo_map = m, info
+        zs = info.variables(m)
+        ws = [m.mcp_w[k] for k in range(slack.lower_idx.size)]
+        vs = [m.mcp_v[k] for k in range(slack.upper_idx.size)]
+        ps = info.parameters(m)
+        nx = len(zs) + len(ws) + len(vs)
+        where: dict[int, tuple[str, int]] = {}
+        for k, d in enumerate(zs + ws + vs):
+            where[id(d)] = ("x", k)
+        for k, d in enumerate(ps):
+            where[id(d)] = ("p", k)
+        with tempfile.TemporaryDirectory(prefix="mcpkit_nl_") as tmp:
+            path = os.path.join(tmp, "mcp.nl")
+            with open(path, "w") as fh:
+                nl_info = NLWriter().write(
+                    m, fh, symbolic_solver_labels=False, linear_presolve=False, scale_model=False
+                )
+            builder = ca.NlpBuilder()
+            builder.import_nl(path)
+        cons = list(nl_info.constraints)
+        if len(cons) != slack.rows.size or len(builder.g) != len(cons):
+            raise RuntimeError(  # pragma: no cover - would be a Pyomo/CasADi change
+                f"NL import: expected {slack.rows.size} rows, NL writer reported {len(cons)}, "
+                f"CasADi read {len(builder.g)}"
+            )
+        x = ca.SX.sym("x", nx)
+        p = ca.SX.sym("p", len(ps))
+        args = []
+        for d in nl_info.variables:
+            kind, k = where[id(d)]
+            args.append(x[k] if kind == "x" else p[k])
+        if builder.g:
+            gfun = ca.Function("nl_g", list(builder.x), [ca.vertcat(*builder.g)]).expand()
+            g = gfun(*args) if args else gfun()
+            if isinstance(g, (list, tuple)):  # pragma: no cover - casadi returns a single output
+                g = g[0]
+        else:
+            g = ca.SX(0, 1)
+        x, p, g = _matrix_form_if_linear(x, p, g)
+        lbg = np.asarray(builder.g_lb, dtype=float).reshape(-1)
+        ubg = np.asarray(builder.g_ub, dtype=float).reshape(-1)
+        lo, up, n = slack.lower_idx, slack.upper_idx, slack.n
+        G = ca.vertcat(*[x[int(i)] - self.lb[i] for i in lo], *[self.ub[i] - x[int(i)] for i in up])
+        H = x[n:nx]
+        if G.numel() == 0:
+            G, H = type(x)(0, 1), type(x)(0, 1)
+        self.mpcc = MPCC(
+            x=x,
+            p=p,
+            f=type(x)(0.0),
+            g=g,
+            lbg=lbg,
+            ubg=ubg,
+            lbx=np.concatenate([self.lb, np.zeros(nx - n)]),
+            ubx=np.concatenate([self.ub, np.full(nx - n, np.inf)]),
+            G=G,
+            H=H,
+            x0=self._lift(self.problem.start, self.problem.parameter_values),
+            p0=self.problem.parameter_values,
+            G_implied_by_bounds=True,
+            H_implied_by_bounds=True,
+            name=f"{self.problem.name}_pyomo",
+        )
+        self.nl_rows = cons
+        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(self.method), self.options)
+
+    def _lift(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
+        F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
+        F = np.where(np.isfinite(F), F, 0.0)
+        s = self.slack
+        return np.concatenate([z, np.maximum(F[s.lower_idx], 0.0), np.maximum(-F[s.upper_idx], 0.0)])
+
+    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        n = self.problem.n
+        x = x.copy()
+        x[:n] = np.clip(x[:n], self.lb, self.ub)
+        F = np.asarray(self.cas.F_fun(x[:n], p), dtype=float).reshape(-1)
+        r = compute_residuals(x[:n], F, self.lb, self.ub)
+        return x, Assessment(r.natural, r.bounds)
+
+    def build(self) -> PyomoRoute:
+        """Build all IPOPT instances now (CasADi IPOPT only)."""
+        if self._impl is None:
+            self.homotopy.build()
+        return self
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        """Run the homotopy at parameters ``p`` from ``z0`` (see the module docstring)."""
+        p = np.asarray(p, dtype=float).reshape(-1)
+        if self._impl is not None:
+            out = self._impl.solve(p, z0, warm)
+            out.extra["ipopt"] = self.ipopt_used
+            return out
+        x0 = self._lift(np.asarray(z0, dtype=float), p)
+        lam_x = lam_g = None
+        if warm and self._last is not None:
+            _, lam_x, lam_g = self._last
+        res = self.homotopy.run(x0, p, self._assess, warm_start=warm, lam_x0=lam_x, lam_g0=lam_g)
+        if res.x is not None:
+            self._last = (res.x, res.lam_x, res.lam_g)
+        z = None if res.x is None else np.asarray(res.x[: self.problem.n], dtype=float)
+        return RouteOutcome(
+            z=z,
+            termination=res.termination,
+            raw_status=res.raw_status,
+            iterations=res.iterations,
+            trace=res.trace,
+            extra={"ipopt": self.ipopt_used},
+        )
+
+
+class _ExecutableImpl:
+    r"""Route (a): the homotopy in Pyomo, solved by an ``ipopt`` executable.
+
+    The reformulation is built once with a mutable parameter ``mcp_t`` (:math:`\sigma`,
+    :math:`\varepsilon` or :math:`\rho`); the polish deactivates it and activates
+    :math:`G_j = 0` (mask 1) or :math:`H_j = 0` (mask 0) rows.
+    """
+
+    def __init__(self, problem: MCP, method: str, options: SolveOptions, exe: str) -> None:
+        self.problem, self.method, self.options = problem, method, options
+        self.cas = lower_to_casadi(problem)
+        self.lb, self.ub = problem.lb, problem.ub
+        m, info = ToPyomo(complementarity=False).apply(problem)
+        slack, G, H = add_slack_form(m, info, self.lb, self.ub)
+        self.m, self.info, self.slack, self.G, self.H = m, info, slack, G, H
+        nc = len(G)
+        m.mcp_t = pyo.Param(mutable=True, initialize=1.0)
+        m.mcp_obj = pyo.Objective(expr=0.0)
+        if method.startswith("scholtes"):
+            if method == "scholtes_eq":
+                m.mcp_rel = pyo.Constraint(range(nc), rule=lambda _m, j: G[j] * H[j] == m.mcp_t)
+            else:
+                m.mcp_rel = pyo.Constraint(range(nc), rule=lambda _m, j: G[j] * H[j] <= m.mcp_t)
+        elif method == "fb":
+            m.mcp_rel = pyo.Constraint(
+                range(nc),
+                rule=lambda _m, j: G[j] + H[j] - pyo.sqrt(G[j] ** 2 + H[j] ** 2 + 2 * m.mcp_t**2) == 0,
+            )
+        else:  # penalty
+            m.mcp_obj.deactivate()
+            m.mcp_pen = pyo.Objective(expr=m.mcp_t * sum(G[j] * H[j] for j in range(nc)))
+        m.mcp_mask = pyo.Param(range(nc), mutable=True, initialize=1.0)
+        m.mcp_pol = pyo.Constraint(
+            range(nc), rule=lambda _m, j: m.mcp_mask[j] * G[j] + (1 - m.mcp_mask[j]) * H[j] == 0
+        )
+        m.mcp_pol.deactivate()
+        self.solver = pyo.SolverFactory("ipopt", executable=exe)
+
+    def _set_start(self, z: np.ndarray, p: np.ndarray) -> None:
+        self.info.set_values(self.m, z)
+        F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
+        F = np.where(np.isfinite(F), F, 0.0)
+        for k, i in enumerate(self.slack.lower_idx):
+            self.m.mcp_w[k].set_value(max(F[i], 0.0))
+        for k, i in enumerate(self.slack.upper_idx):
+            self.m.mcp_v[k].set_value(max(-F[i], 0.0))
+
+    def _z(self) -> np.ndarray:
+        vals = [v.value for v in self.info.variables(self.m)]
+        return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
+
+    def _assess(self, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        z = np.clip(self._z(), self.lb, self.ub)
+        F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
+        r = compute_residuals(z, F, self.lb, self.ub)
+        return z, Assessment(r.natural, r.bounds)
+
+    def _run_ipopt(self, warm: bool) -> tuple[str, float]:
+        opts = self.options
+        tol = opts.inner_tol_factor * opts.tol
+        o: dict[str, Any] = {
+            "tol": tol,
+            "constr_viol_tol": tol,
+            "compl_inf_tol": tol,
+            "acceptable_tol": max(tol, 1e-6),
+            "max_iter": opts.max_inner_iter,
+        }
+        if warm:
+            o.update({"warm_start_init_point": "yes", "mu_init": 1e-5, "warm_start_bound_push": 1e-9})
+        o.update(opts.ipopt_options)
+        t0 = time.perf_counter()
+        try:
+            res = self.solver.solve(self.m, tee=opts.verbose, options=o, load_solutions=False)
+        except Exception as exc:  # the executable crashed or wrote no solution
+            return f"exception: {exc}", time.perf_counter() - t0
+        status = str(res.solver.termination_condition)
+        if len(res.solution) > 0:
+            self.m.solutions.load_from(res)
+        return status, time.perf_counter() - t0
+
+    def _polish(self, p: np.ndarray, k: int, trace: list[HomotopyStep]) -> tuple[np.ndarray, Assessment]:
+        m = self.m
+        for j in range(len(self.G)):
+            g, h = pyo.value(self.G[j]), pyo.value(self.H[j])
+            m.mcp_mask[j].set_value(1.0 if g <= h else 0.0)
+        if hasattr(m, "mcp_rel"):
+            m.mcp_rel.deactivate()
+        m.mcp_pol.activate()
+        status, wall = self._run_ipopt(True)
+        m.mcp_pol.deactivate()
+        if hasattr(m, "mcp_rel"):
+            m.mcp_rel.activate()
+        z, a = self._assess(p)
+        trace.append(HomotopyStep(k, 0.0, a.residual, status, 0, wall, "polish"))
+        return z, a
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        opts = self.options
+        self.info.set_parameters(self.m, p)
+        self._set_start(np.asarray(z0, dtype=float), p)
+        best_z, best_a = self._assess(p)
+        trace: list[HomotopyStep] = []
+        raw = "not started"
+        t_start = time.perf_counter()
+        termination = Termination.ITERATION_LIMIT
+        if warm and best_a.meets(opts.tol):
+            return RouteOutcome(best_z, Termination.CONVERGED, "start point", 0, trace)
+        reform = reformulation_for(self.method)
+        k = 0
+        for k, t in enumerate(reform.schedule(opts)):
+            if opts.time_limit is not None and time.perf_counter() - t_start > opts.time_limit:
+                termination = Termination.TIME_LIMIT
+                break
+            self.m.mcp_t.set_value(float(t))
+            raw, wall = self._run_ipopt(warm or k > 0)
+            z, a = self._assess(p)
+            trace.append(HomotopyStep(k, float(t), a.residual, raw, 0, wall))
+            if np.isfinite(a.residual) and a.key(opts.tol) < best_a.key(opts.tol):
+                best_z, best_a = z, a
+            if a.meets(opts.tol):
+                termination = Termination.CONVERGED
+                break
+            if opts.polish and a.residual <= opts.polish_trigger and self.G:
+                zp, ap = self._polish(p, k, trace)
+                if ap.key(opts.tol) < best_a.key(opts.tol):
+                    best_z, best_a = zp, ap
+                if ap.meets(opts.tol):
+                    termination = Termination.CONVERGED
+                    break
+                self._set_start(z, p)  # continue the homotopy from the relaxed point
+        else:
+            floor = reform.parameter_name != "rho"
+            termination = Termination.STALLED if floor else Termination.ITERATION_LIMIT
+        if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
+            termination = Termination.STALLED
+        z = best_z if np.isfinite(best_z).all() else None
+        return RouteOutcome(z, termination, raw, len(trace), trace)
