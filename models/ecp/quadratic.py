@@ -1,0 +1,302 @@
+r"""The 4-unknown quadratic ECP step model (seed 000 eqs 29-32) and its linear updates.
+
+Unknowns per step: the friction impulses :math:`p_t, p_o, p_r` and the slip speed
+:math:`\sigma` at the equivalent contact point (ECP). With
+:math:`v_x^{u+1} = v_x^u + (p_t + p_x)/m`, :math:`v_y^{u+1} = v_y^u + (p_o + p_y)/m` and
+:math:`w_z^{u+1} = w_z^u + (p_r + p_{z\tau})/I_z` (eqs 26-28), the model is (eqs 29-32)
+
+.. math::
+
+    0 &= \mu p_n e_t^2\,\bigl[v_x^{u+1} + p_o q_z w_z^{u+1}/p_n\bigr] + p_t\sigma, \\
+    0 &= \mu p_n e_o^2\,\bigl[v_y^{u+1} - p_t q_z w_z^{u+1}/p_n\bigr] + p_o\sigma, \\
+    0 &= \mu p_n e_r^2\, w_z^{u+1} + p_r\sigma, \\
+    0 &= \mu^2 p_n^2 - (p_t/e_t)^2 - (p_o/e_o)^2 - (p_r/e_r)^2 .
+
+It assumes sliding, :math:`\sigma > 0`. After the solve the state and the ECP follow
+linearly: eqs 26-28 for the velocities, :math:`q^{u+1} = q^u + h\,v^{u+1}`, and (eqs 11-12)
+
+.. math::
+
+    a_x - q_x = -p_t q_z / p_n, \qquad a_y - q_y = -p_o q_z / p_n .
+
+For conditioning, the first three equations are divided by :math:`\mu p_n` and the last by
+:math:`\mu^2 p_n^2` (same roots). The physical constants are MCP parameters, so the
+declaration prints as the paper's equations and one built solver serves every step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.ecp.params import AppliedLoad, SliderParams
+from mcpkit.problem import MCP
+from mcpkit.result import MCPResult
+
+__all__ = [
+    "QuadraticECPStep",
+    "StepImpulses",
+    "build_quadratic_mcp",
+    "declare_slider_parameters",
+    "ecp_offset",
+    "friction_guess",
+    "linear_update",
+]
+
+# (block name, LaTeX stem) of every scalar parameter shared by both ECP models.
+_PARAMS: tuple[tuple[str, str], ...] = (
+    ("v_x", r"v^{u}_{x}"),
+    ("v_y", r"v^{u}_{y}"),
+    ("w_z", r"w^{u}_{z}"),
+    ("p_x", r"p^{u}_{x}"),
+    ("p_y", r"p^{u}_{y}"),
+    ("p_ztau", r"p^{u}_{z\tau}"),
+    ("m", "m"),
+    ("I_z", r"I_{z}"),
+    ("mu", r"\mu"),
+    ("e_t", r"e_{t}"),
+    ("e_o", r"e_{o}"),
+    ("e_r", r"e_{r}"),
+    ("q_z", r"q_{z}"),
+    ("p_nbar", r"\bar{p}_{n}"),
+)
+
+
+def declare_slider_parameters(mcp: MCP, params: SliderParams) -> dict[str, sp.Symbol]:
+    r"""Declare the scalar parameters of one ECP step on ``mcp``; return symbols by name.
+
+    ``p_nbar`` is the reference normal impulse :math:`\bar p_n = m g h` (eq 8 times h).
+    """
+    values = physical_values(params)
+    out: dict[str, sp.Symbol] = {}
+    for name, tex in _PARAMS:
+        out[name] = mcp.add_parameters(name, 1, value=values.get(name, 0.0), latex=tex)[0]
+    return out
+
+
+def physical_values(params: SliderParams) -> dict[str, float]:
+    """Values of the constant (non-state) parameter blocks."""
+    return {
+        "m": params.m,
+        "I_z": params.I_z,
+        "mu": params.mu,
+        "e_t": params.e_t,
+        "e_o": params.e_o,
+        "e_r": params.e_r,
+        "q_z": params.q_z,
+        "p_nbar": params.p_n,
+    }
+
+
+def friction_rows(
+    s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, sig: sp.Expr, pn: sp.Expr
+) -> list[sp.Expr]:
+    r"""Eqs 29-31 multiplied through by :math:`p_n` where it divides, over :math:`\mu\bar p_n`.
+
+    Returns :math:`[e_t^2 (p_n v_x^{u+1} + q_z p_o w_z^{u+1}) + p_t\sigma/\mu,\ \dots]/\bar p_n`.
+    With :math:`p_n = \bar p_n` these are eqs 29-31 divided by :math:`\mu p_n`.
+    """
+    vx1 = s["v_x"] + (pt + s["p_x"]) / s["m"]
+    vy1 = s["v_y"] + (po + s["p_y"]) / s["m"]
+    wz1 = s["w_z"] + (pr + s["p_ztau"]) / s["I_z"]
+    scale = s["mu"] * s["p_nbar"]
+    return [
+        (s["mu"] * s["e_t"] ** 2 * (pn * vx1 + po * s["q_z"] * wz1) + pt * sig) / scale,
+        (s["mu"] * s["e_o"] ** 2 * (pn * vy1 - pt * s["q_z"] * wz1) + po * sig) / scale,
+        (s["mu"] * s["e_r"] ** 2 * pn * wz1 + pr * sig) / scale,
+    ]
+
+
+def ellipsoid_slack(
+    s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, pn: sp.Expr
+) -> sp.Expr:
+    r"""Scaled ellipsoid slack (eqs 20, 32):
+    :math:`[\mu^2 p_n^2 - (p_t/e_t)^2 - (p_o/e_o)^2 - (p_r/e_r)^2]/(\mu\bar p_n)^2`."""
+    return (
+        s["mu"] ** 2 * pn**2 - (pt / s["e_t"]) ** 2 - (po / s["e_o"]) ** 2 - (pr / s["e_r"]) ** 2
+    ) / (s["mu"] * s["p_nbar"]) ** 2
+
+
+def build_quadratic_mcp(params: SliderParams) -> MCP:
+    r"""Declare eqs 29-32 as a square system of free variables (an MCP with no bounds).
+
+    Variable blocks ``p_t``, ``p_o``, ``p_r`` (eqs 29-31) and ``sigma`` (eq 32), all free;
+    parameter blocks carry the state :math:`(v^u, w^u)`, the applied impulses and the
+    physical constants.
+
+    Raises
+    ------
+    MCPInputError
+        If ``params.mu == 0`` (no friction: eq 32 has no sliding solution with
+        :math:`\sigma > 0`; the motion is free flight).
+    """
+    if not isinstance(params, SliderParams):
+        raise MCPInputError(f"expected SliderParams, got {type(params).__name__}")
+    if params.mu == 0:
+        raise MCPInputError("the ECP models need mu > 0 (mu = 0 is frictionless free motion)")
+    mcp = MCP("ecp_quadratic")
+    free = {"lb": -math.inf, "ub": math.inf}
+    pt = mcp.add_variables("p_t", 1, latex=r"p_{t}", **free)[0]
+    po = mcp.add_variables("p_o", 1, latex=r"p_{o}", **free)[0]
+    pr = mcp.add_variables("p_r", 1, latex=r"p_{r}", **free)[0]
+    s = declare_slider_parameters(mcp, params)
+    pn = s["p_nbar"]
+    mcp.add_equations("sigma", 1, lambda sig: [ellipsoid_slack(s, pt, po, pr, pn)], start=1.0)
+    sig = mcp.blocks[-1].symbols[0]
+    rows = friction_rows(s, pt, po, pr, sig, pn)
+    for name, row in zip(("p_t", "p_o", "p_r"), rows, strict=True):
+        mcp.add_functions(name, [row])
+    return mcp
+
+
+@dataclass(frozen=True)
+class StepImpulses:
+    """Friction impulses of one step [N s, N s, N m s] and the normal impulse [N s]."""
+
+    p_t: float
+    p_o: float
+    p_r: float
+    p_n: float
+
+
+def ecp_offset(params: SliderParams, p_t: Any, p_o: Any, p_n: Any | None = None) -> np.ndarray:
+    r"""ECP relative to the CM in the world frame, eqs 11-12:
+    :math:`a - q = -(p_t, p_o)\,q_z / p_n`.
+
+    Works elementwise on arrays; returns shape ``(..., 2)``.
+    """
+    pn = params.p_n if p_n is None else np.asarray(p_n, dtype=float)
+    pt = np.asarray(p_t, dtype=float)
+    po = np.asarray(p_o, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.stack([-pt * params.q_z / pn, -po * params.q_z / pn], axis=-1)
+
+
+def linear_update(
+    params: SliderParams, state: np.ndarray, imp: StepImpulses, applied: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""State at :math:`u+1` (eqs 26-28, then :math:`q^{u+1} = q^u + h\nu^{u+1}`) and the
+    world-frame ECP :math:`a^{u+1} = q^{u+1} - (p_t, p_o)q_z/p_n` (eqs 11-12).
+
+    Parameters
+    ----------
+    state
+        :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)` at step :math:`u`.
+    imp
+        The step's impulses.
+    applied
+        Applied impulses :math:`(p_x, p_y, p_{z\tau})` of the step.
+    """
+    x = np.asarray(state, dtype=float)
+    pa = np.asarray(applied, dtype=float)
+    v = np.array(
+        [
+            x[3] + (imp.p_t + pa[0]) / params.m,
+            x[4] + (imp.p_o + pa[1]) / params.m,
+            x[5] + (imp.p_r + pa[2]) / params.I_z,
+        ]
+    )
+    q = x[:3] + params.h * v
+    ecp = q[:2] + ecp_offset(params, imp.p_t, imp.p_o, imp.p_n)
+    return np.concatenate([q, v]), ecp
+
+
+def friction_guess(params: SliderParams, state: np.ndarray, applied: np.ndarray) -> np.ndarray:
+    r"""Starting point :math:`(p_t, p_o, p_r, \sigma)` from the continuous model at :math:`u`.
+
+    Takes the ECP under the CM and the predicted velocity
+    :math:`\hat\nu = \nu^u + (p_x, p_y)/m, w^u + p_{z\tau}/I_z`; the maximum-dissipation wrench
+    is :math:`p = -\mu p_n E^2\hat\nu/\lVert E\hat\nu\rVert` (eqs 17-21 with
+    :math:`E = \mathrm{diag}(e_t, e_o, e_r)`), and :math:`\sigma` the post-step slip speed
+    estimate.
+    """
+    x = np.asarray(state, dtype=float)
+    pa = np.asarray(applied, dtype=float)
+    E = np.array([params.e_t, params.e_o, params.e_r])
+    nu = np.array([x[3] + pa[0] / params.m, x[4] + pa[1] / params.m, x[5] + pa[2] / params.I_z])
+    nrm = float(np.linalg.norm(E * nu))
+    if nrm == 0.0:
+        return np.array([0.0, 0.0, 0.0, 1e-3])
+    p = -params.mu * params.p_n * E**2 * nu / nrm
+    inv = np.array([params.m, params.m, params.I_z])
+    sig = max(float(np.linalg.norm(E * (nu + p / inv))), 1e-3)
+    return np.concatenate([p, [sig]])
+
+
+def _applied_impulse(load: AppliedLoad | None, t: float, state: np.ndarray, h: float) -> np.ndarray:
+    if load is None:
+        return np.zeros(3)
+    lam = np.asarray(load(t, state), dtype=float).reshape(-1)
+    if lam.shape != (3,):
+        raise ShapeError(
+            f"applied load must return 3 values (lambda_x, lambda_y, lambda_ztau), got {lam.shape}"
+        )
+    if not np.isfinite(lam).all():
+        raise NonFiniteError(f"applied load at t={t} is not finite: {lam}")
+    return h * lam
+
+
+class QuadraticECPStep:
+    r""":class:`~mcpkit.models.stepping.StepModel` of the quadratic ECP model (eqs 29-32).
+
+    State :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)`; the applied load (force and yaw
+    moment, evaluated at :math:`t_u`) enters as impulses :math:`h\lambda`.
+
+    Parameters
+    ----------
+    params
+        The slider.
+    load
+        Optional applied load ``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)``.
+    """
+
+    kind = "quadratic"
+
+    def __init__(self, params: SliderParams, load: AppliedLoad | None = None) -> None:
+        if load is not None and not callable(load):
+            raise MCPInputError("load must be callable load(t, state) -> 3 values, or None")
+        self.params = params
+        self.load = load
+        self.h = params.h
+        self.mcp = build_quadratic_mcp(params)
+
+    def applied(self, t: float, state: np.ndarray) -> np.ndarray:
+        """Applied impulses :math:`(p_x, p_y, p_{z\\tau}) = h\\lambda_{app}(t_u)`."""
+        return _applied_impulse(self.load, t, state, self.h)
+
+    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
+        """State and applied-impulse parameter blocks of step ``k``."""
+        x = self.params.check_state(state)
+        pa = self.applied(t, x)
+        return {
+            "v_x": x[3:4], "v_y": x[4:5], "w_z": x[5:6],
+            "p_x": pa[0:1], "p_y": pa[1:2], "p_ztau": pa[2:3],
+        }  # fmt: skip
+
+    def set_start(self, state: np.ndarray, t: float = 0.0) -> None:
+        """Put :func:`friction_guess` into the MCP's starting point (for the first step)."""
+        g = friction_guess(self.params, state, self.applied(t, state))
+        self.mcp.set_start(p_t=g[0], p_o=g[1], p_r=g[2], sigma=g[3])
+
+    def impulses(self, result: MCPResult) -> StepImpulses:
+        """The step's impulses read from a solve result."""
+        return StepImpulses(
+            float(result.block("p_t")[0]),
+            float(result.block("p_o")[0]),
+            float(result.block("p_r")[0]),
+            self.params.p_n,
+        )
+
+    def sigma(self, result: MCPResult) -> float:
+        r"""Slip speed :math:`\sigma^{u+1}`."""
+        return float(result.block("sigma")[0])
+
+    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
+        """State at :math:`t + h` from the linear updates (eqs 26-28)."""
+        x, _ = linear_update(self.params, state, self.impulses(result), self.applied(t, state))
+        return x
