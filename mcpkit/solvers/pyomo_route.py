@@ -25,8 +25,6 @@ finishing with the active-set polish. Two IPOPTs can run it:
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +43,7 @@ from mcpkit.problem import MCP
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.nl_import import import_pyomo_nl
 from mcpkit.solvers.route import RouteOutcome
 
 _METHODS = ("scholtes", "scholtes_eq", "fb", "penalty")
@@ -167,8 +166,6 @@ class PyomoRoute:
 
     # ------------------------------------------------------------- (b) NL -> CasADi
     def _build_nl_import(self) -> None:
-        from pyomo.repn.plugins.nl_writer import NLWriter
-
         m, info = ToPyomo(complementarity=False, params_as_vars=True).apply(self.problem)
         for v in info.variables(m):
             v.unfix()  # fixed pairs keep lb = ub as bounds so every z stays a column
@@ -185,36 +182,24 @@ class PyomoRoute:
             where[id(d)] = ("x", k)
         for k, d in enumerate(ps):
             where[id(d)] = ("p", k)
-        with tempfile.TemporaryDirectory(prefix="mcpkit_nl_") as tmp:
-            path = os.path.join(tmp, "mcp.nl")
-            with open(path, "w") as fh:
-                nl_info = NLWriter().write(
-                    m, fh, symbolic_solver_labels=False, linear_presolve=False, scale_model=False
-                )
-            builder = ca.NlpBuilder()
-            builder.import_nl(path)
-        cons = list(nl_info.constraints)
-        if len(cons) != slack.rows.size or len(builder.g) != len(cons):
+        nlp = import_pyomo_nl(m)
+        cons = nlp.constraints
+        if len(cons) != slack.rows.size:
             raise RuntimeError(  # pragma: no cover - would be a Pyomo/CasADi change
-                f"NL import: expected {slack.rows.size} rows, NL writer reported {len(cons)}, "
-                f"CasADi read {len(builder.g)}"
+                f"NL import: expected {slack.rows.size} rows, the NL writer reported {len(cons)}"
             )
         x = ca.SX.sym("x", nx)
         p = ca.SX.sym("p", len(ps))
         args = []
-        for d in nl_info.variables:
+        for d in nlp.variables:
             kind, k = where[id(d)]
             args.append(x[k] if kind == "x" else p[k])
-        if builder.g:
-            gfun = ca.Function("nl_g", list(builder.x), [ca.vertcat(*builder.g)]).expand()
-            g = gfun(*args) if args else gfun()
-            if isinstance(g, (list, tuple)):  # pragma: no cover - casadi returns a single output
-                g = g[0]
+        if cons:
+            g = ca.Function("nl_g", [nlp.x], [nlp.g])(ca.vertcat(*args))
         else:
             g = ca.SX(0, 1)
         x, p, g = _matrix_form_if_linear(x, p, g)
-        lbg = np.asarray(builder.g_lb, dtype=float).reshape(-1)
-        ubg = np.asarray(builder.g_ub, dtype=float).reshape(-1)
+        lbg, ubg = nlp.lbg, nlp.ubg
         lo, up, n = slack.lower_idx, slack.upper_idx, slack.n
         G = ca.vertcat(*[x[int(i)] - self.lb[i] for i in lo], *[self.ub[i] - x[int(i)] for i in up])
         H = x[n:nx]
