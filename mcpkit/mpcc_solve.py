@@ -26,7 +26,7 @@ from mcpkit.options import Method, SolveOptions
 from mcpkit.problem import _as_float_vector
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, SolutionStatus, Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.homotopy import Assessment, make_homotopy
 
 
 class OriginalMPCC(Protocol):
@@ -99,7 +99,7 @@ class MPCCSolver:
             self.original = problem
             self.mpcc, inverse = lowering.apply(problem)
             self._invert = (lowering, inverse)
-        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(name), self.options)
+        self.homotopy = make_homotopy(self.mpcc, name, self.options)
 
     def _orig_x(self, x: np.ndarray) -> np.ndarray:
         if self._invert is None:

@@ -110,6 +110,9 @@ class SolveOptions:
     """IPOPT ``max_iter`` for each subproblem."""
     max_retries: int = 2
     """Recovery attempts after a failed subproblem before giving up."""
+    fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb")
+    """Reformulations tried in turn, from the original start, when the requested one fails
+    (``()`` disables the recovery). Names: ``scholtes``, ``scholtes_eq``, ``fb``, ``penalty``."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
     path_options: dict[str, Any] = field(default_factory=dict)
@@ -134,6 +137,12 @@ class SolveOptions:
         for ok, msg in checks:
             if not ok:
                 raise MCPInputError(f"SolveOptions: {msg}")
+        bad = [m for m in self.fallback_methods if m not in ("scholtes", "scholtes_eq", "fb", "penalty")]
+        if bad or isinstance(self.fallback_methods, str):
+            raise MCPInputError(
+                f"SolveOptions.fallback_methods: unknown reformulations {bad or self.fallback_methods!r}; "
+                "valid: scholtes, scholtes_eq, fb, penalty"
+            )
         for name in ("ipopt_options", "path_options"):
             if not isinstance(getattr(self, name), dict):
                 raise MCPInputError(f"SolveOptions.{name} must be a dict of option names to values")

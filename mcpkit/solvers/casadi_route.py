@@ -20,7 +20,7 @@ from mcpkit.problem import MCP
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.active_set import ActiveSetNewton
-from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.homotopy import Assessment, make_homotopy
 from mcpkit.solvers.route import RouteOutcome
 
 
@@ -36,7 +36,7 @@ class CasadiRoute:
         self.chain = Chain([MCPToMPCC()])
         self.mpcc, inverse = self.chain.apply(self.cmcp)
         self.slack_map: SlackMap = inverse[0]
-        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(method), options)
+        self.homotopy = make_homotopy(self.mpcc, method, options)
         self._newton: ActiveSetNewton | None = None
         self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
 

@@ -18,15 +18,16 @@ For parameters :math:`t_0, t_1, \dots` from the reformulation's schedule:
    problem to IPOPT's accuracy.
 
 A failed subproblem does not end the run: the next parameter is tried from the last good point,
-up to ``max_retries`` failures in a row. A subproblem IPOPT calls "solved" is never taken as
-success by itself; only the residual test decides.
+up to ``max_retries`` failures in a row; after that :class:`RecoveringHomotopy` retries with the
+other reformulations. A subproblem IPOPT calls "solved" is never taken as success by itself;
+only the residual test decides.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import casadi as ca
 import numpy as np
@@ -72,6 +73,9 @@ class HomotopyOutcome:
     trace: list[HomotopyStep] = field(default_factory=list)
     lam_x: np.ndarray | None = None
     lam_g: np.ndarray | None = None
+    reformulation: str = ""
+    """The reformulation whose run produced :attr:`x` (differs from the requested one after a
+    recovery)."""
 
 
 class Polisher:
@@ -163,6 +167,7 @@ class HomotopySolver:
         warm_start: bool = False,
         lam_x0: np.ndarray | None = None,
         lam_g0: np.ndarray | None = None,
+        time_limit: float | None = None,
     ) -> HomotopyOutcome:
         """Run the homotopy from ``x0`` at parameter value ``p``.
 
@@ -180,8 +185,11 @@ class HomotopySolver:
             the homotopy with the warm-start IPOPT settings.
         lam_x0, lam_g0
             Multipliers of a previous solve of the same structure.
+        time_limit
+            Wall-clock budget of this call (default ``options.time_limit``).
         """
         opts = self.options
+        limit = opts.time_limit if time_limit is None else time_limit
         t_start = time.perf_counter()
         mp = self.mpcc
         trace: list[HomotopyStep] = []
@@ -222,15 +230,19 @@ class HomotopySolver:
             return a.meets(opts.tol)
 
         if best_a.meets(opts.tol) and warm_start:
-            return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, "start point", 0, trace)
+            return HomotopyOutcome(
+                best_x, best_a, Termination.CONVERGED, "start point", 0, trace, reformulation="start"
+            )
         # a warm start predicts the active set of the new solution from the previous one:
         # when it has not changed (the common case in time stepping) one polish solves it
         if warm_start and try_polish(x, -1):
-            return HomotopyOutcome(best_x, best_a, Termination.CONVERGED, raw, iterations, trace)
+            return HomotopyOutcome(
+                best_x, best_a, Termination.CONVERGED, raw, iterations, trace, reformulation="polish"
+            )
 
         for k, t in enumerate(self.reformulation.schedule(opts)):
             last_param = t
-            if opts.time_limit is not None and time.perf_counter() - t_start > opts.time_limit:
+            if limit is not None and time.perf_counter() - t_start > limit:
                 termination = Termination.TIME_LIMIT
                 break
             warm = warm_start or k > 0
@@ -287,7 +299,89 @@ class HomotopySolver:
                 termination = Termination.CONVERGED
         if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
             termination = Termination.STALLED
-        return HomotopyOutcome(best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g)
+        return HomotopyOutcome(
+            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name
+        )
+
+
+class RecoveringHomotopy:
+    """The requested homotopy, then the fallback reformulations when it fails.
+
+    Subproblems that fail in one reformulation (restoration failure, "infeasible" relaxations
+    near degenerate points) often solve in another: the Scholtes equality form keeps iterates
+    away from the corner :math:`G = H = 0`, and Fischer-Burmeister turns the pairs into
+    equations. When the primary run ends without meeting the tolerance (and not for lack of
+    time), each method of ``options.fallback_methods`` runs in turn from the original start,
+    within the remaining time; the best point wins. Their steps appear in the trace with phase
+    ``"retry:<method>"``.
+    """
+
+    def __init__(self, mpcc: MPCC, method: str, options: SolveOptions) -> None:
+        self.mpcc = mpcc
+        self.options = options
+        self.primary = HomotopySolver(mpcc, reformulation_for(method), options)
+        self.fallback_names = [m for m in options.fallback_methods if m != method]
+        self._fallbacks: dict[str, HomotopySolver] = {}
+
+    @property
+    def reformulation(self) -> Reformulation:
+        """The requested reformulation."""
+        return self.primary.reformulation
+
+    def build(self) -> RecoveringHomotopy:
+        """Build the primary solvers now (fallbacks are built only if ever needed)."""
+        self.primary.build()
+        return self
+
+    def polisher(self) -> Polisher:
+        """The shared active-set polisher."""
+        return self.primary.polisher()
+
+    def _fallback(self, name: str) -> HomotopySolver:
+        if name not in self._fallbacks:
+            solver = HomotopySolver(self.mpcc, reformulation_for(name), self.options)
+            solver._polisher = self.primary._polisher  # share the built polisher
+            self._fallbacks[name] = solver
+        return self._fallbacks[name]
+
+    def run(
+        self,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        *,
+        warm_start: bool = False,
+        lam_x0: np.ndarray | None = None,
+        lam_g0: np.ndarray | None = None,
+    ) -> HomotopyOutcome:
+        """Run the requested homotopy, then the fallbacks if needed (see the class docstring)."""
+        t0 = time.perf_counter()
+        limit = self.options.time_limit
+        best = self.primary.run(x0, p, assess, warm_start=warm_start, lam_x0=lam_x0, lam_g0=lam_g0)
+        if best.termination in (Termination.CONVERGED, Termination.TIME_LIMIT, Termination.INTERRUPTED):
+            return best
+        trace, iterations = list(best.trace), best.iterations
+        for name in self.fallback_names:
+            remaining = None if limit is None else limit - (time.perf_counter() - t0)
+            if remaining is not None and remaining <= 0:
+                break
+            out = self._fallback(name).run(x0, p, assess, time_limit=remaining)
+            iterations += out.iterations
+            trace.extend(
+                replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace
+            )
+            tol = self.options.tol
+            if out.x is not None and (best.x is None or out.assessment.key(tol) < best.assessment.key(tol)):
+                best = out
+            if best.termination is Termination.CONVERGED:
+                break
+        best.trace, best.iterations = trace, iterations
+        return best
+
+
+def make_homotopy(mpcc: MPCC, method: str, options: SolveOptions) -> RecoveringHomotopy:
+    """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`."""
+    return RecoveringHomotopy(mpcc, method, options)
 
 
 def reformulation_for(method: str) -> Reformulation:

@@ -42,7 +42,7 @@ from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.homotopy import Assessment, make_homotopy, reformulation_for
 from mcpkit.solvers.nl_import import import_pyomo_nl
 from mcpkit.solvers.route import RouteOutcome
 
@@ -223,7 +223,7 @@ class PyomoRoute:
             name=f"{self.problem.name}_pyomo",
         )
         self.nl_rows = cons
-        self.homotopy = HomotopySolver(self.mpcc, reformulation_for(self.method), self.options)
+        self.homotopy = make_homotopy(self.mpcc, self.method, self.options)
 
     def _lift(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
         F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
