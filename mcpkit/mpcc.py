@@ -12,12 +12,19 @@ Every IPOPT route in mcpkit works on this one form: an MCP is lowered to it by
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import casadi as ca
 import numpy as np
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+
+
+def casadi_name(name: str) -> str:
+    """A valid CasADi function name from any label (letters first, single underscores)."""
+    out = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", name)).strip("_")
+    return out if out[:1].isalpha() else f"f_{out}"
 
 
 @dataclass
@@ -143,7 +150,7 @@ class MPCC:
         """Cached ``casadi.Function`` ``(x, p) -> what`` for ``what`` in ``f, g, G, H``."""
         if what not in self._funs:
             expr = {"f": self.f, "g": self.g, "G": self.G, "H": self.H}[what]
-            self._funs[what] = ca.Function(f"{self.name}_{what}", [self.x, self.p], [expr])
+            self._funs[what] = ca.Function(casadi_name(f"{self.name}_{what}"), [self.x, self.p], [expr])
         return self._funs[what]
 
     def evaluate(self, x: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:

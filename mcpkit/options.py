@@ -127,7 +127,7 @@ class SolveOptions:
             (self.time_limit is None or self.time_limit > 0, "time_limit must be > 0 or None"),
             (self.sigma0 > 0 and math.isfinite(self.sigma0), "sigma0 must be positive and finite"),
             (0 < self.sigma_factor < 1, "sigma_factor must lie in (0, 1)"),
-            (0 <= self.sigma_min < self.sigma0, "sigma_min must lie in [0, sigma0)"),
+            (0 < self.sigma_min < self.sigma0, "sigma_min must lie in (0, sigma0)"),
             (self.rho0 > 0 and self.rho_factor > 1, "rho0 must be > 0 and rho_factor > 1"),
             (self.polish_trigger > 0, "polish_trigger must be > 0"),
             (0 < self.inner_tol_factor <= 1, "inner_tol_factor must lie in (0, 1]"),

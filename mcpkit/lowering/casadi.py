@@ -28,7 +28,7 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.mpcc import MPCC
+from mcpkit.mpcc import MPCC, casadi_name
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
 
 #: sympy function name -> CasADi implementation, used when lambdifying into SX.
@@ -79,7 +79,7 @@ class CasadiMCP:
 
     def jacobian_function(self) -> ca.Function:
         r"""``(z, p) -> \partial F / \partial z`` (sparse)."""
-        return ca.Function(f"{self.name}_J", [self.z, self.p], [ca.jacobian(self.F, self.z)])
+        return ca.Function(casadi_name(f"{self.name}_J"), [self.z, self.p], [ca.jacobian(self.F, self.z)])
 
 
 class ToCasadi(Lowering):
@@ -141,7 +141,7 @@ class ToCasadi(Lowering):
             else:  # pragma: no cover - closed union
                 raise TypeError(f"unknown function block type {type(fb).__name__}")
         F = ca.vertcat(*parts)
-        F_fun = ca.Function(f"{problem.name}_F", [z, p], [F], ["z", "p"], ["F"])
+        F_fun = ca.Function(casadi_name(f"{problem.name}_F"), [z, p], [F], ["z", "p"], ["F"])
         lowered = CasadiMCP(
             z=z,
             p=p,

@@ -78,6 +78,11 @@ class HomotopyOutcome:
     recovery)."""
 
 
+def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
+    """Number of equality rows (``lbg == ubg``)."""
+    return int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
+
+
 class Polisher:
     r"""The active-set NLP of the module docstring, built once with the mask as a parameter."""
 
@@ -87,7 +92,10 @@ class Polisher:
         mask = mpcc.sym("mask", nc)
         rows, lo, hi = sign_constraints(mpcc)
         rows.append(mask * mpcc.G + (1 - mask) * mpcc.H)
-        lo.append(np.zeros(nc))
+        # the fixed side as an equality; when that would leave more equalities than variables
+        # (IPOPT refuses such problems) as "<= 0", which with the sign condition >= 0 says the same
+        self.equality = equality_count(mpcc.lbg, mpcc.ubg) + nc <= mpcc.x.numel()
+        lo.append(np.zeros(nc) if self.equality else np.full(nc, -np.inf))
         hi.append(np.zeros(nc))
         g = ca.vertcat(mpcc.g, *rows)
         self.lbg = np.concatenate([mpcc.lbg, *lo])
@@ -362,10 +370,14 @@ class RecoveringHomotopy:
             return best
         trace, iterations = list(best.trace), best.iterations
         for name in self.fallback_names:
+            solver = self._fallback(name)
+            t = solver.template
+            if equality_count(t.lbg, t.ubg) > self.mpcc.x.numel():
+                continue  # more equalities than variables: IPOPT would refuse it outright
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if remaining is not None and remaining <= 0:
                 break
-            out = self._fallback(name).run(x0, p, assess, time_limit=remaining)
+            out = solver.run(x0, p, assess, time_limit=remaining)
             iterations += out.iterations
             trace.extend(
                 replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace

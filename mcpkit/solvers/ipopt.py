@@ -16,6 +16,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
+from mcpkit.mpcc import casadi_name
 from mcpkit.result import Termination
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
@@ -134,7 +135,7 @@ class IpoptNLP:
         self.ng = int(g.numel())
         self.np = int(p.numel())
         try:
-            self.solver = ca.nlpsol(name, "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
+            self.solver = ca.nlpsol(casadi_name(name), "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
         except RuntimeError as exc:
             m = re.search(r"No such IPOPT option: (\S+)", str(exc))
             if m:

@@ -4,10 +4,11 @@ For :math:`\sigma > 0` replace :math:`0 \le G \perp H \ge 0` by
 
 .. math::
 
-    G \ge 0,\quad H \ge 0,\quad G_j H_j \le \sigma \quad (\text{inequality form}),
-    \qquad\text{or}\qquad G_j H_j = \sigma \quad (\text{equality form}),
+    G \ge 0,\quad H \ge 0,\quad G_j H_j / \sigma \le 1 \quad (\text{inequality form}),
+    \qquad\text{or}\qquad G_j H_j / \sigma = 1 \quad (\text{equality form}),
 
-solve with IPOPT, warm-start the next problem from the solution and shrink
+(the product is divided by :math:`\sigma` so that IPOPT's absolute feasibility tolerance acts
+relative to :math:`\sigma`), solve with IPOPT, warm-start the next problem from the solution and shrink
 :math:`\sigma \leftarrow \kappa\sigma`. Scholtes (2001) showed limit points of the inequality form are
 C-stationary under MPCC-LICQ. The homotopy driver (:mod:`mcpkit.solvers.homotopy`) stops on the
 residual of the original pairs and finishes with an active-set polish.
@@ -44,7 +45,9 @@ class Scholtes(Reformulation):
         rows, lo, hi = sign_constraints(mpcc)
         nc = mpcc.n_pairs
         if nc:
-            rows.append(mpcc.G * mpcc.H - sigma)
+            # scaled by sigma: IPOPT's absolute feasibility tolerance then means a relative
+            # tolerance on the product, so the relaxation keeps tightening as sigma -> 0
+            rows.append(mpcc.G * mpcc.H / sigma - 1)
             lo.append(np.zeros(nc) if self.equality else np.full(nc, -np.inf))
             hi.append(np.zeros(nc))
         return assemble(mpcc, sigma, mpcc.f, rows, lo, hi)
