@@ -58,12 +58,18 @@ def _names(problem: MCP, latex: bool) -> tuple[dict[sp.Symbol, str], dict[str, i
     index: dict[str, int] = {}
     for b in problem.blocks:
         for k, s in enumerate(b.symbols):
-            name = _indexed_latex(b.latex, k) if latex else f"{b.name}[{k}]"
+            if b.size == 1:  # a one-component block prints as a scalar
+                name = b.latex if latex else b.name
+            else:
+                name = _indexed_latex(b.latex, k) if latex else f"{b.name}[{k}]"
             sym_names[s] = name
             index[name] = b.start + k
     for pb in problem.parameter_blocks:
         for k, s in enumerate(pb.symbols):
-            sym_names[s] = _indexed_latex(pb.latex, k) if latex else f"{pb.name}[{k}]"
+            if pb.size == 1:
+                sym_names[s] = pb.latex if latex else pb.name
+            else:
+                sym_names[s] = _indexed_latex(pb.latex, k) if latex else f"{pb.name}[{k}]"
     return sym_names, index
 
 
