@@ -1,0 +1,202 @@
+r"""Time per Stewart–Trinkle step (seed 004 eqs 9, 15): mcpkit's warm CasADi re-solve against
+the Pyomo route, PATH (when present) and a compiled-Newton physical limit.
+
+Problem: the particle on the Vose plate (§3.1; always sliding, always in contact), h = 1e-4.
+For each formulation (NCP; LCP with 8, 16, 32 directions):
+
+* ``casadi``: :func:`mcpkit.models.stepping.simulate` with one :class:`mcpkit.Solver`
+  (``backend="casadi"``, IPOPT penalty homotopy, warm parametric re-solves);
+* ``pyomo``: the same with ``backend="pyomo"`` (fewer steps: it is slow);
+* ``path``: ``method="path"`` when :func:`mcpkit.availability.path_available` says so;
+* ``newton``: the physical limit. With the active set of each step taken from the CasADi
+  solution, the step is the smooth square system
+  :math:`\Phi_i = F_i` (free or inactive bound) or :math:`z_i - l_i` (active bound),
+  solved by ``casadi.rootfinder("newton")`` built once (parameters and active-set mask as
+  inputs), from the previous step's solution. Timed per call, same process.
+
+Ratios: ``pyomo/casadi`` (target >= 20) and ``casadi/newton`` (target <= 20).
+Run ``python benchmarks/bench_stewart_trinkle.py [--json] [--steps N] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import time
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.availability import path_available
+from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.models.stepping import simulate
+from mcpkit.models.stewart_trinkle.studies import vose_step_model
+
+METHOD = "penalty"
+
+
+def _model(form: str) -> tuple[Any, np.ndarray]:
+    nd = int(form[3:]) if form.startswith("lcp") else 0
+    model, plate = vose_step_model(h=1e-4, formulation="ncp" if nd == 0 else "lcp", n_d=max(nd, 3))
+    x = np.array([4.0, 0.0, plate.params.depth])
+    return model, model.initial_state(x, plate.point_velocity(0.0, x))
+
+
+def _route(form: str, steps: int, backend: str, method: str) -> dict[str, Any]:
+    model, x0 = _model(form)
+    t0 = time.perf_counter()
+    try:
+        sim = simulate(model, x0, steps, method=method, backend=backend, progress=False)
+    except Exception as exc:  # report, do not hide
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    wall = time.perf_counter() - t0
+    times = sim.step_time_s[: int(np.sum(np.isfinite(sim.states[1:, 0])))]
+    return {
+        "ok": True,
+        "median_step_s": float(np.median(times[1:] if times.size > 1 else times)),
+        "mean_step_s": float(np.mean(times)),
+        "solved": int(sim.solved.sum()),
+        "steps": steps,
+        "wall_s": wall,
+        "sim": sim,
+        "model": model,
+        "x0": x0,
+    }
+
+
+def _newton(model: Any, sim: Any) -> dict[str, Any]:
+    """Oracle-active-set compiled Newton on each step of ``sim`` (module docstring)."""
+    cas = lower_to_casadi(model.mcp)
+    n = cas.n
+    mask = ca.SX.sym("mask", n)
+    lb = cas.lb
+    lbf = np.where(np.isfinite(lb), lb, 0.0)
+    phi = ca.SX(n, 1)
+    rows = []
+    for i in range(n):
+        if np.isfinite(lb[i]):
+            rows.append(mask[i] * (cas.z[i] - lbf[i]) + (1 - mask[i]) * cas.F[i])
+        else:
+            rows.append(cas.F[i])
+    phi = ca.vertcat(*rows)
+    g = ca.Function("g", [cas.z, ca.vertcat(cas.p, mask)], [phi])
+    rf = ca.rootfinder("rf", "newton", g, {"abstol": 1e-12, "max_iter": 50})
+    times, errs = [], []
+    x = sim.states[0]
+    for k in range(sim.z.shape[0]):
+        p = model.mcp.parameter_vector(model.parameters(k, float(sim.t[k]), x))
+        zk = sim.z[k]
+        m = (np.isfinite(lb) & (zk - lbf <= 1e-9)).astype(float)
+        pm = np.concatenate([p, m])
+        z0 = sim.z[k - 1] if k > 0 else np.clip(model.mcp.start, lbf, None)  # mcpkit's warm start
+        t0 = time.perf_counter()
+        z = np.asarray(rf(z0, pm)).reshape(-1)
+        times.append(time.perf_counter() - t0)
+        errs.append(float(np.abs(z[model.mcp.blocks[-1].slice] - zk[model.mcp.blocks[-1].slice]).max()))
+        x = sim.states[k + 1]
+    e = np.array(errs)
+    return {
+        "median_step_s": float(np.median(times)),
+        "max_v_diff": float(e.max()),
+        "steps_differing": int(np.sum(e > 1e-6)),
+    }
+
+
+def _profile(form: str, steps: int) -> str:
+    model, x0 = _model(form)
+    pr = cProfile.Profile()
+    pr.enable()
+    simulate(model, x0, steps, method=METHOD, backend="casadi", progress=False)
+    pr.disable()
+    s = io.StringIO()
+    st = pstats.Stats(pr, stream=s)
+    st.sort_stats("cumulative").print_stats(r"mcpkit/(solve|result|residuals|problem|solvers)", 22)
+    return s.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--steps", type=int, default=400, help="steps per CasADi run")
+    ap.add_argument("--slow-steps", type=int, default=20, help="steps for the Pyomo and PATH routes")
+    ap.add_argument("--profile", action="store_true", help="cProfile the CasADi NCP route")
+    args = ap.parse_args()
+    have_path = path_available()
+    rows: list[dict[str, Any]] = []
+    for form in ("ncp", "lcp8", "lcp16", "lcp32"):
+        cas = _route(form, args.steps, "casadi", METHOD)
+        row: dict[str, Any] = {"formulation": form}
+        if not cas["ok"]:
+            row["casadi_error"] = cas["error"]
+            rows.append(row)
+            continue
+        row.update(casadi_ms=1e3 * cas["median_step_s"], casadi_solved=f"{cas['solved']}/{cas['steps']}")
+        nw = _newton(cas["model"], cas["sim"])
+        row.update(
+            newton_ms=1e3 * nw["median_step_s"],
+            newton_max_v_diff=nw["max_v_diff"],
+            newton_steps_differing=nw["steps_differing"],
+        )
+        row["casadi_over_newton"] = cas["median_step_s"] / nw["median_step_s"]
+        py = _route(form, args.slow_steps, "pyomo", METHOD)
+        if py["ok"]:
+            row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved']}/{py['steps']}")
+            row["pyomo_over_casadi"] = py["median_step_s"] / cas["median_step_s"]
+        else:
+            row["pyomo_error"] = py["error"]
+        if have_path:
+            pa = _route(form, args.slow_steps, "auto", "path")
+            if pa["ok"]:
+                row.update(path_ms=1e3 * pa["median_step_s"], path_solved=f"{pa['solved']}/{pa['steps']}")
+                row["path_over_casadi"] = pa["median_step_s"] / cas["median_step_s"]
+            else:
+                row["path_error"] = pa["error"]
+        rows.append(row)
+    out: dict[str, Any] = {
+        "problem": "Vose plate particle, h=1e-4",
+        "method": METHOD,
+        "path_available": have_path,
+        "rows": rows,
+    }
+    if args.profile:
+        out["profile_ncp"] = _profile("ncp", args.steps)
+    if args.json:
+        print(json.dumps(out))
+        return
+    cols = [
+        "formulation",
+        "casadi_ms",
+        "pyomo_ms",
+        "path_ms",
+        "newton_ms",
+        "pyomo_over_casadi",
+        "path_over_casadi",
+        "casadi_over_newton",
+    ]
+    print(" | ".join(f"{c:>18}" for c in cols))
+    for r in rows:
+        print(
+            " | ".join(
+                f"{r[c]:>18.3f}" if isinstance(r.get(c), float) else f"{str(r.get(c, '-')):>18}" for c in cols
+            )
+        )
+    for r in rows:
+        for k in ("casadi_error", "pyomo_error", "path_error"):
+            if k in r:
+                print(f"{r['formulation']}: {k}: {r[k]}")
+        print(
+            f"{r['formulation']}: solved casadi {r.get('casadi_solved')}, "
+            f"pyomo {r.get('pyomo_solved', '-')}, path {r.get('path_solved', '-')}; "
+            f"newton max |v - v_casadi| = {r.get('newton_max_v_diff', '-')} "
+            f"({r.get('newton_steps_differing', '-')} steps > 1e-6)"
+        )
+    if args.profile:
+        print(out["profile_ncp"])
+
+
+if __name__ == "__main__":
+    main()

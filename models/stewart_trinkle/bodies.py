@@ -1,0 +1,267 @@
+r"""Rigid bodies for Stewart–Trinkle time stepping (seed 004, §2.1, eqs 1–2).
+
+Every body has a configuration :math:`q` (size ``nq``), a generalised velocity :math:`\nu`
+(size ``nv``), a mass matrix :math:`M(q)` and the applied generalised force
+:math:`\lambda_\mathrm{app}(q,t) + \lambda_\mathrm{vp}(q,\nu)` of eq (1). A body-fixed point
+:math:`r_b` has world velocity :math:`J(q, r_b)\,\nu`; the contact wrenches of eq (7) are
+:math:`W_{in} = J^T\hat n_i`, :math:`W_{it} = J^T\hat t_i`, :math:`W_{io} = J^T\hat o_i`.
+
+* :class:`Particle`: :math:`q = x \in \mathbb{R}^3`, :math:`\nu = \dot x`, :math:`M = mI_3`.
+* :class:`PlanarBody`: :math:`q = (x, y, \theta)`, :math:`\nu = (\dot x, \dot y, \omega)`,
+  :math:`M = \mathrm{diag}(m, m, I)`, in the vertical :math:`(x, y)` plane (gravity along
+  :math:`-y`).
+* :class:`RigidBody3D`: :math:`q = (x, e_s, e_x, e_y, e_z)` (unit quaternion),
+  :math:`\nu = (v, \omega)` in the world frame, :math:`M = \mathrm{diag}(mI_3, R\,{}^bI R^T)`,
+  :math:`\lambda_\mathrm{vp} = (0, -\omega\times I\omega)` and the kinematic map
+  :math:`\dot q = G(q)\nu` with the :math:`4\times 3` block :math:`J(q)` of §2.1.
+
+The position update of eq (9) is :math:`q^{\ell+1} = q^\ell + hG(q^\ell)\nu^{\ell+1}`; the
+quaternion is renormalised after the update (the Euler step leaves the unit sphere by
+:math:`O(h^2)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+
+GRAVITY_CGS = 980.665
+"""Standard gravity in cm/s² (seed 004 §3.1 uses g = 980.665 cm/s²)."""
+
+
+def _positive(value: float, what: str) -> float:
+    v = float(value)
+    if not np.isfinite(v):
+        raise NonFiniteError(f"{what} must be finite, got {value!r}")
+    if v <= 0.0:
+        raise MCPInputError(f"{what} must be positive, got {value!r}")
+    return v
+
+
+def _vec(value: object, n: int, what: str) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"{what}: not numeric ({exc})") from exc
+    if a.shape != (n,):
+        raise ShapeError(f"{what}: expected {n} values, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise NonFiniteError(f"{what}: contains NaN or inf")
+    return a
+
+
+def skew(a: np.ndarray) -> np.ndarray:
+    r"""The cross-product matrix :math:`[a]_\times` with :math:`[a]_\times b = a\times b`."""
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def quat_to_rot(e: np.ndarray) -> np.ndarray:
+    r"""Rotation matrix of the unit quaternion :math:`(e_s, e_x, e_y, e_z)` (body -> world)."""
+    s, x, y, z = np.asarray(e, dtype=float) / np.linalg.norm(e)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - s * z), 2 * (x * z + s * y)],
+            [2 * (x * y + s * z), 1 - 2 * (x * x + z * z), 2 * (y * z - s * x)],
+            [2 * (x * z - s * y), 2 * (y * z + s * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def quat_rate_matrix(e: np.ndarray) -> np.ndarray:
+    r"""The :math:`4\times3` map :math:`J(q)` of seed 004 §2.1: :math:`\dot\epsilon = J\omega`.
+
+    .. math::
+        J = \tfrac12\begin{bmatrix}-e_x&-e_y&-e_z\\ e_s&e_z&-e_y\\ -e_z&e_s&e_x\\ e_y&-e_x&e_s
+        \end{bmatrix}
+
+    with :math:`\omega` in the world frame.
+    """
+    s, x, y, z = e
+    return 0.5 * np.array([[-x, -y, -z], [s, z, -y], [-z, s, x], [y, -x, s]])
+
+
+def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product :math:`a\\,b` of quaternions stored as ``(s, x, y, z)``."""
+    s1, v1 = a[0], np.asarray(a[1:])
+    s2, v2 = b[0], np.asarray(b[1:])
+    return np.concatenate([[s1 * s2 - v1 @ v2], s1 * v2 + s2 * v1 + np.cross(v1, v2)])
+
+
+@dataclass
+class Particle:
+    r"""A point mass: :math:`q=x\in\mathbb{R}^3`, :math:`M=mI_3`, gravity :math:`-mg\hat z`.
+
+    Parameters
+    ----------
+    mass
+        :math:`m > 0`.
+    gravity
+        Gravity vector (default :math:`(0, 0, -980.665)` cm/s²).
+    """
+
+    mass: float = 1.0
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY_CGS]))
+    nq: int = 3
+    nv: int = 3
+    dim: int = 3
+
+    def __post_init__(self) -> None:
+        self.mass = _positive(self.mass, "Particle.mass")
+        self.gravity = _vec(self.gravity, 3, "Particle.gravity")
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """:math:`M = mI_3`."""
+        return self.mass * np.eye(3)
+
+    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        r""":math:`\lambda_\mathrm{app} = m\,g`; no velocity-product term for a particle."""
+        return self.mass * self.gravity
+
+    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        """World position of a body point (a particle has only its own position)."""
+        return np.asarray(q[:3], dtype=float).copy()
+
+    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        r""":math:`J = I_3` (the point velocity is :math:`\nu`)."""
+        return np.eye(3)
+
+    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+        r""":math:`q^{\ell+1} = q^\ell + h\nu^{\ell+1}` (eq 9, second line)."""
+        return q + h * v
+
+
+@dataclass
+class PlanarBody:
+    r"""A rigid body in the vertical plane: :math:`q=(x,y,\theta)`, :math:`M=\mathrm{diag}(m,m,I)`.
+
+    Contact points are given in the body frame; gravity acts along :math:`-y`.
+    """
+
+    mass: float = 1.0
+    inertia: float = 1.0
+    gravity: float = GRAVITY_CGS
+    nq: int = 3
+    nv: int = 3
+    dim: int = 2
+
+    def __post_init__(self) -> None:
+        self.mass = _positive(self.mass, "PlanarBody.mass")
+        self.inertia = _positive(self.inertia, "PlanarBody.inertia")
+        g = float(self.gravity)
+        if not np.isfinite(g):
+            raise NonFiniteError("PlanarBody.gravity must be finite")
+        self.gravity = g
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        r""":math:`M = \mathrm{diag}(m, m, I)`."""
+        return np.diag([self.mass, self.mass, self.inertia])
+
+    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """Gravity :math:`(0, -mg, 0)`; no velocity product in the plane."""
+        return np.array([0.0, -self.mass * self.gravity, 0.0])
+
+    @staticmethod
+    def _rot(theta: float) -> np.ndarray:
+        c, s = np.cos(theta), np.sin(theta)
+        return np.array([[c, -s], [s, c]])
+
+    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        r""":math:`x + R(\theta)r_b`."""
+        return q[:2] + self._rot(q[2]) @ np.asarray(r_body, dtype=float)
+
+    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        r""":math:`J = [I_2,\ R(\theta)\,(-r_{b,y}, r_{b,x})^T]` (velocity :math:`v+\omega\times r`)."""
+        r = self._rot(q[2]) @ np.asarray(r_body, dtype=float)
+        return np.array([[1.0, 0.0, -r[1]], [0.0, 1.0, r[0]]])
+
+    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+        r""":math:`q^{\ell+1} = q^\ell + h\nu^{\ell+1}`."""
+        return q + h * v
+
+
+@dataclass
+class RigidBody3D:
+    r"""A 3-D rigid body with unit-quaternion orientation (seed 004 §2.1).
+
+    Parameters
+    ----------
+    mass
+        :math:`m > 0`.
+    inertia_body
+        Body-frame inertia tensor :math:`{}^bI` (3x3 symmetric positive definite, or 3
+        principal moments).
+    gravity
+        Gravity vector (default :math:`(0,0,-980.665)` cm/s²).
+    """
+
+    mass: float = 1.0
+    inertia_body: np.ndarray = field(default_factory=lambda: np.eye(3))
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY_CGS]))
+    nq: int = 7
+    nv: int = 6
+    dim: int = 3
+
+    def __post_init__(self) -> None:
+        self.mass = _positive(self.mass, "RigidBody3D.mass")
+        inertia = np.asarray(self.inertia_body, dtype=float)
+        if inertia.shape == (3,):
+            inertia = np.diag(inertia)
+        if inertia.shape != (3, 3):
+            raise ShapeError(f"RigidBody3D.inertia_body must be 3 or 3x3, got {inertia.shape}")
+        if not np.isfinite(inertia).all():
+            raise NonFiniteError("RigidBody3D.inertia_body contains NaN or inf")
+        if not np.allclose(inertia, inertia.T, rtol=0, atol=1e-12 * np.abs(inertia).max()) or (
+            np.linalg.eigvalsh(inertia).min() <= 0
+        ):
+            raise MCPInputError("RigidBody3D.inertia_body must be symmetric positive definite")
+        self.inertia_body = inertia
+        self.gravity = _vec(self.gravity, 3, "RigidBody3D.gravity")
+
+    def rotation(self, q: np.ndarray) -> np.ndarray:
+        """Body -> world rotation :math:`R(q)` from the quaternion part of ``q``."""
+        return quat_to_rot(q[3:7])
+
+    def inertia_world(self, q: np.ndarray) -> np.ndarray:
+        r""":math:`I = R\,{}^bI\,R^T`."""
+        R = self.rotation(q)
+        return R @ self.inertia_body @ R.T
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        r""":math:`M(q) = \mathrm{diag}(mI_3, R\,{}^bI R^T)`."""
+        M = np.zeros((6, 6))
+        M[:3, :3] = self.mass * np.eye(3)
+        M[3:, 3:] = self.inertia_world(q)
+        return M
+
+    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        r""":math:`\lambda_\mathrm{app} + \lambda_\mathrm{vp} = (mg,\ -\omega\times I\omega)`."""
+        w = np.asarray(v[3:6], dtype=float)
+        return np.concatenate([self.mass * self.gravity, -np.cross(w, self.inertia_world(q) @ w)])
+
+    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        r""":math:`x + R(q)\,r_b`."""
+        return q[:3] + self.rotation(q) @ np.asarray(r_body, dtype=float)
+
+    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+        r""":math:`J = [I_3,\ -[R r_b]_\times]` so that :math:`J\nu = v + \omega\times Rr_b`."""
+        r = self.rotation(q) @ np.asarray(r_body, dtype=float)
+        return np.hstack([np.eye(3), -skew(r)])
+
+    def G(self, q: np.ndarray) -> np.ndarray:
+        r"""Kinematic map :math:`G(q) = \mathrm{diag}(I_3, J(q))` of eq (2), shape (7, 6)."""
+        G = np.zeros((7, 6))
+        G[:3, :3] = np.eye(3)
+        G[3:, 3:] = quat_rate_matrix(q[3:7])
+        return G
+
+    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+        r""":math:`q^{\ell+1} = q^\ell + hG(q^\ell)\nu^{\ell+1}`, then renormalise the quaternion."""
+        qn = q + h * self.G(q) @ v
+        qn[3:7] /= np.linalg.norm(qn[3:7])
+        return qn
+
+
+Body = Particle | PlanarBody | RigidBody3D

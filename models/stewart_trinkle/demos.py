@@ -1,0 +1,106 @@
+r"""``mcpkit demo plate``: the Vose rotating plate of seed 004 §3.1 (eq 16).
+
+α = 180 rad/s², T = 0.03 s, d = 5 cm, m = 1 g, μ = 0.3, g = 980.665 cm/s², h = 1e-4 s,
+particle starting at r = 4 cm at rest relative to the plate; NCP (eq 9) step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcpkit.models.stewart_trinkle.plots import plot_vose_contact, plot_vose_velocity
+from mcpkit.models.stewart_trinkle.studies import run_vose, vose_fit
+
+
+def stick_runs(slip: np.ndarray, threshold: float = 1e-3) -> int:
+    """Longest run of consecutive steps with slip speed below ``threshold`` (cm/s)."""
+    best = cur = 0
+    for s in slip < threshold:
+        cur = cur + 1 if s else 0
+        best = max(best, cur)
+    return best
+
+
+def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> dict[str, Any]:
+    """Run the Vose plate, write ``st_vose_contact.png`` and ``st_vose_velocity.png`` to
+    ``out_dir`` and return a JSON-serialisable summary.
+
+    The summary holds the per-period average velocities, the theoretical
+    :math:`v_{ss} = br + cr^3` at the per-period mean positions (our own :math:`b, c` from the
+    sliding-ODE reference of :mod:`.studies`, since seed 004 does not print them), the relative
+    difference over the last period, the minimum normal force, the largest |distance| and the
+    longest run of steps with slip speed < 1e-3 cm/s (1 = only instantaneous reversals).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run = run_vose(t_end=t_end, progress=progress)
+    fit = vose_fit(np.linspace(0.5, 5.0, 6))
+    vth = fit["b"] * run.period_r + fit["c"] * run.period_r**3
+    f1 = out_dir / "st_vose_contact.png"
+    f2 = out_dir / "st_vose_velocity.png"
+    plot_vose_contact(run).savefig(f1, dpi=100)
+    plot_vose_velocity(run, fit).savefig(f2, dpi=100)
+    summ = run.sim.summary()
+    return {
+        "problem": "Vose rotating plate, seed 004 section 3.1",
+        "alpha": run.plate.params.alpha,
+        "period": run.plate.params.period,
+        "depth": run.plate.params.depth,
+        "h": run.sim.t[1] - run.sim.t[0],
+        "t_end": float(run.sim.t[-1]),
+        "steps": summ["steps"],
+        "solved_steps": summ["solved_steps"],
+        "max_natural_residual": summ["max_natural_residual"],
+        "mean_step_time_s": summ["mean_step_time_s"],
+        "method": summ["method"],
+        "min_normal_force_dyn": float(run.normal_force.min()),
+        "max_abs_distance_cm": float(np.abs(run.gap).max()),
+        "longest_stick_run_steps": stick_runs(run.slip),
+        "period_mean_r": run.period_r.tolist(),
+        "period_avg_velocity": run.period_v.tolist(),
+        "theory_v_ss": vth.tolist(),
+        "theory_b": fit["b"],
+        "theory_c": fit["c"],
+        "last_period_relative_difference": float(abs(run.period_v[-1] - vth[-1]) / abs(vth[-1])),
+        "figures": [str(f1), str(f2)],
+    }
+
+
+def study_figures(out_dir: Path, t_end: float = 0.3) -> dict[str, Any]:
+    """Run the §3.2–3.4 studies at full size (minutes) and write ``st_step_size.png``,
+    ``st_directions.png`` and ``st_timing.png``; returns the numbers (JSON-serialisable)."""
+    from mcpkit.models.stewart_trinkle.plots import plot_directions, plot_step_size, plot_timing
+    from mcpkit.models.stewart_trinkle.studies import friction_directions_study, step_size_study, timing_study
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ss = step_size_study(t_end=t_end)
+    plot_step_size(ss).savefig(out_dir / "st_step_size.png", dpi=100)
+    fd = friction_directions_study(t_end=t_end)
+    plot_directions(fd).savefig(out_dir / "st_directions.png", dpi=100)
+    tm = timing_study()
+    plot_timing(tm).savefig(out_dir / "st_timing.png", dpi=100)
+    return {
+        "step_size": {
+            "h": ss["h"].tolist(),
+            "error": ss["error"].tolist(),
+            "slopes": ss["slopes"].tolist(),
+            "fit_slope": ss["fit_slope"],
+            "all_solved": ss["all_solved"],
+        },
+        "directions": {
+            "n_d": fd["n_d"].tolist(),
+            "error": fd["error"].tolist(),
+            "all_solved": fd["all_solved"],
+        },
+        "timing": {
+            "n_d": tm["n_d"].tolist(),
+            "lcp_ms": (1e3 * tm["lcp_step_time_s"]).tolist(),
+            "ncp_ms": 1e3 * tm["ncp_step_time_s"],
+            "lcp_size": tm["lcp_size"].tolist(),
+            "ncp_size": tm["ncp_size"],
+        },
+    }

@@ -1,0 +1,163 @@
+r"""Shared machinery of the Stewart–Trinkle step models (seed 004 eqs 9 and 15).
+
+Both formulations are velocity-level: with impulses scaled to velocity units,
+:math:`\beta = h\lambda/m_s` (:math:`m_s` the body mass), the Newton–Euler row of eqs (9)/(15)
+divided by :math:`m_s` reads
+
+.. math::
+    \hat M\nu^{\ell+1} - b - W_n\beta_n - W_f\beta_f = 0,\qquad
+    \hat M = M(q^\ell)/m_s,\quad b = \hat M\nu^\ell + h(\lambda_\mathrm{app}+\lambda_\mathrm{vp})/m_s,
+
+and the non-penetration row, divided by :math:`h`,
+
+.. math::
+    0 \le \beta_n \perp \psi_n(q^\ell, t_{\ell+1})/h + W_n^T\nu^{\ell+1} \ge 0 .
+
+Everything that depends on the state (:math:`\hat M, b, \psi/h, W_n, W_t, W_o, u_t, u_o, \mu`)
+is an MCP *parameter* block, so one :class:`mcpkit.Solver` is built once and every step is
+a warm parametric re-solve. The state vector is :math:`x = (q, \nu)`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.stewart_trinkle.bodies import Body
+from mcpkit.models.stewart_trinkle.contact import Contact, ContactGeometry, contact_geometry
+from mcpkit.problem import MCP
+from mcpkit.result import MCPResult
+
+
+@dataclass
+class StepSymbols:
+    """Sympy parameter symbols shared by the NCP and LCP declarations."""
+
+    Mhat: sp.Matrix
+    b: sp.Matrix
+    psi_h: sp.Matrix
+    Wn: sp.Matrix
+    Wt: sp.Matrix
+    Wo: sp.Matrix | None
+    ut: sp.Matrix
+    uo: sp.Matrix | None
+    mu: sp.Matrix
+
+
+class StewartTrinkleStep:
+    r"""Base class of :class:`~.ncp.NCPStep` and :class:`~.lcp.LCPStep` (a ``StepModel``).
+
+    Parameters
+    ----------
+    body
+        The dynamic body (:class:`~.bodies.Particle`, :class:`~.bodies.PlanarBody` or
+        :class:`~.bodies.RigidBody3D`).
+    contacts
+        Its potential point contacts (all surfaces of the body's dimension).
+    h
+        Time step :math:`h > 0` [s].
+    """
+
+    formulation = "base"
+
+    def __init__(self, body: Body, contacts: list[Contact], h: float) -> None:
+        if not isinstance(h, (int, float)) or not math.isfinite(h):
+            raise NonFiniteError(f"time step h must be a finite number, got {h!r}")
+        if h <= 0:
+            raise MCPInputError(f"time step h must be positive, got {h!r}")
+        if not contacts:
+            raise MCPInputError("at least one contact is needed")
+        for c in contacts:
+            if not isinstance(c, Contact):
+                raise MCPInputError(f"contacts must be Contact objects, got {type(c).__name__}")
+            if c.surface.dim != body.dim:
+                raise ShapeError(
+                    f"a {c.surface.dim}-D surface cannot touch a {body.dim}-D body ({type(body).__name__})"
+                )
+        self.body = body
+        self.contacts = list(contacts)
+        self.h = float(h)
+        self.nc = len(contacts)
+        self.nv = body.nv
+        self.nq = body.nq
+        self.three_d = body.dim == 3
+        self.mass_scale = float(body.mass)
+        self.mcp = MCP(f"stewart_trinkle_{self.formulation}")
+        self.sym = self._declare_parameters()
+        self._declare()
+        self.mcp.validate()
+        self.last_geometry: ContactGeometry | None = None
+
+    # ------------------------------------------------------------------ declaration
+    def _declare_parameters(self) -> StepSymbols:
+        m, nc, nv = self.mcp, self.nc, self.nv
+        Mhat = m.add_parameters("Mhat", nv * nv, np.eye(nv).reshape(-1)).reshape(nv, nv)
+        b = m.add_parameters("b", nv)
+        psi_h = m.add_parameters("psi_h", nc)
+        Wn = m.add_parameters("Wn", nc * nv).reshape(nc, nv)
+        Wt = m.add_parameters("Wt", nc * nv).reshape(nc, nv)
+        Wo = m.add_parameters("Wo", nc * nv).reshape(nc, nv) if self.three_d else None
+        ut = m.add_parameters("ut", nc)
+        uo = m.add_parameters("uo", nc) if self.three_d else None
+        mu = m.add_parameters("mu", nc, [c.mu for c in self.contacts])
+        return StepSymbols(Mhat, b, psi_h, Wn, Wt, Wo, ut, uo, mu)
+
+    def _declare(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ StepModel
+    def split_state(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, v)`` from the state vector."""
+        x = np.asarray(state, dtype=float).reshape(-1)
+        if x.shape != (self.nq + self.nv,):
+            raise ShapeError(f"state must have nq + nv = {self.nq + self.nv} entries, got {x.shape}")
+        return x[: self.nq], x[self.nq :]
+
+    def initial_state(self, q0: object, v0: object | None = None) -> np.ndarray:
+        """State vector from configuration and velocity (validated)."""
+        q = np.asarray(q0, dtype=float).reshape(-1)
+        v = np.zeros(self.nv) if v0 is None else np.asarray(v0, dtype=float).reshape(-1)
+        if q.shape != (self.nq,) or v.shape != (self.nv,):
+            raise ShapeError(f"q0 must have {self.nq} and v0 {self.nv} entries, got {q.shape}, {v.shape}")
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            raise NonFiniteError("initial state contains NaN or inf")
+        if self.nq == 7:
+            q = q.copy()
+            q[3:7] /= np.linalg.norm(q[3:7])
+        return np.concatenate([q, v])
+
+    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
+        """Parameter values of the step from :math:`t` to :math:`t+h` (module docstring)."""
+        q, v = self.split_state(state)
+        g = contact_geometry(self.body, q, self.contacts, t + self.h)
+        self.last_geometry = g
+        Mhat = self.body.mass_matrix(q) / self.mass_scale
+        b = Mhat @ v + self.h * self.body.forces(q, v, t) / self.mass_scale
+        p: dict[str, np.ndarray] = {
+            "Mhat": Mhat.reshape(-1),
+            "b": b,
+            "psi_h": g.psi / self.h,
+            "Wn": g.Wn.reshape(-1),
+            "Wt": g.Wt.reshape(-1),
+            "ut": g.ut,
+            "mu": g.mu,
+        }
+        if self.three_d:
+            p["Wo"] = g.Wo.reshape(-1)
+            p["uo"] = g.uo
+        return p
+
+    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
+        r""":math:`\nu^{\ell+1}` from the solution, :math:`q^{\ell+1} = q^\ell + hG\nu^{\ell+1}`."""
+        q, _ = self.split_state(state)
+        v_next = np.asarray(result.block("v"), dtype=float)
+        return np.concatenate([self.body.integrate(q, v_next, self.h), v_next])
+
+    def normal_force(self, z: np.ndarray) -> np.ndarray:
+        r"""Physical normal forces :math:`\lambda_n = m_s\beta_n/h` from solution rows ``z``."""
+        sl = {b.name: b.slice for b in self.mcp.blocks}["lam_n"]
+        return np.asarray(z)[..., sl] * self.mass_scale / self.h
