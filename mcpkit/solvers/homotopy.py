@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import casadi as ca
 import numpy as np
@@ -78,6 +79,15 @@ class HomotopyOutcome:
     recovery)."""
 
 
+def _with_wall_limit(options: SolveOptions) -> dict[str, Any]:
+    """User IPOPT options plus ``max_wall_time`` = the solve's time limit, so that no single
+    subproblem can overrun the limit that the outer loop checks between subproblems."""
+    out = dict(options.ipopt_options)
+    if options.time_limit is not None:
+        out.setdefault("max_wall_time", float(options.time_limit))
+    return out
+
+
 def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
     """Number of equality rows (``lbg == ubg``)."""
     return int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
@@ -108,7 +118,7 @@ class Polisher:
             tol=options.inner_tol_factor * options.tol,
             max_iter=options.max_inner_iter,
             warm=True,
-            options=options.ipopt_options,
+            options=_with_wall_limit(options),
             verbose=options.verbose,
             name=f"{mpcc.name}_polish",
         )
@@ -146,7 +156,7 @@ class HomotopySolver:
                 tol=self.reformulation.inner_tol(0.0, self.options),
                 max_iter=self.options.max_inner_iter,
                 warm=warm,
-                options=self.options.ipopt_options,
+                options=_with_wall_limit(self.options),
                 verbose=self.options.verbose,
                 name=f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}",
             )
