@@ -27,18 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import time
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
+from peers import PyomoMpecNlp
 
 import mcpkit
-from mcpkit.availability import ipopt_executable, path_available
-from mcpkit.lowering.pyomo import ToPyomo
+from mcpkit.availability import path_available
 from mcpkit.residuals import compute_residuals
-from mcpkit.solvers.nl_import import register
 
 N = 10
 
@@ -80,32 +77,13 @@ def run_mcpkit(mcp: mcpkit.MCP, qs: list[np.ndarray]) -> dict[str, Any]:
 
 
 def run_pyomo_mpec_nlp(mcp: mcpkit.MCP, qs: list[np.ndarray]) -> dict[str, Any]:
-    register()
-    sub = "ipopt" if ipopt_executable() else "mcpkit_ipopt"
-    t0 = time.perf_counter()
-    # the Pyomo user's loop: one model, mutable parameters set per solve, mpec_nlp each time
-    # (it re-applies mpec.simple_nonlinear to the model, which Pyomo reports with warnings
-    # about replaced components; they are silenced here and cost nothing measurable)
-    model, info = ToPyomo().apply(mcp)
-    model.obj = pyo.Objective(expr=0.0)
-    build_s = time.perf_counter() - t0
-    opt = pyo.SolverFactory("mpec_nlp")
-    opt.options.solver = sub
-    logger = logging.getLogger("pyomo.core")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    peer = PyomoMpecNlp(mcp)
     times, res = [], []
-    try:
-        for q in qs:
-            t = time.perf_counter()
-            info.set_parameters(model, q)
-            opt.solve(model)
-            z = np.array([v.value if v.value is not None else np.nan for v in info.variables(model)])
-            times.append(time.perf_counter() - t)
-            res.append(residual(mcp, np.clip(z, 0, None), q))
-    finally:
-        logger.setLevel(level)
-    return {"subsolver": sub, "build_s": build_s, "times": times, "residuals": res}
+    for q in qs:
+        z, sec = peer.solve(mcp.parameter_vector({"q": q}))
+        times.append(sec)
+        res.append(residual(mcp, np.clip(z, 0, None), q))
+    return {"subsolver": peer.subsolver, "build_s": peer.build_s, "times": times, "residuals": res}
 
 
 def run_path(mcp: mcpkit.MCP, qs: list[np.ndarray]) -> dict[str, Any] | None:

@@ -6,7 +6,9 @@ For each formulation (NCP; LCP with 8, 16, 32 directions):
 
 * ``casadi``: :func:`mcpkit.models.stepping.simulate` with one :class:`mcpkit.Solver`
   (``backend="casadi"``, IPOPT penalty homotopy, warm parametric re-solves);
-* ``pyomo``: the same with ``backend="pyomo"`` (fewer steps: it is slow);
+* ``mpec_nlp``: Pyomo's own MPEC route (:class:`peers.PyomoMpecNlp`) on the same step MCPs
+  (parameters from the CasADi trajectory, warm-started from its previous step) — the peer;
+* ``pyomo``: mcpkit's own homotopy with ``backend="pyomo"`` (fewer steps: it is slow);
 * ``path``: ``method="path"`` when :func:`mcpkit.availability.path_available` says so;
 * ``newton``: the physical limit. With the active set of each step taken from the CasADi
   solution, the step is the smooth square system
@@ -14,7 +16,8 @@ For each formulation (NCP; LCP with 8, 16, 32 directions):
   solved by ``casadi.rootfinder("newton")`` built once (parameters and active-set mask as
   inputs), from the previous step's solution. Timed per call, same process.
 
-Ratios: ``pyomo/casadi`` (target >= 20) and ``casadi/newton`` (target <= 20).
+Ratios: ``mpec_nlp/casadi`` (target >= 20), ``pyomo/casadi`` and ``casadi/newton`` (target <= 20).
+Steps count as solved only when the natural residual on the declaration is <= 1e-6.
 Run ``python benchmarks/bench_stewart_trinkle.py [--json] [--steps N] [--profile]``.
 """
 
@@ -30,11 +33,13 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
+from peers import PyomoMpecNlp
 
 from mcpkit.availability import path_available
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle.studies import vose_step_model
+from mcpkit.residuals import compute_residuals
 
 METHOD = "penalty"
 
@@ -106,6 +111,26 @@ def _newton(model: Any, sim: Any) -> dict[str, Any]:
     }
 
 
+def _mpec_nlp(model: Any, sim: Any, steps: int) -> dict[str, Any]:
+    """Pyomo's own ``mpec_nlp`` on the first ``steps`` step MCPs of the CasADi trajectory."""
+    peer = PyomoMpecNlp(model.mcp)
+    cas = lower_to_casadi(model.mcp)
+    times, solved = [], 0
+    for k in range(min(steps, sim.z.shape[0])):
+        p = model.mcp.parameter_vector(model.parameters(k, float(sim.t[k]), sim.states[k]))
+        z, sec = peer.solve(p, sim.z[k - 1] if k > 0 else None)
+        times.append(sec)
+        if np.isfinite(z).all():
+            zc = np.clip(z, cas.lb, cas.ub)
+            F = np.asarray(cas.F_fun(zc, p)).reshape(-1)
+            solved += int(compute_residuals(zc, F, cas.lb, cas.ub).natural <= 1e-6)
+    return {
+        "median_step_s": float(np.median(times)),
+        "solved": f"{solved}/{len(times)}",
+        "sub": peer.subsolver,
+    }
+
+
 def _profile(form: str, steps: int) -> str:
     model, x0 = _model(form)
     pr = cProfile.Profile()
@@ -142,6 +167,9 @@ def main() -> None:
             newton_steps_differing=nw["steps_differing"],
         )
         row["casadi_over_newton"] = cas["median_step_s"] / nw["median_step_s"]
+        mn = _mpec_nlp(cas["model"], cas["sim"], args.slow_steps)
+        row.update(mpec_nlp_ms=1e3 * mn["median_step_s"], mpec_nlp_solved=mn["solved"])
+        row["mpec_nlp_over_casadi"] = mn["median_step_s"] / cas["median_step_s"]
         py = _route(form, args.slow_steps, "pyomo", METHOD)
         if py["ok"]:
             row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved']}/{py['steps']}")
@@ -170,9 +198,11 @@ def main() -> None:
     cols = [
         "formulation",
         "casadi_ms",
+        "mpec_nlp_ms",
         "pyomo_ms",
         "path_ms",
         "newton_ms",
+        "mpec_nlp_over_casadi",
         "pyomo_over_casadi",
         "path_over_casadi",
         "casadi_over_newton",
@@ -190,6 +220,7 @@ def main() -> None:
                 print(f"{r['formulation']}: {k}: {r[k]}")
         print(
             f"{r['formulation']}: solved casadi {r.get('casadi_solved')}, "
+            f"mpec_nlp {r.get('mpec_nlp_solved', '-')}, "
             f"pyomo {r.get('pyomo_solved', '-')}, path {r.get('path_solved', '-')}; "
             f"newton max |v - v_casadi| = {r.get('newton_max_v_diff', '-')} "
             f"({r.get('newton_steps_differing', '-')} steps > 1e-6)"

@@ -64,7 +64,8 @@ class SimulationResult:
     termination
         Per-step termination word.
     iterations, step_time_s
-        Per-step inner iterations and wall time.
+        Per-step inner iterations and wall time of the MCP solve (the model's own work of
+        setting up parameters and advancing the state is not included).
     blocks
         Block name -> slice into a row of :attr:`z`.
     """
@@ -178,8 +179,9 @@ def simulate(
     bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
     for k in bar:
         tk = float(t[k])
+        pk = model.parameters(k, tk, states[k])
         t_start = time.perf_counter()
-        res = solver.solve(p=model.parameters(k, tk, states[k]))
+        res = solver.solve(p=pk)
         times[k] = time.perf_counter() - t_start
         Z[k] = res.z
         solved[k] = res.solved
