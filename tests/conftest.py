@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+#: ``../shared`` beside the checkout (as in CI), or ``$MCPKIT_SHARED``.
+SHARED = Path(os.environ.get("MCPKIT_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+SHARED_DATA = SHARED / "data"
 
 
 def enumerate_box_lcp(M: np.ndarray, q: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> list[np.ndarray]:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from mcpkit.errors import ProblemFileError, UnknownOptionError
 from mcpkit.models.fclib import solve_fclib_file
+from tests.conftest import SHARED_DATA
 
-DATA = Path("/work/shared/data/fclib/local_problem_test.hdf5")
+DATA = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
 pytestmark = [
     pytest.mark.solver,
     pytest.mark.skipif(not DATA.is_file(), reason="shared FCLIB file not present"),

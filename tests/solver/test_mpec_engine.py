@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from mcpkit.cli import main
 from mcpkit.mpec.engine import solve_mpcc_file
+from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver
 
-MPECLIB = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mpeclib"
+MPECLIB = SHARED_DATA / "mpeclib"
 needs_data = pytest.mark.skipif(not MPECLIB.is_dir(), reason="shared/data/mpeclib not present")
 
 # objective values published in the MacMPEC collection for these problems

@@ -12,8 +12,9 @@ import pytest
 from mcpkit.errors import ProblemFileError
 from mcpkit.mpec.loader import load_mpcc_json
 from mcpkit.mpec.problem import GeneralMPCC, ToStandardMPCC
+from tests.conftest import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def _write(tmp_path: Path, **over: object) -> Path:

@@ -11,8 +11,9 @@ import pytest
 
 from mcpkit.errors import ProblemFileError
 from mcpkit.models.fclib import fclib_ncp, friction_residual, load_fclib, project_cone
+from tests.conftest import SHARED_DATA
 
-DATA = Path("/work/shared/data/fclib/local_problem_test.hdf5")
+DATA = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
 needs_data = pytest.mark.skipif(not DATA.is_file(), reason="shared FCLIB file not present")
 RNG = np.random.default_rng(7)
 

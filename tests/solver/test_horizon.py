@@ -1,0 +1,161 @@
+"""Horizon MPCCs solved with IPOPT homotopies, checked against closed forms and re-simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcpkit.models.stepping import simulate
+from mcpkit.models.stewart_trinkle import Contact, LCPStep, PlaneSurface
+from mcpkit.mpec.examples.block import (
+    BlockTask,
+    PushedParticle,
+    block_horizon,
+    friction_force,
+    model_simulator,
+    sliding_qp_plan,
+    solve_block,
+    stick_slide,
+)
+from mcpkit.mpec.horizon import Horizon, StepSpec
+from mcpkit.problem import MCP
+
+pytestmark = pytest.mark.solver
+
+
+def _projection_spec() -> StepSpec:
+    """Step ``a >= 0 ⟂ a - (x + u) >= 0``, i.e. ``x_next = max(0, x + u)``."""
+    m = MCP("proj")
+    a = m.add_variables("a", 1, lb=0.0)[0]
+    xu = m.add_parameters("xu", 1)[0]
+    m.add_functions("a", [a - xu])
+    return StepSpec(m, 1, 1, 0, lambda x, u, th, t: {"xu": x[0] + u[0]}, lambda x, z, u, th: z[0], h=1.0)
+
+
+def test_projection_horizon_finds_the_kink() -> None:
+    r"""min u0^2 + u1^2, x0 = -1, x_{k+1} = max(0, x_k + u_k), x2 = 1.
+
+    Derivation: if x1 > 0 then u0 > 1 and u0 + u1 = 2, cost > 2; if x1 = 0 then u0 <= 1, u1 = 1,
+    cost u0^2 + 1, minimal at u0 = 0. So the optimum is u = (0, 1), cost 1, x = (-1, 0, 1), reached
+    only through the nonsmooth branch; the default re-simulation (per-step Solver) must agree.
+    """
+    hz = Horizon(_projection_spec(), 2, [-1.0], terminal_bounds=(1.0, 1.0),
+                 stage_cost=lambda x, u, th, z, k: u[0] ** 2)  # fmt: skip
+    res = hz.solve(np.full((2, 1), 0.5))
+    assert res.ok, res.message
+    assert res.objective == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(res.controls[:, 0], [0.0, 1.0], rtol=0, atol=1e-4)
+    np.testing.assert_allclose(res.states[:, 0], [-1.0, 0.0, 1.0], rtol=0, atol=1e-6)
+    assert res.max_deviation <= 1e-6
+
+
+@pytest.fixture(scope="module")
+def block10() -> tuple[BlockTask, object]:
+    task = BlockTask(n_steps=10)
+    res, _ = solve_block(task)
+    return task, res
+
+
+def test_block_short_horizon_matches_closed_form(block10: tuple[BlockTask, object]) -> None:
+    r"""N = 10 (h = 0.1): the discrete minimum-norm plan of :func:`sliding_qp_plan`.
+
+    While the block slides forward, :math:`v_{k+1} = v_k + h(u_k - \mu g)`, so the terminal
+    conditions are linear in u and the optimum of :math:`h\|u\|^2` is :math:`A^T(AA^T)^{-1}b`
+    (assumption checked: every intermediate velocity of the closed form is > 0).
+    """
+    task, res = block10
+    assert res.ok, res.message
+    u_qp, cost = sliding_qp_plan(task)
+    v_qp = task.h * np.cumsum(u_qp - task.mu * task.g)
+    assert (v_qp[:-1] > 0).all()
+    assert res.objective == pytest.approx(cost, rel=1e-6)
+    np.testing.assert_allclose(res.controls[:, 0], u_qp, rtol=0, atol=1e-4)
+    np.testing.assert_allclose(res.states[-1], [5.0, 0, 0, 0, 0, 0], rtol=0, atol=1e-6)
+
+
+def test_block_friction_and_impulse_balance(block10: tuple[BlockTask, object]) -> None:
+    r"""Friction is :math:`-\mu m g = -4.905` N in every step (the block moves forward; the last step
+    ends exactly at rest with friction on the cone boundary), and the impulse balance
+    :math:`h\sum u_k - \mu m g\,T_{\rm fric} = m\Delta v = 0` holds with :math:`T_{\rm fric} = 1` s."""
+    task, res = block10
+    fr = friction_force(task, res)
+    np.testing.assert_allclose(fr, -task.mu * task.mass * task.g, rtol=0, atol=1e-5)
+    slide = stick_slide(res)
+    assert slide[:-1].all()  # sliding speed > 0 until the final rest
+    assert res.block("sigma")[-1, 0] == pytest.approx(0.0, abs=1e-6)
+    t_fric = task.h * task.n_steps
+    assert task.h * res.controls[:, 0].sum() - task.mu * task.mass * task.g * t_fric == pytest.approx(
+        0.0, abs=1e-5
+    )
+
+
+def test_block_resimulation_and_failure_detection(block10: tuple[BlockTask, object]) -> None:
+    """The model's own LCPStep simulation reproduces the plan; a mismatched simulator (mu = 0.4
+    instead of 0.5) does not, and the horizon then reports ok = False with the deviation."""
+    task, res = block10
+    assert res.max_deviation <= 1e-6
+    X = model_simulator(task)(res.controls, res.design)
+    np.testing.assert_allclose(X, res.states, rtol=0, atol=1e-6)
+
+    def wrong(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        body = PushedParticle(task.mass, np.array([0.0, 0.0, -task.g]), U[:, 0], task.h)
+        st = LCPStep(body, [Contact(PlaneSurface(), 0.4)], task.h, n_d=4)
+        return simulate(st, np.zeros(6), task.n_steps, backend="casadi", method="scholtes", tol=1e-10).states
+
+    bad = block_horizon(task).solve(res.controls, simulator=wrong)
+    assert bad.mpcc_solved
+    assert not bad.ok
+    assert bad.max_deviation > 1e-2
+    assert "re-simulation deviates" in bad.message
+
+
+@pytest.mark.slow
+def test_block_full_horizon() -> None:
+    """N = 100 steps (101 grid points, h = 0.01): closed form and re-simulation (about 30 s)."""
+    task = BlockTask()
+    res, _ = solve_block(task)
+    assert res.ok, res.message
+    u_qp, cost = sliding_qp_plan(task)
+    assert res.objective == pytest.approx(cost, rel=1e-6)
+    np.testing.assert_allclose(res.controls[:, 0], u_qp, rtol=0, atol=1e-4)
+
+
+def _check_pushing(task: object, res: object) -> None:
+    """Physics of a pushing plan: terminal pose at rest, p_n = m g h (eq 8), wrench on the ellipsoid
+    while sliding (eq 20 with sigma > 0), velocities zero while stuck, pusher cone, design range."""
+    P = task.params
+    assert res.ok, res.message
+    np.testing.assert_allclose(res.states[-1], [*task.goal, 0, 0, 0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(res.block("p_n")[:, 0], P.p_n, rtol=1e-6, atol=0)
+    sig = res.block("sigma")[:, 0]
+    slide = sig > 1e-6
+    assert slide.any() and (~slide).any()  # both regimes occur
+    pt, po, pr, pn = (res.block(n)[:, 0] for n in ("p_t", "p_o", "p_r", "p_n"))
+    ell = (pt / P.e_t) ** 2 + (po / P.e_o) ** 2 + (pr / P.e_r) ** 2
+    np.testing.assert_allclose(ell[slide], (P.mu * pn[slide]) ** 2, rtol=1e-5, atol=0)
+    assert np.all(ell <= (P.mu * pn) ** 2 * (1 + 1e-6))
+    np.testing.assert_allclose(res.states[1:][~slide, 3:], 0.0, rtol=0, atol=1e-6)
+    fn, ft = res.controls[:, 0], res.controls[:, 1]
+    assert np.all(fn >= -1e-8) and np.all(np.abs(ft) <= task.mu_pusher * fn + 1e-6)
+    lo, hi = task.contact_range
+    assert lo - 1e-9 <= res.design[0] <= hi + 1e-9
+    assert res.max_deviation <= 1e-5
+
+
+def test_pushing_short_horizon() -> None:
+    """N = 20 steps to (2 cm, 0.5 cm, 0.08 rad); initial guess: 1.5 mu m g for the first quarter."""
+    from mcpkit.mpec.examples.pushing import PushTask, solve_pushing
+
+    task = PushTask(n_steps=20, goal=(0.02, 0.005, 0.08))
+    res, _ = solve_pushing(task, guess=(0.25, 1.5))
+    _check_pushing(task, res)
+
+
+@pytest.mark.slow
+def test_pushing_demo_task() -> None:
+    """The demo task (N = 30, to (4 cm, 1 cm, 0.15 rad)); about 15 s."""
+    from mcpkit.mpec.examples.pushing import PushTask, solve_pushing
+
+    task = PushTask()
+    res, _ = solve_pushing(task)
+    _check_pushing(task, res)

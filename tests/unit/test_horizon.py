@@ -1,0 +1,231 @@
+"""Structure of the horizon MPCC builder (no solver): sizes, coupling rows, typed input errors."""
+
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
+from mcpkit.problem import MCP
+
+
+def _mcp() -> MCP:
+    r"""Step MCP with one block of each bound kind.
+
+    ``a >= 0 ⟂ a - (x + u)`` (so ``a = max(0, x + u)``), ``-1 <= b <= 1 ⟂ b - s`` (a clip of
+    the parameter ``s``), ``c`` free with ``c - 2 a = 0``, ``d`` fixed at 0 (``l = u``).
+    """
+    m = MCP("tiny")
+    a = m.add_variables("a", 1, lb=0.0)[0]
+    b = m.add_variables("b", 1, lb=-1.0, ub=1.0)[0]
+    d = m.add_variables("d", 1, lb=0.0, ub=0.0)[0]
+    xu = m.add_parameters("xu", 1)[0]
+    s = m.add_parameters("s", 1)[0]
+    m.add_parameters("const", 1, 7.0)
+    m.add_functions("a", [a - xu])
+    m.add_functions("b", [b - s])
+    m.add_functions("d", [d])
+    m.add_equations("c", 1, lambda c: [c[0] - 2 * a])
+    return m
+
+
+def _spec(**over: object) -> StepSpec:
+    kw: dict[str, object] = {
+        "mcp": _mcp(),
+        "n_state": 2,
+        "n_control": 1,
+        "n_design": 1,
+        "parameters": lambda x, u, th, t: {"xu": x[0] + u[0], "s": th[0] * t},
+        "update": lambda x, z, u, th: ca.vertcat(z[0], x[1] + z[3]),
+        "h": 0.1,
+    }
+    kw.update(over)
+    return StepSpec(**kw)  # type: ignore[arg-type]
+
+
+def test_sizes_of_tiny_horizon() -> None:
+    """Counts derived by hand for N = 3, n_x = 2, n_u = 1, n_theta = 1.
+
+    Step MCP: z = (a, b, d, c); slacks w for the finite lower bounds of the non-fixed a, b and v
+    for the finite upper bound of b, so the step MPCC has 4 + 3 = 7 variables, 3 equality rows
+    (a, b, c; d is fixed) and 3 pairs. Horizon: 2*(N+1) + 1*N + 1 + 7*N = 33 variables,
+    3N + 2N = 15 rows (+ 2N path rows), 3N = 9 pairs.
+    """
+    N = 3
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + x[0]), -1.0, 1.0)
+    hz = Horizon(_spec(), N, [0.5, 0.0], path=[pc])
+    mp = hz.mpcc
+    assert hz.n_step_vars == 7
+    assert mp.x.numel() == 2 * (N + 1) + N + 1 + 7 * N
+    assert mp.g.numel() == 3 * N + 2 * N + 2 * N
+    assert mp.n_pairs == 3 * N
+    assert mp.G_implied_by_bounds and mp.H_implied_by_bounds
+    assert hz.rows["dynamics"] == slice(9, 15)
+    assert hz.rows["path"] == slice(15, 21)
+    # x0 fixed by bounds, terminal free, step bounds repeated
+    L = hz.layout
+    np.testing.assert_array_equal(mp.lbx[L["x"]][:2], [0.5, 0.0])
+    np.testing.assert_array_equal(mp.ubx[L["x"]][:2], [0.5, 0.0])
+    assert np.isinf(mp.lbx[L["x"]][2:]).all()
+    s_lo = mp.lbx[L["s"]].reshape(N, 7)
+    np.testing.assert_array_equal(s_lo[:, :4], np.tile([0.0, -1.0, 0.0, -np.inf], (N, 1)))
+
+
+def test_coupling_and_step_rows_evaluate_to_hand_values() -> None:
+    r"""At a random point the rows equal the formulas written out by hand.
+
+    Dynamics rows: :math:`x_{k+1} - (a_k, x_{k,1} + c_k)`. Step rows (slack form):
+    :math:`a - (x_0 + u) - w_a`, :math:`b - \theta t_k - w_b + v_b`, :math:`c - 2a`.
+    Pairs: G = (a - 0, b + 1, 1 - b), H = (w_a, w_b, v_b). Path rows: (u - x_0, u + x_0).
+    """
+    N = 2
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + x[0]), -1.0, 1.0)
+    hz = Horizon(_spec(), N, [0.5, 0.0], path=[pc], t0=0.3)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(N + 1, 2))
+    U = rng.normal(size=(N, 1))
+    th = rng.normal(size=1)
+    S = rng.normal(size=(N, 7))
+    v = hz.mpcc.evaluate(hz.pack(X, U, th, S), np.zeros(0))
+    g, G, H = v["g"], v["G"], v["H"]
+    t = 0.3 + 0.1 * np.arange(N)
+    for k in range(N):
+        a, b, _d, c, wa, wb, vb = S[k]
+        np.testing.assert_allclose(
+            g[3 * k : 3 * k + 3], [a - (X[k, 0] + U[k, 0]) - wa, b - th[0] * t[k] - wb + vb, c - 2 * a],
+            rtol=0, atol=1e-12,
+        )  # fmt: skip
+        np.testing.assert_allclose(g[6 + 2 * k : 8 + 2 * k], X[k + 1] - [a, X[k, 1] + c], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            g[10 + 2 * k : 12 + 2 * k], [U[k, 0] - X[k, 0], U[k, 0] + X[k, 0]], rtol=0, atol=1e-12
+        )
+        np.testing.assert_allclose(G[3 * k : 3 * k + 3], [a, b + 1, 1 - b], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(H[3 * k : 3 * k + 3], [wa, wb, vb], rtol=0, atol=1e-12)
+    # unpack inverts pack
+    parts = hz.unpack(hz.pack(X, U, th, S))
+    np.testing.assert_array_equal(parts["states"], X)
+    np.testing.assert_array_equal(parts["s"], S)
+
+
+def test_objective_is_stage_plus_terminal() -> None:
+    """f = sum_k (u_k^2 + a_k) + 10 x_N0^2, evaluated by hand."""
+    N = 2
+    hz = Horizon(
+        _spec(), N, [0.0, 0.0],
+        stage_cost=lambda x, u, th, z, k: u[0] ** 2 + z[0],
+        terminal_cost=lambda x, th: 10 * x[0] ** 2,
+    )  # fmt: skip
+    X = np.arange(6.0).reshape(3, 2)
+    U = np.array([[1.5], [-2.0]])
+    S = np.arange(14.0).reshape(2, 7)
+    f = hz.mpcc.evaluate(hz.pack(X, U, [0.2], S), np.zeros(0))["f"][0]
+    assert f == pytest.approx(1.5**2 + 0.0 + 2.0**2 + 7.0 + 10 * 16.0, rel=1e-14)
+
+
+def test_terminal_and_state_bounds_intersect() -> None:
+    lo, hi = [1.0, -math.inf], [1.0, math.inf]
+    hz = Horizon(_spec(), 2, [0.0, 0.0], terminal_bounds=(lo, hi), state_bounds=([-5, -2], [5, 2]))
+    L = hz.layout
+    xs_lo = hz.mpcc.lbx[L["x"]].reshape(3, 2)
+    xs_hi = hz.mpcc.ubx[L["x"]].reshape(3, 2)
+    np.testing.assert_array_equal(xs_lo[2], [1.0, -2.0])
+    np.testing.assert_array_equal(xs_hi[2], [1.0, 2.0])
+    np.testing.assert_array_equal(xs_lo[1], [-5.0, -2.0])
+    with pytest.raises(BoundsError):
+        Horizon(_spec(), 2, [0.0, 0.0], terminal_bounds=([9, 0], [9, 0]), state_bounds=([-5, -2], [5, 2]))
+
+
+def test_unknown_parameter_block_is_rejected() -> None:
+    with pytest.raises(MCPInputError, match="unknown parameter blocks"):
+        _spec(parameters=lambda x, u, th, t: {"xu": x[0], "nope": 1.0})
+
+
+def test_wrong_parameter_size_is_rejected() -> None:
+    with pytest.raises(ShapeError, match="'xu'"):
+        _spec(parameters=lambda x, u, th, t: {"xu": ca.vertcat(x[0], x[1])})
+
+
+def test_parameters_must_return_dict() -> None:
+    with pytest.raises(MCPInputError):
+        _spec(parameters=lambda x, u, th, t: [x[0]])
+
+
+def test_update_of_wrong_size_is_rejected() -> None:
+    with pytest.raises(ShapeError, match="update"):
+        _spec(update=lambda x, z, u, th: z[0])
+    bad = ca.Function("f", [ca.SX.sym("x", 3), ca.SX.sym("z", 4), ca.SX.sym("u"), ca.SX.sym("t")],
+                      [ca.SX.zeros(2)])  # fmt: skip
+    with pytest.raises(ShapeError):
+        _spec(update=bad)
+
+
+def test_update_as_casadi_function() -> None:
+    x, z, u, th = ca.SX.sym("x", 2), ca.SX.sym("z", 4), ca.SX.sym("u"), ca.SX.sym("th")
+    f = ca.Function("phi", [x, z, u, th], [ca.vertcat(z[0], x[1] + z[3])])
+    spec = _spec(update=f)
+    np.testing.assert_allclose(spec.x_next(np.array([1.0, 2.0]), np.arange(4.0), np.zeros(1), np.zeros(1)),
+                               [0.0, 5.0], rtol=0, atol=0)  # fmt: skip
+
+
+def test_bad_sizes_and_h() -> None:
+    with pytest.raises(ShapeError):
+        _spec(n_state=0)
+    with pytest.raises(NonFiniteError):
+        _spec(h=float("nan"))
+    with pytest.raises(MCPInputError):
+        _spec(h=-0.1)
+    with pytest.raises(MCPInputError):
+        _spec(mcp="not an mcp")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err"),
+    [
+        ({"x_initial": [0.0, 0.0, 0.0]}, ShapeError),
+        ({"x_initial": [0.0, float("nan")]}, NonFiniteError),
+        ({"x_initial": [0.0, float("inf")]}, NonFiniteError),
+        ({"n_steps": 0}, ShapeError),
+        ({"control_bounds": (float("nan"), 1.0)}, NonFiniteError),
+        ({"control_bounds": (2.0, 1.0)}, BoundsError),
+        ({"control_bounds": (np.zeros((5, 1)), 1.0)}, ShapeError),
+        ({"control_bounds": 1.0}, MCPInputError),
+        ({"design_bounds": ([0.0, 0.0], [1.0, 1.0])}, ShapeError),
+        ({"terminal_bounds": ([0.0, float("nan")], [1.0, 1.0])}, NonFiniteError),
+        ({"terminal_bounds": ([math.inf, 0.0], [math.inf, 1.0])}, BoundsError),
+        ({"stage_cost": 3.0}, MCPInputError),
+        ({"path": [lambda x, u, th: x]}, MCPInputError),
+        ({"t0": float("nan")}, NonFiniteError),
+    ],
+)
+def test_horizon_input_errors(kwargs: dict[str, object], err: type[Exception]) -> None:
+    args: dict[str, object] = {"n_steps": 2, "x_initial": [0.0, 0.0]}
+    args.update(kwargs)
+    with pytest.raises(err):
+        Horizon(_spec(), **args)  # type: ignore[arg-type]
+
+
+def test_nonscalar_stage_cost_and_bad_path_bounds() -> None:
+    with pytest.raises(ShapeError):
+        Horizon(_spec(), 2, [0.0, 0.0], stage_cost=lambda x, u, th, z, k: x)
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0], x[0]), [0.0, 0.0, 0.0], 1.0)
+    with pytest.raises(ShapeError):
+        Horizon(_spec(), 2, [0.0, 0.0], path=[pc])
+    pc = PathConstraint(lambda x, u, th: u[0], 2.0, 1.0)
+    with pytest.raises(BoundsError):
+        Horizon(_spec(), 2, [0.0, 0.0], path=[pc])
+
+
+def test_solve_rejects_bad_controls_and_tolerance() -> None:
+    hz = Horizon(_spec(), 2, [0.0, 0.0])
+    with pytest.raises(ShapeError):
+        hz.solve(np.zeros((3, 1)), [0.0])
+    with pytest.raises(NonFiniteError):
+        hz.solve(np.array([[0.0], [np.nan]]), [0.0])
+    with pytest.raises(MCPInputError):
+        hz.solve(np.zeros((2, 1)), [0.0], deviation_tol=-1.0)
+    with pytest.raises(ShapeError):
+        hz.unpack(np.zeros(3))
