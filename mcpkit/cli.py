@@ -5,7 +5,8 @@
   problem file (see :mod:`mcpkit.io` for the formats).
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
-  printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate``.
+  printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
+  ``block``, ``pushing`` (MPEC planning over a horizon).
 
 Exit status: 0 when the problem was solved (``solved`` true; for demos: every step of every run),
 1 when the solver ran but did not meet the tolerance, 2 for bad input or a missing solver.
@@ -121,6 +122,8 @@ DEMOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
     "plate": _demo_from("mcpkit.models.stewart_trinkle.demos", "demo_plate"),
+    "block": _demo_from("mcpkit.mpec.examples", "demo_block"),
+    "pushing": _demo_from("mcpkit.mpec.examples", "demo_pushing"),
 }
 
 

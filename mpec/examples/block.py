@@ -1,0 +1,225 @@
+r"""Move a block 5 m in 1 s and stop it: a horizon MPCC over Stewart–Trinkle particle steps.
+
+A 1 kg block (a :class:`~mcpkit.models.stewart_trinkle.Particle`, gravity :math:`g = 9.81`) rests
+on the static table :math:`z = 0` with Coulomb friction :math:`\mu = 0.5`; a horizontal force
+:math:`u_k \in [-U, U]` along :math:`+x` acts during step :math:`k`. Each step is the mixed LCP of
+seed 004 eq (15) (:class:`~mcpkit.models.stewart_trinkle.LCPStep`, :math:`n_d = 4` directions
+:math:`\pm\hat t, \pm\hat o`, so the polygonal cone is exact for motion along :math:`x`).
+Its parameter blocks are mapped to the state :math:`x = (q, \nu)` and control as in
+:meth:`StewartTrinkleStep.parameters <mcpkit.models.stewart_trinkle.step.StewartTrinkleStep.parameters>`:
+
+.. math::
+    \hat M = I,\quad b = \nu_k + h(g + u_k\hat x/m),\quad \psi/h = \hat n\cdot q_k / h,
+
+and the update is eq (9)'s :math:`\nu_{k+1} = \nu^{\ell+1}`, :math:`q_{k+1} = q_k + h\nu_{k+1}`.
+The plan minimises :math:`\sum_k h u_k^2` with :math:`q_x(1) = 5`, :math:`\nu(1) = 0`.
+
+Closed form for checking (discrete, derived in :func:`sliding_qp_plan`): while the block slides
+forward every step, :math:`v_{k+1} = v_k + h(u_k - \mu g)` and :math:`q_{k+1} = q_k + h v_{k+1}`,
+so the two terminal conditions are linear in :math:`u` and the minimiser of :math:`h\|u\|^2`
+is the minimum-norm solution. In continuous time it is :math:`u(t) = 30 - 60t + \mu g` with cost
+:math:`300 + (\mu g)^2 = 324.06`; the friction force is :math:`\mu m g = 4.905` N throughout and
+:math:`\int u\,dt = \mu m g\,T_{\rm slide}` (momentum balance, :math:`\Delta v = 0`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.errors import MCPInputError
+from mcpkit.models.stepping import simulate
+from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
+from mcpkit.models.stewart_trinkle.contact import contact_geometry
+from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
+
+__all__ = [
+    "BlockTask",
+    "PushedParticle",
+    "block_horizon",
+    "block_step_spec",
+    "friction_force",
+    "make_step",
+    "model_simulator",
+    "sliding_qp_plan",
+    "solve_block",
+    "stick_slide",
+]
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """The block-to-target task.
+
+    Attributes
+    ----------
+    mass, mu, g
+        Block mass [kg], friction coefficient, gravity [m/s^2].
+    distance, duration
+        Target displacement [m] along x and the time to reach it at rest [s].
+    n_steps
+        Number of steps :math:`N` (``h = duration / n_steps``; 100 steps = 101 grid points).
+    force_bound
+        :math:`U`: the force satisfies :math:`|u_k| \\le U` [N].
+    """
+
+    mass: float = 1.0
+    mu: float = 0.5
+    g: float = 9.81
+    distance: float = 5.0
+    duration: float = 1.0
+    n_steps: int = 100
+    force_bound: float = 40.0
+
+    def __post_init__(self) -> None:
+        for name in ("mass", "g", "duration", "force_bound"):
+            v = getattr(self, name)
+            if not math.isfinite(v) or v <= 0:
+                raise MCPInputError(f"BlockTask.{name} must be finite and > 0, got {v!r}")
+        if not math.isfinite(self.mu) or self.mu < 0:
+            raise MCPInputError(f"BlockTask.mu must be finite and >= 0, got {self.mu!r}")
+        if not math.isfinite(self.distance):
+            raise MCPInputError("BlockTask.distance must be finite")
+        if not isinstance(self.n_steps, int) or self.n_steps < 1:
+            raise MCPInputError(f"BlockTask.n_steps must be a positive integer, got {self.n_steps!r}")
+
+    @property
+    def h(self) -> float:
+        """Step length [s]."""
+        return self.duration / self.n_steps
+
+
+def make_step(task: BlockTask) -> LCPStep:
+    """The Stewart–Trinkle LCP step (eq 15, ``n_d = 4``) of the block on the table ``z = 0``."""
+    body = Particle(mass=task.mass, gravity=np.array([0.0, 0.0, -task.g]))
+    return LCPStep(body, [Contact(PlaneSurface(), task.mu)], task.h, n_d=4)
+
+
+def block_step_spec(task: BlockTask, step: LCPStep | None = None) -> StepSpec:
+    r"""The :class:`StepSpec` of one block step: state :math:`(q, \nu)`, control :math:`u` (N along x).
+
+    The contact data are those of :func:`~mcpkit.models.stewart_trinkle.contact.contact_geometry`
+    (constant for a static plane and a particle, :math:`J = I`), the gap
+    :math:`\psi = \hat n\cdot(q - p_0)` is affine in :math:`q`.
+    """
+    st = make_step(task) if step is None else step
+    body, contacts, h = st.body, st.contacts, st.h
+    geo = contact_geometry(body, np.zeros(3), contacts, h)
+    n_hat = geo.Wn[0]
+    psi0 = float(geo.psi[0])  # psi at q = 0
+    grav = np.asarray(body.gravity, dtype=float)
+    m = float(body.mass)
+
+    def params(x: ca.SX, u: ca.SX, theta: ca.SX, t: ca.SX) -> dict[str, Any]:
+        q, v = x[:3], x[3:]
+        force = ca.vertcat(u[0], 0.0, 0.0)
+        return {
+            "Mhat": np.eye(3).reshape(-1),
+            "b": v + h * (grav + force / m),
+            "psi_h": (ca.dot(ca.DM(n_hat), q) + psi0) / h,
+            "Wn": geo.Wn.reshape(-1), "Wt": geo.Wt.reshape(-1), "Wo": geo.Wo.reshape(-1),
+            "ut": geo.ut, "uo": geo.uo, "mu": geo.mu,
+        }  # fmt: skip
+
+    vs = st.mcp.blocks[[b.name for b in st.mcp.blocks].index("v")].slice
+
+    def update(x: ca.SX, z: ca.SX, u: ca.SX, theta: ca.SX) -> ca.SX:
+        v_next = z[vs]
+        return ca.vertcat(x[:3] + h * v_next, v_next)
+
+    return StepSpec(st.mcp, n_state=6, n_control=1, n_design=0, parameters=params, update=update, h=h)
+
+
+def block_horizon(task: BlockTask) -> Horizon:
+    r"""The horizon: :math:`x_0 = 0`, :math:`q_x(T) = d`, :math:`\nu(T) = 0`, :math:`|u| \le U`,
+    objective :math:`\sum_k h u_k^2`."""
+    spec = block_step_spec(task)
+    inf = math.inf
+    lo = np.array([task.distance, -inf, -inf, 0.0, 0.0, 0.0])
+    hi = np.array([task.distance, inf, inf, 0.0, 0.0, 0.0])
+    h = task.h
+    return Horizon(
+        spec, task.n_steps, np.zeros(6),
+        control_bounds=(-task.force_bound, task.force_bound),
+        terminal_bounds=(lo, hi),
+        stage_cost=lambda x, u, th, z, k: h * u[0] ** 2,
+    )  # fmt: skip
+
+
+class PushedParticle(Particle):
+    """A :class:`Particle` with a piecewise-constant extra force ``u_k`` along x during step k.
+
+    Used to re-simulate a plan with the model's own :func:`~mcpkit.models.stepping.simulate`
+    (independent of the horizon's parameter map).
+    """
+
+    def __init__(self, mass: float, gravity: np.ndarray, u: np.ndarray, h: float) -> None:
+        super().__init__(mass=mass, gravity=gravity)
+        self.u = np.asarray(u, dtype=float).reshape(-1)
+        self.h_step = float(h)
+
+    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """Gravity plus the planned force of the step that starts at ``t``."""
+        k = min(int(round(t / self.h_step)), self.u.size - 1)
+        return super().forces(q, v, t) + np.array([self.u[k], 0.0, 0.0])
+
+
+def model_simulator(task: BlockTask) -> Any:
+    """``simulate(U, theta) -> states`` through :class:`LCPStep` + :func:`simulate` (the model's own path)."""
+
+    def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        body = PushedParticle(task.mass, np.array([0.0, 0.0, -task.g]), U[:, 0], task.h)
+        st = LCPStep(body, [Contact(PlaneSurface(), task.mu)], task.h, n_d=4)
+        sim = simulate(st, np.zeros(6), task.n_steps, backend="casadi", method="scholtes", tol=1e-10,
+                       progress=False)  # fmt: skip
+        return sim.states
+
+    return run
+
+
+def sliding_qp_plan(task: BlockTask) -> tuple[np.ndarray, float]:
+    r"""Discrete optimum assuming the block slides forward in every step (closed form).
+
+    With :math:`a = \mu g`, :math:`v_k = h\sum_{j<k}(u_j - a)` and
+    :math:`q_N = h\sum_{k=1}^N v_k = h^2\sum_{j}(N-j)(u_j - a)`, the conditions
+    :math:`v_N = 0`, :math:`q_N = d` read :math:`Au = b` with rows :math:`h\mathbf 1^T`,
+    :math:`h^2 (N-j)_j` and :math:`b = (hNa,\ d + h^2 a\sum_j (N-j))`; the minimiser of
+    :math:`h\|u\|^2` is :math:`u = A^T(AA^T)^{-1}b` (valid if all :math:`v_k > 0`, checked by the
+    caller). Returns ``(u, cost)``.
+    """
+    N, h, a = task.n_steps, task.h, task.mu * task.g
+    j = np.arange(N)
+    A = np.vstack([h * np.ones(N), h * h * (N - j)])
+    b = np.array([h * N * a, task.distance + h * h * a * np.sum(N - j)])
+    u = A.T @ np.linalg.solve(A @ A.T, b / task.mass * task.mass)
+    return u, float(h * u @ u)
+
+
+def friction_force(task: BlockTask, res: HorizonResult) -> np.ndarray:
+    r"""Friction force along x per step, :math:`m\,(D\beta_f)_x/h` [N] (impulses are in velocity units)."""
+    st = make_step(task)
+    D = np.array([math.cos(a) for a in st.angles])  # x-components of the directions (Wt = x-hat)
+    return task.mass * (res.block("lam_f") @ D) / task.h
+
+
+def stick_slide(res: HorizonResult, threshold: float = 1e-6) -> np.ndarray:
+    r"""Per step: ``True`` when sliding (:math:`\sigma_k > ` threshold, the slip speed of eq 14)."""
+    return res.block("sigma")[:, 0] > threshold
+
+
+def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonResult, Horizon]:
+    """Build and solve the block horizon; re-simulate with the model's own :func:`simulate`.
+
+    Initial guess: forward simulation of the constant force :math:`u_k = 2\\mu m g` (accelerates
+    throughout; the guess misses the terminal conditions).
+    """
+    task = BlockTask() if task is None else task
+    hz = block_horizon(task)
+    options.setdefault("deviation_tol", 1e-4)
+    res = hz.solve(np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g),
+                   simulator=model_simulator(task), **options)  # fmt: skip
+    return res, hz

@@ -1,0 +1,699 @@
+r"""Whole horizons of complementarity time steps as one MPCC (a boundary-value problem).
+
+A time-stepping contact model takes one MCP per step (seed 004 eqs 9, 15; seed 000 eqs 17-32):
+state :math:`x_k`, controls :math:`u_k`, design parameters :math:`\theta` (shared by all steps),
+time :math:`t_k = t_0 + kh` and
+
+.. math::
+
+    l \le z_k \le u \ \perp\ F(z_k;\ P(x_k, u_k, \theta, t_k)),\qquad
+    x_{k+1} = \Phi(x_k, z_k, u_k, \theta),
+
+where :math:`P` maps state, control, design and time onto the MCP's parameter blocks. Instead of
+simulating forward and searching over controls without gradients (the Nelder–Mead loop of
+seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
+
+.. math::
+
+    \min_{X}\ &\sum_{k=0}^{N-1} \ell(x_k, u_k, \theta, z_k) + \ell_N(x_N, \theta) \\
+    \text{s.t.}\ & x_0 = \bar x_0,\quad x^{\rm T}_{\rm lo} \le x_N \le x^{\rm T}_{\rm up},\quad
+        u_{\rm lo} \le u_k \le u_{\rm up},\quad \theta_{\rm lo} \le \theta \le \theta_{\rm up}, \\
+    & x_{k+1} - \Phi(x_k, z_k, u_k, \theta) = 0, \quad c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up},\\
+    & F_i(z_k; P_k) - w_{k,i} + v_{k,i} = 0,\quad
+      0 \le z_{k,i} - l_i \perp w_{k,i} \ge 0,\quad 0 \le u_i - z_{k,i} \perp v_{k,i} \ge 0,
+
+over :math:`X = (x_0..x_N, u_0..u_{N-1}, \theta, (z_k, w_k, v_k)_{k<N})`. The last line is the
+slack form of :class:`mcpkit.lowering.casadi.MCPToMPCC`, applied once to the lowered step MCP and
+re-used for every step (the step MPCC is wrapped in a ``casadi.Function`` and called on each
+step's variables and :math:`P_k`).
+
+The plan is then **re-simulated**: the planned controls and design are fed to the per-step MCP
+solver (:class:`mcpkit.Solver`, or a user simulator such as the model's own
+:func:`mcpkit.models.stepping.simulate`), and the largest state deviation
+:math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|` is compared with a stated tolerance.
+A plan the simulator does not reproduce is reported as a failure (:attr:`HorizonResult.ok`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import casadi as ca
+import numpy as np
+from tqdm.auto import tqdm
+
+from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
+from mcpkit.mpcc import MPCC
+from mcpkit.mpcc_solve import MPCCSolver
+from mcpkit.problem import MCP
+from mcpkit.result import MCPResult
+from mcpkit.solve import Solver
+
+__all__ = [
+    "Horizon",
+    "HorizonResult",
+    "PathConstraint",
+    "StepSpec",
+    "forward_simulate",
+]
+
+ParameterMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], dict[str, Any]]
+r"""``P(x, u, theta, t) -> {block name: CasADi expression or numbers}`` (missing blocks keep the
+MCP's current values)."""
+
+UpdateMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], Any]
+r"""``Phi(x, z, u, theta) -> x_next`` (CasADi expressions)."""
+
+Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps)."""
+
+
+def _count(value: Any, what: str, *, minimum: int) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        raise ShapeError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _vector(value: Any, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
+    """``value`` broadcast to ``n`` floats; NaN (and inf unless allowed) rejected."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"{what}: not numeric ({exc})") from exc
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.shape != (n,):
+        raise ShapeError(f"{what}: expected a scalar or {n} values, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise NonFiniteError(f"{what}: contains NaN at {np.flatnonzero(np.isnan(arr)).tolist()}")
+    if not allow_inf and np.isinf(arr).any():
+        raise NonFiniteError(f"{what}: contains inf at {np.flatnonzero(np.isinf(arr)).tolist()}")
+    return arr.copy()
+
+
+def _box(lo: Any, hi: Any, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    a = _vector(lo, n, f"{what} lower bound", allow_inf=True)
+    b = _vector(hi, n, f"{what} upper bound", allow_inf=True)
+    bad = np.flatnonzero(a > b)
+    if bad.size:
+        raise BoundsError(f"{what}: lower > upper bound at components {bad.tolist()}")
+    if np.any(a == math.inf) or np.any(b == -math.inf):
+        raise BoundsError(f"{what}: lower bound +inf or upper bound -inf leaves no feasible value")
+    return a, b
+
+
+def _column(expr: Any, what: str) -> ca.SX:
+    """A CasADi column from an SX/DM/number/sequence of those."""
+    if isinstance(expr, (ca.SX, ca.DM)):
+        return ca.vec(ca.SX(expr))
+    if isinstance(expr, ca.MX):
+        raise MCPInputError(f"{what}: build it from the SX symbols passed in, not MX")
+    if isinstance(expr, (int, float, np.integer, np.floating)):
+        return ca.SX(float(expr))
+    try:
+        items = list(np.asarray(expr, dtype=object).reshape(-1))
+    except TypeError as exc:
+        raise MCPInputError(f"{what}: not a CasADi expression or sequence ({exc})") from exc
+    if not items:
+        return ca.SX(0, 1)
+    return ca.vertcat(*[ca.SX(it) if not isinstance(it, ca.SX) else it for it in items])
+
+
+@dataclass
+class StepSpec:
+    r"""One symbolic step: the MCP, its parameter map :math:`P` and the state update :math:`\Phi`.
+
+    Parameters
+    ----------
+    mcp
+        The step MCP :math:`l \le z \le u \perp F(z; p)` (any :class:`mcpkit.MCP`).
+    n_state, n_control, n_design
+        Sizes of :math:`x_k`, :math:`u_k` and :math:`\theta` (``n_control, n_design >= 0``).
+    parameters
+        ``P(x, u, theta, t) -> {parameter block name: expression}`` with CasADi SX column
+        symbols as arguments. Blocks left out keep the MCP's current (constant) values; unknown
+        names raise :class:`~mcpkit.errors.MCPInputError`, wrong sizes
+        :class:`~mcpkit.errors.ShapeError`.
+    update
+        :math:`\Phi(x, z, u, \theta) \to x_{k+1}`: a Python callable on SX symbols or a
+        ``casadi.Function`` with those four inputs.
+    h
+        Step length [s] (times are :math:`t_k = t_0 + kh`).
+    """
+
+    mcp: MCP
+    n_state: int
+    n_control: int
+    n_design: int
+    parameters: ParameterMap
+    update: UpdateMap | ca.Function
+    h: float
+    param_fun: ca.Function = field(init=False, repr=False)
+    update_fun: ca.Function = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mcp, MCP):
+            raise MCPInputError(f"StepSpec.mcp must be an mcpkit.MCP, got {type(self.mcp).__name__}")
+        self.mcp.validate()
+        self.n_state = _count(self.n_state, "n_state", minimum=1)
+        self.n_control = _count(self.n_control, "n_control", minimum=0)
+        self.n_design = _count(self.n_design, "n_design", minimum=0)
+        try:
+            h = float(self.h)
+        except (TypeError, ValueError):
+            raise MCPInputError(f"StepSpec.h must be a number, got {self.h!r}") from None
+        if not math.isfinite(h):
+            raise NonFiniteError(f"StepSpec.h must be finite, got {self.h!r}")
+        if h <= 0:
+            raise MCPInputError(f"StepSpec.h must be positive, got {self.h!r}")
+        self.h = h
+        if not callable(self.parameters):
+            raise MCPInputError("StepSpec.parameters must be callable P(x, u, theta, t) -> dict")
+        x = ca.SX.sym("x", self.n_state)
+        u = ca.SX.sym("u", self.n_control)
+        th = ca.SX.sym("theta", self.n_design)
+        t = ca.SX.sym("t")
+        z = ca.SX.sym("z", self.mcp.n)
+        given = self.parameters(x, u, th, t)
+        if not isinstance(given, dict):
+            raise MCPInputError(f"StepSpec.parameters must return a dict by block name, got {type(given)}")
+        blocks = {b.name: b for b in self.mcp.parameter_blocks}
+        unknown = sorted(set(given) - set(blocks))
+        if unknown:
+            raise MCPInputError(
+                f"StepSpec.parameters: unknown parameter blocks {unknown}; the MCP declares {list(blocks)}"
+            )
+        values = self.mcp.parameter_values
+        parts = []
+        for name, b in blocks.items():
+            if name in given:
+                col = _column(given[name], f"parameter block {name!r}")
+                if col.numel() != b.size:
+                    raise ShapeError(f"parameter block {name!r} has {b.size} entries, P gave {col.numel()}")
+                parts.append(col)
+            else:
+                parts.append(ca.SX(ca.DM(values[b.slice])))
+        p = ca.vertcat(*parts) if parts else ca.SX(0, 1)
+        self.param_fun = ca.Function("horizon_P", [x, u, th, t], [p], ["x", "u", "theta", "t"], ["p"])
+        if isinstance(self.update, ca.Function):
+            f = self.update
+            want = [self.n_state, self.mcp.n, self.n_control, self.n_design]
+            if f.n_in() != 4 or f.n_out() != 1:
+                raise MCPInputError(
+                    "StepSpec.update as a casadi.Function needs inputs (x, z, u, theta), 1 output"
+                )
+            got = [f.size1_in(i) * f.size2_in(i) for i in range(4)]
+            if got != want:
+                raise ShapeError(f"StepSpec.update: input sizes {got}, expected (x, z, u, theta) = {want}")
+            xn = f(x, z, u, th)
+        elif callable(self.update):
+            xn = _column(self.update(x, z, u, th), "StepSpec.update")
+        else:
+            raise MCPInputError("StepSpec.update must be callable or a casadi.Function")
+        if xn.numel() != self.n_state:
+            raise ShapeError(f"StepSpec.update returns {xn.numel()} values, the state has {self.n_state}")
+        self.update_fun = ca.Function(
+            "horizon_Phi", [x, z, u, th], [ca.vec(xn)], ["x", "z", "u", "theta"], ["x_next"]
+        )
+
+    @property
+    def blocks(self) -> dict[str, slice]:
+        """Variable block name -> slice of the step's :math:`z`."""
+        return {b.name: b.slice for b in self.mcp.blocks}
+
+    def p_value(self, x: np.ndarray, u: np.ndarray, theta: np.ndarray, t: float) -> np.ndarray:
+        """Numeric :math:`P(x, u, \\theta, t)`, the stacked parameter vector of the MCP."""
+        return np.asarray(self.param_fun(x, u, theta, t), dtype=float).reshape(-1)
+
+    def x_next(self, x: np.ndarray, z: np.ndarray, u: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        r"""Numeric :math:`\Phi(x, z, u, \theta)`."""
+        return np.asarray(self.update_fun(x, z, u, theta), dtype=float).reshape(-1)
+
+
+@dataclass
+class PathConstraint:
+    r"""Path constraints :math:`c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up}` at every step.
+
+    ``fn(x, u, theta)`` returns CasADi expressions of the SX symbols it receives; ``lb``/``ub`` are
+    scalars or one value per row (``±inf`` allowed).
+    """
+
+    fn: Callable[[ca.SX, ca.SX, ca.SX], Any]
+    lb: Any = -math.inf
+    ub: Any = 0.0
+
+
+@dataclass
+class HorizonResult:
+    """A solved (or failed) horizon and its re-simulation check.
+
+    Attributes
+    ----------
+    t
+        Times, shape ``(N+1,)``.
+    states, controls, design, z
+        Planned :math:`x` ``(N+1, n_state)``, :math:`u` ``(N, n_control)``, :math:`\\theta`
+        ``(n_design,)`` and step solutions ``(N, n_z)``.
+    objective
+        Planned objective value.
+    mpcc
+        The :class:`~mcpkit.result.MCPResult` of :class:`~mcpkit.mpcc_solve.MPCCSolver`
+        (``natural_residual`` = complementarity residual, ``bound_violation`` = constraint violation).
+    resim_states
+        States of the re-simulation of the planned controls, ``(N+1, n_state)``.
+    max_deviation
+        :math:`\\max_{k,j}|x^{\\rm sim}_{k,j} - x^{\\rm plan}_{k,j}|` (inf when the re-simulation failed).
+    deviation_tol
+        The tolerance :attr:`max_deviation` is judged against.
+    ok
+        MPCC solved to its tolerance AND the re-simulation reproduced the plan.
+    message
+        Human-readable verdict.
+    solve_time_s, build_time_s, guess_time_s, resim_time_s
+        Wall times of the MPCC solve, the MPCC build, the initial forward simulation and the
+        re-simulation.
+    """
+
+    t: np.ndarray
+    states: np.ndarray
+    controls: np.ndarray
+    design: np.ndarray
+    z: np.ndarray
+    objective: float
+    mpcc: MCPResult
+    resim_states: np.ndarray
+    max_deviation: float
+    deviation_tol: float
+    ok: bool
+    message: str
+    solve_time_s: float = 0.0
+    build_time_s: float = 0.0
+    guess_time_s: float = 0.0
+    resim_time_s: float = 0.0
+    blocks: dict[str, slice] = field(default_factory=dict)
+
+    @property
+    def mpcc_solved(self) -> bool:
+        """The MPCC met its tolerance (complementarity residual and constraint violation)."""
+        return bool(self.mpcc.solved)
+
+    def block(self, name: str) -> np.ndarray:
+        """Per-step values of one step-MCP variable block, shape ``(N, size)``."""
+        if name not in self.blocks:
+            raise MCPInputError(f"unknown block {name!r}; blocks: {list(self.blocks)}")
+        return self.z[:, self.blocks[name]]
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable summary."""
+        return {
+            "ok": bool(self.ok),
+            "mpcc_solved": self.mpcc_solved,
+            "objective": float(self.objective),
+            "complementarity_residual": float(self.mpcc.natural_residual),
+            "constraint_violation": float(self.mpcc.bound_violation),
+            "max_resim_deviation": float(self.max_deviation),
+            "deviation_tol": float(self.deviation_tol),
+            "solve_time_s": float(self.solve_time_s),
+            "build_time_s": float(self.build_time_s),
+            "guess_time_s": float(self.guess_time_s),
+            "resim_time_s": float(self.resim_time_s),
+            "homotopy_steps": len(self.mpcc.trace),
+            "message": self.message,
+        }
+
+
+def forward_simulate(
+    spec: StepSpec,
+    x0: np.ndarray,
+    controls: np.ndarray,
+    design: np.ndarray,
+    *,
+    t0: float = 0.0,
+    solver: Solver | None = None,
+    progress: bool = False,
+    **options: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Simulate :math:`x_{k+1} = \Phi(x_k, z_k, u_k, \theta)` with one MCP solve per step.
+
+    Returns ``(states (N+1, n_state), z (N, n), solved (N,))``; after a step whose result is not
+    finite the remaining rows are NaN. ``options`` go to :class:`mcpkit.Solver` (default: CasADi,
+    Scholtes, ``tol=1e-10``).
+    """
+    U = np.asarray(controls, dtype=float).reshape(-1, spec.n_control) if spec.n_control else None
+    N = U.shape[0] if U is not None else int(np.asarray(controls).shape[0])
+    if solver is None:
+        opts = {"backend": "casadi", "method": "scholtes", "tol": 1e-10}
+        opts.update(options)
+        solver = Solver(spec.mcp, **opts)
+    X = np.full((N + 1, spec.n_state), np.nan)
+    Z = np.full((N, spec.mcp.n), np.nan)
+    ok = np.zeros(N, dtype=bool)
+    X[0] = x0
+    uk = np.zeros(0)
+    for k in tqdm(range(N), disable=not progress, desc="simulate", unit="step", leave=False):
+        if U is not None:
+            uk = U[k]
+        res = solver.solve(p=spec.p_value(X[k], uk, design, t0 + k * spec.h))
+        if not np.isfinite(res.z).all():
+            break
+        Z[k] = res.z
+        ok[k] = res.solved
+        X[k + 1] = spec.x_next(X[k], res.z, uk, design)
+    return X, Z, ok
+
+
+class Horizon:
+    r"""The stacked horizon MPCC of the module docstring, built once.
+
+    Parameters
+    ----------
+    spec
+        The symbolic step.
+    n_steps
+        :math:`N \ge 1` steps (states :math:`x_0..x_N`).
+    x_initial
+        :math:`\bar x_0` (fixed, finite).
+    control_bounds
+        ``(lo, hi)``: scalars, ``n_control`` values, or ``(N, n_control)`` arrays.
+    design_bounds
+        ``(lo, hi)`` for :math:`\theta` (``n_design`` values or scalars).
+    terminal_bounds
+        ``(lo, hi)`` box on :math:`x_N` (equal entries = terminal equality; ``None`` = free).
+    state_bounds
+        ``(lo, hi)`` box on every :math:`x_k`, :math:`k \ge 1` (``None`` = free).
+    stage_cost
+        ``l(x_k, u_k, theta, z_k, k) -> scalar`` (CasADi); default 0.
+    terminal_cost
+        ``l_N(x_N, theta) -> scalar``; default 0.
+    path
+        Path constraints applied at every step.
+    t0
+        Initial time.
+    """
+
+    def __init__(
+        self,
+        spec: StepSpec,
+        n_steps: int,
+        x_initial: Any,
+        *,
+        control_bounds: tuple[Any, Any] = (-math.inf, math.inf),
+        design_bounds: tuple[Any, Any] = (-math.inf, math.inf),
+        terminal_bounds: tuple[Any, Any] | None = None,
+        state_bounds: tuple[Any, Any] | None = None,
+        stage_cost: Callable[..., Any] | None = None,
+        terminal_cost: Callable[..., Any] | None = None,
+        path: list[PathConstraint] | None = None,
+        t0: float = 0.0,
+    ) -> None:
+        if not isinstance(spec, StepSpec):
+            raise MCPInputError(f"Horizon needs a StepSpec, got {type(spec).__name__}")
+        self.spec = spec
+        self.N = N = _count(n_steps, "n_steps", minimum=1)
+        nx, nth = spec.n_state, spec.n_design
+        self.x_initial = _vector(x_initial, nx, "x_initial", allow_inf=False)
+        self.u_lo, self.u_hi = self._control_box(control_bounds)
+        self.th_lo, self.th_hi = _box(*self._pair(design_bounds, "design_bounds"), nth, "design_bounds")
+        tb = (-math.inf, math.inf) if terminal_bounds is None else terminal_bounds
+        self.xT_lo, self.xT_hi = _box(*self._pair(tb, "terminal_bounds"), nx, "terminal_bounds")
+        sb = (-math.inf, math.inf) if state_bounds is None else state_bounds
+        self.x_lo, self.x_hi = _box(*self._pair(sb, "state_bounds"), nx, "state_bounds")
+        for fn, what in ((stage_cost, "stage_cost"), (terminal_cost, "terminal_cost")):
+            if fn is not None and not callable(fn):
+                raise MCPInputError(f"{what} must be callable or None")
+        self.stage_cost = stage_cost
+        self.terminal_cost = terminal_cost
+        self.path = list(path or [])
+        for pc in self.path:
+            if not isinstance(pc, PathConstraint) or not callable(pc.fn):
+                raise MCPInputError("path must be a list of PathConstraint with a callable fn")
+        try:
+            self.t0 = float(t0)
+        except (TypeError, ValueError):
+            raise MCPInputError(f"t0 must be a number, got {t0!r}") from None
+        if not math.isfinite(self.t0):
+            raise NonFiniteError("t0 must be finite")
+        self.t = self.t0 + spec.h * np.arange(N + 1)
+        t_build = time.perf_counter()
+        self._build()
+        self.build_time_s = time.perf_counter() - t_build
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _pair(value: Any, what: str) -> tuple[Any, Any]:
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise MCPInputError(f"{what} must be a pair (lo, hi), got {value!r}")
+        return value[0], value[1]
+
+    def _control_box(self, bounds: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self._pair(bounds, "control_bounds")
+        N, nu = self.N, self.spec.n_control
+        out = []
+        for v, what in ((lo, "lower"), (hi, "upper")):
+            a = np.asarray(v, dtype=float)
+            if a.ndim == 2:
+                if a.shape != (N, nu):
+                    raise ShapeError(f"control_bounds {what}: expected shape ({N}, {nu}), got {a.shape}")
+                out.append(a.reshape(-1))
+            else:
+                out.append(np.tile(_vector(a, nu, f"control_bounds {what}", allow_inf=True), N))
+        return _box(out[0], out[1], N * nu, "control_bounds")
+
+    # ---------------------------------------------------------------- build
+    def _build(self) -> None:
+        spec, N = self.spec, self.N
+        nx, nu, nth = spec.n_state, spec.n_control, spec.n_design
+        cm: CasadiMCP = lower_to_casadi(spec.mcp)
+        step, smap = MCPToMPCC().apply(cm)
+        self.casadi_mcp, self.step_mpcc = cm, step
+        self.slack_map: SlackMap = smap
+        nxs = int(step.x.numel())
+        fstep = ca.Function("horizon_step", [step.x, step.p], [step.g, step.G, step.H])
+        nz = cm.n
+        self.n_step_vars = nxs
+        X = ca.SX.sym("x", nx, N + 1)
+        U = ca.SX.sym("u", nu, N)
+        TH = ca.SX.sym("theta", nth)
+        XS = ca.SX.sym("s", nxs, N)
+        dec = ca.vertcat(ca.vec(X), ca.vec(U), TH, ca.vec(XS))
+        o_u = nx * (N + 1)
+        o_th = o_u + nu * N
+        o_s = o_th + nth
+        self.layout = {
+            "x": slice(0, o_u), "u": slice(o_u, o_th), "theta": slice(o_th, o_s),
+            "s": slice(o_s, o_s + nxs * N),
+        }  # fmt: skip
+        lbx = np.concatenate(
+            [
+                self.x_initial, np.tile(self.x_lo, N - 1), self.xT_lo if N else [],
+                self.u_lo, self.th_lo, np.tile(step.lbx, N),
+            ]
+        )  # fmt: skip
+        ubx = np.concatenate(
+            [
+                self.x_initial, np.tile(self.x_hi, N - 1), self.xT_hi if N else [],
+                self.u_hi, self.th_hi, np.tile(step.ubx, N),
+            ]
+        )  # fmt: skip
+        # terminal box intersected with the state box
+        sl = slice(nx * N, nx * (N + 1))
+        lbx[sl] = np.maximum(lbx[sl], self.x_lo)
+        ubx[sl] = np.minimum(ubx[sl], self.x_hi)
+        if np.any(lbx > ubx):
+            raise BoundsError("terminal_bounds and state_bounds do not intersect")
+        g_step, G, H, g_dyn, g_path = [], [], [], [], []
+        lbg_path, ubg_path = [], []
+        f = ca.SX(0.0)
+        for k in range(N):
+            xk, uk, sk = X[:, k], U[:, k], XS[:, k]
+            pk = spec.param_fun(xk, uk, TH, float(self.t[k]))
+            gk, Gk, Hk = fstep(sk, pk)
+            g_step.append(gk)
+            G.append(Gk)
+            H.append(Hk)
+            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, TH))
+            for j, pc in enumerate(self.path):
+                c = _column(pc.fn(xk, uk, TH), f"path constraint {j}")
+                g_path.append(c)
+                lbg_path.append(_vector(pc.lb, c.numel(), f"path constraint {j} lb", allow_inf=True))
+                ubg_path.append(_vector(pc.ub, c.numel(), f"path constraint {j} ub", allow_inf=True))
+                if np.any(lbg_path[-1] > ubg_path[-1]):
+                    raise BoundsError(f"path constraint {j}: lb > ub")
+            if self.stage_cost is not None:
+                f = f + _scalar(self.stage_cost(xk, uk, TH, sk[:nz], k), "stage_cost")
+        if self.terminal_cost is not None:
+            f = f + _scalar(self.terminal_cost(X[:, N], TH), "terminal_cost")
+        m_step = int(step.g.numel())
+        self.rows = {
+            "step": slice(0, m_step * N),
+            "dynamics": slice(m_step * N, m_step * N + nx * N),
+        }
+        self.rows["path"] = slice(
+            self.rows["dynamics"].stop, self.rows["dynamics"].stop + sum(int(c.numel()) for c in g_path)
+        )
+        g = ca.vertcat(*g_step, *g_dyn, *g_path)
+        lbg = np.concatenate([np.tile(step.lbg, N), np.zeros(nx * N), *lbg_path])
+        ubg = np.concatenate([np.tile(step.ubg, N), np.zeros(nx * N), *ubg_path])
+        x0 = np.clip(np.zeros(dec.numel()), lbx, ubx)
+        self.mpcc = MPCC(
+            x=dec, p=ca.SX(0, 1), f=f, g=g, lbg=lbg, ubg=ubg, lbx=lbx, ubx=ubx,
+            G=ca.vertcat(*G), H=ca.vertcat(*H), x0=x0, p0=np.zeros(0),
+            G_implied_by_bounds=step.G_implied_by_bounds, H_implied_by_bounds=step.H_implied_by_bounds,
+            name=f"horizon_{spec.mcp.name}_N{N}",
+        )  # fmt: skip
+
+    # ---------------------------------------------------------------- pack / unpack
+    def unpack(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """Split a decision vector into ``states, controls, design, s`` (``s``: step (z, w, v))."""
+        spec, N = self.spec, self.N
+        xv = np.asarray(x, dtype=float).reshape(-1)
+        if xv.shape != (int(self.mpcc.x.numel()),):
+            raise ShapeError(f"decision vector must have {int(self.mpcc.x.numel())} entries, got {xv.shape}")
+        L = self.layout
+        return {
+            "states": xv[L["x"]].reshape(N + 1, spec.n_state),
+            "controls": xv[L["u"]].reshape(N, spec.n_control),
+            "design": xv[L["theta"]].copy(),
+            "s": xv[L["s"]].reshape(N, self.n_step_vars),
+        }
+
+    def pack(self, states: np.ndarray, controls: np.ndarray, design: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`unpack` (column-major stacking of the CasADi matrices)."""
+        return np.concatenate(
+            [
+                np.asarray(states, dtype=float).reshape(-1),
+                np.asarray(controls, dtype=float).reshape(-1),
+                np.asarray(design, dtype=float).reshape(-1),
+                np.asarray(s, dtype=float).reshape(-1),
+            ]
+        )
+
+    def _controls(self, U: Any, what: str) -> np.ndarray:
+        N, nu = self.N, self.spec.n_control
+        a = np.asarray(U, dtype=float)
+        if a.ndim <= 1 and a.size in (1, nu) and nu > 0:
+            a = np.tile(a.reshape(-1) if a.size == nu else np.full(nu, float(a.reshape(-1)[0])), (N, 1))
+        if nu == 0:
+            a = np.zeros((N, 0))
+        if a.shape != (N, nu):
+            raise ShapeError(f"{what}: expected shape ({N}, {nu}), got {a.shape}")
+        if not np.isfinite(a).all():
+            raise NonFiniteError(f"{what}: contains NaN or inf")
+        return a
+
+    def simulate(
+        self, controls: Any, design: Any = (), **options: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-step simulation of ``controls`` ``(N, n_control)`` (see :func:`forward_simulate`)."""
+        U = self._controls(controls, "controls")
+        th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
+                     "design", allow_inf=False)  # fmt: skip
+        return forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
+
+    def initial_guess(self, controls: Any, design: Any = (), **options: Any) -> np.ndarray:
+        """Decision vector from a forward simulation of ``controls`` (slacks lifted from ``F``)."""
+        U = self._controls(controls, "initial controls")
+        th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
+                     "initial design", allow_inf=False)  # fmt: skip
+        X, Z, _ = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
+        last = X[np.isfinite(X).all(axis=1)][-1]
+        X = np.where(np.isfinite(X), X, last)
+        zlast = Z[np.isfinite(Z).all(axis=1)]
+        zfill = zlast[-1] if zlast.size else self.casadi_mcp.z0
+        Z = np.where(np.isfinite(Z), Z, zfill)
+        S = np.zeros((self.N, self.n_step_vars))
+        for k in range(self.N):
+            p = self.spec.p_value(X[k], U[k], th, float(self.t[k]))
+            F = np.asarray(self.casadi_mcp.F_fun(Z[k], p), dtype=float).reshape(-1)
+            S[k] = MCPToMPCC.lift(Z[k], F, self.slack_map)
+        x0 = self.pack(X, U, th, S)
+        return np.clip(x0, self.mpcc.lbx, self.mpcc.ubx)
+
+    # ---------------------------------------------------------------- solve
+    def solve(
+        self,
+        controls0: Any,
+        design0: Any = (),
+        *,
+        method: str = "scholtes",
+        tol: float = 1e-6,
+        deviation_tol: float = 1e-4,
+        simulator: Simulator | None = None,
+        step_options: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> HorizonResult:
+        r"""Plan from a forward simulation of ``controls0``, solve the MPCC, re-simulate the plan.
+
+        Parameters
+        ----------
+        controls0, design0
+            Initial controls ``(N, n_control)`` (or one row) and design for the initial guess.
+        method, tol, **options
+            :class:`~mcpkit.mpcc_solve.MPCCSolver` method and options (recovery and polish on
+            by default).
+        deviation_tol
+            The plan passes the re-simulation check when
+            :math:`\max|x^{\rm sim} - x^{\rm plan}| \le` ``deviation_tol`` (state units).
+        simulator
+            ``simulate(U, theta) -> states`` used for the re-simulation; default: the per-step
+            :class:`mcpkit.Solver` on this :class:`StepSpec` (:meth:`simulate`).
+        step_options
+            Options of the per-step solver (initial guess and default re-simulation).
+        """
+        dtol = float(deviation_tol)
+        if not math.isfinite(dtol) or dtol <= 0:
+            raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+        sopts = dict(step_options or {})
+        t_guess = time.perf_counter()
+        x0 = self.initial_guess(controls0, design0, **sopts)
+        guess_time = time.perf_counter() - t_guess
+        solver = MPCCSolver(self.mpcc, method, tol=tol, **options)
+        res = solver.solve(x0=x0)
+        parts = self.unpack(res.z if np.isfinite(res.z).all() else x0)
+        Xp, Up, th = parts["states"], parts["controls"], parts["design"]
+        Zp = parts["s"][:, : self.casadi_mcp.n]
+        t_sim = time.perf_counter()
+        if simulator is None:
+            Xs, _, _ = self.simulate(Up, th, **sopts)
+        else:
+            Xs = np.asarray(simulator(Up, th), dtype=float)
+            if Xs.shape != Xp.shape:
+                raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
+        resim_time = time.perf_counter() - t_sim
+        dev = float(np.max(np.abs(Xs - Xp))) if np.isfinite(Xs).all() else math.inf
+        mp_ok = bool(res.solved)
+        sim_ok = dev <= dtol
+        ok = mp_ok and sim_ok
+        if ok:
+            msg = (
+                f"plan solved (complementarity {res.natural_residual:.1e}, violation "
+                f"{res.bound_violation:.1e}) and reproduced by re-simulation (max deviation {dev:.2e} "
+                f"<= {dtol:.0e})"
+            )
+        else:
+            why = []
+            if not mp_ok:
+                why.append(f"MPCC not solved: {res.message}")
+            if not sim_ok:
+                why.append(f"re-simulation deviates by {dev:.2e} > {dtol:.0e}")
+            msg = "FAILED: " + "; ".join(why)
+        return HorizonResult(
+            t=self.t.copy(), states=Xp.copy(), controls=Up.copy(), design=th.copy(), z=Zp.copy(),
+            objective=float(res.objective) if res.objective is not None else math.nan, mpcc=res,
+            resim_states=Xs, max_deviation=dev, deviation_tol=dtol, ok=ok, message=msg,
+            solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
+            guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
+        )  # fmt: skip
+
+
+def _scalar(expr: Any, what: str) -> ca.SX:
+    col = _column(expr, what)
+    if col.numel() != 1:
+        raise ShapeError(f"{what} must be a scalar expression, got {col.numel()} entries")
+    return col
