@@ -23,7 +23,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.mpcc import MPCC
 from mcpkit.options import Method, SolveOptions
-from mcpkit.problem import _as_float_vector
+from mcpkit.problem import as_float_vector
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, SolutionStatus, Termination
 from mcpkit.solvers.homotopy import Assessment, make_homotopy
@@ -115,11 +115,11 @@ class MPCCSolver:
     def solve(self, p: Any = None, x0: Any = None) -> MCPResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""
         mp, orig = self.mpcc, self.original
-        pv = orig.p0 if p is None else _as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
+        pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
         if x0 is None:
             xs = mp.x0
         else:
-            xo = _as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
+            xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
             xs = np.concatenate([xo, mp.x0[xo.size :]])
         t0 = time.perf_counter()
         out = self.homotopy.run(xs, pv, self._assess)

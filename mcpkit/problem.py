@@ -39,20 +39,8 @@ ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
 
 
 @dataclass(frozen=True)
-class VariableBlock:
-    """A named block of MCP variables :math:`z_B` occupying ``z[start:start+size]``.
-
-    Attributes
-    ----------
-    name
-        Block name, unique within the MCP; the paired function block has the same name.
-    start, size
-        Position of the block inside the stacked variable vector ``z``.
-    symbols
-        The sympy symbols of the block, one per component.
-    latex
-        LaTeX stem used by the printer (``\\lambda_n`` for example).
-    """
+class _Block:
+    """A named block of symbols occupying ``[start, start + size)`` of a stacked vector."""
 
     name: str
     start: int
@@ -62,24 +50,23 @@ class VariableBlock:
 
     @property
     def slice(self) -> slice:
-        """Slice of the block inside the stacked vector ``z``."""
+        """Slice of the block inside the stacked vector."""
         return slice(self.start, self.start + self.size)
 
 
 @dataclass(frozen=True)
-class ParameterBlock:
+class VariableBlock(_Block):
+    """A named block of MCP variables :math:`z_B` occupying ``z[start:start+size]``.
+
+    ``name`` is unique within the MCP and also names the paired function block; ``symbols``
+    are the sympy symbols of the components and ``latex`` is the printer's stem
+    (``\\lambda_n`` for example).
+    """
+
+
+@dataclass(frozen=True)
+class ParameterBlock(_Block):
     """A named block of parameters :math:`p_B` occupying ``p[start:start+size]``."""
-
-    name: str
-    start: int
-    size: int
-    symbols: tuple[sp.Symbol, ...]
-    latex: str
-
-    @property
-    def slice(self) -> slice:
-        """Slice of the block inside the stacked parameter vector ``p``."""
-        return slice(self.start, self.start + self.size)
 
 
 @dataclass(frozen=True)
@@ -106,7 +93,7 @@ class AffineFunction:
 FunctionBlock = SymbolicFunction | AffineFunction
 
 
-def _as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
+def as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
     """Broadcast ``value`` to a float vector of length ``n`` and check it is finite (or ±inf)."""
     try:
         arr = np.asarray(value, dtype=float)
@@ -220,8 +207,8 @@ class MCP:
         if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
             raise ShapeError(f"variable block {name!r}: size must be a positive integer, got {size!r}")
         size = int(size)
-        lo = _as_float_vector(lb, size, f"variable block {name!r} lb", allow_inf=True)
-        hi = _as_float_vector(ub, size, f"variable block {name!r} ub", allow_inf=True)
+        lo = as_float_vector(lb, size, f"variable block {name!r} lb", allow_inf=True)
+        hi = as_float_vector(ub, size, f"variable block {name!r} ub", allow_inf=True)
         bad = np.flatnonzero(lo > hi)
         if bad.size:
             raise BoundsError(
@@ -233,7 +220,7 @@ class MCP:
         z0 = (
             np.clip(0.0, lo, hi)
             if start is None
-            else _as_float_vector(start, size, f"variable block {name!r} start", allow_inf=False)
+            else as_float_vector(start, size, f"variable block {name!r} start", allow_inf=False)
         )
         syms = tuple(sp.Symbol(f"{name}_{k}", real=True) for k in range(size))
         block = VariableBlock(name, self.n, size, syms, latex or _default_latex(name))
@@ -271,7 +258,7 @@ class MCP:
         if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
             raise ShapeError(f"parameter block {name!r}: size must be a positive integer")
         size = int(size)
-        val = _as_float_vector(value, size, f"parameter block {name!r} value", allow_inf=False)
+        val = as_float_vector(value, size, f"parameter block {name!r} value", allow_inf=False)
         syms = tuple(sp.Symbol(f"{name}_{k}", real=True) for k in range(size))
         self._params[name] = ParameterBlock(name, self.n_params, size, syms, latex or _default_latex(name))
         self._pvalues.append(val)
@@ -527,7 +514,7 @@ class MCP:
             if name not in self._params:
                 raise MCPInputError(f"unknown parameter block {name!r}; declared: {names or 'none'}")
             pb = self._params[name]
-            self._pvalues[names.index(name)] = _as_float_vector(
+            self._pvalues[names.index(name)] = as_float_vector(
                 value, pb.size, f"parameter block {name!r} value", allow_inf=False
             )
 
@@ -539,7 +526,7 @@ class MCP:
                 raise MCPInputError(f"unknown variable block {name!r}; declared: {names}")
             k = names.index(name)
             vb = self._vars[name]
-            v = _as_float_vector(value, vb.size, f"start of block {name!r}", allow_inf=False)
+            v = as_float_vector(value, vb.size, f"start of block {name!r}", allow_inf=False)
             self._start[k] = np.clip(v, self._lb[k], self._ub[k])
 
     def parameter_vector(self, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
@@ -554,9 +541,9 @@ class MCP:
                 if name not in self._params:
                     raise MCPInputError(f"unknown parameter block {name!r}")
                 pb = self._params[name]
-                out[pb.slice] = _as_float_vector(value, pb.size, f"parameter {name!r}", allow_inf=False)
+                out[pb.slice] = as_float_vector(value, pb.size, f"parameter {name!r}", allow_inf=False)
             return out
-        return _as_float_vector(p, self.n_params, "parameter vector p", allow_inf=False)
+        return as_float_vector(p, self.n_params, "parameter vector p", allow_inf=False)
 
     def block_of(self, i: int) -> tuple[str, int]:
         """Block name and local index of the stacked component ``i``."""

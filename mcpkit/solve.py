@@ -22,7 +22,7 @@ from mcpkit.availability import path_available
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.options import Backend, Method, SolveOptions
-from mcpkit.problem import MCP, ArrayLike, _as_float_vector
+from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.residuals import classify_pairs, compute_residuals
 from mcpkit.result import MCPResult, Termination, judge
 from mcpkit.solvers.route import Route, RouteOutcome
@@ -142,7 +142,7 @@ class Solver:
         pv = self.problem.parameter_vector(p)
         warm = warm_start and self._last_z is not None
         if z0 is not None:
-            start = _as_float_vector(z0, self.problem.n, "z0", allow_inf=False)
+            start = as_float_vector(z0, self.problem.n, "z0", allow_inf=False)
         elif warm:
             assert self._last_z is not None
             start = self._last_z

@@ -50,7 +50,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.mpcc import MPCC
 from mcpkit.mpcc_solve import MPCCSolver
-from mcpkit.problem import MCP
+from mcpkit.problem import MCP, as_float_vector
 from mcpkit.result import MCPResult
 from mcpkit.solve import Solver
 
@@ -81,20 +81,7 @@ def _count(value: Any, what: str, *, minimum: int) -> int:
 
 def _vector(value: Any, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
     """``value`` broadcast to ``n`` floats; NaN (and inf unless allowed) rejected."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise MCPInputError(f"{what}: not numeric ({exc})") from exc
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.shape != (n,):
-        raise ShapeError(f"{what}: expected a scalar or {n} values, got shape {arr.shape}")
-    if np.isnan(arr).any():
-        raise NonFiniteError(f"{what}: contains NaN at {np.flatnonzero(np.isnan(arr)).tolist()}")
-    if not allow_inf and np.isinf(arr).any():
-        raise NonFiniteError(f"{what}: contains inf at {np.flatnonzero(np.isinf(arr)).tolist()}")
-    return arr.copy()
+    return as_float_vector(value, n, what, allow_inf=allow_inf)
 
 
 def _box(lo: Any, hi: Any, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcpkit.errors import MCPInputError, MCPKitError
-from mcpkit.models.ecp.params import AppliedLoad, SliderParams
+from mcpkit.models.ecp.params import SliderParams
 from mcpkit.models.ecp.quadratic import (
+    SliderStep,
     StepImpulses,
-    _applied_impulse,
     declare_slider_parameters,
     ellipsoid_slack,
     friction_guess,
@@ -154,7 +154,7 @@ def build_complementarity_mcp(params: SliderParams) -> MCP:
     return mcp
 
 
-class ComplementarityECPStep:
+class ComplementarityECPStep(SliderStep):
     r""":class:`~mcpkit.models.stepping.StepModel` of the complementarity ECP model.
 
     Same state and load convention as
@@ -162,36 +162,12 @@ class ComplementarityECPStep:
     integrated (the slider is taken to stay on the plane); if a step returns :math:`p_n = 0`
     (lift-off) it shows in the result's ``p_n`` block.
 
-    Parameters
-    ----------
-    params
-        The slider.
-    load
-        Optional applied horizontal load ``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)``.
+    See :class:`~mcpkit.models.ecp.quadratic.SliderStep` for the state, the load and the
+    parameters.
     """
 
     kind = "complementarity"
-
-    def __init__(self, params: SliderParams, load: AppliedLoad | None = None) -> None:
-        if load is not None and not callable(load):
-            raise MCPInputError("load must be callable load(t, state) -> 3 values, or None")
-        self.params = params
-        self.load = load
-        self.h = params.h
-        self.mcp = build_complementarity_mcp(params)
-
-    def applied(self, t: float, state: np.ndarray) -> np.ndarray:
-        """Applied impulses :math:`(p_x, p_y, p_{z\\tau}) = h\\lambda_{app}(t_u)`."""
-        return _applied_impulse(self.load, t, state, self.h)
-
-    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
-        """State and applied-impulse parameter blocks of step ``k``."""
-        x = self.params.check_state(state)
-        pa = self.applied(t, x)
-        return {
-            "v_x": x[3:4], "v_y": x[4:5], "w_z": x[5:6],
-            "p_x": pa[0:1], "p_y": pa[1:2], "p_ztau": pa[2:3],
-        }  # fmt: skip
+    build = staticmethod(build_complementarity_mcp)
 
     def set_start(self, state: np.ndarray, t: float = 0.0) -> None:
         """Starting point of the first step from :func:`friction_guess` and :math:`p_n = mgh`."""

@@ -241,11 +241,12 @@ def _applied_impulse(load: AppliedLoad | None, t: float, state: np.ndarray, h: f
     return h * lam
 
 
-class QuadraticECPStep:
-    r""":class:`~mcpkit.models.stepping.StepModel` of the quadratic ECP model (eqs 29-32).
+class SliderStep:
+    r"""What the ECP step models share: the applied load as impulses and the state parameters.
 
-    State :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)`; the applied load (force and yaw
-    moment, evaluated at :math:`t_u`) enters as impulses :math:`h\lambda`.
+    State :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)`; the applied load (force and yaw moment,
+    evaluated at :math:`t_u`) enters as impulses :math:`h\lambda`. Subclasses set
+    :attr:`kind` and :meth:`build`.
 
     Parameters
     ----------
@@ -255,7 +256,7 @@ class QuadraticECPStep:
         Optional applied load ``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)``.
     """
 
-    kind = "quadratic"
+    kind = ""
 
     def __init__(self, params: SliderParams, load: AppliedLoad | None = None) -> None:
         if load is not None and not callable(load):
@@ -263,10 +264,15 @@ class QuadraticECPStep:
         self.params = params
         self.load = load
         self.h = params.h
-        self.mcp = build_quadratic_mcp(params)
+        self.mcp = self.build(params)
+
+    @staticmethod
+    def build(params: SliderParams) -> MCP:
+        """The step MCP of this model."""
+        raise NotImplementedError
 
     def applied(self, t: float, state: np.ndarray) -> np.ndarray:
-        """Applied impulses :math:`(p_x, p_y, p_{z\\tau}) = h\\lambda_{app}(t_u)`."""
+        """Applied impulses :math:`(p_x, p_y, p_{z\tau}) = h\\lambda_{app}(t_u)`."""
         return _applied_impulse(self.load, t, state, self.h)
 
     def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
@@ -277,6 +283,16 @@ class QuadraticECPStep:
             "v_x": x[3:4], "v_y": x[4:5], "w_z": x[5:6],
             "p_x": pa[0:1], "p_y": pa[1:2], "p_ztau": pa[2:3],
         }  # fmt: skip
+
+
+class QuadraticECPStep(SliderStep):
+    r""":class:`~mcpkit.models.stepping.StepModel` of the quadratic ECP model (eqs 29-32).
+
+    See :class:`SliderStep` for the state, the load and the parameters.
+    """
+
+    kind = "quadratic"
+    build = staticmethod(build_quadratic_mcp)
 
     def set_start(self, state: np.ndarray, t: float = 0.0) -> None:
         """Put :func:`friction_guess` into the MCP's starting point (for the first step)."""
