@@ -49,6 +49,7 @@ def run_mcpkit(path: Path, time_limit: float) -> dict[str, Any]:
         "comp": res.natural_residual,
         "viol": res.bound_violation,
         "status": res.termination.value,
+        "stationarity": res.extra.get("stationarity"),
     }
 
 
@@ -129,6 +130,12 @@ def main() -> None:
         out["mpecss"] = summarise(rows, "mpecss")
         out["mpecss"]["own_verdict_converged"] = int(sum(r["mpecss"].get("own_verdict", False) for r in rows))
     out["mcpkit_failed"] = [r["problem"] for r in rows if not r["mcpkit"]["solved"]]
+    classes: dict[str, int] = {}
+    for r in rows:
+        if r["mcpkit"]["solved"]:
+            key = str(r["mcpkit"].get("stationarity"))
+            classes[key] = classes.get(key, 0) + 1
+    out["mcpkit_stationarity_of_solved"] = classes
     if args.out:
         args.out.write_text(json.dumps({"summary": out, "rows": rows}, default=float, indent=1))
     if args.json:

@@ -26,6 +26,8 @@ def test_sample_problems_reach_published_optimum(name: str) -> None:
     assert s["solved"], s
     assert s["comp_residual"] <= 1e-6 and s["constraint_violation"] <= 1e-6
     assert s["objective"] == pytest.approx(KNOWN[name], abs=1e-4)
+    # at these published optima the multipliers of the biactive pairs are nonnegative
+    assert s["stationarity"] == "S"
 
 
 @needs_data

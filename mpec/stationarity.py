@@ -1,0 +1,710 @@
+r"""Stationarity of a point of an MPCC: weak, C, M, S (multipliers) and B (LPEC).
+
+For the standard MPCC of :mod:`mcpkit.mpcc`,
+
+.. math::
+
+    \min_x f(x)\ \text{s.t.}\ g_l \le g(x) \le g_u,\ x_l \le x \le x_u,\
+    0 \le G(x) \perp H(x) \ge 0,
+
+and a feasible point :math:`x^*`, let :math:`I_G = \{j: G_j(x^*) = 0\}`,
+:math:`I_H = \{j: H_j(x^*) = 0\}` and the *biactive* set :math:`I_{GH} = I_G \cap I_H`.
+With the MPCC-Lagrangian (Scheel & Scholtes 2000, eq. (5); Ye 2005, Def. 2.3)
+
+.. math::
+
+    \mathcal{L} = f + \lambda_g^\top g + \lambda_x^\top x - \nu^\top G - \xi^\top H ,
+
+the point is **weakly stationary** when multipliers exist with
+
+.. math::
+
+    \nabla f + J_g^\top \lambda_g + \lambda_x - J_G^\top \nu - J_H^\top \xi = 0,\qquad
+    \nu_j = 0\ (j \notin I_G),\quad \xi_j = 0\ (j \notin I_H),
+
+:math:`\lambda_{g,i} \ge 0` at an active upper bound, :math:`\le 0` at an active lower bound, free
+for an equality and :math:`0` when inactive (the same for :math:`\lambda_x`), and
+:math:`\nu_j, \xi_j` free otherwise. On the biactive set the stronger notions ask in addition
+
+* **C** (Clarke): :math:`\nu_j \xi_j \ge 0`;
+* **M** (Mordukhovich): :math:`(\nu_j > 0 \wedge \xi_j > 0)` or :math:`\nu_j \xi_j = 0`;
+* **S** (strong): :math:`\nu_j \ge 0` and :math:`\xi_j \ge 0` (the KKT conditions of the NLP).
+
+**B** (Bouligand) stationarity is the primal notion: :math:`d = 0` minimises
+:math:`\nabla f^\top d` over the MPCC-linearised cone, i.e. every branch LP of the LPEC
+
+.. math::
+
+    \min_d \nabla f^\top d\ \text{s.t. linearised active } g,\ x\text{-bounds},\
+    \nabla G_j d = 0\ (j \in I_G \setminus I_H),\ \nabla H_j d = 0\ (j \in I_H \setminus I_G),\
+    0 \le \nabla G_j d \perp \nabla H_j d \ge 0\ (j \in I_{GH}),\ \|d\|_\infty \le 1
+
+has value :math:`0` (this is the linearised B-stationarity; it equals B-stationarity under the
+MPCC Abadie condition). The implications used for the reported level are
+
+.. math::
+
+    S \Rightarrow B \Rightarrow M \Rightarrow C \Rightarrow \text{weak},
+
+(:math:`S \Rightarrow B`: the S-multipliers certify every branch LP by LP duality;
+:math:`B \Rightarrow M`: Flegel & Kanzow 2005, since the LPEC has affine data), and under
+MPCC-LICQ :math:`B \Leftrightarrow S`. The level reported is the strongest one that is verified.
+
+Numerically, every multiplier test is a bound-constrained linear least-squares problem
+(:func:`scipy.optimize.lsq_linear`, BVLS): a level holds when the smallest residual
+:math:`\|\nabla_x \mathcal{L}\|_2` over its multiplier set is :math:`\le \mathrm{tol}\cdot
+\max(1, \|\nabla f\|_2)`. Because the multipliers need not be unique without MPCC-LICQ, the C and
+M sets (unions of 2 resp. 3 convex pieces per biactive pair) are searched by enumerating the
+pieces, but only for the biactive pairs whose multipliers are not determined (those that move
+along the null space of the active Jacobian). The LPEC is solved by enumerating its
+:math:`2^{|I_{GH}|}` branches with :func:`scipy.optimize.linprog` (HiGHS).
+
+References: H. Scheel, S. Scholtes, *Mathematical programs with complementarity constraints:
+stationarity, optimality, and sensitivity*, Math. Oper. Res. 25 (2000); J. J. Ye, *Necessary and
+sufficient optimality conditions for MPECs*, J. Math. Anal. Appl. 307 (2005); M. L. Flegel,
+C. Kanzow, *On M-stationary points for MPCCs*, J. Math. Anal. Appl. 310 (2005).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import casadi as ca
+import numpy as np
+from scipy.optimize import linprog, lsq_linear
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.mpcc import MPCC, casadi_name
+from mcpkit.mpec.problem import GeneralMPCC, ToStandardMPCC
+
+__all__ = [
+    "Stationarity",
+    "StationarityReport",
+    "attach_stationarity",
+    "check_b_stationarity",
+    "classify_stationarity",
+]
+
+_MAX_PATTERNS = 4096
+"""Largest number of sign-piece patterns tried in one C or M multiplier search."""
+
+_NULL_ROW_TOL = 1e-8
+"""A multiplier is 'determined' when its row of the null-space basis is below this norm."""
+
+
+class Stationarity(enum.Enum):
+    """Stationarity level of an MPCC point (definitions in the module docstring)."""
+
+    NOT_FEASIBLE = "not_feasible"
+    """The point violates ``g``/``x`` bounds, ``G >= 0``, ``H >= 0`` or ``min(G, H) = 0`` by more
+    than ``tol``; no stationarity notion applies."""
+    NOT_STATIONARY = "not_stationary"
+    """Feasible, but no multipliers make the MPCC-Lagrangian gradient vanish: with
+    ``nu_j = 0`` off ``I_G``, ``xi_j = 0`` off ``I_H`` and signed ``lam_g``, ``lam_x``, the
+    least-squares residual stays above ``tol * max(1, |grad f|)``."""
+    WEAK = "weak"
+    """Weakly stationary: the MPCC-Lagrangian gradient vanishes for some multipliers with
+    ``nu_j = 0`` (j not in I_G), ``xi_j = 0`` (j not in I_H), no sign condition on the biactive
+    ``nu_j, xi_j`` (Scheel & Scholtes 2000; Ye 2005)."""
+    C = "C"
+    """Clarke-stationary: weakly stationary with ``nu_j * xi_j >= 0`` on the biactive set."""
+    M = "M"
+    """Mordukhovich-stationary: weakly stationary with ``(nu_j > 0 and xi_j > 0)`` or
+    ``nu_j * xi_j = 0`` on the biactive set (implies C)."""
+    S = "S"
+    """Strongly stationary: weakly stationary with ``nu_j >= 0`` and ``xi_j >= 0`` on the biactive
+    set; equivalent to the KKT conditions of the MPCC as an NLP (implies B, M, C, weak)."""
+    B = "B"
+    """B-stationary but not verified S: ``d = 0`` solves every branch LP of the LPEC
+    ``min grad f . d`` over the MPCC-linearised cone with ``|d|_inf <= 1`` (implies M). Reported
+    only when the S test fails (possible only when MPCC-LICQ fails)."""
+
+    @property
+    def strength(self) -> int:
+        """Position in the chain NOT_FEASIBLE < NOT_STATIONARY < WEAK < C < M < B < S."""
+        order = ("not_feasible", "not_stationary", "weak", "C", "M", "B", "S")
+        return order.index(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class StationarityReport:
+    r"""What :func:`classify_stationarity` found at a point.
+
+    The multipliers satisfy (up to :attr:`stationarity_residual`)
+    :math:`\nabla f + J_g^\top \lambda_g + \lambda_x - J_G^\top \nu_G - J_H^\top \xi_H = 0` and
+    belong to the multiplier set of :attr:`level` (the weak set for ``NOT_STATIONARY`` and
+    ``WEAK``; the M set, when found, for ``B``). All are zero at an infeasible point.
+    """
+
+    level: Stationarity
+    """Strongest verified level (see :class:`Stationarity`)."""
+    feasible: bool
+    """Constraint violation and complementarity residual are both <= tol."""
+    stationarity_residual: float
+    r""":math:`\|\nabla_x \mathcal{L}\|_2` at the returned multipliers (``inf`` when infeasible)."""
+    biactive: np.ndarray
+    """Indices ``j`` with ``G_j <= tol`` and ``H_j <= tol``."""
+    nu_G: np.ndarray
+    """Multipliers of ``G`` (one per pair; zero off ``I_G``)."""
+    xi_H: np.ndarray
+    """Multipliers of ``H`` (one per pair; zero off ``I_H``)."""
+    lam_g: np.ndarray
+    """Multipliers of ``g`` (>= 0 at an active upper bound, <= 0 at an active lower bound)."""
+    lam_x: np.ndarray
+    """Multipliers of the bounds on ``x`` (same sign convention)."""
+    b_stationary: bool | None
+    """LPEC verdict; ``None`` when infeasible, when the biactive set exceeds
+    ``lpec_max_biactive`` or when an LP failed."""
+    message: str
+    """One-line human-readable summary."""
+    constraint_violation: float = 0.0
+    """Largest violation of ``g``, ``x`` bounds, ``G >= 0``, ``H >= 0``."""
+    complementarity_residual: float = 0.0
+    r""":math:`\max_j |\min(G_j, H_j)|`."""
+    residual_threshold: float = 0.0
+    r"""The residual a multiplier test must meet: ``tol * max(1, |grad f|_2)``."""
+    descent_direction: np.ndarray | None = field(default=None)
+    """A branch-LP direction with ``grad f . d < -tol * scale`` when the LPEC check fails."""
+
+
+# --------------------------------------------------------------------------------------------
+# input handling and derivatives
+# --------------------------------------------------------------------------------------------
+
+
+def _vector(v: Any, n: int, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"classify_stationarity: {what} is not numeric: {exc}") from exc
+    if arr.shape != (n,):
+        raise ShapeError(f"classify_stationarity: {what} must have shape ({n},), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise NonFiniteError(f"classify_stationarity: {what} contains NaN or inf")
+    return arr
+
+
+def _lift_general(problem: GeneralMPCC, x: np.ndarray, p: np.ndarray) -> tuple[MPCC, np.ndarray]:
+    """Lower ``problem`` with :class:`ToStandardMPCC` and append the slack values at ``x``.
+
+    The slacks are those of the lowering: ``G_j = w_j - v_j`` with ``w_j`` for a finite lower
+    and ``v_j`` for a finite upper bound on ``H_j`` (``w = max(G, 0)``, ``v = max(-G, 0)`` when
+    both exist, else ``w = G`` or ``v = -G``).
+    """
+    std, _ = ToStandardMPCC().apply(problem)
+    Gv = problem.standard.evaluate(x, p)["G"]
+    slacks: list[float] = []
+    for j in np.flatnonzero(~problem.is_standard()):
+        lo, hi = np.isfinite(problem.lbH[j]), np.isfinite(problem.ubH[j])
+        if lo:
+            slacks.append(max(Gv[j], 0.0) if hi else Gv[j])
+        if hi:
+            slacks.append(max(-Gv[j], 0.0) if lo else -Gv[j])
+    return std, np.concatenate([x, np.asarray(slacks, dtype=float)])
+
+
+def _derivatives(mpcc: MPCC) -> ca.Function:
+    """Cached ``(x, p) -> (f, g, G, H, grad f, J_g, J_G, J_H)`` (SX or MX)."""
+    key = "stationarity_derivatives"
+    if key not in mpcc._funs:
+        x = mpcc.x
+        outs = [mpcc.f, mpcc.g, mpcc.G, mpcc.H]
+        outs += [ca.jacobian(e, x) for e in outs]
+        mpcc._funs[key] = ca.Function(casadi_name(f"{mpcc.name}_stationarity"), [x, mpcc.p], outs)
+    return mpcc._funs[key]
+
+
+@dataclass
+class _Local:
+    """Values, Jacobians and active sets at the point."""
+
+    f: float
+    g: np.ndarray
+    G: np.ndarray
+    H: np.ndarray
+    df: np.ndarray
+    Jg: np.ndarray
+    JG: np.ndarray
+    JH: np.ndarray
+
+
+def _evaluate(mpcc: MPCC, x: np.ndarray, p: np.ndarray) -> _Local:
+    out = [np.asarray(o.full(), dtype=float) for o in _derivatives(mpcc)(x, p)]
+    nx = x.size
+    loc = _Local(
+        f=float(out[0].reshape(-1)[0]),
+        g=out[1].reshape(-1),
+        G=out[2].reshape(-1),
+        H=out[3].reshape(-1),
+        df=out[4].reshape(nx),
+        Jg=out[5].reshape(-1, nx),
+        JG=out[6].reshape(-1, nx),
+        JH=out[7].reshape(-1, nx),
+    )
+    for name in ("g", "G", "H", "df", "Jg", "JG", "JH"):
+        if not np.isfinite(getattr(loc, name)).all():
+            raise NonFiniteError(f"classify_stationarity: {name} is not finite at the given point")
+    if not np.isfinite(loc.f):
+        raise NonFiniteError("classify_stationarity: f is not finite at the given point")
+    return loc
+
+
+def _active(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float
+) -> tuple[np.ndarray, ...]:
+    """Active rows and their multiplier bounds (>= 0 at the upper, <= 0 at the lower bound)."""
+    at_hi = np.isfinite(hi) & (values >= hi - tol)
+    at_lo = np.isfinite(lo) & (values <= lo + tol)
+    idx = np.flatnonzero(at_hi | at_lo)
+    mlo = np.where(at_lo[idx], -np.inf, 0.0)
+    mhi = np.where(at_hi[idx], np.inf, 0.0)
+    return idx, mlo, mhi, at_lo, at_hi
+
+
+# --------------------------------------------------------------------------------------------
+# the multiplier least-squares problems
+# --------------------------------------------------------------------------------------------
+
+
+class _Multipliers:
+    r"""Unknowns ``u = (lam_g[A_g], lam_x[A_x], nu[I_G], xi[I_H])`` of ``A u = -grad f``.
+
+    ``A = [J_g[A_g]^T, E[:, A_x], -J_G[I_G]^T, -J_H[I_H]^T]``. A *piece* per biactive pair fixes
+    the sign set of ``(nu_j, xi_j)``: ``free``, ``nonneg``, ``nonpos``, ``nu0`` (``nu_j = 0``,
+    ``xi_j`` free) or ``xi0``.
+    """
+
+    def __init__(self, mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float) -> None:
+        nx = x.size
+        self.gi, glo, ghi, _, _ = _active(loc.g, mpcc.lbg, mpcc.ubg, tol)
+        self.xi_idx, xlo, xhi, _, _ = _active(x, mpcc.lbx, mpcc.ubx, tol)
+        self.IG = np.flatnonzero(loc.G <= tol)
+        self.IH = np.flatnonzero(loc.H <= tol)
+        self.biactive = np.intersect1d(self.IG, self.IH)
+        eye = np.eye(nx)
+        self.A = np.hstack(
+            [loc.Jg[self.gi].T, eye[:, self.xi_idx], -loc.JG[self.IG].T, -loc.JH[self.IH].T]
+        )
+        self.b = -loc.df
+        ng, nb = self.gi.size, self.xi_idx.size
+        self.lo = np.concatenate([glo, xlo, np.full(self.IG.size + self.IH.size, -np.inf)])
+        self.hi = np.concatenate([ghi, xhi, np.full(self.IG.size + self.IH.size, np.inf)])
+        self.off_nu = ng + nb
+        self.off_xi = ng + nb + self.IG.size
+        self.pos_nu = {int(j): self.off_nu + k for k, j in enumerate(self.IG)}
+        self.pos_xi = {int(j): self.off_xi + k for k, j in enumerate(self.IH)}
+        self.n_g, self.n_x, self.n_pairs = loc.g.size, nx, loc.G.size
+
+    def solve(self, pieces: dict[int, str] | None = None) -> tuple[np.ndarray, float]:
+        """Least-squares multipliers within the pieces; returns ``(u, ||A u - b||_2)``."""
+        lo, hi = self.lo.copy(), self.hi.copy()
+        keep = np.ones(lo.size, dtype=bool)
+        for j, piece in (pieces or {}).items():
+            a, c = self.pos_nu[j], self.pos_xi[j]
+            if piece == "nonneg":
+                lo[[a, c]] = 0.0
+            elif piece == "nonpos":
+                hi[[a, c]] = 0.0
+            elif piece == "nu0":
+                keep[a] = False
+            elif piece == "xi0":
+                keep[c] = False
+            elif piece != "free":  # pragma: no cover - internal
+                raise ValueError(piece)
+        u = np.zeros(lo.size)
+        cols = np.flatnonzero(keep)
+        if cols.size:
+            A, lo_c, hi_c = self.A[:, cols], lo[cols], hi[cols]
+            # fast path: the unconstrained minimum-norm solution, when it respects the signs
+            # (then it also solves the bound-constrained problem); BVLS otherwise
+            v = np.linalg.lstsq(A, self.b, rcond=None)[0]
+            slack = 1e-12 * max(1.0, float(np.max(np.abs(v), initial=0.0)))
+            if not (np.all(v >= lo_c - slack) and np.all(v <= hi_c + slack)):
+                v = lsq_linear(A, self.b, bounds=(lo_c, hi_c), method="bvls").x
+            u[cols] = np.clip(v, lo_c, hi_c)
+        return u, float(np.linalg.norm(self.A @ u - self.b))
+
+    def undetermined(self) -> np.ndarray:
+        """Biactive pairs whose ``(nu_j, xi_j)`` move along the null space of ``A``."""
+        if self.biactive.size == 0 or self.A.shape[1] == 0:
+            return np.zeros(0, dtype=int)
+        _, s, vt = np.linalg.svd(self.A)
+        rank = int(np.sum(s > 1e-10 * max(1.0, s[0] if s.size else 0.0)))
+        null = vt[rank:].T
+        if null.shape[1] == 0:
+            return np.zeros(0, dtype=int)
+        free = [
+            j for j in self.biactive
+            if np.linalg.norm(null[[self.pos_nu[int(j)], self.pos_xi[int(j)]]]) > _NULL_ROW_TOL
+        ]  # fmt: skip
+        return np.asarray(free, dtype=int)
+
+    def split(self, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Full-length ``lam_g, lam_x, nu_G, xi_H`` from the unknown vector."""
+        lam_g, lam_x = np.zeros(self.n_g), np.zeros(self.n_x)
+        nu, xi = np.zeros(self.n_pairs), np.zeros(self.n_pairs)
+        k = self.gi.size
+        lam_g[self.gi] = u[:k]
+        lam_x[self.xi_idx] = u[k : self.off_nu]
+        nu[self.IG] = u[self.off_nu : self.off_xi]
+        xi[self.IH] = u[self.off_xi :]
+        return {"lam_g": lam_g, "lam_x": lam_x, "nu_G": nu, "xi_H": xi}
+
+    def pair(self, u: np.ndarray, j: int) -> tuple[float, float]:
+        return float(u[self.pos_nu[j]]), float(u[self.pos_xi[j]])
+
+
+def _suggest_c(nu: float, xi: float) -> str:
+    return "nonneg" if nu + xi >= 0 else "nonpos"
+
+
+def _suggest_m(nu: float, xi: float, eps: float) -> str:
+    if min(nu, xi) >= -eps:
+        return "nonneg"
+    return "nu0" if abs(nu) <= abs(xi) else "xi0"
+
+
+def _search(
+    mult: _Multipliers,
+    u_weak: np.ndarray,
+    pieces: Sequence[str],
+    suggest: Any,
+    threshold: float,
+) -> tuple[np.ndarray | None, float, bool]:
+    """Search the union of convex pieces for multipliers with residual <= threshold.
+
+    Determined biactive pairs get the single piece suggested by the weak multipliers; the
+    undetermined ones are enumerated (suggested pattern first, at most ``_MAX_PATTERNS``).
+    Returns ``(u or None, best residual, exhaustive)``.
+    """
+    fixed = {int(j): suggest(*mult.pair(u_weak, int(j))) for j in mult.biactive}
+    free = [int(j) for j in mult.undetermined()]
+    first = tuple(fixed[j] for j in free)
+    n_total = len(pieces) ** len(free)
+
+    def patterns() -> Iterator[tuple[str, ...]]:
+        yield first
+        for pat in itertools.product(pieces, repeat=len(free)):
+            if pat != first:
+                yield pat
+
+    best = np.inf
+    for count, pat in enumerate(patterns()):
+        if count >= _MAX_PATTERNS:
+            return None, best, False
+        trial = dict(fixed)
+        trial.update(zip(free, pat, strict=True))
+        u, r = mult.solve(trial)
+        best = min(best, r)
+        if r <= threshold:
+            return u, r, True
+    return None, best, n_total <= _MAX_PATTERNS
+
+
+# --------------------------------------------------------------------------------------------
+# the LPEC
+# --------------------------------------------------------------------------------------------
+
+
+def _lpec(
+    mpcc: MPCC,
+    loc: _Local,
+    x: np.ndarray,
+    tol: float,
+    threshold: float,
+    order_hint: np.ndarray | None = None,
+) -> tuple[bool | None, np.ndarray | None, int]:
+    """Enumerate the LPEC branches; ``(B-stationary?, descent direction, LPs solved)``."""
+    nx = x.size
+    gi, _, _, g_lo, g_hi = _active(loc.g, mpcc.lbg, mpcc.ubg, tol)
+    _, _, _, x_lo, x_hi = _active(x, mpcc.lbx, mpcc.ubx, tol)
+    IG, IH = loc.G <= tol, loc.H <= tol
+    bi = np.flatnonzero(IG & IH)
+    eq_rows = [loc.Jg[i] for i in gi if g_lo[i] and g_hi[i]]
+    ub_rows = [loc.Jg[i] for i in gi if g_hi[i] and not g_lo[i]]
+    ub_rows += [-loc.Jg[i] for i in gi if g_lo[i] and not g_hi[i]]
+    eq_rows += [loc.JG[j] for j in np.flatnonzero(IG & ~IH)]
+    eq_rows += [loc.JH[j] for j in np.flatnonzero(IH & ~IG)]
+    bounds = np.column_stack([np.where(x_lo, 0.0, -1.0), np.where(x_hi, 0.0, 1.0)])
+    hint = np.zeros(bi.size, dtype=int) if order_hint is None else order_hint
+
+    def branches() -> Iterator[tuple[int, ...]]:
+        first = tuple(int(h) for h in hint)
+        yield first
+        for bits in itertools.product((0, 1), repeat=bi.size):
+            if bits != first:
+                yield bits
+
+    n_lp = 0
+    for bits in branches():
+        eq = list(eq_rows)
+        ub = list(ub_rows)
+        for j, bit in zip(bi, bits, strict=True):
+            if bit == 0:  # grad G_j d = 0, grad H_j d >= 0
+                eq.append(loc.JG[j])
+                ub.append(-loc.JH[j])
+            else:  # grad G_j d >= 0, grad H_j d = 0
+                ub.append(-loc.JG[j])
+                eq.append(loc.JH[j])
+        res = linprog(
+            loc.df,
+            A_ub=np.array(ub).reshape(-1, nx) if ub else None,
+            b_ub=np.zeros(len(ub)) if ub else None,
+            A_eq=np.array(eq).reshape(-1, nx) if eq else None,
+            b_eq=np.zeros(len(eq)) if eq else None,
+            bounds=bounds,
+            method="highs",
+        )
+        n_lp += 1
+        if res.status != 0:
+            return None, None, n_lp
+        if res.fun < -threshold:
+            return False, np.asarray(res.x, dtype=float), n_lp
+    return True, None, n_lp
+
+
+def check_b_stationarity(
+    mpcc: MPCC,
+    x: np.ndarray,
+    p: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_biactive: int = 12,
+) -> tuple[bool | None, np.ndarray | None]:
+    r"""Linearised B-stationarity by solving the LPEC branch by branch.
+
+    :math:`x` is B-stationary iff for every partition of the biactive set into
+    :math:`P_1 \cup P_2` the LP :math:`\min \nabla f^\top d` s.t. the linearised active
+    constraints, :math:`\nabla G_j d = 0 \le \nabla H_j d` (:math:`j \in P_1`),
+    :math:`\nabla G_j d \ge 0 = \nabla H_j d` (:math:`j \in P_2`), :math:`\|d\|_\infty \le 1`
+    has value :math:`\ge -\mathrm{tol}\cdot\max(1, \|\nabla f\|_2)`. The point must be feasible.
+
+    Returns
+    -------
+    (verdict, d)
+        ``verdict`` is ``None`` when the biactive set has more than ``max_biactive`` pairs or an
+        LP failed; ``d`` is a descent direction when ``verdict`` is ``False``.
+    """
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, max_biactive)
+    loc = _evaluate(mpcc, x, p)
+    comp = float(np.max(np.abs(np.minimum(loc.G, loc.H)), initial=0.0))
+    if _violation(mpcc, loc, x) > tol or comp > tol:
+        raise MCPInputError("check_b_stationarity: the point is not feasible within tol")
+    n_bi = int(np.sum((loc.G <= tol) & (loc.H <= tol)))
+    if n_bi > max_biactive:
+        return None, None
+    verdict, d, _ = _lpec(mpcc, loc, x, tol, tol * max(1.0, float(np.linalg.norm(loc.df))))
+    return verdict, d
+
+
+# --------------------------------------------------------------------------------------------
+# the classifier
+# --------------------------------------------------------------------------------------------
+
+
+def _positive(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise MCPInputError(f"classify_stationarity: {what} must be a number, got {v!r}")
+    if not np.isfinite(v) or v <= 0:
+        raise MCPInputError(f"classify_stationarity: {what} must be finite and > 0, got {v!r}")
+    return float(v)
+
+
+def _validate(
+    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any
+) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
+    if not isinstance(mpcc, (MPCC, GeneralMPCC)):
+        raise MCPInputError(
+            "classify_stationarity: expected an mcpkit MPCC or GeneralMPCC, "
+            f"got {type(mpcc).__name__}"
+        )
+    tol = _positive(tol, "tol")
+    is_int = isinstance(max_biactive, (int, np.integer)) and not isinstance(max_biactive, bool)
+    if not is_int or max_biactive < 0:
+        raise MCPInputError(
+            f"classify_stationarity: lpec_max_biactive must be an int >= 0, got {max_biactive!r}"
+        )
+    xv = _vector(x, int(mpcc.x.numel()), "x")
+    pv = mpcc.p0 if p is None else _vector(p, int(mpcc.p.numel()), "p")
+    if isinstance(mpcc, GeneralMPCC):
+        mpcc, xv = _lift_general(mpcc, xv, pv)
+    return mpcc, xv, np.asarray(pv, dtype=float), float(tol)
+
+
+def _violation(mpcc: MPCC, loc: _Local, x: np.ndarray) -> float:
+    parts = [
+        mpcc.lbg - loc.g, loc.g - mpcc.ubg, mpcc.lbx - x, x - mpcc.ubx, -loc.G, -loc.H,
+    ]  # fmt: skip
+    return float(max((np.max(a, initial=0.0) for a in parts), default=0.0))
+
+
+def classify_stationarity(
+    mpcc: MPCC | GeneralMPCC,
+    x: np.ndarray,
+    p: np.ndarray | None = None,
+    tol: float = 1e-6,
+    lpec_max_biactive: int = 12,
+    *,
+    residual_tol: float | None = None,
+) -> StationarityReport:
+    r"""Classify :math:`x` as not feasible, not stationary, weak, C, M, B or S-stationary.
+
+    Definitions are in the module docstring (Scheel & Scholtes 2000; Ye 2005). Steps:
+
+    1. feasibility: constraint violation :math:`\le` ``tol`` and
+       :math:`\max_j|\min(G_j, H_j)| \le` ``tol``;
+    2. active sets with tolerance: :math:`I_G = \{G_j \le \mathrm{tol}\}`,
+       :math:`I_H = \{H_j \le \mathrm{tol}\}`, active ``g`` rows and ``x`` bounds within ``tol``;
+    3. weak: bound-constrained least squares for the MPCC-Lagrangian gradient
+       (signs only on :math:`\lambda_g, \lambda_x`); stationary when the residual is
+       :math:`\le \mathrm{tol}\cdot\max(1, \|\nabla f\|_2)`;
+    4. S: the same with :math:`\nu_j, \xi_j \ge 0` on the biactive set;
+    5. LPEC (B) when not S and :math:`|I_{GH}| \le` ``lpec_max_biactive`` (S implies B);
+    6. M and C: search the unions of sign pieces (see :func:`_search`).
+
+    Parameters
+    ----------
+    mpcc
+        A standard :class:`~mcpkit.mpcc.MPCC` (SX or MX). A
+        :class:`~mcpkit.mpec.problem.GeneralMPCC` is lowered with
+        :class:`~mcpkit.mpec.problem.ToStandardMPCC` and ``x`` is lifted by its slacks; indices
+        and multipliers in the report then refer to the lowered problem.
+    x, p
+        The point and the parameter values (``p=None``: ``mpcc.p0``).
+    tol
+        Feasibility, activity and residual tolerance (> 0).
+    lpec_max_biactive
+        Largest biactive set for which the :math:`2^{|I_{GH}|}` LPEC branches are enumerated.
+    residual_tol
+        Tolerance of the multiplier residual and of the LPEC values (default: ``tol``). Points
+        returned by relaxation homotopies are feasible to ``tol`` but often stationary only to a
+        looser accuracy; pass e.g. ``residual_tol=1e-4`` to judge them.
+
+    Raises
+    ------
+    ShapeError, NonFiniteError, MCPInputError
+        Wrong shapes, NaN/inf in ``x`` or ``p`` (or in the functions at ``x``), bad ``tol``.
+    """
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive)
+    rtol = tol if residual_tol is None else _positive(residual_tol, "residual_tol")
+    loc = _evaluate(mpcc, x, p)
+    viol = _violation(mpcc, loc, x)
+    comp = float(np.max(np.abs(np.minimum(loc.G, loc.H)), initial=0.0))
+    biactive = np.flatnonzero((loc.G <= tol) & (loc.H <= tol))
+    scale = max(1.0, float(np.linalg.norm(loc.df)))
+    threshold = rtol * scale
+    zeros = {
+        "lam_g": np.zeros(loc.g.size), "lam_x": np.zeros(x.size),
+        "nu_G": np.zeros(loc.G.size), "xi_H": np.zeros(loc.G.size),
+    }  # fmt: skip
+    common = {
+        "biactive": biactive, "constraint_violation": viol, "complementarity_residual": comp,
+        "residual_threshold": threshold,
+    }  # fmt: skip
+    if viol > tol or comp > tol:
+        return StationarityReport(
+            level=Stationarity.NOT_FEASIBLE, feasible=False, stationarity_residual=np.inf,
+            b_stationary=None,
+            message=f"not feasible: constraint violation {viol:.2e}, complementarity {comp:.2e} "
+            f"(tol {tol:.0e})",
+            **zeros, **common,
+        )  # fmt: skip
+
+    mult = _Multipliers(mpcc, loc, x, tol)
+    u_weak, r_weak = mult.solve()
+    too_big = biactive.size > lpec_max_biactive
+    pairs = [mult.pair(u_weak, int(j)) for j in biactive]
+    hint = np.array([int(a < b) for a, b in pairs], dtype=int)
+    notes: list[str] = []
+
+    def lpec() -> tuple[bool | None, np.ndarray | None]:
+        if too_big:
+            notes.append(f"LPEC skipped: {biactive.size} biactive pairs > {lpec_max_biactive}")
+            return None, None
+        verdict, d, n_lp = _lpec(mpcc, loc, x, tol, threshold, hint)
+        notes.append(f"LPEC: {n_lp} branch LP(s)" + (", an LP failed" if verdict is None else ""))
+        return verdict, d
+
+    def report(level: Stationarity, u: np.ndarray, r: float, b: bool | None, d: Any = None) -> Any:
+        msg = (
+            f"{level.value}: residual {r:.2e} (threshold {threshold:.1e}), "
+            f"{biactive.size} biactive pair(s), B-stationary={b}"
+        )
+        return StationarityReport(
+            level=level, feasible=True, stationarity_residual=r, b_stationary=b,
+            message="; ".join([msg, *notes]), descent_direction=d, **mult.split(u), **common,
+        )  # fmt: skip
+
+    if r_weak > threshold:
+        b, d = lpec()
+        if b:
+            notes.append("inconsistent: LPEC passed but no weak multipliers (tolerance effects)")
+        return report(Stationarity.NOT_STATIONARY, u_weak, r_weak, b, d)
+
+    if biactive.size == 0:
+        notes.append("no biactive pairs: weak = S")
+        return report(Stationarity.S, u_weak, r_weak, True)
+    s_pieces = {int(j): "nonneg" for j in biactive}
+    u_s, r_s = mult.solve(s_pieces)
+    if r_s <= threshold:
+        return report(Stationarity.S, u_s, r_s, True)
+
+    b, d = lpec()
+    eps = max(threshold, tol)
+    u_m, r_m, full_m = _search(
+        mult, u_weak, ("nonneg", "nu0", "xi0"), lambda a, c: _suggest_m(a, c, eps), threshold
+    )
+    if u_m is None and not full_m:
+        notes.append(f"M search truncated after {_MAX_PATTERNS} patterns")
+    if b:
+        if u_m is None:
+            notes.append("M multipliers not found although B implies M (tolerance effects)")
+            return report(Stationarity.B, u_weak, r_weak, b)
+        return report(Stationarity.B, u_m, r_m, b)
+    if u_m is not None:
+        return report(Stationarity.M, u_m, r_m, b, d)
+    u_c, r_c, full_c = _search(mult, u_weak, ("nonneg", "nonpos"), _suggest_c, threshold)
+    if u_c is not None:
+        return report(Stationarity.C, u_c, r_c, b, d)
+    if not full_c:
+        notes.append(f"C search truncated after {_MAX_PATTERNS} patterns")
+    return report(Stationarity.WEAK, u_weak, r_weak, b, d)
+
+
+def attach_stationarity(
+    result: Any,
+    mpcc: MPCC | GeneralMPCC,
+    p: np.ndarray | None = None,
+    tol: float | None = None,
+    lpec_max_biactive: int = 12,
+    *,
+    residual_tol: float | None = None,
+) -> Any:
+    """Classify ``result.z`` and store it in ``result.extra``; returns ``result``.
+
+    Sets ``result.extra["stationarity"]`` to the level's value (e.g. ``"S"``) and
+    ``result.extra["stationarity_report"]`` to the :class:`StationarityReport`. ``tol`` defaults
+    to ``result.tol``; ``residual_tol`` as in :func:`classify_stationarity`. A result without a
+    finite point is recorded as ``not_feasible`` without classification. ``mpcc`` must be the
+    problem whose variables ``result.z`` holds (the :class:`GeneralMPCC` the user posed, or the
+    standard MPCC).
+    """
+    tol = float(result.tol) if tol is None else tol
+    z = np.asarray(result.z, dtype=float)
+    if z.size == 0 or not np.isfinite(z).all():
+        n_pairs = int(mpcc.G.numel())
+        rep = StationarityReport(
+            level=Stationarity.NOT_FEASIBLE, feasible=False, stationarity_residual=np.inf,
+            biactive=np.zeros(0, dtype=int), nu_G=np.zeros(n_pairs), xi_H=np.zeros(n_pairs),
+            lam_g=np.zeros(int(mpcc.g.numel())), lam_x=np.zeros(z.size), b_stationary=None,
+            message="no finite point to classify", constraint_violation=np.inf,
+            complementarity_residual=np.inf,
+        )  # fmt: skip
+    else:
+        rep = classify_stationarity(mpcc, z, p, tol, lpec_max_biactive, residual_tol=residual_tol)
+    result.extra["stationarity"] = rep.level.value
+    result.extra["stationarity_report"] = rep
+    return result
