@@ -47,3 +47,18 @@ def test_cli_json_summary_for_mpcc_file(capsys: pytest.CaptureFixture[str]) -> N
         "backend",
     ):
         assert key in out
+
+
+@needs_data
+def test_recovery_retries_another_reformulation() -> None:
+    """nappi_b: the Scholtes inequality homotopy stalls (residual ~1.6e-6 > 1e-6); the recovery's
+    Scholtes equality form solves it, and its steps are marked in the trace."""
+    from mcpkit.mpec.engine import solve_general
+    from mcpkit.mpec.loader import load_mpcc_json
+
+    prob = load_mpcc_json(MPECLIB / "nappi_b.nl.json")
+    without = solve_general(prob, stationarity=False, fallback_methods=())
+    assert not without.solved and without.termination.value != "converged"
+    with_recovery = solve_general(prob, stationarity=False)
+    assert with_recovery.solved
+    assert any(s.phase.startswith("retry:") for s in with_recovery.trace)
