@@ -6,7 +6,8 @@
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
-  ``block``, ``pushing`` (MPEC planning over a horizon).
+  ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
+  runs the seed's Nelder–Mead comparison, a few minutes).
 
 Exit status: 0 when the problem was solved (``solved`` true; for demos: every step of every run),
 1 when the solver ran but did not meet the tolerance, 2 for bad input or a missing solver.
@@ -124,6 +125,7 @@ DEMOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "plate": _demo_from("mcpkit.models.stewart_trinkle.demos", "demo_plate"),
     "block": _demo_from("mcpkit.mpec.examples", "demo_block"),
     "pushing": _demo_from("mcpkit.mpec.examples", "demo_pushing"),
+    "plate-design": _demo_from("mcpkit.mpec.examples.plate_design", "demo_plate_design"),
 }
 
 

@@ -1,0 +1,493 @@
+r"""Seed 004 §5.1 plate-motion design as a periodic boundary-value MPEC, against Nelder–Mead.
+
+The plate of :class:`~mcpkit.models.stewart_trinkle.plate.SinusoidalPlate` is driven at 33 Hz
+(:math:`B = 66\pi`) by the three design parameters of seed 004 §5.1,
+:math:`\theta = (A_6, A_3, C_3)`:
+
+.. math::
+    \alpha_z = A_6\sin(Bt),\qquad \ddot p_z = A_3\sin(Bt + C_3)
+
+(the other nine amplitudes/phases of §5 fixed at 0). With the zero-mean antiderivatives of
+:mod:`~mcpkit.models.stewart_trinkle.plate` the plate turns about :math:`z` by
+:math:`\phi(t) = -A_6\sin(Bt)/B^2` and its origin sits at height :math:`c_z(t) = -A_3\sin(Bt+C_3)/B^2`,
+so the particle step of seed 004 eq (9) (:class:`~mcpkit.models.stewart_trinkle.ncp.NCPStep`,
+:math:`m = 1`) has the closed-form data :math:`\psi = q_z - c_z(t_{\ell+1})`, :math:`W_n = \hat z`,
+:math:`W_t = (\cos\phi, \sin\phi, 0)`, :math:`W_o = (-\sin\phi, \cos\phi, 0)`,
+:math:`u_S = \dot c + \omega\times(q - c)` (eq 8), all at :math:`t_{\ell+1}`.
+
+**Objective** (the "asymptotic velocity" of §5.1 made a per-period average): over an interval
+of whole periods :math:`[t_a, t_b]` the particle's mean planar velocity should equal the
+circle field :math:`f(q) = \kappa(-q_y, q_x)`, :math:`\kappa = 0.15` s⁻¹ (cm, s), at the mid
+point:
+
+.. math::
+    J = \frac{\| (q_{xy}(t_b) - q_{xy}(t_a))/(t_b - t_a) - f(\tfrac12(q_{xy}(t_a)+q_{xy}(t_b)))\|^2}
+             {(\kappa R)^2}.
+
+A radial drift counts as error, as the radial error of §5.1 does.
+
+**Boundary-value MPEC.** The particle starts at :math:`(R, 0)` in the plane; its start height
+and velocity are free (one "start jump" control :math:`u_0 = (\Delta q_z, \Delta v)`, all later
+controls fixed at 0). Over :math:`P` plate periods (:math:`N = Pn` steps, :math:`h = T/n`) the
+state relative to the rotationally symmetric field must be periodic: the height and the
+(radial, tangential, vertical) velocity at :math:`t_N` equal those at :math:`t_0`. The state is
+:math:`x = (q, v, m, e)` with the memory :math:`m` of the start (height, velocity) and the
+periodicity defect :math:`e = (q_z - m_z, v_r - m_{v_x}, v_\theta - m_{v_y}, v_z - m_{v_z})`,
+and :math:`e_N = 0` is a terminal box. Minimising :math:`J` over :math:`[t_0, t_N]` of the
+periodic orbit is therefore the steady-state objective, with no transient to simulate away.
+
+**Nelder–Mead reference** (seed 004 §4–5): the same :math:`J`, measured over the last
+``avg_periods`` of a full simulation of ``sim_periods`` periods from the particle resting on
+the plate at :math:`(R, 0)` (moving with its surface point), with
+:func:`mcpkit.models.stepping.simulate` and the same step model and :math:`h`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import casadi as ca
+import numpy as np
+from scipy.optimize import minimize
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.stepping import SimulationResult, simulate
+from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
+from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
+from mcpkit.models.stewart_trinkle.ncp import NCPStep
+from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
+from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
+
+__all__ = [
+    "PlateDesignTask",
+    "demo_plate_design",
+    "field_objective",
+    "nelder_mead_design",
+    "plate_design_horizon",
+    "plate_design_step_spec",
+    "plate_step_model",
+    "simulate_design",
+    "simulated_objective",
+    "solve_plate_design",
+]
+
+N_STATE = 14
+"""State size: ``q`` (3), ``v`` (3), start memory ``m`` (4), periodicity defect ``e`` (4)."""
+
+
+@dataclass(frozen=True)
+class PlateDesignTask:
+    """The §5.1 circle-field design task (units cm, s, rad).
+
+    Attributes
+    ----------
+    radius
+        Start radius :math:`R` of the particle [cm] (seed: 4–8 cm).
+    field_rate
+        :math:`\\kappa` of the field :math:`\\kappa(-y, x)` [1/s] (seed: 0.15).
+    mu
+        Friction coefficient.
+    omega
+        Plate angular frequency :math:`B` [rad/s] (seed: :math:`66\\pi`, 33 Hz).
+    steps_per_period
+        :math:`n`, so :math:`h = 2\\pi/(Bn)`.
+    periods
+        :math:`P`, periods in the periodic horizon.
+    sim_periods, avg_periods
+        Length of the Nelder–Mead full simulation and the trailing window of :math:`J`.
+    theta0
+        Initial design :math:`(A_6, A_3, C_3)`.
+    theta_lo, theta_hi
+        Design box.
+    jump_bound
+        Bounds of the start jump :math:`(|\\Delta q_z|, |\\Delta v_i|)` [cm, cm/s].
+    """
+
+    radius: float = 6.0
+    field_rate: float = 0.15
+    mu: float = 0.3
+    omega: float = 66 * math.pi
+    steps_per_period: int = 20
+    periods: int = 2
+    sim_periods: int = 20
+    avg_periods: int = 2
+    theta0: tuple[float, float, float] = (200.0, 300.0, 1.5 * math.pi)
+    theta_lo: tuple[float, float, float] = (0.0, 0.0, -math.pi)
+    theta_hi: tuple[float, float, float] = (600.0, 900.0, 3 * math.pi)
+    jump_bound: tuple[float, float] = (0.05, 50.0)
+
+    def __post_init__(self) -> None:
+        for name in ("radius", "field_rate", "mu", "omega"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise NonFiniteError(f"PlateDesignTask.{name} must be a finite number, got {v!r}")
+        if self.radius <= 0 or self.field_rate <= 0 or self.omega <= 0 or self.mu < 0:
+            raise MCPInputError("PlateDesignTask: radius, field_rate, omega must be > 0 and mu >= 0")
+        for name in ("steps_per_period", "periods", "sim_periods", "avg_periods"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise MCPInputError(f"PlateDesignTask.{name} must be an integer >= 1, got {v!r}")
+        if self.avg_periods > self.sim_periods:
+            raise MCPInputError("PlateDesignTask.avg_periods must be <= sim_periods")
+        for name in ("theta0", "theta_lo", "theta_hi"):
+            a = np.asarray(getattr(self, name), dtype=float)
+            if a.shape != (3,):
+                raise ShapeError(f"PlateDesignTask.{name} must have 3 entries (A6, A3, C3), got {a.shape}")
+            if not np.isfinite(a).all():
+                raise NonFiniteError(f"PlateDesignTask.{name} contains NaN or inf")
+        lo, hi, t0 = (np.asarray(v, dtype=float) for v in (self.theta_lo, self.theta_hi, self.theta0))
+        if np.any(lo > hi) or np.any(t0 < lo) or np.any(t0 > hi):
+            raise MCPInputError("PlateDesignTask: need theta_lo <= theta0 <= theta_hi")
+        if len(self.jump_bound) != 2 or not all(math.isfinite(b) and b > 0 for b in self.jump_bound):
+            raise MCPInputError("PlateDesignTask.jump_bound must be two positive finite numbers")
+
+    @property
+    def period(self) -> float:
+        """Plate period :math:`T = 2\\pi/B` [s]."""
+        return 2 * math.pi / self.omega
+
+    @property
+    def h(self) -> float:
+        """Step :math:`h = T/n` [s]."""
+        return self.period / self.steps_per_period
+
+    @property
+    def n_steps(self) -> int:
+        """Horizon length :math:`N = Pn`."""
+        return self.periods * self.steps_per_period
+
+
+def _theta(theta: Any) -> np.ndarray:
+    a = np.asarray(theta, dtype=float).reshape(-1)
+    if a.shape != (3,):
+        raise ShapeError(f"design must be (A6, A3, C3), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise NonFiniteError(f"design contains NaN or inf: {a}")
+    return a
+
+
+def field_objective(q_a: np.ndarray, q_b: np.ndarray, duration: float, rate: float, radius: float) -> float:
+    r""":math:`J` of the module docstring from the planar positions at :math:`t_a, t_b`."""
+    qa, qb = np.asarray(q_a, dtype=float)[:2], np.asarray(q_b, dtype=float)[:2]
+    vbar = (qb - qa) / duration
+    mid = 0.5 * (qa + qb)
+    f = rate * np.array([-mid[1], mid[0]])
+    return float(np.sum((vbar - f) ** 2) / (rate * radius) ** 2)
+
+
+def plate_step_model(task: PlateDesignTask, theta: Any) -> tuple[NCPStep, SinusoidalPlate]:
+    """The model's own step (``NCPStep``, particle of unit mass) on the plate of design ``theta``."""
+    A6, A3, C3 = _theta(theta)
+    plate = SinusoidalPlate(
+        lin_amp=(0.0, 0.0, A3), lin_phase=(0.0, 0.0, C3), ang_amp=(0.0, 0.0, A6), omega=task.omega
+    )
+    surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
+    return NCPStep(Particle(mass=1.0), [Contact(surf, task.mu)], task.h), plate
+
+
+def simulate_design(
+    task: PlateDesignTask, theta: Any, n_steps: int | None = None, x0: np.ndarray | None = None
+) -> tuple[SimulationResult, SinusoidalPlate]:
+    """Full simulation with :func:`mcpkit.models.stepping.simulate` (penalty route, tol 1e-10);
+    default start: at rest on the plate at :math:`(R, 0)` with the plate's point velocity."""
+    model, plate = plate_step_model(task, theta)
+    if x0 is None:
+        x = plate.position(0.0) + plate.rotation(0.0) @ np.array([task.radius, 0.0, 0.0])
+        x0 = model.initial_state(x, plate.point_velocity(0.0, x))
+    n = task.sim_periods * task.steps_per_period if n_steps is None else n_steps
+    sim = simulate(model, x0, n, method="penalty", backend="casadi", progress=False, tol=1e-10)
+    return sim, plate
+
+
+def simulated_objective(task: PlateDesignTask, theta: Any) -> float:
+    """:math:`J` over the last ``avg_periods`` of the full simulation (the Nelder–Mead objective;
+    ``inf`` when a step failed to produce finite numbers)."""
+    sim, _ = simulate_design(task, theta)
+    q = sim.states[:, :3]
+    n = task.steps_per_period
+    a, b = (task.sim_periods - task.avg_periods) * n, task.sim_periods * n
+    if not np.isfinite(q[[a, b]]).all():
+        return math.inf
+    return field_objective(q[a], q[b], task.avg_periods * task.period, task.field_rate, task.radius)
+
+
+# --------------------------------------------------------------------------- the horizon
+def plate_design_step_spec(task: PlateDesignTask) -> tuple[StepSpec, NCPStep]:
+    """:class:`StepSpec` of the periodic design horizon (state ``(q, v, m, e)``, control the start
+    jump ``(dq_z, dv)``, design ``(A6, A3, C3)``), on the MCP of the model's ``NCPStep``."""
+    model, _ = plate_step_model(task, task.theta0)
+    B, h, g = task.omega, task.h, GRAVITY_CGS
+
+    def effective(x: ca.SX, u: ca.SX) -> tuple[ca.SX, ca.SX]:
+        return x[0:3] + ca.vertcat(0, 0, u[0]), x[3:6] + u[1:4]
+
+    def params(x: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> dict[str, Any]:
+        q, v = effective(x, u)
+        tn = t + h
+        phi = -th[0] / B**2 * ca.sin(B * tn)
+        wz = -th[0] / B * ca.cos(B * tn)
+        cz = -th[1] / B**2 * ca.sin(B * tn + th[2])
+        cz_dot = -th[1] / B * ca.cos(B * tn + th[2])
+        cp, sp = ca.cos(phi), ca.sin(phi)
+        us = ca.vertcat(-wz * q[1], wz * q[0], cz_dot)
+        tt = ca.vertcat(cp, sp, 0)
+        to = ca.vertcat(-sp, cp, 0)
+        return {
+            "b": v + ca.vertcat(0, 0, -h * g),
+            "psi_h": (q[2] - cz) / h,
+            "Wn": [0.0, 0.0, 1.0],
+            "Wt": tt,
+            "Wo": to,
+            "ut": ca.dot(tt, us),
+            "uo": ca.dot(to, us),
+        }
+
+    vs = {b.name: b.slice for b in model.mcp.blocks}["v"]
+
+    def update(x: ca.SX, z: ca.SX, u: ca.SX, th: ca.SX) -> ca.SX:
+        q, _ = effective(x, u)
+        v1 = z[vs.start : vs.stop]
+        q1 = q + h * v1
+        m1 = x[6:10] + u
+        return ca.vertcat(q1, v1, m1, _defect(q1, v1, m1))
+
+    spec = StepSpec(model.mcp, n_state=N_STATE, n_control=4, n_design=3, parameters=params,
+                    update=update, h=h)  # fmt: skip
+    return spec, model
+
+
+def _defect(q: Any, v: Any, m: Any) -> Any:
+    """Periodicity defect ``(q_z - m_z, v_r - m_vx, v_theta - m_vy, v_z - m_vz)`` (SX or numbers)."""
+    sqrt = ca.sqrt if isinstance(q, (ca.SX, ca.MX)) else np.sqrt
+    rho = sqrt(q[0] ** 2 + q[1] ** 2)
+    vr = (q[0] * v[0] + q[1] * v[1]) / rho
+    vt = (q[0] * v[1] - q[1] * v[0]) / rho
+    parts = [q[2] - m[0], vr - m[1], vt - m[2], v[2] - m[3]]
+    return ca.vertcat(*parts) if isinstance(q, (ca.SX, ca.MX)) else np.array(parts, dtype=float)
+
+
+def _x_initial(task: PlateDesignTask) -> np.ndarray:
+    """Fixed grid state at :math:`t_0`: particle at :math:`(R, 0, 0)` at rest (the start jump
+    :math:`u_0` supplies the actual start height and velocity), memory 0, defect 0."""
+    x = np.zeros(N_STATE)
+    x[0] = task.radius
+    return x
+
+
+def plate_design_horizon(task: PlateDesignTask) -> tuple[Horizon, NCPStep]:
+    """The periodic BVP-MPEC: terminal box :math:`e_N = 0`, terminal cost :math:`J(q_0, q_N)`."""
+    spec, model = plate_design_step_spec(task)
+    N, x0 = task.n_steps, _x_initial(task)
+    dz, dv = task.jump_bound
+    ulo, uhi = np.zeros((N, 4)), np.zeros((N, 4))
+    ulo[0], uhi[0] = [-dz, -dv, -dv, -dv], [dz, dv, dv, dv]
+    xT_lo = np.full(N_STATE, -math.inf)
+    xT_hi = np.full(N_STATE, math.inf)
+    xT_lo[10:], xT_hi[10:] = 0.0, 0.0
+    dur, k, R = N * task.h, task.field_rate, task.radius
+
+    def terminal(x: ca.SX, th: ca.SX) -> ca.SX:
+        vbar = (x[0:2] - ca.DM(x0[0:2])) / dur
+        mid = 0.5 * (x[0:2] + ca.DM(x0[0:2]))
+        f = k * ca.vertcat(-mid[1], mid[0])
+        return ca.sumsqr(vbar - f) / (k * R) ** 2
+
+    hz = Horizon(
+        spec, N, x0, control_bounds=(ulo, uhi), design_bounds=(task.theta_lo, task.theta_hi),
+        terminal_bounds=(xT_lo, xT_hi), terminal_cost=terminal,
+    )  # fmt: skip
+    return hz, model
+
+
+def _augment(task: PlateDesignTask, states6: np.ndarray, jump: np.ndarray) -> np.ndarray:
+    """Grid states ``(q, v, m, e)`` from a simulated ``(q, v)`` trajectory started with ``jump``."""
+    X = np.full((states6.shape[0], N_STATE), np.nan)
+    X[0] = _x_initial(task)
+    m = X[0, 6:10] + jump
+    for k in range(1, states6.shape[0]):
+        q, v = states6[k, :3], states6[k, 3:6]
+        X[k] = np.concatenate([q, v, m, _defect(q, v, m)])
+    return X
+
+
+def design_simulator(task: PlateDesignTask) -> Any:
+    """``simulate(U, theta) -> states`` for the re-simulation: the model's own ``NCPStep`` and
+    :func:`~mcpkit.models.stepping.simulate` from the start jump ``U[0]``."""
+
+    def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        jump = np.asarray(U[0], dtype=float)
+        x0 = _x_initial(task)[:6] + np.concatenate([[0.0, 0.0, jump[0]], jump[1:4]])
+        sim, _ = simulate_design(task, theta, n_steps=task.n_steps, x0=x0)
+        return _augment(task, sim.states, jump)
+
+    return run
+
+
+def periodic_start_guess(task: PlateDesignTask, theta: Any, settle_periods: int = 10) -> np.ndarray:
+    """Start jump ``(dq_z, dv)`` from a settling simulation: height and polar velocity of the
+    particle after ``settle_periods`` periods (a phase-0 instant), rotated to :math:`(R, 0)`."""
+    sim, _ = simulate_design(task, theta, n_steps=settle_periods * task.steps_per_period)
+    q, v = sim.states[-1, :3], sim.states[-1, 3:6]
+    if not np.isfinite(sim.states[-1]).all():
+        raise MCPInputError("the settling simulation failed; choose another initial design")
+    d = _defect(q, v, np.zeros(4))
+    return np.clip(d, -np.array([task.jump_bound[0]] + [task.jump_bound[1]] * 3),
+                   np.array([task.jump_bound[0]] + [task.jump_bound[1]] * 3))  # fmt: skip
+
+
+def solve_plate_design(
+    task: PlateDesignTask | None = None, deviation_tol: float = 1e-4, **options: Any
+) -> tuple[HorizonResult, Horizon, float]:
+    """Build and solve the periodic design MPEC; re-simulate with the model's ``simulate``.
+
+    Returns ``(result, horizon, wall_s)`` where ``wall_s`` covers everything: settling
+    simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
+    """
+    task = PlateDesignTask() if task is None else task
+    t0 = time.perf_counter()
+    hz, _ = plate_design_horizon(task)
+    U0 = np.zeros((task.n_steps, 4))
+    U0[0] = periodic_start_guess(task, task.theta0)
+    options.setdefault("method", "scholtes")
+    res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
+                   step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
+    return res, hz, time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- Nelder–Mead
+def nelder_mead_design(
+    task: PlateDesignTask | None = None, max_evals: int = 120, theta0: Any = None
+) -> dict[str, Any]:
+    """Seed 004 §4: ``scipy.optimize.minimize(method="Nelder-Mead")`` over full simulations of
+    :func:`simulated_objective` (design clipped to the task's box). Returns the best design,
+    its objective, the wall time and the history ``(elapsed_s, J)`` of every evaluation."""
+    task = PlateDesignTask() if task is None else task
+    if not isinstance(max_evals, int) or max_evals < 1:
+        raise MCPInputError(f"max_evals must be a positive integer, got {max_evals!r}")
+    th0 = _theta(task.theta0 if theta0 is None else theta0)
+    lo, hi = np.asarray(task.theta_lo), np.asarray(task.theta_hi)
+    hist: list[tuple[float, float]] = []
+    t0 = time.perf_counter()
+
+    def fun(th: np.ndarray) -> float:
+        J = simulated_objective(task, np.clip(th, lo, hi))
+        hist.append((time.perf_counter() - t0, J))
+        return J
+
+    out = minimize(fun, th0, method="Nelder-Mead",
+                   options={"maxfev": max_evals, "xatol": 1e-3, "fatol": 1e-6})  # fmt: skip
+    return {
+        "design": np.clip(out.x, lo, hi),
+        "objective": float(out.fun),
+        "wall_s": time.perf_counter() - t0,
+        "n_evals": len(hist),
+        "history": np.array(hist),
+        "message": str(out.message),
+    }
+
+
+def time_to_reach(history: np.ndarray, target: float) -> float:
+    """First elapsed time at which the running best of ``history`` is ``<= target`` (inf if never)."""
+    if history.size == 0:
+        return math.inf
+    best = np.minimum.accumulate(history[:, 1])
+    hit = np.flatnonzero(best <= target)
+    return float(history[hit[0], 0]) if hit.size else math.inf
+
+
+# --------------------------------------------------------------------------- demo
+def plot_plate_design(task: PlateDesignTask, res: HorizonResult, nm: dict[str, Any] | None,
+                      sims: dict[str, SimulationResult]) -> Any:  # fmt: skip
+    """Planned periodic orbit vs re-simulation, full-simulation trajectories of the designs,
+    and the Nelder–Mead history."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 3.8), dpi=100)
+    ax = fig.subplots(1, 3)
+    t = res.t
+    vt_plan = (res.states[:, 0] * res.states[:, 4] - res.states[:, 1] * res.states[:, 3]) / np.hypot(
+        res.states[:, 0], res.states[:, 1]
+    )
+    Xs = res.resim_states
+    vt_sim = (Xs[:, 0] * Xs[:, 4] - Xs[:, 1] * Xs[:, 3]) / np.hypot(Xs[:, 0], Xs[:, 1])
+    ax[0].plot(t[1:] * 1e3, vt_plan[1:], "-", label="MPEC plan")
+    ax[0].plot(t[1:] * 1e3, vt_sim[1:], "--", label="re-simulation")
+    ax[0].axhline(task.field_rate * task.radius, color="k", lw=0.8, ls=":", label="field speed")
+    ax[0].set(xlabel="t [ms]", ylabel="tangential velocity [cm/s]", title="periodic orbit (plan)")
+    ax[0].legend(fontsize=7)
+    for name, sim in sims.items():
+        q = sim.states[:, :2]
+        ax[1].plot(sim.t, np.degrees(np.unwrap(np.arctan2(q[:, 1], q[:, 0]))), label=name)
+    tt = np.linspace(0, task.sim_periods * task.period, 50)
+    ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=0.8, label="field")
+    ax[1].set(xlabel="t [s]", ylabel="polar angle [deg]", title="full simulation from rest")
+    ax[1].legend(fontsize=7)
+    if nm is not None and nm["history"].size:
+        hst = nm["history"]
+        ax[2].semilogy(hst[:, 0], np.minimum.accumulate(hst[:, 1]), label="Nelder–Mead best J")
+    ax[2].set(xlabel="wall time [s]", ylabel="J (full simulation)", title="Nelder–Mead progress")
+    fig.tight_layout()
+    return fig
+
+
+def demo_plate_design(out_dir: Path | str, progress: bool = True, nelder_mead: bool = True,
+                      max_evals: int = 60) -> dict[str, Any]:  # fmt: skip
+    """Solve the periodic MPEC and (optionally) Nelder–Mead on the same objective; write
+    ``mpec_plate_design.png``. ``"solved"`` is True only if the MPCC met tolerance and the
+    re-simulation reproduced the plan."""
+    try:
+        d = Path(out_dir)
+    except TypeError:
+        raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
+    d.mkdir(parents=True, exist_ok=True)
+    task = PlateDesignTask()
+    if progress:
+        print(f"plate design: periodic MPEC, N = {task.n_steps} steps, h = {task.h:.3e} s ...", flush=True)
+    res, hz, wall_mpec = solve_plate_design(task)
+    if progress:
+        print(res.message, flush=True)
+    J0 = simulated_objective(task, task.theta0)
+    J_mpec = simulated_objective(task, res.design)
+    nm = None
+    if nelder_mead:
+        if progress:
+            print(f"plate design: Nelder-Mead, {max_evals} full simulations ...", flush=True)
+        nm = nelder_mead_design(task, max_evals=max_evals)
+    sims = {"initial design": simulate_design(task, task.theta0)[0],
+            "MPEC design": simulate_design(task, res.design)[0]}  # fmt: skip
+    if nm is not None:
+        sims["Nelder–Mead design"] = simulate_design(task, nm["design"])[0]
+    fig = plot_plate_design(task, res, nm, sims)
+    ax = fig.axes[2]
+    ax.axhline(J_mpec, color="C1", ls="--", label=f"MPEC design ({wall_mpec:.1f} s)")
+    ax.axhline(J0, color="C2", ls=":", label="initial design")
+    ax.legend(fontsize=7)
+    fig.savefig(d / "mpec_plate_design.png")
+    s = res.summary()
+    s.update({
+        "solved": bool(res.ok),
+        "n_steps": task.n_steps, "h": task.h, "radius": task.radius,
+        "n_x": int(hz.mpcc.x.numel()), "n_pairs": int(hz.mpcc.n_pairs),
+        "design": [float(v) for v in res.design],
+        "start_jump": [float(v) for v in res.controls[0]],
+        "objective_plan": float(res.objective),
+        "objective_sim_initial": J0,
+        "objective_sim_mpec": J_mpec,
+        "mpec_wall_s": wall_mpec,
+        "figure": str(d / "mpec_plate_design.png"),
+    })  # fmt: skip
+    if nm is not None:
+        t_reach = time_to_reach(nm["history"], J_mpec)
+        s.update({
+            "nm_design": [float(v) for v in nm["design"]],
+            "nm_objective_sim": float(nm["objective"]),
+            "nm_wall_s": float(nm["wall_s"]),
+            "nm_evals": int(nm["n_evals"]),
+            "nm_time_to_mpec_objective_s": t_reach,
+            "wall_ratio_nm_over_mpec": float(nm["wall_s"] / wall_mpec),
+        })  # fmt: skip
+    return s
