@@ -23,7 +23,9 @@ import numpy as np
 from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
 from mcpkit.solvers.reformulation import (
+    AdaptiveDecrease,
     NLPTemplate,
+    ParameterController,
     Reformulation,
     assemble,
     geometric,
@@ -54,3 +56,7 @@ class FischerBurmeister(Reformulation):
 
     def schedule(self, options: SolveOptions) -> Iterator[float]:
         return geometric(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+
+    def controller(self, options: SolveOptions) -> ParameterController:
+        """Adaptive decrease (:class:`~mcpkit.solvers.reformulation.AdaptiveDecrease`)."""
+        return AdaptiveDecrease(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)

@@ -258,7 +258,11 @@ class HomotopySolver:
                 best_x, best_a, Termination.CONVERGED, raw, iterations, trace, reformulation="polish"
             )
 
-        for k, t in enumerate(self.reformulation.schedule(opts)):
+        ctrl = self.reformulation.controller(opts)
+        t: float | None = ctrl.first()
+        k = -1
+        while t is not None:
+            k += 1
             last_param = t
             if limit is not None and time.perf_counter() - t_start > limit:
                 termination = Termination.TIME_LIMIT
@@ -276,38 +280,32 @@ class HomotopySolver:
             )
             iterations += res.iterations
             raw = res.status
-            if not np.isfinite(res.x).all():
-                trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
-                failures += 1
-                if failures > opts.max_retries:
-                    termination = ipopt_termination(res.status)
-                    if termination is Termination.CONVERGED:
-                        termination = Termination.NUMERICAL_ERROR
+            finite = bool(np.isfinite(res.x).all())
+            if finite:
+                xr, a = assess(res.x, p)
+                trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
+                if a.key(opts.tol) < best_a.key(opts.tol):
+                    best_x, best_a = xr, a
+                if a.meets(opts.tol):
+                    termination = Termination.CONVERGED
                     break
-                continue
-            xr, a = assess(res.x, p)
-            trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
-            if a.key(opts.tol) < best_a.key(opts.tol):
-                best_x, best_a = xr, a
-            if a.meets(opts.tol):
-                termination = Termination.CONVERGED
-                break
-            if res.ok:
+            else:
+                trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
+            if finite and res.ok:
                 failures = 0
                 x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
             else:
+                # recovery: keep the last good point; the controller backs the parameter off
                 failures += 1
                 if failures > opts.max_retries:
                     termination = ipopt_termination(res.status)
                     if termination is Termination.CONVERGED:  # pragma: no cover - defensive
-                        termination = Termination.STALLED
+                        termination = Termination.STALLED if finite else Termination.NUMERICAL_ERROR
                     break
-                # recovery: keep the last good point and move on to the next parameter value
-                if a.key(opts.tol) <= best_a.key(opts.tol):
-                    x = res.x
-            if a.residual <= opts.polish_trigger and try_polish(xr, k):
+            if finite and a.residual <= opts.polish_trigger and try_polish(xr, k):
                 termination = Termination.CONVERGED
                 break
+            t = ctrl.next(finite and res.ok, res.iterations)
 
         if termination is None:
             floor = self.reformulation.parameter_name != "rho" and last_param <= opts.sigma_min

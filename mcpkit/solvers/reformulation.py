@@ -86,6 +86,10 @@ class Reformulation(ABC):
     def schedule(self, options: SolveOptions) -> Iterator[float]:
         """Parameter values to visit, in order."""
 
+    def controller(self, options: SolveOptions) -> ParameterController:
+        """How the parameter moves from one subproblem to the next (default: the schedule)."""
+        return ScheduleController(self.schedule(options))
+
     def inner_tol(self, t: float, options: SolveOptions) -> float:
         """IPOPT tolerance for the subproblem at parameter ``t`` (tied to ``options.tol``)."""
         return options.inner_tol_factor * options.tol
@@ -100,3 +104,70 @@ def geometric(start: float, factor: float, stop: float, limit: int) -> Iterator[
         yield t
         t *= factor
     yield stop
+
+
+class ParameterController:
+    """Chooses the homotopy parameter of the next subproblem from how the last one went."""
+
+    def first(self) -> float:
+        """The first parameter value."""
+        raise NotImplementedError
+
+    def next(self, success: bool, inner_iterations: int) -> float | None:
+        """The next value after a subproblem (``None``: the homotopy is exhausted)."""
+        raise NotImplementedError
+
+
+class ScheduleController(ParameterController):
+    """A fixed sequence of values, whatever happens (used by the penalty method)."""
+
+    def __init__(self, values: Iterator[float]) -> None:
+        self._values = iter(values)
+        self._first = next(self._values)
+
+    def first(self) -> float:
+        return self._first
+
+    def next(self, success: bool, inner_iterations: int) -> float | None:
+        return next(self._values, None)
+
+
+class AdaptiveDecrease(ParameterController):
+    r"""Adaptive update of a relaxation parameter :math:`t \to 0`.
+
+    After a solved subproblem :math:`t \leftarrow \kappa t`, or :math:`\kappa^2 t` when IPOPT
+    needed at most ``fast_iterations`` iterations (the path is easy here, so move faster);
+    after a failed one, back off to :math:`\sqrt{t_{\mathrm{good}}\, t}`, halfway (in log scale)
+    between the last solved value and the failed one, and retry from the last good point.
+    Stops after ``max_outer`` subproblems or once :math:`t_{\min}` has been solved.
+    """
+
+    def __init__(
+        self, t0: float, factor: float, t_min: float, max_outer: int, fast_iterations: int = 5
+    ) -> None:
+        self.t = t0
+        self.factor = factor
+        self.t_min = t_min
+        self.max_outer = max_outer
+        self.fast = fast_iterations
+        self.count = 0
+        self.last_good: float | None = None
+
+    def first(self) -> float:
+        return self.t
+
+    def next(self, success: bool, inner_iterations: int) -> float | None:
+        self.count += 1
+        if self.count >= self.max_outer:
+            return None
+        if success:
+            if self.t <= self.t_min * (1 + 1e-9):  # the floor, up to rounding
+                return None
+            self.last_good = self.t
+            f = self.factor**2 if inner_iterations <= self.fast else self.factor
+            self.t = max(self.t * f, self.t_min)
+        elif self.last_good is not None and self.last_good / self.t > 1.01:
+            self.t = float(np.sqrt(self.last_good * self.t))
+        else:
+            self.t = max(self.t * self.factor, self.t_min)
+        return self.t
