@@ -133,12 +133,14 @@ class ScheduleController(ParameterController):
 
 
 class AdaptiveDecrease(ParameterController):
-    r"""Adaptive update of a relaxation parameter :math:`t \to 0`.
+    r"""Adaptive decrease of a relaxation parameter :math:`t \to 0`.
 
     After a solved subproblem :math:`t \leftarrow \kappa t`, or :math:`\kappa^2 t` when IPOPT
-    needed at most ``fast_iterations`` iterations (the path is easy here, so move faster);
-    after a failed one, back off to :math:`\sqrt{t_{\mathrm{good}}\, t}`, halfway (in log scale)
-    between the last solved value and the failed one, and retry from the last good point.
+    needed at most ``fast_iterations`` iterations (the path is easy there, so move faster).
+    After a failed subproblem the homotopy keeps its last good point and goes on with
+    :math:`\kappa t`: backing off towards the last solved value was tried and lost problems it
+    otherwise solves (an MPECLib problem and a planar-pushing horizon), while the recovery of
+    :class:`~mcpkit.solvers.homotopy.RecoveringHomotopy` handles the runs that fail for good.
     Stops after ``max_outer`` subproblems or once :math:`t_{\min}` has been solved.
     """
 
@@ -151,7 +153,6 @@ class AdaptiveDecrease(ParameterController):
         self.max_outer = max_outer
         self.fast = fast_iterations
         self.count = 0
-        self.last_good: float | None = None
 
     def first(self) -> float:
         return self.t
@@ -160,14 +161,8 @@ class AdaptiveDecrease(ParameterController):
         self.count += 1
         if self.count >= self.max_outer:
             return None
-        if success:
-            if self.t <= self.t_min * (1 + 1e-9):  # the floor, up to rounding
-                return None
-            self.last_good = self.t
-            f = self.factor**2 if inner_iterations <= self.fast else self.factor
-            self.t = max(self.t * f, self.t_min)
-        elif self.last_good is not None and self.last_good / self.t > 1.01:
-            self.t = float(np.sqrt(self.last_good * self.t))
-        else:
-            self.t = max(self.t * self.factor, self.t_min)
+        if success and self.t <= self.t_min * (1 + 1e-9):  # the floor is solved, up to rounding
+            return None
+        f = self.factor**2 if success and inner_iterations <= self.fast else self.factor
+        self.t = max(self.t * f, self.t_min)
         return self.t
