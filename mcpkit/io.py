@@ -137,3 +137,13 @@ def save_lcp_json(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = mat
         json.dumps({"M": np.asarray(M, dtype=float).tolist(), "q": enc(q), "lb": enc(lb), "ub": enc(ub)})
     )
     return p
+
+
+def output_dir(out_dir: str | Path) -> Path:
+    """``out_dir`` as a created folder (for demos and figures); a typed error if it is not a path."""
+    try:
+        d = Path(out_dir)
+    except TypeError:
+        raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
+    d.mkdir(parents=True, exist_ok=True)
+    return d

@@ -58,6 +58,13 @@ class SolutionStatus(enum.Enum):
     """No point is available (the solver failed before producing one)."""
 
 
+#: Keys every ``mcpkit solve --json`` summary carries (routes may add more).
+SUMMARY_KEYS: tuple[str, ...] = (
+    "status", "solved", "objective", "comp_residual", "constraint_violation",
+    "wall_time_s", "iterations", "method", "backend",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class HomotopyStep:
     """One outer iteration of a relaxation/smoothing homotopy."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError
+from mcpkit.io import output_dir
 from mcpkit.models.ecp.closed_form import pure_translation_trajectory
 from mcpkit.models.ecp.params import paper_push, paper_slider
 from mcpkit.models.ecp.plots import plot_angular_velocity, plot_snapshots, plot_velocities
@@ -21,13 +21,7 @@ from mcpkit.models.ecp.simulation import ECPRun, make_model, run_ecp
 __all__ = ["demo_pushed_slider", "demo_sliding"]
 
 
-def _out(out_dir: Path | str) -> Path:
-    try:
-        d = Path(out_dir)
-    except TypeError:
-        raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+_out = output_dir
 
 
 def _pair_summary(runs: dict[str, ECPRun]) -> dict[str, Any]:

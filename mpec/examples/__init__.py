@@ -12,18 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError
+from mcpkit.io import output_dir
 
 __all__ = ["demo_block", "demo_pushing"]
 
 
-def _out(out_dir: Path | str) -> Path:
-    try:
-        d = Path(out_dir)
-    except TypeError:
-        raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+_out = output_dir
 
 
 def _pattern(sliding: np.ndarray) -> str:

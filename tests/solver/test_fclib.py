@@ -8,6 +8,7 @@ import pytest
 
 from mcpkit.errors import ProblemFileError, UnknownOptionError
 from mcpkit.models.fclib import solve_fclib_file
+from mcpkit.result import SUMMARY_KEYS
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
@@ -30,15 +31,7 @@ def test_friction_residual_below_1e6(summary):
 
 def test_summary_is_json_with_required_keys(summary):
     keys = {
-        "status",
-        "solved",
-        "objective",
-        "comp_residual",
-        "constraint_violation",
-        "wall_time_s",
-        "iterations",
-        "method",
-        "backend",
+        *SUMMARY_KEYS,
         "friction_residual",
         "reference_friction_residual",
     }

@@ -8,6 +8,7 @@ import pytest
 
 from mcpkit.cli import main
 from mcpkit.mpec.engine import solve_mpcc_file
+from mcpkit.result import SUMMARY_KEYS
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver
@@ -35,17 +36,7 @@ def test_cli_json_summary_for_mpcc_file(capsys: pytest.CaptureFixture[str]) -> N
     code = main(["solve", str(MPECLIB / "bard1.nl.json"), "--json", "--time-limit", "60"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    for key in (
-        "status",
-        "solved",
-        "objective",
-        "comp_residual",
-        "constraint_violation",
-        "wall_time_s",
-        "iterations",
-        "method",
-        "backend",
-    ):
+    for key in SUMMARY_KEYS:
         assert key in out
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mcpkit.errors import SolveFailedError
 from mcpkit.residuals import PairState, classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, SolutionStatus, Termination, judge
+from mcpkit.result import SUMMARY_KEYS, MCPResult, SolutionStatus, Termination, judge
 
 INF = math.inf
 
@@ -96,16 +96,6 @@ def test_result_reads_like_optimize_result_and_raises_on_failure() -> None:
 
 def test_json_summary_has_the_documented_keys() -> None:
     summary = json.loads(_result(SolutionStatus.INACCURATE).to_json())
-    for key in (
-        "status",
-        "solved",
-        "objective",
-        "comp_residual",
-        "constraint_violation",
-        "wall_time_s",
-        "iterations",
-        "method",
-        "backend",
-    ):
+    for key in SUMMARY_KEYS:
         assert key in summary
     assert summary["solved"] is False and summary["status"] == "stalled"
