@@ -21,6 +21,7 @@ Two reversible steps, composable with :class:`~mcpkit.lowering.base.Chain`:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
 import casadi as ca
 import numpy as np
@@ -36,16 +37,9 @@ CASADI_FUNCTIONS: dict[str, object] = {
     "sin": ca.sin, "cos": ca.cos, "tan": ca.tan, "asin": ca.asin, "acos": ca.acos,
     "atan": ca.atan, "atan2": ca.atan2, "sinh": ca.sinh, "cosh": ca.cosh, "tanh": ca.tanh,
     "exp": ca.exp, "log": ca.log, "sqrt": ca.sqrt, "Abs": ca.fabs, "sign": ca.sign,
-    "Max": lambda *a: _fold(ca.fmax, a), "Min": lambda *a: _fold(ca.fmin, a),
+    "Max": lambda *a: reduce(ca.fmax, a), "Min": lambda *a: reduce(ca.fmin, a),
     "floor": ca.floor, "ceiling": ca.ceil, "pi": np.pi, "E": np.e,
 }  # fmt: skip
-
-
-def _fold(op: object, args: tuple) -> object:
-    out = args[0]
-    for a in args[1:]:
-        out = op(out, a)  # type: ignore[operator]
-    return out
 
 
 def sympy_to_casadi(exprs: list[sp.Expr], symbols: list[sp.Symbol], values: list[ca.SX]) -> list[ca.SX]:

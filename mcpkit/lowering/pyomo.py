@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,6 @@ from pyomo.repn import generate_standard_repn
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
-
-
-def _fold(op: Callable[[Any, Any], Any], args: tuple[Any, ...]) -> Any:
-    out = args[0]
-    for a in args[1:]:
-        out = op(out, a)
-    return out
 
 
 def _pmax(a: Any, b: Any) -> Any:
@@ -78,7 +72,7 @@ PYOMO_FUNCTIONS: dict[str, object] = {
     "sin": pyo.sin, "cos": pyo.cos, "tan": pyo.tan, "asin": pyo.asin, "acos": pyo.acos,
     "atan": pyo.atan, "sinh": pyo.sinh, "cosh": pyo.cosh, "tanh": pyo.tanh, "exp": pyo.exp,
     "log": pyo.log, "sqrt": pyo.sqrt, "Abs": abs, "sign": _psign,
-    "Max": lambda *a: _fold(_pmax, a), "Min": lambda *a: _fold(_pmin, a),
+    "Max": lambda *a: reduce(_pmax, a), "Min": lambda *a: reduce(_pmin, a),
     "atan2": _unsupported("atan2"), "floor": _unsupported("floor"),
     "ceiling": _unsupported("ceiling"), "pi": math.pi, "E": math.e,
 }  # fmt: skip

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -151,17 +152,11 @@ def _gp_functions() -> dict[str, Any]:
 
     gm = gp.math
 
-    def fold(op: Any, args: tuple[Any, ...]) -> Any:
-        out = args[0]
-        for a in args[1:]:
-            out = op(out, a)
-        return out
-
     return {
         "sin": gm.sin, "cos": gm.cos, "tan": gm.tan, "asin": gm.asin, "acos": gm.acos,
         "atan": gm.atan, "atan2": gm.atan2, "sinh": gm.sinh, "cosh": gm.cosh, "tanh": gm.tanh,
         "exp": gm.exp, "log": gm.log, "sqrt": gm.sqrt, "Abs": gm.abs, "sign": gm.sign,
-        "Max": lambda *a: fold(gm.Max, a), "Min": lambda *a: fold(gm.Min, a),
+        "Max": lambda *a: reduce(gm.Max, a), "Min": lambda *a: reduce(gm.Min, a),
         "floor": gm.floor, "ceiling": gm.ceil, "pi": math.pi, "E": math.e,
     }  # fmt: skip
 
