@@ -1,1 +1,10 @@
-"""Contact models declared as MCPs (installed as ``mcpkit.models``)."""
+"""Contact and friction models declared through the core MCP layer (installed as ``mcpkit.models``).
+
+* :mod:`~mcpkit.models.stepping`: one MCP per time step, ``simulate`` with per-step status;
+* :mod:`~mcpkit.models.ecp`: equivalent-contact-point planar sliding (seed 000);
+* :mod:`~mcpkit.models.stewart_trinkle`: Stewart–Trinkle NCP/LCP time stepping and the vibrating
+  plate (seed 004);
+* :mod:`~mcpkit.models.fclib`: FCLIB 3-D friction-contact problems;
+* :mod:`~mcpkit.models.friction`: contact patches, limit surfaces, the configuration-space
+  friction cone and planar LuGre (seeds 001–003).
+"""
