@@ -17,10 +17,9 @@ from mcpkit.lowering.base import Chain
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
-from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.active_set import ActiveSetNewton
-from mcpkit.solvers.homotopy import Assessment, make_homotopy
+from mcpkit.solvers.homotopy import Assessment, assess_mcp_point, make_homotopy
 from mcpkit.solvers.route import RouteOutcome
 
 
@@ -48,11 +47,9 @@ class CasadiRoute:
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
         n = self.cmcp.n
         x = x.copy()
-        x[:n] = np.clip(x[:n], self.cmcp.lb, self.cmcp.ub)
-        F = np.asarray(self.cmcp.F_fun(x[:n], p), dtype=float).reshape(-1)
-        r = compute_residuals(x[:n], F, self.cmcp.lb, self.cmcp.ub)
+        x[:n], F, a = assess_mcp_point(self.cmcp, x[:n], p)
         self._last_F = (x[:n].copy(), F)
-        return x, Assessment(r.natural, r.bounds)
+        return x, a
 
     def _F_at(self, z: np.ndarray) -> np.ndarray | None:
         """``F`` from the last assessment if it was evaluated at exactly ``z``."""

@@ -33,8 +33,10 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
+from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
+from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.ipopt import InnerResult, IpoptNLP, ipopt_termination
 from mcpkit.solvers.reformulation import Reformulation, sign_constraints
@@ -56,6 +58,20 @@ class Assessment:
     def key(self, tol: float) -> tuple[bool, float, float]:
         """Sort key: feasible points first, then smaller residual."""
         return (not (self.violation <= tol), self.residual, self.violation)
+
+
+def assess_mcp_point(
+    cmcp: CasadiMCP, z: np.ndarray, p: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, Assessment]:
+    """``(z clipped into [l, u], F there, its Assessment)`` on the MCP declaration itself.
+
+    The one place every MCP route measures a candidate: natural residual and bound violation of
+    the original pairs, with ``F`` evaluated from the declaration, not from a reformulation.
+    """
+    zc = np.clip(z, cmcp.lb, cmcp.ub)
+    F = np.asarray(cmcp.F_fun(zc, p), dtype=float).reshape(-1)
+    r = compute_residuals(zc, F, cmcp.lb, cmcp.ub)
+    return zc, F, Assessment(r.natural, r.bounds)
 
 
 Assessor = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, Assessment]]

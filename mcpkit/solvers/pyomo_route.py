@@ -40,9 +40,8 @@ from mcpkit.lowering.pyomo import PyomoMap, ToPyomo
 from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
-from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.homotopy import Assessment, make_homotopy, reformulation_for
+from mcpkit.solvers.homotopy import Assessment, assess_mcp_point, make_homotopy, reformulation_for
 from mcpkit.solvers.nl_import import import_pyomo_nl
 from mcpkit.solvers.route import RouteOutcome
 
@@ -234,10 +233,8 @@ class PyomoRoute:
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
         n = self.problem.n
         x = x.copy()
-        x[:n] = np.clip(x[:n], self.lb, self.ub)
-        F = np.asarray(self.cas.F_fun(x[:n], p), dtype=float).reshape(-1)
-        r = compute_residuals(x[:n], F, self.lb, self.ub)
-        return x, Assessment(r.natural, r.bounds)
+        x[:n], _, a = assess_mcp_point(self.cas, x[:n], p)
+        return x, a
 
     def build(self) -> PyomoRoute:
         """Build all IPOPT instances now (CasADi IPOPT only)."""
@@ -322,10 +319,8 @@ class _ExecutableImpl:
         return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
 
     def _assess(self, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
-        z = np.clip(self._z(), self.lb, self.ub)
-        F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
-        r = compute_residuals(z, F, self.lb, self.ub)
-        return z, Assessment(r.natural, r.bounds)
+        z, _, a = assess_mcp_point(self.cas, self._z(), p)
+        return z, a
 
     def _run_ipopt(self, warm: bool) -> tuple[str, float]:
         opts = self.options
