@@ -28,18 +28,29 @@ class Method(str, enum.Enum):
     SCHOLTES = "scholtes"
     """Scholtes relaxation :math:`G_j H_j \\le \\sigma`, :math:`\\sigma \\to 0`, solved with IPOPT,
     followed by an active-set polish."""
+    SCHOLTES_EQ = "scholtes_eq"
+    """Scholtes relaxation in equality form :math:`G_j H_j = \\sigma` (keeps iterates off the
+    corner :math:`G = H = 0`), same homotopy and polish."""
     FISCHER_BURMEISTER = "fb"
     """Smoothed Fischer-Burmeister equations
     :math:`G_j + H_j - \\sqrt{G_j^2 + H_j^2 + 2\\varepsilon^2} = 0`, :math:`\\varepsilon \\to 0`,
     solved with IPOPT, followed by the same polish."""
     PENALTY = "penalty"
-    """Penalty / elastic mode: minimise :math:`f + \\rho \\sum_j G_j H_j` subject to
+    """Penalty mode: minimise :math:`f + \\rho \\sum_j G_j H_j` subject to
     :math:`G, H \\ge 0`, increasing :math:`\\rho`, then polish."""
+    ELASTIC = "elastic"
+    """Elastic :math:`\\ell_1` mode: minimise :math:`f + \\rho(\\sum_i s_i + \\sum_j G_j H_j)`
+    with the constraints relaxed to :math:`g_l - s \\le g \\le g_u + s`, :math:`s \\ge 0`
+    (every subproblem feasible), increasing :math:`\\rho`, then polish."""
 
     @classmethod
     def parse(cls, value: str | Method) -> Method:
         """Method from its name, with a helpful error listing the valid names."""
         return _parse_enum(cls, value, "method")
+
+
+#: Names of the IPOPT reformulations (each one file in :mod:`mcpkit.solvers`).
+REFORMULATIONS: tuple[str, ...] = ("scholtes", "scholtes_eq", "fb", "penalty", "elastic")
 
 
 class Backend(str, enum.Enum):
@@ -112,7 +123,7 @@ class SolveOptions:
     """Recovery attempts after a failed subproblem before giving up."""
     fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb")
     """Reformulations tried in turn, from the original start, when the requested one fails
-    (``()`` disables the recovery). Names: ``scholtes``, ``scholtes_eq``, ``fb``, ``penalty``."""
+    (``()`` disables the recovery). Names: those of :data:`REFORMULATIONS`."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
     path_options: dict[str, Any] = field(default_factory=dict)
@@ -137,11 +148,11 @@ class SolveOptions:
         for ok, msg in checks:
             if not ok:
                 raise MCPInputError(f"SolveOptions: {msg}")
-        bad = [m for m in self.fallback_methods if m not in ("scholtes", "scholtes_eq", "fb", "penalty")]
+        bad = [m for m in self.fallback_methods if m not in REFORMULATIONS]
         if bad or isinstance(self.fallback_methods, str):
             raise MCPInputError(
                 f"SolveOptions.fallback_methods: unknown reformulations {bad or self.fallback_methods!r}; "
-                "valid: scholtes, scholtes_eq, fb, penalty"
+                f"valid: {', '.join(REFORMULATIONS)}"
             )
         for name in ("ipopt_options", "path_options"):
             if not isinstance(getattr(self, name), dict):

@@ -229,8 +229,19 @@ class HomotopySolver:
         trace: list[HomotopyStep] = []
         iterations = 0
         x = np.clip(np.asarray(x0, dtype=float), mp.lbx, mp.ubx)
-        lam_x, lam_g = lam_x0, lam_g0
         best_x, best_a = assess(x, p)
+        # variables the reformulation appends (elastic mode), started at their natural values
+        tpl = self.template
+        nx = x.size
+        lbx, ubx = mp.lbx, mp.ubx
+        if tpl.n_extra:
+            extra = np.zeros(tpl.n_extra) if tpl.extra_start is None else tpl.extra_start(x, p)
+            x = np.concatenate([x, extra])
+            lbx = np.concatenate([lbx, np.zeros(tpl.n_extra)])
+            ubx = np.concatenate([ubx, np.full(tpl.n_extra, np.inf)])
+            if lam_x0 is not None and np.size(lam_x0) != x.size:
+                lam_x0 = lam_g0 = None  # multipliers of another reformulation do not fit
+        lam_x, lam_g = lam_x0, lam_g0
         raw = "not started"
         termination: Termination | None = None
         failures = 0
@@ -287,10 +298,10 @@ class HomotopySolver:
             res = self._nlp(warm).solve(
                 x,
                 np.concatenate([p, [t]]),
-                mp.lbx,
-                mp.ubx,
-                self.template.lbg,
-                self.template.ubg,
+                lbx,
+                ubx,
+                tpl.lbg,
+                tpl.ubg,
                 lam_x if warm else None,
                 lam_g if warm else None,
             )
@@ -298,7 +309,7 @@ class HomotopySolver:
             raw = res.status
             finite = bool(np.isfinite(res.x).all())
             if finite:
-                xr, a = assess(res.x, p)
+                xr, a = assess(res.x[:nx], p)
                 trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
                 if a.key(opts.tol) < best_a.key(opts.tol):
                     best_x, best_a = xr, a
@@ -331,6 +342,8 @@ class HomotopySolver:
                 termination = Termination.CONVERGED
         if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
             termination = Termination.STALLED
+        if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
+            lam_x = lam_g = None
         return HomotopyOutcome(
             best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name
         )
@@ -396,7 +409,7 @@ class RecoveringHomotopy:
         for name in self.fallback_names:
             solver = self._fallback(name)
             t = solver.template
-            if equality_count(t.lbg, t.ubg) > self.mpcc.x.numel():
+            if equality_count(t.lbg, t.ubg) > t.x.numel():
                 continue  # more equalities than variables: IPOPT would refuse it outright
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if remaining is not None and remaining <= 0:
@@ -421,12 +434,14 @@ def make_homotopy(mpcc: MPCC, method: str, options: SolveOptions) -> RecoveringH
 
 
 def reformulation_for(method: str) -> Reformulation:
-    """The reformulation object for a method name (``scholtes``, ``fb``, ``penalty``)."""
+    """The reformulation object for a method name (see :data:`REFORMULATIONS`)."""
+    from mcpkit.solvers.elastic import Elastic
     from mcpkit.solvers.fischer_burmeister import FischerBurmeister
     from mcpkit.solvers.penalty import Penalty
     from mcpkit.solvers.scholtes import Scholtes
 
     table: dict[str, Callable[[], Reformulation]] = {
+        "elastic": Elastic,
         "scholtes": Scholtes,
         "scholtes_eq": lambda: Scholtes(equality=True),
         "fb": FischerBurmeister,

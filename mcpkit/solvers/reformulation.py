@@ -9,7 +9,7 @@ serves the whole homotopy and every parametric re-solve.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import casadi as ca
@@ -29,6 +29,11 @@ class NLPTemplate:
     g: ca.SX | ca.MX
     lbg: np.ndarray
     ubg: np.ndarray
+    n_extra: int = 0
+    """Variables the reformulation appends to the MPCC's ``x`` (bounded below by 0, e.g. the
+    elastic variables of :mod:`~mcpkit.solvers.elastic`); the homotopy drops them before judging."""
+    extra_start: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    """``(x, p) -> start values of the appended variables`` (zeros when ``None``)."""
 
 
 def sign_constraints(mpcc: MPCC) -> tuple[list[ca.SX], list[np.ndarray], list[np.ndarray]]:
