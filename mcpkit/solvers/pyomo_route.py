@@ -9,9 +9,10 @@ one of the homotopies (Scholtes :math:`G_j H_j \le \sigma`, smoothed Fischer-Bur
 penalty :math:`\rho \sum_j G_j H_j`) and stops on the natural residual of the ORIGINAL MCP,
 finishing with the active-set polish. Two IPOPTs can run it:
 
-(a) an ``ipopt`` executable (found by :func:`mcpkit.availability.ipopt_executable`): the
-    reformulation is built in Pyomo with a mutable homotopy parameter and solved with Pyomo's
-    ``ipopt`` plugin, primal warm starts between steps;
+(a) an ``ipopt`` executable (found by :func:`mcpkit.availability.ipopt_executable`), or
+    ``ipopt="mcpkit_ipopt"``: the reformulation is stated in Pyomo with a mutable homotopy
+    parameter (:class:`~mcpkit.solvers.pyomo_homotopy.PyomoHomotopy`) and each subproblem is
+    solved by that Pyomo solver, primal warm starts between steps;
 (b) no executable (a plain ``pip install``): the Pyomo slack-form model is written **once** to
     an NL file (no symbolic labels, no presolve, no scaling), imported with
     ``casadi.NlpBuilder.import_nl`` and handed to :class:`~mcpkit.solvers.homotopy.HomotopySolver`
@@ -25,7 +26,6 @@ finishing with the active-set polish. Two IPOPTs can run it:
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +38,14 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.lowering.pyomo import PyomoMap, ToPyomo
 from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
+from mcpkit.options import REFORMULATIONS, SolveOptions
 from mcpkit.problem import MCP
-from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.homotopy import Assessment, assess_mcp_point, make_homotopy, reformulation_for
-from mcpkit.solvers.nl_import import import_pyomo_nl
+from mcpkit.solvers.homotopy import Assessment, assess_mcp_point, make_homotopy
+from mcpkit.solvers.nl_import import import_pyomo_nl, register
+from mcpkit.solvers.pyomo_homotopy import PYOMO_METHODS, PyomoHomotopy
 from mcpkit.solvers.route import RouteOutcome
 
-_METHODS = ("scholtes", "scholtes_eq", "fb", "penalty")
+_METHODS = REFORMULATIONS
 
 
 @dataclass
@@ -138,14 +138,16 @@ class PyomoRoute:
     def __init__(self, problem: MCP, method: str, options: SolveOptions, ipopt: str = "auto") -> None:
         if method not in _METHODS:
             raise MCPInputError(f"PyomoRoute: unknown method {method!r}; valid: {list(_METHODS)}")
-        if ipopt not in ("auto", "executable", "casadi"):
-            raise MCPInputError(f"PyomoRoute: ipopt must be 'auto', 'executable' or 'casadi', got {ipopt!r}")
+        if ipopt not in ("auto", "executable", "casadi", "mcpkit_ipopt"):
+            raise MCPInputError(
+                f"PyomoRoute: ipopt must be 'auto', 'executable', 'casadi' or 'mcpkit_ipopt', got {ipopt!r}"
+            )
         self.problem = problem
         self.method = method
         self.options = options
         self.cas = lower_to_casadi(problem)  # only for measuring residuals on the declaration
         self.lb, self.ub = problem.lb, problem.ub
-        exe = ipopt_executable() if ipopt != "casadi" else None
+        exe = ipopt_executable() if ipopt in ("auto", "executable") else None
         if ipopt == "executable" and exe is None:
             from mcpkit.errors import SolverNotAvailableError
 
@@ -155,9 +157,15 @@ class PyomoRoute:
             )
         self.executable = exe
         self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
-        if exe is not None:
-            self._impl: _ExecutableImpl | None = _ExecutableImpl(problem, method, options, exe)
+        pyomo_side = method in PYOMO_METHODS and (exe is not None or ipopt == "mcpkit_ipopt")
+        if pyomo_side and exe is not None:
+            solver = pyo.SolverFactory("ipopt", executable=exe)
+            self._impl: _PyomoSideImpl | None = _PyomoSideImpl(problem, method, options, solver)
             self.ipopt_used = f"executable {exe}"
+        elif pyomo_side:
+            register()
+            self._impl = _PyomoSideImpl(problem, method, options, pyo.SolverFactory("mcpkit_ipopt"))
+            self.ipopt_used = "mcpkit_ipopt (homotopy in Pyomo, CasADi's IPOPT per subproblem)"
         else:
             self._impl = None
             self._build_nl_import()
@@ -267,43 +275,18 @@ class PyomoRoute:
         )
 
 
-class _ExecutableImpl:
-    r"""Route (a): the homotopy in Pyomo, solved by an ``ipopt`` executable.
+class _PyomoSideImpl:
+    r"""Route (a): the homotopy stated in Pyomo (:class:`~mcpkit.solvers.pyomo_homotopy.PyomoHomotopy`)
+    on the slack form, solved by a Pyomo NLP solver (an ``ipopt`` executable, or
+    ``mcpkit_ipopt``)."""
 
-    The reformulation is built once with a mutable parameter ``mcp_t`` (:math:`\sigma`,
-    :math:`\varepsilon` or :math:`\rho`); the polish deactivates it and activates
-    :math:`G_j = 0` (mask 1) or :math:`H_j = 0` (mask 0) rows.
-    """
-
-    def __init__(self, problem: MCP, method: str, options: SolveOptions, exe: str) -> None:
-        self.problem, self.method, self.options = problem, method, options
+    def __init__(self, problem: MCP, method: str, options: SolveOptions, solver: Any) -> None:
+        self.problem = problem
         self.cas = lower_to_casadi(problem)
-        self.lb, self.ub = problem.lb, problem.ub
         m, info = ToPyomo(complementarity=False).apply(problem)
-        slack, G, H = add_slack_form(m, info, self.lb, self.ub)
-        self.m, self.info, self.slack, self.G, self.H = m, info, slack, G, H
-        nc = len(G)
-        m.mcp_t = pyo.Param(mutable=True, initialize=1.0)
-        m.mcp_obj = pyo.Objective(expr=0.0)
-        if method.startswith("scholtes"):
-            if method == "scholtes_eq":
-                m.mcp_rel = pyo.Constraint(range(nc), rule=lambda _m, j: G[j] * H[j] == m.mcp_t)
-            else:
-                m.mcp_rel = pyo.Constraint(range(nc), rule=lambda _m, j: G[j] * H[j] <= m.mcp_t)
-        elif method == "fb":
-            m.mcp_rel = pyo.Constraint(
-                range(nc),
-                rule=lambda _m, j: G[j] + H[j] - pyo.sqrt(G[j] ** 2 + H[j] ** 2 + 2 * m.mcp_t**2) == 0,
-            )
-        else:  # penalty
-            m.mcp_obj.deactivate()
-            m.mcp_pen = pyo.Objective(expr=m.mcp_t * sum(G[j] * H[j] for j in range(nc)))
-        m.mcp_mask = pyo.Param(range(nc), mutable=True, initialize=1.0)
-        m.mcp_pol = pyo.Constraint(
-            range(nc), rule=lambda _m, j: m.mcp_mask[j] * G[j] + (1 - m.mcp_mask[j]) * H[j] == 0
-        )
-        m.mcp_pol.deactivate()
-        self.solver = pyo.SolverFactory("ipopt", executable=exe)
+        slack, G, H = add_slack_form(m, info, problem.lb, problem.ub)
+        self.m, self.info, self.slack = m, info, slack
+        self.homotopy = PyomoHomotopy(m, G, H, 0.0, method, options, solver)
 
     def _set_start(self, z: np.ndarray, p: np.ndarray) -> None:
         self.info.set_values(self.m, z)
@@ -314,91 +297,14 @@ class _ExecutableImpl:
         for k, i in enumerate(self.slack.upper_idx):
             self.m.mcp_v[k].set_value(max(-F[i], 0.0))
 
-    def _z(self) -> np.ndarray:
-        vals = [v.value for v in self.info.variables(self.m)]
-        return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
-
-    def _assess(self, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
-        z, _, a = assess_mcp_point(self.cas, self._z(), p)
-        return z, a
-
-    def _run_ipopt(self, warm: bool) -> tuple[str, float]:
-        opts = self.options
-        tol = opts.inner_tol_factor * opts.tol
-        o: dict[str, Any] = {
-            "tol": tol,
-            "constr_viol_tol": tol,
-            "compl_inf_tol": tol,
-            "acceptable_tol": max(tol, 1e-6),
-            "max_iter": opts.max_inner_iter,
-        }
-        if warm:
-            o.update({"warm_start_init_point": "yes", "mu_init": 1e-5, "warm_start_bound_push": 1e-9})
-        o.update(opts.ipopt_options)
-        t0 = time.perf_counter()
-        try:
-            res = self.solver.solve(self.m, tee=opts.verbose, options=o, load_solutions=False)
-        except Exception as exc:  # the executable crashed or wrote no solution
-            return f"exception: {exc}", time.perf_counter() - t0
-        status = str(res.solver.termination_condition)
-        if len(res.solution) > 0:
-            self.m.solutions.load_from(res)
-        return status, time.perf_counter() - t0
-
-    def _polish(self, p: np.ndarray, k: int, trace: list[HomotopyStep]) -> tuple[np.ndarray, Assessment]:
-        m = self.m
-        for j in range(len(self.G)):
-            g, h = pyo.value(self.G[j]), pyo.value(self.H[j])
-            m.mcp_mask[j].set_value(1.0 if g <= h else 0.0)
-        if hasattr(m, "mcp_rel"):
-            m.mcp_rel.deactivate()
-        m.mcp_pol.activate()
-        status, wall = self._run_ipopt(True)
-        m.mcp_pol.deactivate()
-        if hasattr(m, "mcp_rel"):
-            m.mcp_rel.activate()
-        z, a = self._assess(p)
-        trace.append(HomotopyStep(k, 0.0, a.residual, status, 0, wall, "polish"))
-        return z, a
-
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        opts = self.options
         self.info.set_parameters(self.m, p)
         self._set_start(np.asarray(z0, dtype=float), p)
-        best_z, best_a = self._assess(p)
-        trace: list[HomotopyStep] = []
-        raw = "not started"
-        t_start = time.perf_counter()
-        termination = Termination.ITERATION_LIMIT
-        if warm and best_a.meets(opts.tol):
-            return RouteOutcome(best_z, Termination.CONVERGED, "start point", 0, trace)
-        reform = reformulation_for(self.method)
-        k = 0
-        for k, t in enumerate(reform.schedule(opts)):
-            if opts.time_limit is not None and time.perf_counter() - t_start > opts.time_limit:
-                termination = Termination.TIME_LIMIT
-                break
-            self.m.mcp_t.set_value(float(t))
-            raw, wall = self._run_ipopt(warm or k > 0)
-            z, a = self._assess(p)
-            trace.append(HomotopyStep(k, float(t), a.residual, raw, 0, wall))
-            if np.isfinite(a.residual) and a.key(opts.tol) < best_a.key(opts.tol):
-                best_z, best_a = z, a
-            if a.meets(opts.tol):
-                termination = Termination.CONVERGED
-                break
-            if opts.polish and a.residual <= opts.polish_trigger and self.G:
-                zp, ap = self._polish(p, k, trace)
-                if ap.key(opts.tol) < best_a.key(opts.tol):
-                    best_z, best_a = zp, ap
-                if ap.meets(opts.tol):
-                    termination = Termination.CONVERGED
-                    break
-                self._set_start(z, p)  # continue the homotopy from the relaxed point
-        else:
-            floor = reform.parameter_name != "rho"
-            termination = Termination.STALLED if floor else Termination.ITERATION_LIMIT
-        if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
-            termination = Termination.STALLED
-        z = best_z if np.isfinite(best_z).all() else None
-        return RouteOutcome(z, termination, raw, len(trace), trace)
+
+        def assess() -> tuple[np.ndarray, Assessment]:
+            vals = [v.value for v in self.info.variables(self.m)]
+            z = np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
+            zc, _, a = assess_mcp_point(self.cas, z, p)
+            return zc, a
+
+        return self.homotopy.run(assess, warm)

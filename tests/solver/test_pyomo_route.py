@@ -128,3 +128,31 @@ def test_unknown_method_rejected() -> None:
 
     with pytest.raises(mcpkit.errors.MCPInputError, match="unknown method"):
         PyomoRoute(MCP.lcp([[1.0]], [1.0]), "newton", SolveOptions())
+
+
+@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty"])
+def test_homotopy_stated_in_pyomo(method: str) -> None:
+    """The Pyomo-side homotopy (the executable route's code) run with the in-process solver.
+
+    Box MCP on [1, 3] with F = z - (5, 2, -4): z = clip((5, 2, -4), 1, 3) = (3, 2, 1).
+    """
+    from mcpkit.solvers.pyomo_route import PyomoRoute
+
+    mcp = MCP.lcp(np.eye(3), [-5.0, -2.0, 4.0], lb=1.0, ub=3.0)
+    opts = mcpkit.SolveOptions(tol=1e-8)
+    route = PyomoRoute(mcp, method, opts, ipopt="mcpkit_ipopt")
+    assert "homotopy in Pyomo" in route.ipopt_used
+    out = route.solve(mcp.parameter_values, mcp.start, warm=False)
+    assert out.termination is mcpkit.Termination.CONVERGED, out.trace
+    np.testing.assert_allclose(out.z, [3.0, 2.0, 1.0], atol=1e-7)
+    assert all(step.wall_time_s >= 0 for step in out.trace)
+
+
+def test_pyomo_side_refuses_elastic() -> None:
+    """The elastic mode adds variables per row: stated on the CasADi homotopy only."""
+    from mcpkit.solvers.pyomo_homotopy import PyomoHomotopy
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    with pytest.raises(mcpkit.MCPInputError, match="CasADi homotopy"):
+        PyomoHomotopy(m, [m.x], [m.x], 0.0, "elastic", mcpkit.SolveOptions(), None)
