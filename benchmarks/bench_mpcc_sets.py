@@ -12,8 +12,9 @@ residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pa
 :mod:`mcpkit.mpec.problem`). mpecss's own verdict is reported too.
 
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib [--time-limit 60] [--limit N]
-[--no-peer] [--json] [--out results.json]``. The full sets take tens of minutes; they are not
-part of the test suite (a small sample is, in ``tests/solver/test_mpec_engine.py``).
+[--no-peer] [--backend casadi|pyomo] [--method scholtes|elastic|...] [--json]
+[--out results.json]``. The full sets take tens of minutes; they are not part of the test suite
+(a small sample is, in ``tests/solver/test_mpec_engine.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ SETS = {"mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev"}
 TOL = 1e-6
 
 
-def run_mcpkit(path: Path, time_limit: float) -> dict[str, Any]:
+def run_mcpkit(
+    path: Path, time_limit: float, backend: str = "casadi", method: str = "scholtes"
+) -> dict[str, Any]:
     prob = load_mpcc_json(path)
     t = time.perf_counter()
-    res = solve_general(prob, time_limit=time_limit)
+    res = solve_general(prob, method=method, backend=backend, time_limit=time_limit)
     wall = time.perf_counter() - t
     return {
         "solved": bool(res.solved),
@@ -105,6 +108,10 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0, help="per problem and solver, seconds")
     ap.add_argument("--limit", type=int, default=None, help="only the first N files")
     ap.add_argument("--no-peer", action="store_true", help="skip mpecss")
+    ap.add_argument("--backend", choices=["casadi", "pyomo"], default="casadi", help="mcpkit's backend")
+    ap.add_argument(
+        "--method", default="scholtes", help="mcpkit's reformulation (scholtes, fb, elastic, ...)"
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write per-problem rows as JSON")
     args = ap.parse_args()
@@ -113,7 +120,7 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for f in files:
         row: dict[str, Any] = {"problem": f.name.removesuffix(".json").removesuffix(".nl")}
-        row["mcpkit"] = run_mcpkit(f, args.time_limit)
+        row["mcpkit"] = run_mcpkit(f, args.time_limit, args.backend, args.method)
         if not args.no_peer:
             row["mpecss"] = run_mpecss(f, args.set, args.time_limit)
         rows.append(row)
@@ -125,6 +132,7 @@ def main() -> None:
                 flush=True,
             )
     out = {"set": args.set, "files": len(files), "tol": TOL, "time_limit_s": args.time_limit}
+    out["mcpkit_backend"], out["mcpkit_method"] = args.backend, args.method
     out["mcpkit"] = summarise(rows, "mcpkit")
     if not args.no_peer:
         out["mpecss"] = summarise(rows, "mpecss")

@@ -66,14 +66,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         summary = solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
     elif kind == "mpcc-json":
-        try:
-            from mcpkit.mpec.engine import solve_mpcc_file
-        except ImportError:
-            raise MCPKitError(
-                f"{args.file}: CasADi MPCC JSON files need mcpkit.mpec.loader, which this "
-                "version of mcpkit does not include yet"
-            ) from None
-        summary = solve_mpcc_file(args.file, method=args.method, **opts)
+        from mcpkit.mpec.engine import solve_mpcc_file
+
+        summary = solve_mpcc_file(args.file, method=args.method, backend=args.backend, **opts)
     else:
         result = solve(load_mcp(args.file), backend=args.backend, method=args.method, **opts)
         summary = result.summary()
@@ -151,9 +146,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_info.add_argument("--json", action="store_true", help="one JSON object")
     p_info.set_defaults(func=cmd_info)
 
-    p_solve = sub.add_parser("solve", help="solve a problem file (.json LCP, .npz LCP, .hdf5 FCLIB)")
+    p_solve = sub.add_parser(
+        "solve", help="solve a problem file (.json LCP or CasADi MPCC, .npz LCP, .hdf5 FCLIB)"
+    )
     p_solve.add_argument("file", help="problem file")
-    p_solve.add_argument("--method", default="auto", help="auto, path, scholtes, fb, penalty (default auto)")
+    p_solve.add_argument(
+        "--method",
+        default="auto",
+        help="auto, path, scholtes, scholtes_eq, fb, penalty, elastic (default auto)",
+    )
     p_solve.add_argument("--backend", default="auto", help="auto, casadi, pyomo (default auto)")
     p_solve.add_argument("--tol", type=float, default=None, help="residual tolerance (default 1e-8)")
     p_solve.add_argument("--time-limit", type=float, default=None, help="wall-clock limit in seconds")

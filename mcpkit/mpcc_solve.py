@@ -22,7 +22,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.mpcc import MPCC
-from mcpkit.options import Method, SolveOptions
+from mcpkit.options import REFORMULATIONS, Method, SolveOptions
 from mcpkit.problem import as_float_vector
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, SolutionStatus, Termination
@@ -64,7 +64,7 @@ class MPCCSolver:
     problem
         A standard :class:`~mcpkit.mpcc.MPCC`, or any problem with a ``lowering`` to one.
     method
-        ``scholtes`` (default for ``auto``), ``scholtes_eq``, ``fb`` or ``penalty``.
+        One of :data:`~mcpkit.options.REFORMULATIONS` (``scholtes`` for ``auto``).
     options, **kwargs
         :class:`~mcpkit.options.SolveOptions` and/or its fields.
     lowering
@@ -86,7 +86,7 @@ class MPCCSolver:
             name = "scholtes"
         if name == "path":
             raise MCPInputError("PATH solves MCPs, not MPCCs with an objective; use scholtes, fb or penalty")
-        if name not in ("scholtes", "scholtes_eq", "fb", "penalty"):
+        if name not in REFORMULATIONS:
             Method.parse(name)  # raises the helpful unknown-method error
         self.method = name
         if lowering is None:
@@ -123,49 +123,65 @@ class MPCCSolver:
             xs = np.concatenate([xo, mp.x0[xo.size :]])
         t0 = time.perf_counter()
         out = self.homotopy.run(xs, pv, self._assess)
-        wall = time.perf_counter() - t0
-        tol = self.options.tol
-        common: dict[str, Any] = {
-            "tol": tol, "iterations": out.iterations, "wall_time_s": wall, "backend": "casadi",
-            "method": self.method, "trace": out.trace, "raw_status": out.raw_status,
-        }  # fmt: skip
-        if out.x is None or not np.isfinite(out.x).all():
-            n = orig.x0.size
-            return MCPResult(
-                z=np.full(n, np.nan), F=np.full(mp.n_pairs, np.nan), termination=out.termination,
-                solution_status=SolutionStatus.NO_SOLUTION, natural_residual=np.inf,
-                complementarity_violation=np.inf, bound_violation=np.inf, pair_states=[],
-                message="no point produced", **common,
-            )  # fmt: skip
-        x = self._orig_x(out.x)
-        comp, viol, vals = orig.residuals(x, pv)
-        if not np.isfinite(viol) or viol > tol:
-            status = SolutionStatus.INFEASIBLE_POINT
-        elif comp <= tol:
-            status = SolutionStatus.SOLUTION
-        else:
-            status = SolutionStatus.INACCURATE
-        term = out.termination
-        if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
-            term = Termination.STALLED
-        zeros = np.zeros(vals["G"].size)
+        x = None if out.x is None else self._orig_x(out.x)
+        return mpcc_result(
+            orig, x, pv, out.termination, self.options.tol,
+            iterations=out.iterations, wall_time_s=time.perf_counter() - t0, backend="casadi",
+            method=self.method, trace=out.trace, raw_status=out.raw_status,
+        )  # fmt: skip
+
+
+def mpcc_result(
+    orig: OriginalMPCC,
+    x: np.ndarray | None,
+    p: np.ndarray,
+    termination: Termination,
+    tol: float,
+    **common: Any,
+) -> MCPResult:
+    """The result of an MPCC solve, judged on the original problem ``orig`` at ``x``.
+
+    ``SOLUTION`` needs complementarity residual and constraint violation <= ``tol``; a solver
+    that claims convergence without that is reported as ``STALLED``. ``common`` holds the
+    :class:`~mcpkit.result.MCPResult` fields every route fills (iterations, wall time, backend,
+    method, trace, raw status).
+    """
+    if x is None or not np.isfinite(x).all():
+        n, nc = orig.x0.size, int(getattr(orig, "n_pairs", 0))
         return MCPResult(
-            z=x,
-            F=vals["H"],
-            termination=term,
-            solution_status=status,
-            natural_residual=comp,
-            complementarity_violation=comp,
-            bound_violation=viol,
-            pair_states=classify_pairs(vals["G"], vals["H"], zeros, zeros + np.inf, tol),
-            message=(
-                f"{'solved' if status is SolutionStatus.SOLUTION else 'NOT solved'} {orig.name}: "
-                f"complementarity residual {comp:.2e}, constraint violation {viol:.2e} (tol {tol:.0e})"
-            ),
-            objective=float(vals["f"][0]),
-            extra={"G": vals["G"]},
-            **common,
-        )
+            z=np.full(n, np.nan), F=np.full(nc, np.nan), termination=termination,
+            solution_status=SolutionStatus.NO_SOLUTION, natural_residual=np.inf,
+            complementarity_violation=np.inf, bound_violation=np.inf, pair_states=[],
+            message="no point produced", tol=tol, **common,
+        )  # fmt: skip
+    comp, viol, vals = orig.residuals(x, p)
+    if not np.isfinite(viol) or viol > tol:
+        status = SolutionStatus.INFEASIBLE_POINT
+    elif comp <= tol:
+        status = SolutionStatus.SOLUTION
+    else:
+        status = SolutionStatus.INACCURATE
+    if termination is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
+        termination = Termination.STALLED
+    zeros = np.zeros(vals["G"].size)
+    return MCPResult(
+        z=x,
+        F=vals["H"],
+        termination=termination,
+        solution_status=status,
+        natural_residual=comp,
+        complementarity_violation=comp,
+        bound_violation=viol,
+        pair_states=classify_pairs(vals["G"], vals["H"], zeros, zeros + np.inf, tol),
+        message=(
+            f"{'solved' if status is SolutionStatus.SOLUTION else 'NOT solved'} {orig.name}: "
+            f"complementarity residual {comp:.2e}, constraint violation {viol:.2e} (tol {tol:.0e})"
+        ),
+        objective=float(vals["f"][0]),
+        extra={"G": vals["G"]},
+        tol=tol,
+        **common,
+    )
 
 
 def solve_mpcc(

@@ -253,9 +253,7 @@ def _evaluate(mpcc: MPCC, x: np.ndarray, p: np.ndarray) -> _Local:
     return loc
 
 
-def _active(
-    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float
-) -> tuple[np.ndarray, ...]:
+def _active(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float) -> tuple[np.ndarray, ...]:
     """Active rows and their multiplier bounds (>= 0 at the upper, <= 0 at the lower bound)."""
     at_hi = np.isfinite(hi) & (values >= hi - tol)
     at_lo = np.isfinite(lo) & (values <= lo + tol)
@@ -286,9 +284,7 @@ class _Multipliers:
         self.IH = np.flatnonzero(loc.H <= tol)
         self.biactive = np.intersect1d(self.IG, self.IH)
         eye = np.eye(nx)
-        self.A = np.hstack(
-            [loc.Jg[self.gi].T, eye[:, self.xi_idx], -loc.JG[self.IG].T, -loc.JH[self.IH].T]
-        )
+        self.A = np.hstack([loc.Jg[self.gi].T, eye[:, self.xi_idx], -loc.JG[self.IG].T, -loc.JH[self.IH].T])
         self.b = -loc.df
         ng, nb = self.gi.size, self.xi_idx.size
         self.lo = np.concatenate([glo, xlo, np.full(self.IG.size + self.IH.size, -np.inf)])
@@ -518,8 +514,7 @@ def _validate(
 ) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
     if not isinstance(mpcc, (MPCC, GeneralMPCC)):
         raise MCPInputError(
-            "classify_stationarity: expected an mcpkit MPCC or GeneralMPCC, "
-            f"got {type(mpcc).__name__}"
+            f"classify_stationarity: expected an mcpkit MPCC or GeneralMPCC, got {type(mpcc).__name__}"
         )
     tol = _positive(tol, "tol")
     is_int = isinstance(max_biactive, (int, np.integer)) and not isinstance(max_biactive, bool)
