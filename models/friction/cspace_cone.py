@@ -227,11 +227,7 @@ class CSpaceContact:
         s = tol * max(1.0, float(np.linalg.norm(F)))
         fn0 = F @ self.n0
         fts = F @ self.t_s
-        return bool(
-            fn0 <= s
-            and self.mu * fn0 - s <= fts <= -self.mu * fn0 + s
-            and abs(F @ self.t_r) <= s
-        )
+        return bool(fn0 <= s and self.mu * fn0 - s <= fts <= -self.mu * fn0 + s and abs(F @ self.t_r) <= s)
 
     def static_equilibrium_k_form(self, F: np.ndarray, tol: float = 1e-10) -> bool:
         r"""Eq 4 form: :math:`F\cdot\mathbf n \le k_1 F\cdot t_r^\perp`,
@@ -328,9 +324,7 @@ class CSpaceContact:
         fn = max(0.0, float(-(F + m * hv) @ self.n))
         v_n = float(self.v_f @ self.n)
         v_t = float(self.v_f @ self.t_r_perp)
-        C = v_t * float(F @ self.t_r_perp) - v_n * m * float(hv @ self.n) + om**2 * m * float(
-            r3 @ self.v_f
-        )
+        C = v_t * float(F @ self.t_r_perp) - v_n * m * float(hv @ self.n) + om**2 * m * float(r3 @ self.v_f)
         v0 = np.array([vel[0] + om * self.r[1], vel[1] - om * self.r[0], 0.0])
         s = float(v0 @ self.t_s)
         scale = 1e-12 * max(1.0, float(np.linalg.norm(vel[:2])) + abs(om) * np.linalg.norm(self.r))

@@ -142,8 +142,8 @@ class PointContacts:
         vx = T[:, 0:1] - T[:, 2:3] * ry[None, :]
         vy = T[:, 1:2] + T[:, 2:3] * rx[None, :]
         nv = np.hypot(vx, vy)
-        scale = np.abs(T[:, 0:1]) + np.abs(T[:, 1:2]) + np.abs(T[:, 2:3]) * (
-            np.abs(rx).max() + np.abs(ry).max()
+        scale = (
+            np.abs(T[:, 0:1]) + np.abs(T[:, 1:2]) + np.abs(T[:, 2:3]) * (np.abs(rx).max() + np.abs(ry).max())
         )
         ok = nv > 1e-13 * scale
         inv = np.where(ok, 1.0 / np.where(ok, nv, 1.0), 0.0)
@@ -176,9 +176,7 @@ class MotionKind(str, Enum):
 
 def _check_model(model: object) -> None:
     if not hasattr(model, "friction_load") or not hasattr(model, "distance_means"):
-        raise MCPInputError(
-            f"model must be a ContactPatch or PointContacts, got {type(model).__name__}"
-        )
+        raise MCPInputError(f"model must be a ContactPatch or PointContacts, got {type(model).__name__}")
 
 
 def _char_length(model: FrictionModel, char_length: float | None) -> float:
@@ -213,9 +211,7 @@ def unit_twists(
         th = np.linspace(-np.pi, np.pi, n, endpoint=False)
         ph = np.linspace(-np.pi / 2, np.pi / 2, n // 2 + 1)[1:-1]
         TH, PH = np.meshgrid(th, ph, indexing="ij")
-        q = np.stack(
-            [np.cos(PH) * np.cos(TH), np.cos(PH) * np.sin(TH), np.sin(PH)], axis=-1
-        ).reshape(-1, 3)
+        q = np.stack([np.cos(PH) * np.cos(TH), np.cos(PH) * np.sin(TH), np.sin(PH)], axis=-1).reshape(-1, 3)
         q = np.vstack([q, [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]])
     return q * np.array([1.0, 1.0, 1.0 / L])
 
@@ -427,9 +423,7 @@ class EllipsoidFit:
 
     def radial_error(self, loads: np.ndarray) -> np.ndarray:
         """Relative radial error of (K, 3) physical loads against the ellipsoid."""
-        Pn = np.atleast_2d(loads) / (self.mu * self.normal_force) * np.array(
-            [1, 1, 1 / self.char_length]
-        )
+        Pn = np.atleast_2d(loads) / (self.mu * self.normal_force) * np.array([1, 1, 1 / self.char_length])
         return np.sqrt(np.einsum("ki,ij,kj->k", Pn, self.A, Pn)) - 1.0
 
     def predict(self, twist: np.ndarray) -> np.ndarray:
@@ -458,16 +452,15 @@ def fit_ellipsoid(samples: LimitSurfaceSamples, diagonal: bool = False) -> Ellip
     if diagonal:
         A = np.diag(coef)
     else:
-        A = np.array(
-            [[coef[0], coef[3], coef[4]], [coef[3], coef[1], coef[5]], [coef[4], coef[5], coef[2]]]
-        )
+        A = np.array([[coef[0], coef[3], coef[4]], [coef[3], coef[1], coef[5]], [coef[4], coef[5], coef[2]]])
     if np.any(np.linalg.eigvalsh(A) <= 0):
         raise MCPInputError("least-squares ellipsoid is not positive definite; sample more")
     fit = EllipsoidFit(A, samples.char_length, samples.mu, samples.normal_force)
     rad = fit.radial_error(samples.loads)
     pred = fit.predict(samples.twists)
     err = np.linalg.norm(
-        (pred - samples.loads) / (samples.mu * samples.normal_force)
+        (pred - samples.loads)
+        / (samples.mu * samples.normal_force)
         * np.array([1, 1, 1 / samples.char_length]),
         axis=1,
     )
@@ -618,16 +611,14 @@ def detect_features(
         if not left[k]:
             continue
         nrm, off = eq[k, :3], eq[k, 3]
-        grp = left & (eq[:, :3] @ nrm > np.cos(facet_angle_tol)) & (
-            np.abs(eq[:, 3] - off) < facet_angle_tol
-        )
+        grp = left & (eq[:, :3] @ nrm > np.cos(facet_angle_tol)) & (np.abs(eq[:, 3] - off) < facet_angle_tol)
         left &= ~grp
         a = areas[grp].sum() / total
         if a > min_facet_area:
             normals.append(nrm)
             fa.append(a)
     # vertices: identical loads from well-separated directions
-    key = np.round(Pn / vertex_tol ** 0.5, 0)  # coarse bucket, refined below
+    key = np.round(Pn / vertex_tol**0.5, 0)  # coarse bucket, refined below
     _, inv = np.unique(key, axis=0, return_inverse=True)
     verts, spread = [], []
     for g in np.unique(inv):
@@ -635,7 +626,7 @@ def detect_features(
         if members.size < 3:
             continue
         Pg = Pn[members]
-        if np.max(np.linalg.norm(Pg - Pg[0], axis=1)) > vertex_tol ** 0.5:
+        if np.max(np.linalg.norm(Pg - Pg[0], axis=1)) > vertex_tol**0.5:
             continue
         q = samples.directions[members]
         ang = np.arccos(np.clip(q @ q.T, -1.0, 1.0)).max()

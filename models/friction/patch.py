@@ -155,8 +155,7 @@ class ContactPatch:
         w = np.asarray(weights, dtype=float).ravel()
         if not (x.shape == y.shape == w.shape) or x.size == 0:
             raise ShapeError(
-                f"x, y, weights must be non-empty and of equal length, got "
-                f"{x.shape}, {y.shape}, {w.shape}"
+                f"x, y, weights must be non-empty and of equal length, got {x.shape}, {y.shape}, {w.shape}"
             )
         for name, arr in (("x", x), ("y", y), ("weights", w)):
             if not np.all(np.isfinite(arr)):
@@ -262,9 +261,7 @@ class ContactPatch:
         R = _check_scalar("radius", radius, positive=True)
         n = _check_n(n)
         sub = _check_n(subsample)
-        return cls._supersampled(
-            lambda x, y: x * x + y * y <= R * R, pressure, (-R, R), (-R, R), n, sub
-        )
+        return cls._supersampled(lambda x, y: x * x + y * y <= R * R, pressure, (-R, R), (-R, R), n, sub)
 
     @classmethod
     def rectangle(
@@ -303,14 +300,16 @@ class ContactPatch:
         return cls(x, np.zeros(n), np.ones(n), (dx, dy))
 
     @classmethod
-    def linear_gradient(
-        cls, width: float, height: float, n: int = 21, ratio: float = 0.2
-    ) -> ContactPatch:
-        """Rectangle (or line when ``height == 0``) with pressure linear in x.
+    def linear_gradient(cls, width: float, height: float, n: int = 21, ratio: float = 0.0) -> ContactPatch:
+        """Rectangle (or line when ``height == 0``) with pressure linear in x, sampled at cell
+        centres.
 
-        ``p(x) ∝ 1 + (ratio - 1) (x + width/2) / width``: ``ratio = p(+width/2) / p(-width/2)``
-        (``ratio = 0.2``: largest pressure at x < 0, as the "gradient line" of seed 003
-        Figs 8 and 31). ``height == 0`` gives ``n`` segment cells, otherwise ``n x n`` cells.
+        ``p(x) ∝ 1 + (ratio - 1) (x + width/2) / width``: ``ratio = p(+width/2) / p(-width/2)``.
+        The default ``ratio = 0`` (largest pressure at x < 0, falling to zero at
+        ``x = +width/2``) is the "gradient line" of seed 003 Figs 8, 19 and 31 (the text gives
+        only "the pressure gradient is the largest in x < 0 and smallest in x > 0"; the
+        authors' code uses cell pressures ``∝ n - i``, which is ``ratio = 1/(2n + 1)`` at cell
+        centres). ``height == 0`` gives ``n`` segment cells, otherwise ``n x n`` cells.
         """
         w = _check_scalar("width", width, positive=True)
         h = _check_scalar("height", height)
@@ -328,36 +327,77 @@ class ContactPatch:
         return cls(X.ravel(), Y.ravel(), p(X).ravel(), (dx, dy))
 
     @classmethod
-    def nonconvex_a(cls, size: float = 0.02, n: int = 21, ratio: float = 0.2) -> ContactPatch:
-        """Assumed "gradient non-convex 1" of seed 003 Fig. 8: an L-shaped patch.
+    def _rectangles(
+        cls,
+        rects: tuple[tuple[float, float, float, float], ...],
+        size: float,
+        n: int,
+        ratio: float,
+    ) -> ContactPatch:
+        r"""Union of disjoint axis-aligned rectangles ``(x0, x1, y0, y1)`` (in units of ``size``)
+        on an ``n x n`` grid over :math:`[-s/2, s/2]^2`, pressure linear in x.
 
-        The figure is not in the text; we assume the ``size x size`` square minus its
-        upper-right quadrant (an L of three quadrants), with pressure linear in x from 1 at
-        ``x = -size/2`` to ``ratio`` at ``x = +size/2``. The CoP is off the geometric centre.
+        Cell weight = :math:`\int_{cell \cap R} p\,dA` in closed form: overlap area times
+        :math:`p` at the overlap's centroid (exact for linear :math:`p`), so boundary cells of a
+        grid that is not aligned with the rectangles get their exact covered fraction.
         """
         s = _check_scalar("size", size, positive=True)
         n = _check_n(n)
         rt = _check_scalar("ratio", ratio)
         X, Y, dx, dy = cls._grid((-s / 2, s / 2), (-s / 2, s / 2), n, n)
-        inside = ~((X > 0) & (Y > 0))
-        p = (1.0 + (rt - 1.0) * (X + s / 2) / s) * inside
-        return cls(X.ravel(), Y.ravel(), p.ravel(), (dx, dy))
+        acc = np.zeros_like(X)
+        tiny = 1e-9 * dx * dy  # overlaps below this are round-off of coincident edges
+        for x0, x1, y0, y1 in rects:
+            lo_x = np.maximum(x0 * s, X - dx / 2)
+            hi_x = np.minimum(x1 * s, X + dx / 2)
+            lo_y = np.maximum(y0 * s, Y - dy / 2)
+            hi_y = np.minimum(y1 * s, Y + dy / 2)
+            area = np.clip(hi_x - lo_x, 0.0, None) * np.clip(hi_y - lo_y, 0.0, None)
+            area = np.where(area > tiny, area, 0.0)
+            xm = 0.5 * (lo_x + hi_x)
+            acc += area * (1.0 + (rt - 1.0) * (xm + s / 2) / s)
+        return cls(X.ravel(), Y.ravel(), acc.ravel(), (dx, dy))
 
     @classmethod
-    def nonconvex_b(cls, size: float = 0.02, n: int = 21, ratio: float = 0.2) -> ContactPatch:
-        """Assumed "gradient non-convex 2" of seed 003 Fig. 8: a U-shaped patch.
+    def nonconvex_a(cls, size: float = 0.02, n: int = 21, ratio: float = 1.0) -> ContactPatch:
+        r"""Seed 003's "non-convex 1" surface (Figs 8 and 20): two square pads at the ends of a
+        ``size x size`` area.
 
-        Assumption: the ``size x size`` square minus a slot of width ``size/3`` reaching from
-        the top edge down to ``y = -size/6`` (a U open at +y), pressure linear in y from 1
-        at ``y = -size/2`` to ``ratio`` at ``y = +size/2``.
+        With :math:`s` = ``size``, the pads are :math:`|y| \le s/14` and
+        :math:`5s/14 \le |x| \le s/2` (side :math:`s/7`, centres :math:`(\pm 3s/7, 0)`); area
+        :math:`2 s^2/49`, CoP at the origin (uniform pressure).
+
+        Source: the paper's text only names the shape ("gradient non-convex 1", Fig. 20
+        caption) and gives the grid (21 x 21 cells) and area (0.02 x 0.02 m, Table III). The
+        dimensions are those of the authors' published code (``non_convex_1`` in
+        ``surfaces/surfaces.py`` of github.com/Gabrieleenx/FrictionModelling, used for Figs 8
+        and 20): on their 21 x 21 grid, rows 9-11 and columns 0-2 and 18-20 carry uniform
+        pressure; we restate it in physical units, so at ``n = 21`` the cells coincide with
+        theirs and other ``n`` keep the same shape (boundary cells get exact area fractions).
+        The authors' pressure is uniform although the caption says "gradient";
+        ``ratio != 1`` adds a linear gradient in x, ``p(+s/2)/p(-s/2) = ratio`` (our option, not
+        the paper's).
         """
-        s = _check_scalar("size", size, positive=True)
-        n = _check_n(n)
-        rt = _check_scalar("ratio", ratio)
-        X, Y, dx, dy = cls._grid((-s / 2, s / 2), (-s / 2, s / 2), n, n)
-        slot = (np.abs(X) < s / 6) & (Y > -s / 6)
-        p = (1.0 + (rt - 1.0) * (Y + s / 2) / s) * ~slot
-        return cls(X.ravel(), Y.ravel(), p.ravel(), (dx, dy))
+        rects = ((-1 / 2, -5 / 14, -1 / 14, 1 / 14), (5 / 14, 1 / 2, -1 / 14, 1 / 14))
+        return cls._rectangles(rects, size, n, ratio)
+
+    @classmethod
+    def nonconvex_b(cls, size: float = 0.02, n: int = 21, ratio: float = 1.0) -> ContactPatch:
+        r"""Seed 003's "non-convex 2" surface (Figs 8 and 21): a horizontal bar and a separate
+        vertical bar in a ``size x size`` area.
+
+        With :math:`s` = ``size``: bar 1 is :math:`-s/2 \le x \le s/6`, :math:`|y| \le s/14`
+        (14 x 3 cells of :math:`s/21`); bar 2 is :math:`5s/14 \le x \le s/2`,
+        :math:`-5s/14 \le y \le 13s/42` (3 x 14 cells, half a cell below centre, as in the
+        authors' grid). Area :math:`2 \cdot 42 s^2/441 = 4s^2/21`; uniform pressure.
+
+        Source: as :meth:`nonconvex_a`; the paper's text only names the shape ("gradient
+        non-convex 2", Fig. 21 caption). The dimensions are those of ``non_convex_2`` in the
+        authors' code: on the 21 x 21 grid, rows 9-11 x columns 0-13 and rows 4-17 x columns
+        18-20 (row 0 at the top, +y), uniform pressure. ``ratio`` as in :meth:`nonconvex_a`.
+        """
+        rects = ((-1 / 2, 1 / 6, -1 / 14, 1 / 14), (5 / 14, 1 / 2, -5 / 14, 13 / 42))
+        return cls._rectangles(rects, size, n, ratio)
 
     @classmethod
     def hertz(

@@ -50,6 +50,7 @@ def plot_patch(patch: ContactPatch, ax=None, title: str | None = None) -> Figure
     rects = [Rectangle((x - dx / 2, y - h / 2), dx, h) for x, y in zip(patch.x, patch.y, strict=True)]
     pc = PatchCollection(rects, cmap="viridis", edgecolor="k", linewidth=0.2)
     pc.set_array(p / p.max())
+    pc.set_clim(0.0, 1.0)  # uniform patches in the top colour, not rescaled round-off
     ax.add_collection(pc)
     c = patch.centre_of_pressure
     ax.plot(c[0], c[1], "r+", ms=10, mew=2)
@@ -84,17 +85,23 @@ def plot_cor_sweep(length: float = 0.02, n: int = 5, ax=None) -> Figure:
     return fig
 
 
-def plot_limit_surface_3d(
-    samples: ls.LimitSurfaceSamples, ax=None, title: str | None = None
-) -> Figure:
+def plot_limit_surface_3d(samples: ls.LimitSurfaceSamples, ax=None, title: str | None = None) -> Figure:
     """Normalised limit surface (convex hull of the samples) in (F_x, F_y, M/L)/(mu N)."""
     from scipy.spatial import ConvexHull
 
     fig, ax = _fig_ax(ax, projection="3d")
     Pn = samples.normalised_loads
     hull = ConvexHull(Pn)
-    ax.plot_trisurf(Pn[:, 0], Pn[:, 1], Pn[:, 2], triangles=hull.simplices, cmap="viridis",
-                    linewidth=0.05, edgecolor="k", alpha=0.9)
+    ax.plot_trisurf(
+        Pn[:, 0],
+        Pn[:, 1],
+        Pn[:, 2],
+        triangles=hull.simplices,
+        cmap="viridis",
+        linewidth=0.05,
+        edgecolor="k",
+        alpha=0.9,
+    )
     ax.set_xlabel(r"$F_x/\mu N$")
     ax.set_ylabel(r"$F_y/\mu N$")
     ax.set_zlabel(r"$M/(\mu N L)$")
@@ -179,8 +186,9 @@ def plot_two_point_bar(mu: float = 1.0, normal_force: float = 1.0, fig=None) -> 
     ax.scatter(V[:, 0], V[:, 1], V[:, 2], color="k", s=30, depthshade=False)
     ax.view_init(elev=20, azim=-60)
     ax2 = fig.add_subplot(122)
-    plot_ls_section(bar, mu, normal_force, "FxM", ax=ax2, char_length=1.0, n=181,
-                    title=r"$[F_x, M]$ section: a square")
+    plot_ls_section(
+        bar, mu, normal_force, "FxM", ax=ax2, char_length=1.0, n=181, title=r"$[F_x, M]$ section: a square"
+    )
     ax2.plot(V[:, 0][[0, 1, 2, 3]], V[:, 2][[0, 1, 2, 3]], "ko", label="vertices")
     for f in bar_facets(mu, normal_force, 1.0):
         c = f.centre / (mu * normal_force)
@@ -190,8 +198,9 @@ def plot_two_point_bar(mu: float = 1.0, normal_force: float = 1.0, fig=None) -> 
     return fig
 
 
-def plot_cspace_cone(contact: CSpaceContact, F: np.ndarray | None = None, ax=None,
-                     title: str | None = None) -> Figure:
+def plot_cspace_cone(
+    contact: CSpaceContact, F: np.ndarray | None = None, ax=None, title: str | None = None
+) -> Figure:
     r"""Seed 002 Fig. 5: the cone in its plane :math:`F\cdot t_r = 0`, axes :math:`t_r^\perp`
     (horizontal) and :math:`\mathbf n` (vertical); the tangent plane is the horizontal line.
     With ``F``, draws :math:`-F`'s in-plane part and the §5.2 reaction."""
@@ -212,8 +221,7 @@ def plot_cspace_cone(contact: CSpaceContact, F: np.ndarray | None = None, ax=Non
     if F is not None:
         R = contact.reaction_at_rest(np.asarray(F, dtype=float))
         f = contact.plane_coordinates(-np.asarray(F, dtype=float))[:2]
-        s = 1.2 / max(np.linalg.norm(f), np.linalg.norm(contact.plane_coordinates(R.force)[:2]),
-                      1e-300)
+        s = 1.2 / max(np.linalg.norm(f), np.linalg.norm(contact.plane_coordinates(R.force)[:2]), 1e-300)
         ax.annotate("", s * f, (0, 0), arrowprops=dict(arrowstyle="->", color="C1", lw=1.5))
         ax.text(*(s * f), r"$-F_A$", color="C1", fontsize=8)
         rr = contact.plane_coordinates(R.force)[:2] * s
@@ -237,23 +245,26 @@ def _shapes() -> dict[str, ContactPatch]:
     return {
         "circle": ContactPatch.circle(0.01, 21),
         "square": ContactPatch.rectangle(0.02, 0.02, 21),
-        "gradient line": ContactPatch.linear_gradient(0.02, 0.0, 21, ratio=0.2),
-        "nonconvex_a": ContactPatch.nonconvex_a(0.02, 21),
-        "nonconvex_b": ContactPatch.nonconvex_b(0.02, 21),
+        "gradient line": ContactPatch.linear_gradient(0.02, 0.0, 21),
+        "non-convex 1": ContactPatch.nonconvex_a(0.02, 21),
+        "non-convex 2": ContactPatch.nonconvex_b(0.02, 21),
         "hertz (k=2fN, fN=2)": ContactPatch.hertz(6e-3, 2.0, 21, k_scales_with_force=True),
     }
 
 
 def accuracy_tables() -> dict[str, dict]:
-    """Measured errors (printed in the docs): ellipsoid fits and load-integration methods."""
-    out: dict[str, dict] = {"ellipsoid": {}, "methods": {}}
+    """Measured errors (printed in the docs): ellipsoid fits, load-integration methods and
+    the pre-computed limit-surface table of seed 003 §V-D."""
+    from mcpkit.models.friction.lugre_reduced import precompute_limit_surface
+
+    out: dict[str, dict] = {"ellipsoid": {}, "methods": {}, "table": {}}
     shapes = {
         "disc": ContactPatch.circle(0.01, 21),
         "rectangle 2:1": ContactPatch.rectangle(0.02, 0.01, 21),
         "line": ContactPatch.line(0.02, 21),
-        "gradient line": ContactPatch.linear_gradient(0.02, 0.0, 21, ratio=0.2),
-        "nonconvex_a": ContactPatch.nonconvex_a(0.02, 21),
-        "nonconvex_b": ContactPatch.nonconvex_b(0.02, 21),
+        "gradient line": ContactPatch.linear_gradient(0.02, 0.0, 21),
+        "non-convex 1": ContactPatch.nonconvex_a(0.02, 21),
+        "non-convex 2": ContactPatch.nonconvex_b(0.02, 21),
     }
     for name, P in shapes.items():
         S = ls.sample_limit_surface(P, 1.0, 1.0, n=3000)
@@ -276,6 +287,22 @@ def accuracy_tables() -> dict[str, dict]:
             e = np.abs((P.friction_load(T, 1.0, 1.0, method=m) - ref) * sc).max()
             row[m] = float(e)
         out["methods"][n] = row
+    # pre-computed table (bilinear read-back of the bilinear-method loads at the eq 35 nodes)
+    # vs the exact load, 500 random motion directions, units of mu N (moment / r')
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=(500, 3))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    for name in ("disc", "gradient line", "non-convex 1", "non-convex 2"):
+        P = shapes[name]
+        row = {}
+        for n_ls in (5, 10, 20, 40):
+            tab = precompute_limit_surface(P, n_ls)
+            sc = np.array([1.0, 1.0, 1.0 / tab.r_pre])
+            tw = q * sc
+            H = np.array([tab.h(t) for t in tw]) * tab.scale
+            e = np.linalg.norm((H - P.friction_load(tw, 1.0, 1.0)) * sc, axis=1)
+            row[n_ls] = (float(np.sqrt(np.mean(e**2))), float(e.max()))
+        out["table"][name] = row
     return out
 
 
@@ -293,26 +320,49 @@ def make_docs_figures(outdir: str | Path) -> dict[str, dict]:
 
     plot_cor_sweep().savefig(out / "ls_cor_sweep.png", **kw)
 
-    fig = Figure(figsize=(10, 6.5), dpi=100)
-    for k, (name, P) in enumerate(list(_shapes().items())[:5]):
+    fig = Figure(figsize=(13, 6.5), dpi=100)
+    shapes = _shapes()
+    for k, (name, P) in enumerate(list(shapes.items())[:5]):
         S = ls.sample_limit_surface(P, 1.0, 1.0, n=1500)
         fit = ls.fit_ellipsoid(S)
-        plot_ls_section(P, fit=fit, ax=fig.add_subplot(2, 3, k + 1), n=91,
-                        title=f"{name}: rms radial fit err {100 * fit.rms_radial_error:.1f}%")
-    ax = fig.add_subplot(2, 3, 6, projection="3d")
-    plot_limit_surface_3d(ls.sample_limit_surface(ContactPatch.nonconvex_a(0.02, 21), 1, 1, 1500),
-                          ax=ax, title="nonconvex_a: 3-D")
+        plot_ls_section(
+            P,
+            fit=fit,
+            ax=fig.add_subplot(2, 4, k + 1),
+            n=91,
+            title=f"{name}: rms radial fit err {100 * fit.rms_radial_error:.1f}%",
+        )
+        if name == "non-convex 1":  # pads along x: the telling section is [F_y, M]
+            plot_ls_section(
+                P,
+                fit=fit,
+                plane="FyM",
+                ax=fig.add_subplot(2, 4, 6),
+                n=91,
+                title="non-convex 1, $[F_y, M]$: nearly the two-point diamond",
+            )
+    for k, name in ((7, "non-convex 1"), (8, "non-convex 2")):
+        ax = fig.add_subplot(2, 4, k, projection="3d")
+        plot_limit_surface_3d(ls.sample_limit_surface(shapes[name], 1, 1, 1500), ax=ax, title=f"{name}: 3-D")
     fig.tight_layout()
     fig.savefig(out / "ls_sections.png", **kw)
 
     plot_two_point_bar().savefig(out / "ls_two_point_bar.png", **kw)
 
     fig = Figure(figsize=(9, 4), dpi=100)
-    plot_moment_function(two_point_bar(1.0), 2.0, ax=fig.add_subplot(121, projection="3d"),
-                         title="moment function, two-point bar (seed 001 Fig. 7)")
-    plot_moment_function(ContactPatch.nonconvex_a(0.02, 15), 0.02,
-                         ax=fig.add_subplot(122, projection="3d"), n=41,
-                         title="moment function, nonconvex_a")
+    plot_moment_function(
+        two_point_bar(1.0),
+        2.0,
+        ax=fig.add_subplot(121, projection="3d"),
+        title="moment function, two-point bar (seed 001 Fig. 7)",
+    )
+    plot_moment_function(
+        ContactPatch.nonconvex_b(0.02, 21),
+        0.02,
+        ax=fig.add_subplot(122, projection="3d"),
+        n=41,
+        title="moment function, non-convex 2",
+    )
     fig.tight_layout()
     fig.savefig(out / "ls_moment_function.png", **kw)
 
@@ -340,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     print("max load error vs exact, square, 400 random CoRs inside [fraction of mu N]")
     for n, row in tabs["methods"].items():
         print(f"  n={n:3d} " + " ".join(f"{m}={e:.2e}" for m, e in row.items()))
+    print("pre-computed table vs exact load (rms, max) [fraction of mu N], by N_ls")
+    for name, row in tabs["table"].items():
+        print(f"  {name:14s} " + " ".join(f"{k}: {v[0]:.2e}/{v[1]:.2e}" for k, v in row.items()))
     return 0
 
 

@@ -95,9 +95,7 @@ def bar_vertices(mu: float, normal_force: float, half_length: float = 1.0) -> np
     return np.array([[m, 0, 0], [-m, 0, 0], [0, 0, m * L], [0, 0, -m * L]], dtype=float)
 
 
-def bar_gauge(
-    loads: np.ndarray, mu: float, normal_force: float, half_length: float = 1.0
-) -> np.ndarray:
+def bar_gauge(loads: np.ndarray, mu: float, normal_force: float, half_length: float = 1.0) -> np.ndarray:
     r"""Gauge :math:`g(P) = \min\{t > 0: P/t \text{ feasible}\}` of the bar's limit set
     (:math:`g = 1` on the limit surface, :math:`< 1` inside), by bisection on the closed-form
     feasibility test in the module docstring."""

@@ -97,8 +97,9 @@ def test_static_forms_agree_random() -> None:
     """Eq 4 (k1, k2 form) is equivalent to (i)'-(iii)' for any geometry, dipping or not."""
     rng = np.random.default_rng(3)
     for _ in range(2000):
-        c = CSpaceContact(rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()),
-                          0.05 + 3 * abs(rng.normal()))
+        c = CSpaceContact(
+            rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()), 0.05 + 3 * abs(rng.normal())
+        )
         F = rng.normal(size=3)
         F -= (F @ c.t_r) * c.t_r
         assert c.static_equilibrium(F) == c.static_equilibrium_k_form(F)
@@ -130,8 +131,9 @@ def test_rule_5_2_equals_mode_enumeration_when_cone_above_plane() -> None:
     rng = np.random.default_rng(5)
     n_checked = 0
     while n_checked < 500:
-        c = CSpaceContact(rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()),
-                          0.05 + abs(rng.normal()))
+        c = CSpaceContact(
+            rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()), 0.05 + abs(rng.normal())
+        )
         if c.dips_below_tangent_plane:
             continue
         F = rng.normal(size=3)
@@ -170,8 +172,9 @@ def test_section_5_6_rules() -> None:
     (v0 . t_s > 0) gets f_t = f_n / k2, i.e. real-space friction -mu f_n."""
     rng = np.random.default_rng(9)
     for _ in range(200):
-        c = CSpaceContact(rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()),
-                          0.05 + abs(rng.normal()))
+        c = CSpaceContact(
+            rng.normal(size=2), rng.normal(size=2), 0.1 + abs(rng.normal()), 0.05 + abs(rng.normal())
+        )
         if c.dips_below_tangent_plane:
             continue
         F = rng.normal(size=3)
@@ -186,8 +189,7 @@ def test_section_5_6_rules() -> None:
     np.testing.assert_allclose(R.force, [mu * M * G, M * G, mu * M * G * h / rho], rtol=1e-12)
     assert R.mode is ContactMode.SLIDING_NEGATIVE
     # spinning vertex contact: h = omega^2 r adds the centripetal load to f_n
-    R = c.reaction(np.array([0.0, -M * G, 0.0]), np.array([0.0, 0.0, 2.0]), M,
-                   ContactType.VERTEX_ON_EDGE)
+    R = c.reaction(np.array([0.0, -M * G, 0.0]), np.array([0.0, 0.0, 2.0]), M, ContactType.VERTEX_ON_EDGE)
     np.testing.assert_allclose(R.f_n, max(0.0, M * G - M * 4.0 * h), rtol=1e-12)
 
 
@@ -197,8 +199,7 @@ def test_two_contacts_square_on_table(mu: float) -> None:
     horizontal push P at the CoM. Statics: n1 = (mg - P)/2 >= 0 (no tipping, P <= mg) and
     P <= mu m g (no sliding): balanced iff P <= min(mu, 1) m g. The net cone is the sum of
     the two single-contact cones."""
-    cs = [CSpaceContact([0.0, 1.0], [A, A], RHO_SQ, mu),
-          CSpaceContact([0.0, 1.0], [-A, A], RHO_SQ, mu)]
+    cs = [CSpaceContact([0.0, 1.0], [A, A], RHO_SQ, mu), CSpaceContact([0.0, 1.0], [-A, A], RHO_SQ, mu)]
     lim = min(mu, 1.0) * M * G
     for P, ok in ((0.0, True), (0.97 * lim, True), (1.03 * lim, False), (-0.97 * lim, True)):
         bal, lam = static_equilibrium_multi(cs, np.array([P, -M * G, 0.0]))

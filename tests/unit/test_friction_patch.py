@@ -178,22 +178,134 @@ def test_linear_gradient_centre_of_pressure() -> None:
         np.testing.assert_allclose(P.centre_of_pressure[1], 0.0, atol=1e-12)
 
 
-def test_nonconvex_shapes_and_constructors() -> None:
+def _loaded_cells(P: ContactPatch, size: float, n: int) -> set[tuple[int, int]]:
+    """(row, column) of the loaded cells in image order: row 0 at the top (+y), column 0 at
+    the left (-x), the indexing of seed 003's 21 x 21 pressure grids."""
+    h = size / n
+    col = np.rint((P.x + size / 2) / h - 0.5).astype(int)
+    row = n - 1 - np.rint((P.y + size / 2) / h - 0.5).astype(int)
+    return set(zip(row.tolist(), col.tolist(), strict=True))
+
+
+def test_nonconvex_shapes_are_seed003_grids() -> None:
+    """Seed 003 Fig. 8 / Figs 20-21 non-convex surfaces on the paper's 21 x 21 grid over
+    0.02 x 0.02 m (Table III), as in the authors' code: "non-convex 1" loads rows 9-11 x
+    columns 0-2 and 18-20; "non-convex 2" loads rows 9-11 x columns 0-13 and rows 4-17 x
+    columns 18-20; uniform pressure (equal weights)."""
+    s, n = 0.02, 21
+    A = ContactPatch.nonconvex_a(s, n)
+    exp_a = {(r, c) for r in range(9, 12) for c in [*range(0, 3), *range(18, 21)]}
+    assert _loaded_cells(A, s, n) == exp_a
+    np.testing.assert_allclose(A.weights, 1.0 / len(exp_a), rtol=1e-12)
+    B = ContactPatch.nonconvex_b(s, n)
+    exp_b = {(r, c) for r in range(9, 12) for c in range(0, 14)}
+    exp_b |= {(r, c) for r in range(4, 18) for c in range(18, 21)}
+    assert _loaded_cells(B, s, n) == exp_b
+    np.testing.assert_allclose(B.weights, 1.0 / len(exp_b), rtol=1e-12)
+    # CoP by hand: bars of equal area 2 s^2/21 with centroids (-s/6, 0) and (3s/7, -s/42)
+    np.testing.assert_allclose(A.centre_of_pressure, [0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(B.centre_of_pressure, [11 * s / 84, -s / 84], rtol=1e-12)
+
+
+@pytest.mark.parametrize("ctor", [ContactPatch.nonconvex_a, ContactPatch.nonconvex_b])
+def test_nonconvex_shapes_are_resolution_independent(ctor) -> None:
+    """The shape is fixed in physical units: on a 42 x 42 grid, each 2 x 2 block carries the
+    weight of the 21 x 21 cell it refines; on a 20 x 20 grid (not aligned with the pads)
+    the boundary cells get exact area fractions, so the total area is unchanged."""
+    s = 0.03
+    c21, c42 = ctor(s, 21), ctor(s, 42)
+    g21 = np.zeros((21, 21))
+    g42 = np.zeros((42, 42))
+    for P, g, n in ((c21, g21, 21), (c42, g42, 42)):
+        ix = np.rint((P.x + s / 2) / (s / n) - 0.5).astype(int)
+        iy = np.rint((P.y + s / 2) / (s / n) - 0.5).astype(int)
+        g[ix, iy] = P.weights
+    np.testing.assert_allclose(g42.reshape(21, 2, 21, 2).sum(axis=(1, 3)), g21, atol=1e-15)
+    # uniform pressure: a fully covered cell has weight (s/n)^2 / total area, so the total
+    # area follows from the largest weight on either grid
+    c20 = ctor(s, 20)
+    full21 = c21.weights.max() / (s / 21) ** 2  # 1 / total area
+    full20 = c20.weights.max() / (s / 20) ** 2
+    np.testing.assert_allclose(full20, full21, rtol=1e-12)
+
+
+def _rect_quadrature_load(rects, ratio: float, size: float, cor, cop) -> np.ndarray:
+    """Load of CCW rotation about ``cor`` (patch frame) on rectangles with pressure
+    1 + (ratio - 1)(x + size/2)/size, by scipy dblquad of the Coulomb integrand, M about
+    ``cop``."""
+    from scipy.integrate import dblquad
+
+    cx, cy = cor
+
+    def pres(x):
+        return 1.0 + (ratio - 1.0) * (x + size / 2) / size
+
+    def integrand(k):
+        def f(y, x):
+            X, Y = x - cx, y - cy
+            r = np.hypot(X, Y)
+            ux, uy = -Y / r, X / r
+            return pres(x) * (ux, uy, (x - cop[0]) * uy - (y - cop[1]) * ux)[k]
+
+        return f
+
+    tot = sum(dblquad(lambda y, x: pres(x), a, b, c, d)[0] for a, b, c, d in rects)
+    ref = [
+        sum(dblquad(integrand(k), a, b, c, d, epsabs=1e-16, epsrel=1e-11)[0] for a, b, c, d in rects)
+        for k in range(3)
+    ]
+    return -MU * N * np.array(ref) / tot
+
+
+def test_nonconvex_loads_against_direct_quadrature() -> None:
+    """EXACT loads of both non-convex shapes (uniform pressure, as in seed 003) vs scipy
+    dblquad of the Coulomb integrand over each rectangle: rotation about the CoP
+    (M = -mu N <|rho|>), about points in the gap between the bars and outside the patch
+    (smooth integrands). The cells represent the uniform shapes exactly, so the only error is
+    round-off (atol 1e-12 of mu N, mu N s). With a pressure gradient (ratio 0.25) the cells
+    hold a piecewise-constant pressure: error O(h^2), measured 3.7e-4 at n = 21."""
+    s = 0.02
+    rects_a = [(-s / 2, -5 * s / 14, -s / 14, s / 14), (5 * s / 14, s / 2, -s / 14, s / 14)]
+    rects_b = [(-s / 2, s / 6, -s / 14, s / 14), (5 * s / 14, s / 2, -5 * s / 14, 13 * s / 42)]
+    scale = np.array([MU * N, MU * N, MU * N * s])
+    cases = [
+        (ContactPatch.nonconvex_a, rects_a, (0.0, 0.0)),
+        (ContactPatch.nonconvex_a, rects_a, (0.002, 0.004)),
+        (ContactPatch.nonconvex_b, rects_b, (0.0052, 0.004)),
+        (ContactPatch.nonconvex_b, rects_b, (0.02, -0.001)),
+    ]
+    for ctor, rects, cor in cases:
+        P = ctor(s, 21)
+        cop = P.centre_of_pressure
+        ref = _rect_quadrature_load(rects, 1.0, s, cor, cop)
+        load = P.friction_load(_rot_twist(cor[0] - cop[0], cor[1] - cop[1]), MU, N)
+        np.testing.assert_allclose(load / scale, ref / scale, atol=1e-12)
+    err = []
+    for n in (21, 42):
+        P = ContactPatch.nonconvex_b(s, n, ratio=0.25)
+        cop = P.centre_of_pressure
+        cor = (-0.003, -0.0045)
+        ref = _rect_quadrature_load(rects_b, 0.25, s, cor, cop)
+        load = P.friction_load(_rot_twist(cor[0] - cop[0], cor[1] - cop[1]), MU, N)
+        err.append(np.max(np.abs((load - ref) / scale)))
+    assert err[0] < 5e-4
+    assert 3.5 < err[0] / err[1] < 4.5  # second order in the cell size
+
+
+def test_array_and_callable_constructors_agree() -> None:
     """Weights are normalised, CoP equals sum w (x, y), from_array/from_callable agree."""
-    for P in (ContactPatch.nonconvex_a(), ContactPatch.nonconvex_b()):
-        np.testing.assert_allclose(P.weights.sum(), 1.0, rtol=1e-14)
-        assert np.all(P.weights >= 0)
-    A = ContactPatch.nonconvex_a(0.02, 10)
-    # L-shape: the empty quadrant is x > 0, y > 0
-    assert not np.any((A.x > 0) & (A.y > 0))
     f = lambda x, y: 1.0 + 50.0 * x  # noqa: E731
     Pc = ContactPatch.from_callable(f, (-0.01, 0.01), (-0.005, 0.005), 8)
+    np.testing.assert_allclose(Pc.weights.sum(), 1.0, rtol=1e-14)
     dx, dy = 0.02 / 8, 0.01 / 8
     xs = -0.01 + (np.arange(8) + 0.5) * dx
     ys = -0.005 + (np.arange(8) + 0.5) * dy
     X, Y = np.meshgrid(xs, ys, indexing="ij")
     Pa = ContactPatch.from_array(f(X, Y), dx, dy, origin=(xs[0], ys[0]))
     np.testing.assert_allclose(Pa.centre_of_pressure, Pc.centre_of_pressure, atol=1e-15)
+    np.testing.assert_allclose(
+        Pc.centre_of_pressure, [np.sum(f(X, Y) * X) / np.sum(f(X, Y)), 0.0], atol=1e-15
+    )
     t = np.array([0.1, 0.2, 30.0])
     np.testing.assert_allclose(Pa.friction_load(t, MU, N), Pc.friction_load(t, MU, N), rtol=1e-12)
 
@@ -209,7 +321,7 @@ def test_vectorised_equals_loop_and_scaling() -> None:
     loop = np.array([P.friction_load(t, MU, N) for t in T])
     np.testing.assert_allclose(batch, loop, rtol=1e-13, atol=1e-16)
     np.testing.assert_allclose(batch[3], 0.0)
-    np.testing.assert_allclose(P.friction_load(7.0 * T, 2 * MU, N), 2 * batch, rtol=1e-12)
+    np.testing.assert_allclose(P.friction_load(7.0 * T, 2 * MU, N), 2 * batch, rtol=1e-12, atol=1e-14)
 
 
 def test_bad_input_raises_typed_errors() -> None:

@@ -30,8 +30,12 @@ def test_moment_function_points_is_sum_of_cones() -> None:
     cop = pc.centre_of_pressure
     xc, yc = np.array([0.3, -2.0]), np.array([0.1, 0.4])
     exp = [
-        MU * N * sum(w * np.hypot(x - cop[0] - a, y - cop[1] - b)
-                     for x, y, w in zip(pc.x, pc.y, pc.weights, strict=True))
+        MU
+        * N
+        * sum(
+            w * np.hypot(x - cop[0] - a, y - cop[1] - b)
+            for x, y, w in zip(pc.x, pc.y, pc.weights, strict=True)
+        )
         for a, b in zip(xc, yc, strict=True)
     ]
     np.testing.assert_allclose(ls.moment_function(pc, xc, yc, MU, N), exp, rtol=1e-13)
@@ -41,12 +45,12 @@ def test_moment_function_disc_centre() -> None:
     """Uniform disc, C at the centre: M_c = mu N <r> = (2/3) mu N R."""
     R = 0.01
     P = ContactPatch.circle(R, 101)
-    np.testing.assert_allclose(ls.moment_function(P, 0.0, 0.0, MU, N), 2 / 3 * MU * N * R,
-                               rtol=3e-4)
+    np.testing.assert_allclose(ls.moment_function(P, 0.0, 0.0, MU, N), 2 / 3 * MU * N * R, rtol=3e-4)
 
 
-@pytest.mark.parametrize("patch", [ContactPatch.nonconvex_a(0.02, 9),
-                                   ContactPatch.linear_gradient(0.02, 0.01, 7)])
+@pytest.mark.parametrize(
+    "patch", [ContactPatch.nonconvex_a(0.02, 9), ContactPatch.linear_gradient(0.02, 0.01, 7)]
+)
 def test_moment_function_gradient_fd_and_eq6(patch: ContactPatch) -> None:
     """Analytic gradient vs central differences (h = 1e-7 m), and seed 001 eq 6:
     F_x = dM_c/dy_c, F_y = -dM_c/dx_c equal the directly integrated load of CCW rotation
@@ -56,10 +60,12 @@ def test_moment_function_gradient_fd_and_eq6(patch: ContactPatch) -> None:
     h = 1e-7
     for xc, yc in pts:
         gx, gy = ls.moment_function_gradient(patch, xc, yc, MU, N)
-        fdx = (ls.moment_function(patch, xc + h, yc, MU, N)
-               - ls.moment_function(patch, xc - h, yc, MU, N)) / (2 * h)
-        fdy = (ls.moment_function(patch, xc, yc + h, MU, N)
-               - ls.moment_function(patch, xc, yc - h, MU, N)) / (2 * h)
+        fdx = (
+            ls.moment_function(patch, xc + h, yc, MU, N) - ls.moment_function(patch, xc - h, yc, MU, N)
+        ) / (2 * h)
+        fdy = (
+            ls.moment_function(patch, xc, yc + h, MU, N) - ls.moment_function(patch, xc, yc - h, MU, N)
+        ) / (2 * h)
         np.testing.assert_allclose([gx, gy], [fdx, fdy], rtol=1e-5, atol=1e-7 * MU * N)
         direct = ls.applied_load(patch, np.array([yc, -xc, 1.0]), MU, N)
         via = ls.load_from_moment_function(patch, xc, yc, MU, N)
@@ -99,8 +105,7 @@ def test_ellipsoid_fit_recovers_exact_ellipsoid() -> None:
     # normality: P = A^-1 q / sqrt(q^T A^-1 q) for q = A P / |A P|
     q = Pn @ A
     q /= np.linalg.norm(q, axis=1)[:, None]
-    np.testing.assert_allclose(fit.predict(q * np.array([1, 1, 1 / 0.3])),
-                               S.loads, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fit.predict(q * np.array([1, 1, 1 / 0.3])), S.loads, rtol=1e-9, atol=1e-12)
 
 
 def test_ellipsoid_fit_disc_symmetry_and_intercepts() -> None:
@@ -119,16 +124,66 @@ def test_ellipsoid_fit_disc_symmetry_and_intercepts() -> None:
     assert 0.005 < fit.rms_radial_error < 0.05  # the disc LS is not an ellipsoid
 
 
+def test_precomputed_table_reproduces_patch_loads() -> None:
+    """Seed 003 §V-C/D pre-computed limit surface (``lugre_reduced.precompute_limit_surface``):
+    at the eq 35 nodes it holds the normalised BILINEAR patch loads (eq 31: divided by the
+    per-component maxima, ``scale``); between nodes the bilinear read-back (eqs 36-44) of a
+    disc's surface converges to the exact load as N_ls grows (measured max error 4.4e-2 at
+    N_ls = 5, 5.7e-3 at N_ls = 20, in mu N with the moment divided by r')."""
+    from mcpkit.models.friction.lugre_reduced import precompute_limit_surface, sphere_twists
+
+    P = ContactPatch.circle(0.01, 21)
+    tab = precompute_limit_surface(P, 4)
+    _, _, nodes = sphere_twists(4, tab.r_pre)
+    nodes = nodes.reshape(-1, 3)
+    ref = P.friction_load(nodes, 1.0, 1.0, method="bilinear")
+    np.testing.assert_allclose(tab.values.reshape(-1, 3) * tab.scale, ref, atol=1e-12)
+    read = np.array([tab.h(t) for t in nodes[1:-1]]) * tab.scale  # skip the theta seam rows
+    np.testing.assert_allclose(read, ref[1:-1], atol=1e-12)
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(300, 3))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    err = {}
+    for n_ls in (5, 20):
+        tab = precompute_limit_surface(P, n_ls)
+        sc = np.array([1.0, 1.0, 1.0 / tab.r_pre])
+        tw = q * sc
+        H = np.array([tab.h(t) for t in tw]) * tab.scale
+        err[n_ls] = np.max(np.linalg.norm((H - P.friction_load(tw, 1.0, 1.0)) * sc, axis=1))
+    assert err[20] < 1e-2
+    assert err[5] > 3 * err[20]
+
+
+def test_nonconvex_1_section_is_nearly_the_two_point_diamond() -> None:
+    """Seed 003's "non-convex 1" is two pads of side s/7 centred at (+-d, 0), d = 3s/7. Point
+    supports there (seed 001's two-point bar turned by 90 degrees) give the [F_y, M] section
+    |F_y|/(mu N) + |M|/M_0 = 1 (a diamond; M_0 = mu N d). The pads only round it: with the
+    true intercepts (mu N and M_0 = mu N <|rho|>) the gauge stays in [1, 1.07], while the
+    ellipse through the same intercepts has gauge sqrt 2 at 45 degrees (measured: 1.062)."""
+    s = 0.02
+    d = 3 * s / 7
+    P = ContactPatch.nonconvex_a(s, 21)
+    sec = ls.limit_surface_section(P, MU, N, "FyM", n=73, char_length=d)
+    np.testing.assert_allclose(sec[:, 0], 0.0, atol=1e-12)
+    M0 = -P.friction_load([0.0, 0.0, 1.0], MU, N)[2]
+    assert 1.0 < M0 / (MU * N * d) < 1.01  # lever arms spread around d
+    g = np.abs(sec[:, 1]) / (MU * N) + np.abs(sec[:, 2]) / M0
+    assert g.min() > 1.0 - 1e-9 and g.max() < 1.07
+    e = np.hypot(sec[:, 1] / (MU * N), sec[:, 2] / M0)
+    assert e.max() < 1.0 + 1e-9 and e.min() < 0.8  # diamond: 1/sqrt 2 at 45 degrees
+
+
 # ------------------------------------------------------------------ eigen-directions
 def _disc_load_polar(R: float, d: float) -> np.ndarray:
     """Applied load of CCW rotation about (d, 0), 0 < d < R, uniform disc, mu N = 1 (polar
     quadrature about the CoR, r_max = -d cos(phi) + sqrt(R^2 - d^2 sin^2 phi))."""
+
     def rm(p):
         return -d * np.cos(p) + np.sqrt(R * R - (d * np.sin(p)) ** 2)
+
     A = np.pi * R * R
     fy = quad(lambda p: np.cos(p) * rm(p) ** 2 / 2, -np.pi, np.pi, epsabs=1e-14)[0] / A
-    m = quad(lambda p: d * np.cos(p) * rm(p) ** 2 / 2 + rm(p) ** 3 / 3, -np.pi, np.pi,
-             epsabs=1e-14)[0] / A
+    m = quad(lambda p: d * np.cos(p) * rm(p) ** 2 / 2 + rm(p) ** 3 / 3, -np.pi, np.pi, epsabs=1e-14)[0] / A
     return np.array([0.0, fy, m])
 
 
@@ -169,8 +224,11 @@ def test_eigen_directions_rectangle() -> None:
     tr = [e for e in E if e.kind is ls.MotionKind.TRANSLATION]
     assert tr
     for e in tr:
-        np.testing.assert_allclose(e.load[:2] / np.linalg.norm(e.load[:2]),
-                                   e.direction[:2] / np.linalg.norm(e.direction[:2]), atol=1e-9)
+        np.testing.assert_allclose(
+            e.load[:2] / np.linalg.norm(e.load[:2]),
+            e.direction[:2] / np.linalg.norm(e.direction[:2]),
+            atol=1e-9,
+        )
 
 
 # ------------------------------------------------------------------ two-point bar
@@ -186,8 +244,9 @@ def test_bar_samples_are_minkowski_sums_of_rim_points() -> None:
     f2 = (S.loads[:, 0] + S.loads[:, 2] / L) / 2
     a = np.sqrt(np.clip(c * c - f1 * f1, 0, None))
     b = np.sqrt(np.clip(c * c - f2 * f2, 0, None))
-    best = np.min([np.abs(S.loads[:, 1] - (s1 * a + s2 * b))
-                   for s1, s2 in itertools.product((1, -1), repeat=2)], axis=0)
+    best = np.min(
+        [np.abs(S.loads[:, 1] - (s1 * a + s2 * b)) for s1, s2 in itertools.product((1, -1), repeat=2)], axis=0
+    )
     assert np.all(np.abs(f1) <= c * (1 + 1e-12)) and np.all(np.abs(f2) <= c * (1 + 1e-12))
     assert best.max() < 1e-9 * c
     np.testing.assert_allclose(bar_gauge(S.loads, MU, N, L), 1.0, atol=1e-12)
@@ -234,8 +293,10 @@ def test_bar_facet_is_convex_hull_of_approach_limits() -> None:
         np.testing.assert_allclose(centre, f.centre, atol=1e-12)
         for alpha in np.linspace(0, np.pi, 5):
             eps = 1e-9
-            cs = [np.array([eps * np.cos(alpha + k * np.pi), yj + eps * np.sin(alpha + k * np.pi)])
-                  for k in (0, 1)]
+            cs = [
+                np.array([eps * np.cos(alpha + k * np.pi), yj + eps * np.sin(alpha + k * np.pi)])
+                for k in (0, 1)
+            ]
             loads = [ls.applied_load(bar, s * np.array([c[1], -c[0], 1.0]), MU, N) for c in cs]
             np.testing.assert_allclose(0.5 * (loads[0] + loads[1]), centre, atol=1e-7)
             rim = f.boundary(721)
