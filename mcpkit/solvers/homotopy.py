@@ -95,13 +95,11 @@ class HomotopyOutcome:
     recovery)."""
 
 
-def _with_wall_limit(options: SolveOptions) -> dict[str, Any]:
-    """User IPOPT options plus ``max_wall_time`` = the solve's time limit, so that no single
-    subproblem can overrun the limit that the outer loop checks between subproblems."""
-    out = dict(options.ipopt_options)
-    if options.time_limit is not None:
-        out.setdefault("max_wall_time", float(options.time_limit))
-    return out
+def _ipopt_kwargs(options: SolveOptions) -> dict[str, Any]:
+    """IPOPT settings shared by every subproblem: the user's IPOPT options, and the deadline
+    callback when the solve has a time limit (each call then stops when the time left runs out,
+    not after a fresh ``max_wall_time``)."""
+    return {"options": dict(options.ipopt_options), "deadlines": options.time_limit is not None}
 
 
 def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
@@ -134,9 +132,9 @@ class Polisher:
             tol=options.inner_tol_factor * options.tol,
             max_iter=options.max_inner_iter,
             warm=True,
-            options=_with_wall_limit(options),
             verbose=options.verbose,
             name=f"{mpcc.name}_polish",
+            **_ipopt_kwargs(options),
         )
 
     def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -145,9 +143,13 @@ class Polisher:
         Hv = np.asarray(self.mpcc.function("H")(x, p)).reshape(-1)
         return (Gv <= Hv).astype(float)
 
-    def solve(self, x: np.ndarray, p: np.ndarray, mask: np.ndarray) -> InnerResult:
-        """Solve the branch NLP for ``mask`` from ``x``."""
-        return self.nlp.solve(x, np.concatenate([p, mask]), self.mpcc.lbx, self.mpcc.ubx, self.lbg, self.ubg)
+    def solve(
+        self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None
+    ) -> InnerResult:
+        """Solve the branch NLP for ``mask`` from ``x`` (stopping at ``deadline``, if given)."""
+        return self.nlp.solve(
+            x, np.concatenate([p, mask]), self.mpcc.lbx, self.mpcc.ubx, self.lbg, self.ubg, deadline=deadline
+        )
 
 
 class HomotopySolver:
@@ -172,9 +174,9 @@ class HomotopySolver:
                 tol=self.reformulation.inner_tol(0.0, self.options),
                 max_iter=self.options.max_inner_iter,
                 warm=warm,
-                options=_with_wall_limit(self.options),
                 verbose=self.options.verbose,
                 name=f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}",
+                **_ipopt_kwargs(self.options),
             )
         return self._solvers[warm]
 
@@ -225,6 +227,7 @@ class HomotopySolver:
         opts = self.options
         limit = opts.time_limit if time_limit is None else time_limit
         t_start = time.perf_counter()
+        deadline = None if limit is None else t_start + limit
         mp = self.mpcc
         trace: list[HomotopyStep] = []
         iterations = 0
@@ -259,7 +262,7 @@ class HomotopySolver:
             if key in polished_masks:
                 return False
             polished_masks.add(key)
-            res = polisher.solve(xc, p, mask)
+            res = polisher.solve(xc, p, mask, deadline)
             iterations += res.iterations
             if not np.isfinite(res.x).all():
                 trace.append(
@@ -304,6 +307,7 @@ class HomotopySolver:
                 tpl.ubg,
                 lam_x if warm else None,
                 lam_g if warm else None,
+                deadline=deadline,
             )
             iterations += res.iterations
             raw = res.status
@@ -318,6 +322,9 @@ class HomotopySolver:
                     break
             else:
                 trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
+            if deadline is not None and time.perf_counter() > deadline:
+                termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
+                break
             if finite and res.ok:
                 failures = 0
                 x, lam_x, lam_g = res.x, res.lam_x, res.lam_g

@@ -69,6 +69,39 @@ class InnerResult:
         return ipopt_termination(self.status) is Termination.CONVERGED
 
 
+class _Deadline(ca.Callback):
+    """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed.
+
+    IPOPT's own ``max_wall_time`` is fixed when the solver is built and counts from the start of
+    each call; a homotopy that must end within one overall limit needs the *remaining* time,
+    which changes from call to call. IPOPT then returns ``User_Requested_Stop``.
+    """
+
+    def __init__(self, nx: int, ng: int, npar: int) -> None:
+        ca.Callback.__init__(self)
+        self.sizes = {"x": nx, "lam_x": nx, "g": ng, "lam_g": ng, "lam_p": npar, "f": 1}
+        self.deadline = float("inf")
+        self.construct("mcpkit_deadline", {})
+
+    def get_n_in(self) -> int:
+        return ca.nlpsol_n_out()
+
+    def get_n_out(self) -> int:
+        return 1
+
+    def get_name_in(self, i: int) -> str:
+        return ca.nlpsol_out(i)
+
+    def get_name_out(self, i: int) -> str:
+        return "stop"
+
+    def get_sparsity_in(self, i: int) -> ca.Sparsity:
+        return ca.Sparsity.dense(self.sizes.get(ca.nlpsol_out(i), 0), 1)
+
+    def eval(self, arg: list[Any]) -> list[Any]:
+        return [1 if time.perf_counter() > self.deadline else 0]
+
+
 class IpoptNLP:
     r"""A built IPOPT solver for one NLP structure; call :meth:`solve` repeatedly.
 
@@ -90,6 +123,9 @@ class IpoptNLP:
         Show IPOPT's iteration log.
     name
         Name of the CasADi function.
+    deadlines
+        Accept a ``deadline`` in :meth:`solve` (an iteration callback checks it; used when the
+        solve has a time limit).
     """
 
     def __init__(
@@ -105,6 +141,7 @@ class IpoptNLP:
         options: dict[str, Any] | None = None,
         verbose: bool = False,
         name: str = "nlp",
+        deadlines: bool = False,
     ) -> None:
         opts: dict[str, Any] = {
             "print_time": False,
@@ -134,6 +171,9 @@ class IpoptNLP:
         self.nx = int(x.numel())
         self.ng = int(g.numel())
         self.np = int(p.numel())
+        self._deadline = _Deadline(self.nx, self.ng, self.np) if deadlines else None
+        if self._deadline is not None:
+            opts["iteration_callback"] = self._deadline
         try:
             self.solver = ca.nlpsol(casadi_name(name), "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
         except RuntimeError as exc:
@@ -154,8 +194,15 @@ class IpoptNLP:
         ubg: np.ndarray,
         lam_x0: np.ndarray | None = None,
         lam_g0: np.ndarray | None = None,
+        deadline: float | None = None,
     ) -> InnerResult:
-        """Run IPOPT from ``x0`` (and multipliers, when given) and return the outcome."""
+        """Run IPOPT from ``x0`` (and multipliers, when given) and return the outcome.
+
+        ``deadline`` (a :func:`time.perf_counter` value; needs ``deadlines=True``) stops IPOPT
+        at its first iteration after that moment, with status ``User_Requested_Stop``.
+        """
+        if self._deadline is not None:
+            self._deadline.deadline = float("inf") if deadline is None else deadline
         args: dict[str, Any] = {"x0": x0, "p": p, "lbx": lbx, "ubx": ubx, "lbg": lbg, "ubg": ubg}
         if lam_x0 is not None:
             args["lam_x0"] = lam_x0
