@@ -165,6 +165,12 @@ class MPCC:
             return 0.0
         return float(np.max(np.abs(np.minimum(Gv, Hv))))
 
+    def residuals(self, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+        """``(complementarity residual, constraint violation, {"f", "g", "G", "H"})`` at ``(x, p)``."""
+        v = self.evaluate(x, p)
+        comp = float(np.max(np.abs(np.minimum(v["G"], v["H"])), initial=0.0))
+        return comp, self.constraint_violation(x, p), v
+
     def constraint_violation(self, x: np.ndarray, p: np.ndarray) -> float:
         """Largest violation of ``g``, ``x`` bounds and the sign conditions ``G, H >= 0``."""
         v = self.evaluate(x, p)

@@ -43,19 +43,6 @@ class OriginalMPCC(Protocol):
         ...
 
 
-class _Standard:
-    """Residuals of a standard-form MPCC on its own pairs."""
-
-    def __init__(self, mpcc: MPCC) -> None:
-        self.mpcc = mpcc
-        self.x0, self.p0, self.lbx, self.ubx, self.name = mpcc.x0, mpcc.p0, mpcc.lbx, mpcc.ubx, mpcc.name
-
-    def residuals(self, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
-        v = self.mpcc.evaluate(x, p)
-        comp = float(np.max(np.abs(np.minimum(v["G"], v["H"])), initial=0.0))
-        return comp, self.mpcc.constraint_violation(x, p), v
-
-
 class MPCCSolver:
     """An MPCC with one reformulation, built once; :meth:`solve` for many parameter values.
 
@@ -69,7 +56,8 @@ class MPCCSolver:
         :class:`~mcpkit.options.SolveOptions` and/or its fields.
     lowering
         A :class:`~mcpkit.lowering.base.Lowering` from ``problem`` to a standard MPCC (needed
-        when ``problem`` is not one); ``problem`` must then provide ``residuals(x, p)``.
+        when ``problem`` is not one); ``problem`` must then provide ``residuals(x, p)`` (as
+        :class:`~mcpkit.mpcc.MPCC` does).
     """
 
     def __init__(
@@ -92,7 +80,7 @@ class MPCCSolver:
         if lowering is None:
             if not isinstance(problem, MPCC):
                 raise MCPInputError("MPCCSolver: pass a standard MPCC or a lowering for this problem")
-            self.original: OriginalMPCC = _Standard(problem)
+            self.original: OriginalMPCC = problem
             self.mpcc = problem
             self._invert = None
         else:

@@ -50,6 +50,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.mpcc import MPCC
 from mcpkit.mpcc_solve import MPCCSolver
+from mcpkit.options import Backend
 from mcpkit.problem import MCP, as_float_vector
 from mcpkit.result import MCPResult
 from mcpkit.solve import Solver
@@ -613,6 +614,7 @@ class Horizon:
         deviation_tol: float = 1e-4,
         simulator: Simulator | None = None,
         step_options: dict[str, Any] | None = None,
+        backend: str = "casadi",
         **options: Any,
     ) -> HorizonResult:
         r"""Plan from a forward simulation of ``controls0``, solve the MPCC, re-simulate the plan.
@@ -632,6 +634,11 @@ class Horizon:
             :class:`mcpkit.Solver` on this :class:`StepSpec` (:meth:`simulate`).
         step_options
             Options of the per-step solver (initial guess and default re-simulation).
+        backend
+            ``"casadi"`` (default): :class:`~mcpkit.mpcc_solve.MPCCSolver` on the stacked MPCC;
+            ``"pyomo"``: the relaxations on Pyomo
+            (:class:`~mcpkit.mpec.pyomo_solve.PyomoMPCCSolver`; pass ``ipopt=`` to choose its
+            IPOPT).
         """
         dtol = float(deviation_tol)
         if not math.isfinite(dtol) or dtol <= 0:
@@ -640,8 +647,14 @@ class Horizon:
         t_guess = time.perf_counter()
         x0 = self.initial_guess(controls0, design0, **sopts)
         guess_time = time.perf_counter() - t_guess
-        solver = MPCCSolver(self.mpcc, method, tol=tol, **options)
-        res = solver.solve(x0=x0)
+        if Backend.parse(backend) is Backend.PYOMO:
+            from mcpkit.mpec.pyomo_solve import PyomoMPCCSolver
+
+            res = PyomoMPCCSolver(self.mpcc, method, tol=tol, **options).solve(x0=x0)
+        elif Backend.parse(backend) in (Backend.CASADI, Backend.AUTO):
+            res = MPCCSolver(self.mpcc, method, tol=tol, **options).solve(x0=x0)
+        else:
+            raise MCPInputError(f"horizons are solved on backend 'casadi' or 'pyomo', not {backend!r}")
         parts = self.unpack(res.z if np.isfinite(res.z).all() else x0)
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         Zp = parts["s"][:, : self.casadi_mcp.n]

@@ -116,7 +116,8 @@ class PyomoMPCCSolver:
     Parameters
     ----------
     problem
-        The MPCC.
+        The MPCC: general bounds (:class:`~mcpkit.mpec.problem.GeneralMPCC`) or standard
+        (:class:`~mcpkit.mpcc.MPCC`, e.g. a planning horizon).
     method
         One of :data:`~mcpkit.options.REFORMULATIONS` (``auto``: ``scholtes``).
     options, **kwargs
@@ -128,7 +129,7 @@ class PyomoMPCCSolver:
 
     def __init__(
         self,
-        problem: GeneralMPCC,
+        problem: GeneralMPCC | MPCC,
         method: str = "scholtes",
         options: SolveOptions | None = None,
         ipopt: str = "auto",
@@ -148,10 +149,15 @@ class PyomoMPCCSolver:
                 "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
                 "(CasADi's IPOPT through an NL file) or install one (idaes get-extensions)"
             )
+        if not isinstance(problem, GeneralMPCC | MPCC):
+            raise MCPInputError(
+                f"PyomoMPCCSolver: expected a GeneralMPCC or an MPCC, got {type(problem).__name__}"
+            )
         self.problem, self.method = problem, name
+        standard = isinstance(problem, MPCC)
         self._pyomo_side = name in PYOMO_METHODS and (exe is not None or ipopt == "mcpkit_ipopt")
         if self._pyomo_side:
-            self.std, self._pair_map = ToStandardMPCC().apply(problem)
+            self.std = problem if standard else ToStandardMPCC().apply(problem)[0]
             if exe is not None:
                 solver = pyo.SolverFactory("ipopt", executable=exe)
                 self.ipopt_used = f"executable {exe}"
@@ -164,9 +170,8 @@ class PyomoMPCCSolver:
                 self.model, self.info.G, self.info.H, self.info.f, name, self.options, solver
             )
         else:
-            self.inner = MPCCSolver(
-                problem, name, self.options, lowering=Chain([ToStandardMPCC(), ThroughPyomoNL()])
-            )
+            lowering = ThroughPyomoNL() if standard else Chain([ToStandardMPCC(), ThroughPyomoNL()])
+            self.inner = MPCCSolver(problem, name, self.options, lowering=lowering)
             self.ipopt_used = "casadi (via NL import of the Pyomo model)"
 
     def solve(self, p: Any = None, x0: Any = None) -> MCPResult:

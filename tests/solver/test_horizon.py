@@ -49,6 +49,18 @@ def test_projection_horizon_finds_the_kink() -> None:
     assert res.max_deviation <= 1e-6
 
 
+@pytest.mark.parametrize("ipopt", ["casadi", "mcpkit_ipopt"])
+def test_projection_horizon_on_pyomo(ipopt: str) -> None:
+    """The same kink found with the relaxations on Pyomo (NL import, or homotopy in Pyomo)."""
+    hz = Horizon(_projection_spec(), 2, [-1.0], terminal_bounds=(1.0, 1.0),
+                 stage_cost=lambda x, u, th, z, k: u[0] ** 2)  # fmt: skip
+    res = hz.solve(np.full((2, 1), 0.5), backend="pyomo", ipopt=ipopt)
+    assert res.ok, res.message
+    assert res.mpcc.backend == "pyomo"
+    assert res.objective == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(res.controls[:, 0], [0.0, 1.0], rtol=0, atol=1e-4)
+
+
 @pytest.fixture(scope="module")
 def block10() -> tuple[BlockTask, object]:
     task = BlockTask(n_steps=10)
