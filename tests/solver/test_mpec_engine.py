@@ -42,6 +42,18 @@ def test_cli_json_summary_for_mpcc_file(capsys: pytest.CaptureFixture[str]) -> N
 
 
 @needs_data
+def test_cli_backend_and_method_for_mpcc_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["solve", str(MPECLIB / "bard1.nl.json"), "--json", "--backend", "pyomo", "--method", "elastic"]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["solved"]
+    assert out["backend"] == "pyomo" and out["method"] == "elastic"
+    assert main(["solve", str(MPECLIB / "bard1.nl.json"), "--backend", "gamspy"]) == 2
+    assert "casadi' or 'pyomo'" in capsys.readouterr().err
+
+
+@needs_data
 def test_recovery_retries_another_reformulation() -> None:
     """nappi_b: the Scholtes inequality homotopy stalls (residual ~1.6e-6 > 1e-6); the recovery's
     Scholtes equality form solves it, and its steps are marked in the trace."""
