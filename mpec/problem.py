@@ -25,7 +25,7 @@ does; its inverse drops the slacks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import casadi as ca
 import numpy as np
@@ -69,21 +69,10 @@ class GeneralMPCC:
             bad = np.flatnonzero(lo > hi)
             if bad.size:
                 raise BoundsError(f"{self.name}: lower > upper bound on {what} at pairs {bad[:10].tolist()}")
-        self.standard = MPCC(
-            x=self.x,
-            p=self.p,
-            f=self.f,
-            g=self.g,
-            lbg=self.lbg,
-            ubg=self.ubg,
-            lbx=self.lbx,
-            ubx=self.ubx,
-            G=self.G,
-            H=self.H,
-            x0=self.x0,
-            p0=self.p0,
-            name=self.name,
-        )  # fmt: skip  (used for validation and for evaluating f, g, G, H)
+        # the same problem read as 0 <= G ⟂ H >= 0: validates the shared fields and evaluates
+        # f, g, G, H (the pair bounds are this class's own)
+        shared = {f.name: getattr(self, f.name) for f in fields(MPCC) if f.init and f.name in _OWN_FIELDS}
+        self.standard = MPCC(**shared)
 
     @property
     def n_pairs(self) -> int:
@@ -109,6 +98,9 @@ class GeneralMPCC:
         comp_r = float(np.max(np.where(np.isnan(comp), np.inf, comp), initial=0.0))
         viol = max((float(np.max(np.where(np.isnan(a), np.inf, a), initial=0.0)) for a in parts), default=0.0)
         return comp_r, viol, v
+
+
+_OWN_FIELDS = {f.name for f in fields(GeneralMPCC) if not f.name.startswith("_")}
 
 
 @dataclass(frozen=True)
