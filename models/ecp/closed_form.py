@@ -61,8 +61,7 @@ def _vec2(name: str, v: object) -> np.ndarray:
 def _isotropic(params: SliderParams) -> float:
     if params.e_t != params.e_o:
         raise MCPInputError(
-            f"the closed forms assume isotropic friction e_t == e_o "
-            f"(got {params.e_t}, {params.e_o})"
+            f"the closed forms assume isotropic friction e_t == e_o (got {params.e_t}, {params.e_o})"
         )
     return params.e_t
 

@@ -115,9 +115,7 @@ def check_ecp_in_patch(
     dist = np.asarray(params.patch_distance(body))
     bad = np.flatnonzero(~(dist <= tol))  # NaN counts as a violation
     return [
-        ECPPatchViolation(
-            int(k), float(t[k]), (float(body[k, 0]), float(body[k, 1])), float(dist[k])
-        )
+        ECPPatchViolation(int(k), float(t[k]), (float(body[k, 0]), float(body[k, 1])), float(dist[k]))
         for k in bad
     ]
 

@@ -61,23 +61,19 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> dict:
     P = paper_slider()
     x0 = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])
     runs = {
-        k: run_ecp(make_model(k, P), x0, 0.45, progress=progress)
-        for k in ("quadratic", "complementarity")
+        k: run_ecp(make_model(k, P), x0, 0.45, progress=progress) for k in ("quadratic", "complementarity")
     }
     summary = _pair_summary(runs)
     figs = {
         "velocities": _save(plot_velocities(list(runs.values())), d / "ecp_sliding_velocities.png"),
-        "snapshots": _save(
-            plot_snapshots(runs["quadratic"], every=3), d / "ecp_sliding_snapshots.png"
-        ),
+        "snapshots": _save(plot_snapshots(runs["quadratic"], every=3), d / "ecp_sliding_snapshots.png"),
     }
     # pure translation until the stop, and after it
     n = 60
     xt = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 0.0])
     tr = pure_translation_trajectory(P, xt[3:5], n)
     trans = {
-        k: run_ecp(make_model(k, P), xt, n * P.h, progress=progress)
-        for k in ("quadratic", "complementarity")
+        k: run_ecp(make_model(k, P), xt, n * P.h, progress=progress) for k in ("quadratic", "complementarity")
     }
     u = int(tr.stop_step) if tr.stop_step is not None else n
     err = {k: float(np.abs(r.states[: u + 1, 3:5] - tr.v[: u + 1]).max()) for k, r in trans.items()}

@@ -86,9 +86,7 @@ def _check_patch(vertices: np.ndarray) -> np.ndarray:
     E = np.roll(V, -1, axis=0) - V
     cross = E[:, 0] * np.roll(E, -1, axis=0)[:, 1] - E[:, 1] * np.roll(E, -1, axis=0)[:, 0]
     if not (cross > 0).all():
-        raise MCPInputError(
-            "patch vertices must describe a strictly convex polygon listed counter-clockwise"
-        )
+        raise MCPInputError("patch vertices must describe a strictly convex polygon listed counter-clockwise")
     if _polygon_distance(V, np.zeros(2)) > 0:
         raise MCPInputError("the CM's projection (body origin) must lie inside the patch")
     return V

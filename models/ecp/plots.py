@@ -27,11 +27,7 @@ def plot_velocities(runs: Sequence[ECPRun], labels: Sequence[str] | None = None)
     ax, ax2 = fig.subplots(1, 2)
     labels = list(labels) if labels is not None else [r.kind for r in runs]
     for j, (r, lab) in enumerate(zip(runs, labels, strict=True)):
-        style = (
-            {"ls": "-", "lw": 1.8}
-            if j == 0
-            else {"ls": "none", "marker": "o", "ms": 3, "mfc": "none"}
-        )
+        style = {"ls": "-", "lw": 1.8} if j == 0 else {"ls": "none", "marker": "o", "ms": 3, "mfc": "none"}
         ax.plot(r.t, r.states[:, 3], color="C0", label=f"$v_x$ {lab}", **style)
         ax.plot(r.t, r.states[:, 4], color="C1", label=f"$v_y$ {lab}", **style)
         ax2.plot(r.t, r.states[:, 5], color="C2", label=f"$w_z$ {lab}", **style)
@@ -97,9 +93,7 @@ def plot_snapshots(
             F = run.applied[k, :2] / run.params.h
             rx, ry = push_point
             pt = np.array([c * rx - s * ry, s * rx + c * ry]) + x[:2]
-            ax.annotate(
-                "", xy=pt, xytext=pt - 0.006 * F, arrowprops={"arrowstyle": "->", "lw": 0.6}
-            )
+            ax.annotate("", xy=pt, xytext=pt - 0.006 * F, arrowprops={"arrowstyle": "->", "lw": 0.6})
     ax.plot([], [], "o", color="k", ms=3, label="CM")
     ax.plot([], [], "x", color="r", ms=4, label="ECP")
     ax.set_aspect("equal")

@@ -112,14 +112,12 @@ def friction_rows(
     ]
 
 
-def ellipsoid_slack(
-    s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, pn: sp.Expr
-) -> sp.Expr:
+def ellipsoid_slack(s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, pn: sp.Expr) -> sp.Expr:
     r"""Scaled ellipsoid slack (eqs 20, 32):
     :math:`[\mu^2 p_n^2 - (p_t/e_t)^2 - (p_o/e_o)^2 - (p_r/e_r)^2]/(\mu\bar p_n)^2`."""
-    return (
-        s["mu"] ** 2 * pn**2 - (pt / s["e_t"]) ** 2 - (po / s["e_o"]) ** 2 - (pr / s["e_r"]) ** 2
-    ) / (s["mu"] * s["p_nbar"]) ** 2
+    return (s["mu"] ** 2 * pn**2 - (pt / s["e_t"]) ** 2 - (po / s["e_o"]) ** 2 - (pr / s["e_r"]) ** 2) / (
+        s["mu"] * s["p_nbar"]
+    ) ** 2
 
 
 def build_quadratic_mcp(params: SliderParams) -> MCP:

@@ -173,9 +173,7 @@ def run_ecp(
     off_w[1:] = ecp_offset(P, imp[:, 0], imp[:, 1], imp[:, 3])
     th = sim.states[:, 2]
     c, s = np.cos(th), np.sin(th)
-    off_b = np.stack(
-        [c * off_w[:, 0] + s * off_w[:, 1], -s * off_w[:, 0] + c * off_w[:, 1]], axis=1
-    )
+    off_b = np.stack([c * off_w[:, 0] + s * off_w[:, 1], -s * off_w[:, 0] + c * off_w[:, 1]], axis=1)
     ecp = sim.states[:, :2] + off_w
     ran = np.isfinite(sim.states[1:]).all(axis=1)
     viol = check_ecp_in_patch(P, th[1:][ran], off_w[1:][ran], sim.t[1:][ran])

@@ -53,10 +53,7 @@ def test_free_sliding_dissipates_and_ecp_moves_in_patch(sliding_runs: dict[str, 
         off = np.linalg.norm(run.ecp_offset_body[1:], axis=1)
         assert (off <= P.e_t * P.mu * P.q_z + 1e-12).all()
         assert off.min() > 1e-3
-        assert (
-            np.ptp(np.unwrap(np.arctan2(run.ecp_offset_body[1:, 1], run.ecp_offset_body[1:, 0])))
-            > 0.5
-        )
+        assert np.ptp(np.unwrap(np.arctan2(run.ecp_offset_body[1:, 1], run.ecp_offset_body[1:, 0]))) > 0.5
 
 
 def test_pure_translation_matches_closed_form_then_holds() -> None:
@@ -89,9 +86,7 @@ def test_ecp_shift_in_translation_and_stick() -> None:
         P = SliderParams(q_z=qz)
         run = run_ecp(make_model("complementarity", P), [0, 0, 0, 0.6, -0.3, 0.0], 0.05)
         vhat = np.array([0.6, -0.3]) / np.hypot(0.6, -0.3)
-        np.testing.assert_allclose(
-            run.ecp_offset_body[1:], np.tile(P.mu * qz * vhat, (5, 1)), atol=1e-10
-        )
+        np.testing.assert_allclose(run.ecp_offset_body[1:], np.tile(P.mu * qz * vhat, (5, 1)), atol=1e-10)
         F = 0.8 * P.mu * P.m * P.g
         push = PushForce(a=F, b=0.0, point=(0.0, 0.0), direction=(0.6, 0.8))
         rest = run_ecp(make_model("complementarity", P, push), np.zeros(6), 0.05)
@@ -110,9 +105,7 @@ def test_ecp_outside_patch_is_reported_typed() -> None:
     so every sliding step is recorded; strict mode raises ECPOutsidePatchError."""
     P = SliderParams(q_z=0.2)
     run = run_ecp(make_model("quadratic", P), [0, 0, 0, 1.0, 0.0, 0.0], 0.03)
-    assert len(run.violations) == 3 and all(
-        isinstance(v, ECPPatchViolation) for v in run.violations
-    )
+    assert len(run.violations) == 3 and all(isinstance(v, ECPPatchViolation) for v in run.violations)
     assert run.violations[0].excess == pytest.approx(P.mu * P.q_z - 0.025, abs=1e-9)
     with pytest.raises(ECPOutsidePatchError) as info:
         run_ecp(make_model("complementarity", P), [0, 0, 0, 1.0, 0.0, 0.0], 0.03, strict_patch=True)
