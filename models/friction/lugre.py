@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import casadi as ca
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -55,6 +56,8 @@ __all__ = [
     "wrench_about_point",
     "normalised_rmse",
     "flush_tiny",
+    "casadi_euler_rollout",
+    "REG",
 ]
 
 
@@ -120,15 +123,16 @@ def patch_arrays(patch: Any, *, drop_empty: bool = True) -> PatchArrays:
     if cs.size == 1:
         cs = np.repeat(cs, 2)
     if cs.size != 2 or not np.all(np.isfinite(cs)) or np.any(cs < 0) or np.all(cs == 0):
-        raise BoundsError("cell_size must be two finite numbers >= 0, not both zero (a zero "
-                          f"side is a line patch), got {patch.cell_size!r}")
+        raise BoundsError(
+            "cell_size must be two finite numbers >= 0, not both zero (a zero "
+            f"side is a line patch), got {patch.cell_size!r}"
+        )
     w = w / total
     if drop_empty:
         keep = w > 0
         x, y, w = x[keep], y[keep], w[keep]
     cop = np.array([np.dot(w, x), np.dot(w, y)])
-    return PatchArrays(x=x - cop[0], y=y - cop[1], w=w, cell_size=(float(cs[0]), float(cs[1])),
-                       cop=cop)
+    return PatchArrays(x=x - cop[0], y=y - cop[1], w=w, cell_size=(float(cs[0]), float(cs[1])), cop=cop)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -186,6 +190,55 @@ def beta_bar(z_norm: np.ndarray, z_max: np.ndarray, s_ba: float) -> np.ndarray:
     return np.where(z_norm <= z_ba, 0.0, np.where(z_norm >= z_max, 1.0, mid))
 
 
+REG = 1e-100
+"""Regularisation of norms in the CasADi expressions, ``|a| = sqrt(a.a + REG^2)``."""
+
+
+def _casadi_g(p: LuGreParams, vn2: Any, vn: Any) -> Any:
+    """Symbolic ``g(|v|)`` of eq (2) given ``|v|^2`` and ``|v|`` (exp of ``-|v|^2/v_s^2`` for
+    gamma = 2)."""
+    if p.gamma == 2.0:
+        return p.mu_c + (p.mu_s - p.mu_c) * ca.exp(vn2 * (-1.0 / p.v_s**2))
+    return p.mu_c + (p.mu_s - p.mu_c) * ca.exp(-((vn / p.v_s) ** p.gamma))
+
+
+def _casadi_beta_bar(zn: Any, z_max: Any, s_ba: float) -> Any:
+    """Symbolic ``beta_bar(|z|)`` of eq (18) (same branches as :func:`beta_bar`)."""
+    z_ba = s_ba * z_max
+    mid = 0.5 * ca.sin(np.pi * (zn - 0.5 * (z_max + z_ba)) / (z_max - z_ba)) + 0.5
+    return ca.if_else(zn <= z_ba, 0.0, ca.if_else(zn >= z_max, 1.0, mid))
+
+
+def casadi_euler_rollout(
+    model: FrictionModel, dt: float, n_steps: int, *, unroll: int = 50, sym: type = ca.SX
+) -> ca.Function:
+    """Fixed-step explicit Euler of ``model`` as one CasADi function (CasADi's virtual machine,
+    no generated C code): ``(z0, U) -> (Z, W)`` with ``U`` of shape (4, n_steps) holding
+    ``(v_x, v_y, omega, f_N)`` per step, ``Z`` the states after every ``unroll`` steps and ``W``
+    (3, n_steps) the wrenches at the start of every step.
+
+    ``unroll`` Euler steps are written out in one SX function (causal: step ``k`` uses only
+    ``z_k`` and ``U[:, k]``) which ``Function.mapaccum`` repeats ``n_steps / unroll`` times;
+    this removes the per-call overhead that would otherwise dominate a small model.
+    """
+    if n_steps < 1 or unroll < 1 or n_steps % unroll:
+        raise BoundsError(f"n_steps ({n_steps}) must be a positive multiple of unroll ({unroll})")
+    if not dt > 0:
+        raise BoundsError(f"dt must be > 0, got {dt}")
+    step = model.casadi_function(sym)
+    z = sym.sym("z", model.n_states)
+    u = sym.sym("u", 4, unroll)
+    zk = z
+    wrenches = []
+    for j in range(unroll):
+        dz, wr = step(zk, u[0:3, j], u[3, j])
+        wrenches.append(wr)
+        zk = zk + dt * dz
+    opts = {"cse": True} if sym is ca.SX else {}
+    block = ca.Function("euler_block", [z, u], [zk, ca.horzcat(*wrenches)], opts)
+    return block.mapaccum("euler_rollout", n_steps // unroll)
+
+
 # ----------------------------------------------------------------------------------------------
 # distributed model
 # ----------------------------------------------------------------------------------------------
@@ -195,9 +248,14 @@ class FrictionModel(Protocol):
     n_states: int
     band: int | None
 
-    def derivative_and_wrench(self, z: np.ndarray, twist: np.ndarray,
-                              normal_force: float) -> tuple[np.ndarray, np.ndarray]:
+    def derivative_and_wrench(
+        self, z: np.ndarray, twist: np.ndarray, normal_force: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(z', wrench)`` for bristle state ``z`` and twist at the CoP."""
+        ...
+
+    def casadi_function(self, sym: type = ca.SX) -> ca.Function:
+        """CasADi function ``(z, twist, f_N) -> (z', wrench)`` of the same model (SX or MX)."""
         ...
 
 
@@ -216,8 +274,7 @@ class DistributedLuGre:
 
     band: int | None = 1
 
-    def __init__(self, patch: Any, params: LuGreParams = LUGRE_P1, *,
-                 elasto_plastic: bool = False) -> None:
+    def __init__(self, patch: Any, params: LuGreParams = LUGRE_P1, *, elasto_plastic: bool = False) -> None:
         if not isinstance(params, LuGreParams):
             raise MCPInputError("params must be a LuGreParams instance")
         self.patch = patch_arrays(patch)
@@ -234,7 +291,7 @@ class DistributedLuGre:
     def _g(self, vn: np.ndarray) -> np.ndarray:
         p = self.params
         s = vn * (1.0 / p.v_s)
-        s = s * s if self._g_quadratic else s ** p.gamma
+        s = s * s if self._g_quadratic else s**p.gamma
         return p.mu_c + (p.mu_s - p.mu_c) * np.exp(-s)
 
     def cell_velocities(self, twist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -250,8 +307,9 @@ class DistributedLuGre:
         return np.array([fx, fy, tau])
 
     # -- dynamics -------------------------------------------------------------------------------
-    def derivative_and_wrench(self, z: np.ndarray, twist: np.ndarray,
-                              normal_force: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    def derivative_and_wrench(
+        self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Bristle rate (eq 10 or 15) and CoP wrench (eqs 21-22) for the interleaved state ``z``.
 
         No input validation (this is the ODE right-hand side); use :meth:`derivative` for a
@@ -284,17 +342,117 @@ class DistributedLuGre:
         dz[:, 1] = dzy
         return dz.reshape(-1), self._wrench(lx, ly, normal_force)
 
+    def casadi_derivative_and_wrench(self, z: Any, twist: Any, normal_force: Any) -> tuple[Any, Any]:
+        """Symbolic (CasADi SX or MX) bristle rate and CoP wrench, the same equations as
+        :meth:`derivative_and_wrench`: ``z_i' = v_i - beta_i k_i z_i``, ``k_i = sigma0 |v_i| /
+        g(|v_i|)``, wrench of eqs (21)-(22).
+
+        Norms are regularised as ``sqrt(. + REG^2)`` (``REG = 1e-100``) so that the analytic
+        Jacobian is finite at zero velocity or zero deflection; the change is below 1e-94.
+        """
+        p = self.params
+        x, y, wt = (ca.DM(a) for a in (self._x, self._y, self._w))
+        zx, zy = z[0::2], z[1::2]
+        vx, vy, w = twist[0], twist[1], twist[2]
+        cvx = vx - w * y
+        cvy = vy + w * x
+        vn2 = cvx * cvx + cvy * cvy
+        vn = ca.sqrt(vn2 + REG * REG)
+        g = _casadi_g(p, vn2, vn)
+        k = (p.sigma0 * vn) / g
+        if self.elasto_plastic:
+            zn = ca.sqrt(zx * zx + zy * zy + REG * REG)
+            z_max = g / p.sigma0
+            eps = 0.5 * ((cvx * zx + cvy * zy) / (vn * zn) + 1.0)
+            k = k * eps * _casadi_beta_bar(zn, z_max, p.s_ba)
+        dzx = cvx - k * zx
+        dzy = cvy - k * zy
+        lx = (p.sigma0 * zx + p.sigma1 * dzx + p.sigma2 * cvx) * wt
+        ly = (p.sigma0 * zy + p.sigma1 * dzy + p.sigma2 * cvy) * wt
+        wrench = -normal_force * ca.vertcat(ca.sum1(lx), ca.sum1(ly), ca.dot(x, ly) - ca.dot(y, lx))
+        dz = ca.reshape(ca.horzcat(dzx, dzy).T, self.n_states, 1)
+        return dz, wrench
+
+    def casadi_function(self, sym: type = ca.SX) -> ca.Function:
+        """CasADi function ``(z, twist, f_N) -> (z', wrench)`` (built once per ``sym``, cached).
+
+        ``sym=ca.SX`` gives a scalar expression graph (one instruction per cell operation);
+        ``sym=ca.MX`` keeps the cell arrays as vectors, so each operation is one node that loops
+        over the cells in CasADi's C++ runtime (faster to evaluate for many cells)."""
+        cache = self.__dict__.setdefault("_ca_funs", {})
+        if sym not in cache:
+            z = sym.sym("z", self.n_states)
+            tw = sym.sym("twist", 3)
+            fn = sym.sym("fN")
+            dz, wr = self.casadi_derivative_and_wrench(z, tw, fn)
+            opts = {"cse": True} if sym is ca.SX else {}
+            cache[sym] = ca.Function(
+                "distributed_lugre", [z, tw, fn], [dz, wr], ["z", "twist", "fN"], ["dz", "wrench"], opts
+            )
+        return cache[sym]
+
+    def euler_rollout(
+        self, z0: np.ndarray, twists: np.ndarray, normal_forces: np.ndarray, dt: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Fixed-step explicit Euler, ``z_{k+1} = z_k + dt z'(z_k, v_k, f_N,k)``, vectorised NumPy.
+
+        ``twists`` has shape (K, 3), ``normal_forces`` shape (K,).  Returns the final state and
+        the wrenches (K, 3) at the start of every step.  Same equations as
+        :meth:`derivative_and_wrench` (plain LuGre and Elasto-Plastic), written with the
+        cell pairs as rows of an (n, 2) array and without temporaries that can be avoided; this
+        is the fastest distributed implementation in ``benchmarks/bench_lugre.py``.
+        """
+        p = self.params
+        twists = np.asarray(twists, dtype=float)
+        fns = np.asarray(normal_forces, dtype=float)
+        if twists.ndim != 2 or twists.shape[1] != 3 or fns.shape != (twists.shape[0],):
+            raise ShapeError(f"twists must be (K, 3) and normal_forces (K,), got {twists.shape}, {fns.shape}")
+        z = np.array(self._check_state(z0).reshape(-1, 2))
+        x, y, wt = self._x, self._y, self._w
+        wx, wy = x * wt, y * wt
+        s0, s1, s2 = p.sigma0, p.sigma1, p.sigma2
+        dmu, inv_vs2 = p.mu_s - p.mu_c, -1.0 / p.v_s**2
+        quad = self._g_quadratic
+        cv = np.empty_like(z)
+        out = np.empty((twists.shape[0], 3))
+        for j in range(twists.shape[0]):
+            vx, vy, w = twists[j]
+            np.multiply(y, -w, out=cv[:, 0])
+            cv[:, 0] += vx
+            np.multiply(x, w, out=cv[:, 1])
+            cv[:, 1] += vy
+            vn2 = np.einsum("ij,ij->i", cv, cv)
+            vn = np.sqrt(vn2)
+            if quad:
+                g = p.mu_c + dmu * np.exp(vn2 * inv_vs2)
+            else:
+                g = self._g(vn)
+            k = (s0 * vn) / g
+            if self.elasto_plastic:
+                zn = np.sqrt(np.einsum("ij,ij->i", z, z))
+                bb = beta_bar(zn, g / s0, p.s_ba)
+                vs = np.where(vn > 0, vn, 1.0)
+                zs = np.where(zn > 0, zn, 1.0)
+                k = k * bb * 0.5 * (np.einsum("ij,ij->i", cv, z) / (vs * zs) + 1.0)
+            dz = cv - k[:, None] * z
+            lf = s0 * z + s1 * dz + s2 * cv
+            fn = fns[j]
+            out[j, 0] = -fn * (wt @ lf[:, 0])
+            out[j, 1] = -fn * (wt @ lf[:, 1])
+            out[j, 2] = -fn * (wx @ lf[:, 1] - wy @ lf[:, 0])
+            dz *= dt
+            z += dz
+        return z.reshape(-1), out
+
     def derivative(self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0) -> np.ndarray:
         """Checked bristle rate ``z'`` (eq 10, or eq 15 with the Elasto-Plastic extension)."""
         z = self._check_state(z)
-        return self.derivative_and_wrench(z, _check_twist(twist),
-                                          _check_normal_force(normal_force))[0]
+        return self.derivative_and_wrench(z, _check_twist(twist), _check_normal_force(normal_force))[0]
 
     def wrench(self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0) -> np.ndarray:
         """Checked CoP wrench ``(f_x, f_y, tau)`` of eqs (21)-(22) for the state ``z``."""
         z = self._check_state(z)
-        return self.derivative_and_wrench(z, _check_twist(twist),
-                                          _check_normal_force(normal_force))[1]
+        return self.derivative_and_wrench(z, _check_twist(twist), _check_normal_force(normal_force))[1]
 
     def initial_state(self) -> np.ndarray:
         """Relaxed bristles, ``z = 0``."""
@@ -314,8 +472,7 @@ class DistributedLuGre:
         twist = _check_twist(twist)
         cvx, cvy = self.cell_velocities(twist)
         vn = np.hypot(cvx, cvy)
-        scale = np.where(vn > 0, self._g(vn) / (self.params.sigma0 * np.where(vn > 0, vn, 1.0)),
-                         0.0)
+        scale = np.where(vn > 0, self._g(vn) / (self.params.sigma0 * np.where(vn > 0, vn, 1.0)), 0.0)
         return np.column_stack([cvx * scale, cvy * scale]).reshape(-1)
 
     def _steady_batch(self, twists: np.ndarray) -> np.ndarray:
@@ -334,8 +491,9 @@ class DistributedLuGre:
         tau = -(ly @ self._x - lx @ self._y)
         return np.column_stack([fx, fy, tau])
 
-    def steady_state_wrench(self, twist: np.ndarray, normal_force: float = 1.0, *,
-                            bilinear: bool = False) -> np.ndarray:
+    def steady_state_wrench(
+        self, twist: np.ndarray, normal_force: float = 1.0, *, bilinear: bool = False
+    ) -> np.ndarray:
         """Steady-state CoP wrench (eqs 11-14); ``bilinear=True`` applies eq (23) (Sec. IV-D)."""
         twist = _check_twist(twist)
         fn = _check_normal_force(normal_force)
@@ -383,8 +541,12 @@ class DistributedLuGre:
         ddy = sy - iy
         result = np.zeros((idx.size, 3))
         wi = w[idx]
-        for ox, oy, coeff in ((0, 0, (1 - ddx) * (1 - ddy)), (0, 1, (1 - ddx) * ddy),
-                              (1, 0, ddx * (1 - ddy)), (1, 1, ddx * ddy)):
+        for ox, oy, coeff in (
+            (0, 0, (1 - ddx) * (1 - ddy)),
+            (0, 1, (1 - ddx) * ddy),
+            (1, 0, ddx * (1 - ddy)),
+            (1, 1, ddx * ddy),
+        ):
             cx = x0 + (ix + ox) * dx
             cy = y0 + (iy + oy) * dy
             # rotation with rate w about (cx, cy): v(0) = w e_z x (0 - c) = (w c_y, -w c_x)
@@ -432,16 +594,23 @@ def _as_callable(value: float | Callable[[float], float]) -> Callable[[float], f
     return lambda _t: const
 
 
-def simulate_twist_profile(model: FrictionModel, twist_fn: Callable[[float], np.ndarray],
-                           t_end: float, *, normal_force: float | Callable[[float], float] = 1.0,
-                           integrator: Integrator | str = Integrator.LSODA,
-                           settings: SimulationSettings = TABLE_III,
-                           output_dt: float | None = None,
-                           dt: float | None = None) -> LuGreTrajectory:
+def simulate_twist_profile(
+    model: FrictionModel,
+    twist_fn: Callable[[float], np.ndarray],
+    t_end: float,
+    *,
+    normal_force: float | Callable[[float], float] = 1.0,
+    integrator: Integrator | str = Integrator.LSODA,
+    settings: SimulationSettings = TABLE_III,
+    output_dt: float | None = None,
+    dt: float | None = None,
+) -> LuGreTrajectory:
     """Integrate the bristle dynamics for a prescribed CoP twist ``twist_fn(t)`` (Fig. 5 setup).
 
     ``integrator="LSODA"`` calls ``solve_ivp(method="LSODA")`` over the whole horizon with the
-    Table III tolerances and ``max_step``; the distributed model passes ``lband = uband = 1``.
+    Table III tolerances and ``max_step``; the distributed model passes ``lband = uband = 1``
+    (finite-difference banded Jacobian).  ``"BDF"`` and ``"Radau"`` receive the analytic,
+    sparse Jacobian ``dz'/dz`` of the model's CasADi expressions.
     ``integrator="euler"`` takes fixed explicit-Euler steps of ``dt`` (default 1e-5 s).
     Forces are evaluated at the output times from the integrated state.
     """
@@ -458,19 +627,43 @@ def simulate_twist_profile(model: FrictionModel, twist_fn: Callable[[float], np.
     z0 = np.zeros(model.n_states)
     counter = [0]
 
-    if integrator is Integrator.LSODA:
+    if integrator.is_solve_ivp:
+
         def rhs(t: float, z: np.ndarray) -> np.ndarray:
             counter[0] += 1
-            dz = model.derivative_and_wrench(flush_tiny(z), np.asarray(twist_fn(t), dtype=float),
-                                             fn_fun(t))[0]
+            dz = model.derivative_and_wrench(flush_tiny(z), np.asarray(twist_fn(t), dtype=float), fn_fun(t))[
+                0
+            ]
             return flush_tiny(dz)
 
         kwargs: dict[str, Any] = {}
-        if model.band is not None:
-            kwargs.update(lband=model.band, uband=model.band)
-        sol = solve_ivp(rhs, (0.0, t_out[-1]), z0, method=settings.solver, t_eval=t_out,
-                        atol=settings.atol, rtol=settings.rtol, max_step=settings.max_step,
-                        **kwargs)
+        method = settings.solver
+        if integrator is Integrator.LSODA:
+            if model.band is not None:
+                kwargs.update(lband=model.band, uband=model.band)
+        else:
+            method = integrator.value
+            fun = model.casadi_function()
+            zs = ca.SX.sym("z", model.n_states)
+            tw = ca.SX.sym("twist", 3)
+            fs = ca.SX.sym("fN")
+            jac_fun = ca.Function("bristle_jacobian", [zs, tw, fs], [ca.jacobian(fun(zs, tw, fs)[0], zs)])
+
+            def jac(t: float, z: np.ndarray) -> Any:
+                return jac_fun(z, np.asarray(twist_fn(t), dtype=float), fn_fun(t)).sparse()
+
+            kwargs["jac"] = jac
+        sol = solve_ivp(
+            rhs,
+            (0.0, t_out[-1]),
+            z0,
+            method=method,
+            t_eval=t_out,
+            atol=settings.atol,
+            rtol=settings.rtol,
+            max_step=settings.max_step,
+            **kwargs,
+        )
         if not sol.success:
             raise RuntimeError(f"solve_ivp failed: {sol.message}")
         states = sol.y.T
@@ -485,17 +678,18 @@ def simulate_twist_profile(model: FrictionModel, twist_fn: Callable[[float], np.
         t = 0.0
         for k in range(1, n_out):
             for _ in range(per_out):
-                dz = model.derivative_and_wrench(z, np.asarray(twist_fn(t), dtype=float),
-                                                 fn_fun(t))[0]
+                dz = model.derivative_and_wrench(z, np.asarray(twist_fn(t), dtype=float), fn_fun(t))[0]
                 z = z + step * dz
                 t += step
                 counter[0] += 1
             states[k] = z
     twists = np.array([np.asarray(twist_fn(t), dtype=float) for t in t_out])
-    wrenches = np.array([model.derivative_and_wrench(states[k], twists[k], fn_fun(t_out[k]))[1]
-                         for k in range(n_out)])
-    return LuGreTrajectory(t=t_out, twist=twists, wrench=wrenches, z_final=states[-1].copy(),
-                           n_rhs=counter[0])
+    wrenches = np.array(
+        [model.derivative_and_wrench(states[k], twists[k], fn_fun(t_out[k]))[1] for k in range(n_out)]
+    )
+    return LuGreTrajectory(
+        t=t_out, twist=twists, wrench=wrenches, z_final=states[-1].copy(), n_rhs=counter[0]
+    )
 
 
 def normalised_rmse(estimate: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -508,12 +702,10 @@ def normalised_rmse(estimate: np.ndarray, reference: np.ndarray) -> np.ndarray:
     est = np.asarray(estimate, dtype=float)
     ref = np.asarray(reference, dtype=float)
     if est.shape != ref.shape or est.ndim != 2 or est.shape[1] != 3:
-        raise ShapeError(f"estimate and reference must both be (m, 3), got {est.shape}, "
-                         f"{ref.shape}")
+        raise ShapeError(f"estimate and reference must both be (m, 3), got {est.shape}, {ref.shape}")
     d = est - ref
     e_t = math.sqrt(float(np.mean(d[:, 0] ** 2 + d[:, 1] ** 2)))
     f_max = float(np.max(np.hypot(ref[:, 0], ref[:, 1])))
     e_tau = math.sqrt(float(np.mean(d[:, 2] ** 2)))
     tau_max = float(np.max(np.abs(ref[:, 2])))
-    return np.array([e_t / f_max if f_max > 0 else np.inf,
-                     e_tau / tau_max if tau_max > 0 else np.inf])
+    return np.array([e_t / f_max if f_max > 0 else np.inf, e_tau / tau_max if tau_max > 0 else np.inf])

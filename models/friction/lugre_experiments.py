@@ -27,15 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import casadi as ca
 import numpy as np
 from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
-from mcpkit.errors import BoundsError, UnknownOptionError
+from mcpkit.errors import BoundsError, NonFiniteError, UnknownOptionError
 from mcpkit.models.friction.lugre import (
     DistributedLuGre,
     FrictionModel,
-    flush_tiny,
     normalised_rmse,
     patch_arrays,
     simulate_twist_profile,
@@ -86,7 +86,7 @@ def make_patch(kind: str, size: float = 0.02, n: int = 21) -> ContactPatch:
     ``circle`` (diameter ``size``), ``square`` (side ``size``), ``line`` (uniform, length
     ``size``), ``line_grad`` (length ``size`` along x, pressure falling linearly from
     ``x = -size/2`` to zero at ``x = +size/2``, the authors' gradient line), ``nonconvex_a`` /
-    ``nonconvex_b`` (``ContactPatch``'s assumed Fig. 8 non-convex shapes).
+    ``nonconvex_b`` (seed 003 Fig. 8's non-convex shapes, see ``ContactPatch.nonconvex_a``).
     """
     if kind not in PATCH_KINDS:
         raise UnknownOptionError(f"unknown patch kind {kind!r}; use one of {PATCH_KINDS}")
@@ -165,12 +165,17 @@ def _wrench_axes(fig: Figure, n: int) -> list[Any]:
     return [fig.add_subplot(n, 1, k + 1) for k in range(n)]
 
 
-def velocity_profile_experiment(shape: str = "circle", *, patch: Any | None = None,
-                                params: LuGreParams = LUGRE_P1,
-                                settings: SimulationSettings = TABLE_III,
-                                integrator: Integrator | str = Integrator.LSODA,
-                                t_end: float = 5.0, normal_force: float = 1.0,
-                                elasto_plastic: bool = False) -> VelocityProfileResult:
+def velocity_profile_experiment(
+    shape: str = "circle",
+    *,
+    patch: Any | None = None,
+    params: LuGreParams = LUGRE_P1,
+    settings: SimulationSettings = TABLE_III,
+    integrator: Integrator | str = Integrator.LSODA,
+    t_end: float = 5.0,
+    normal_force: float = 1.0,
+    elasto_plastic: bool = False,
+) -> VelocityProfileResult:
     """Run the Fig. 5 twist profile on the distributed and both reduced models (Figs. 13, 17).
 
     Default: circle of radius 10 mm on a 21 x 21 grid over 0.02 x 0.02 m, ``f_N = 1`` N,
@@ -180,15 +185,21 @@ def velocity_profile_experiment(shape: str = "circle", *, patch: Any | None = No
         patch = make_patch(shape, settings.contact_size[0], settings.n_cells)
     dist = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
     t0 = time.perf_counter()
-    red = ReducedLuGre(patch, params, mode=ReducedMode.LIMIT_SURFACE,
-                       elasto_plastic=elasto_plastic, n_ls=settings.n_ls)
+    red = ReducedLuGre(
+        patch, params, mode=ReducedMode.LIMIT_SURFACE, elasto_plastic=elasto_plastic, n_ls=settings.n_ls
+    )
     pre = time.perf_counter() - t0
     ell = ReducedLuGre(patch, params, mode=ReducedMode.ELLIPSOID, elasto_plastic=elasto_plastic)
     runs = {}
     for name, model in (("d", dist), ("r", red), ("e", ell)):
-        runs[name] = simulate_twist_profile(model, paper_velocity_profile, t_end,
-                                            normal_force=normal_force, integrator=integrator,
-                                            settings=settings)
+        runs[name] = simulate_twist_profile(
+            model,
+            paper_velocity_profile,
+            t_end,
+            normal_force=normal_force,
+            integrator=integrator,
+            settings=settings,
+        )
     t = runs["d"].t
     wd, wr, we = runs["d"].wrench, runs["r"].wrench, runs["e"].wrench
     fig = Figure(figsize=(7, 6), dpi=100)
@@ -203,20 +214,30 @@ def velocity_profile_experiment(shape: str = "circle", *, patch: Any | None = No
     ax[2].plot(t, runs["d"].twist[:, 0], label="$v_x$")
     ax[2].plot(t, runs["d"].twist[:, 1], label="$v_y$")
     ax[3].plot(t, runs["d"].twist[:, 2], label=r"$\omega$")
-    for a, lab in zip(ax, ("force [N]", "torque [Nm]", "velocity [m/s]", "omega [rad/s]"),
-                      strict=True):
+    for a, lab in zip(ax, ("force [N]", "torque [Nm]", "velocity [m/s]", "omega [rad/s]"), strict=True):
         a.set_ylabel(lab, fontsize=8)
         a.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         a.tick_params(labelsize=7)
     ax[3].set_xlabel("time [s]")
     e_r = normalised_rmse(wr, wd)
     e_e = normalised_rmse(we, wd)
-    ax[0].set_title(f"{shape}: normalised RMSE LS (f, tau) = ({e_r[0]:.3f}, {e_r[1]:.3f}), "
-                    f"ellipsoid = ({e_e[0]:.3f}, {e_e[1]:.3f})", fontsize=8)
+    ax[0].set_title(
+        f"{shape}: normalised RMSE LS (f, tau) = ({e_r[0]:.3f}, {e_r[1]:.3f}), "
+        f"ellipsoid = ({e_e[0]:.3f}, {e_e[1]:.3f})",
+        fontsize=8,
+    )
     fig.tight_layout()
-    return VelocityProfileResult(t=t, twist=runs["d"].twist, wrench_distributed=wd,
-                                 wrench_reduced=wr, wrench_ellipsoid=we, rmse_reduced=e_r,
-                                 rmse_ellipsoid=e_e, precompute_seconds=pre, figure=fig)
+    return VelocityProfileResult(
+        t=t,
+        twist=runs["d"].twist,
+        wrench_distributed=wd,
+        wrench_reduced=wr,
+        wrench_ellipsoid=we,
+        rmse_reduced=e_r,
+        rmse_ellipsoid=e_e,
+        precompute_seconds=pre,
+        figure=fig,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,8 +246,9 @@ def velocity_profile_experiment(shape: str = "circle", *, patch: Any | None = No
 class _Body:
     """Planar rigid body with state ``(v_x, v_y, omega, x, y, theta)`` of its CoM."""
 
-    def __init__(self, mass: float, inertia: float, contact_cop: np.ndarray, n_contacts: int,
-                 gravity_y: float) -> None:
+    def __init__(
+        self, mass: float, inertia: float, contact_cop: np.ndarray, n_contacts: int, gravity_y: float
+    ) -> None:
         self.mass = mass
         self.inertia = inertia
         self.cop = np.asarray(contact_cop, dtype=float)
@@ -239,8 +261,7 @@ class _Body:
         v0 = np.array([vx + w * py, vy - w * px, w])
         return twist_at_point(v0, self.cop)
 
-    def accelerations(self, body: np.ndarray, wrench_cop: np.ndarray,
-                      load: np.ndarray) -> np.ndarray:
+    def accelerations(self, body: np.ndarray, wrench_cop: np.ndarray, load: np.ndarray) -> np.ndarray:
         vx, vy, w, px, py, _ = body
         f = self.n_contacts * wrench_cop
         # torque about the CoM: tau + (cop - p) x f
@@ -251,12 +272,90 @@ class _Body:
         aw = (tau + load[2]) / self.inertia
         return np.array([ax, ay, aw, vx, vy, w])
 
+    def casadi_rhs(self, body: Any, wrench_cop: Any, load: Any) -> Any:
+        """Symbolic twin of :meth:`accelerations` (CasADi SX)."""
+        vx, vy, w = body[0], body[1], body[2]
+        f = self.n_contacts * wrench_cop
+        rx, ry = self.cop[0] - body[3], self.cop[1] - body[4]
+        tau = f[2] + rx * f[1] - ry * f[0]
+        return ca.vertcat(
+            (f[0] + load[0]) / self.mass,
+            (f[1] + load[1]) / self.mass + self.gravity_y,
+            (tau + load[2]) / self.inertia,
+            vx,
+            vy,
+            w,
+        )
 
-def _simulate_body(model: FrictionModel, body: _Body, y_body0: np.ndarray,
-                   load_fn: Callable[[float], tuple[np.ndarray, float]], t_end: float,
-                   hold: float, integrator: Integrator, settings: SimulationSettings,
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Integrate friction state + body with loads held constant over ``hold`` intervals."""
+    def casadi_contact_twist(self, body: Any) -> Any:
+        """Symbolic twin of :meth:`contact_twist`."""
+        vx, vy, w, px, py = body[0], body[1], body[2], body[3], body[4]
+        return ca.vertcat(vx + w * py - w * self.cop[1], vy - w * px + w * self.cop[0], w)
+
+
+MAX_RHS_PER_HOLD = 5000
+"""Right-hand-side evaluations allowed per hold interval before the next method is tried (a
+regular 10 ms interval takes 20-200)."""
+
+
+class _StepBudgetExceeded(Exception):
+    """Raised inside ``solve_ivp`` when a hold interval exceeds :data:`MAX_RHS_PER_HOLD`."""
+
+
+@dataclass
+class _CoupledSystem:
+    """CasADi right-hand side and sparse Jacobian of ``y = (z, body)`` with parameters
+    ``(load (3), f_N)``."""
+
+    rhs: ca.Function
+    jac: ca.Function
+
+
+def _coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
+    """Build (once per model and body, cached on the model) the CasADi system functions."""
+    key = (body.mass, body.inertia, tuple(body.cop), body.n_contacts, body.gravity_y)
+    cache = model.__dict__.setdefault("_coupled_cache", {})
+    if key not in cache:
+        cache[key] = _build_coupled_system(model, body)
+    return cache[key]
+
+
+def _build_coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
+    nz = model.n_states
+    y = ca.SX.sym("y", nz + 6)
+    load = ca.SX.sym("load", 3)
+    fn = ca.SX.sym("fN")
+    b = y[nz:]
+    dz, wr = model.casadi_function()(y[:nz], body.casadi_contact_twist(b), fn)
+    ydot = ca.vertcat(dz, body.casadi_rhs(b, wr, load))
+    return _CoupledSystem(
+        rhs=ca.Function("coupled_rhs", [y, load, fn], [ydot]),
+        jac=ca.Function("coupled_jac", [y, load, fn], [ca.jacobian(ydot, y)]),
+    )
+
+
+def _simulate_body(
+    model: FrictionModel,
+    body: _Body,
+    y_body0: np.ndarray,
+    load_fn: Callable[[float], tuple[np.ndarray, float]],
+    t_end: float,
+    hold: float,
+    integrator: Integrator,
+    settings: SimulationSettings,
+    stats: dict[str, Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Integrate friction state + body with loads held constant over ``hold`` intervals.
+
+    ``solve_ivp`` integrators (LSODA, BDF, Radau) restart at every hold interval and receive the
+    analytic Jacobian of the CasADi expressions of the model and the body: dense for LSODA
+    (SciPy's LSODA takes no sparse matrix), ``scipy.sparse`` CSC for BDF and Radau (the
+    distributed model's Jacobian is an arrow: 2 x 2 blocks per cell plus the body rows and
+    columns).  A hold interval on which the method fails, or needs more than
+    :data:`MAX_RHS_PER_HOLD` right-hand sides, is retried with Radau, then LSODA;
+    ``stats["fallbacks"]`` counts the retries.  ``Integrator.EULER`` takes fixed steps of
+    ``settings.fixed_dt``.
+    """
     nz = model.n_states
     y = np.concatenate([np.zeros(nz), np.asarray(y_body0, dtype=float)])
     n_int = int(round(t_end / hold))
@@ -266,25 +365,72 @@ def _simulate_body(model: FrictionModel, body: _Body, y_body0: np.ndarray,
     states[0] = y[nz:]
     count = [0]
 
-    def rhs(_t: float, yy: np.ndarray, load: np.ndarray, fn: float) -> np.ndarray:
+    def rhs_np(yy: np.ndarray, load: np.ndarray, fn: float) -> np.ndarray:
         count[0] += 1
         b = yy[nz:]
-        dz, wr = model.derivative_and_wrench(flush_tiny(yy[:nz]), body.contact_twist(b), fn)
-        return np.concatenate([flush_tiny(dz), body.accelerations(b, wr, load)])
+        dz, wr = model.derivative_and_wrench(yy[:nz], body.contact_twist(b), fn)
+        return np.concatenate([dz, body.accelerations(b, wr, load)])
+
+    system = _coupled_system(model, body) if integrator.is_solve_ivp else None
+    sparse = integrator in (Integrator.BDF, Integrator.RADAU)
+    method = settings.solver if integrator is Integrator.LSODA else integrator.value
 
     for k in range(n_int):
         load, fn = load_fn(k * hold)
-        if integrator is Integrator.LSODA:
-            sol = solve_ivp(rhs, (0.0, hold), y, method=settings.solver, t_eval=[hold],
-                            args=(load, fn), atol=settings.atol, rtol=settings.rtol,
-                            max_step=settings.max_step)
-            if not sol.success:
-                raise RuntimeError(f"solve_ivp failed at t={k * hold}: {sol.message}")
+        if system is not None:
+            par = (np.asarray(load, dtype=float), float(fn))
+
+            sol = None
+            message = ""
+            for meth in dict.fromkeys((method, "Radau", "LSODA")):
+                use_sparse = sparse and meth != "LSODA"
+                n_eval = [0]
+
+                def rhs(_t: float, yy: np.ndarray, par: tuple = par, n_eval: list = n_eval) -> np.ndarray:
+                    count[0] += 1
+                    n_eval[0] += 1
+                    if n_eval[0] > MAX_RHS_PER_HOLD:
+                        raise _StepBudgetExceeded
+                    return system.rhs(yy, *par).full().ravel()
+
+                def jac(_t: float, yy: np.ndarray, par: tuple = par, sp: bool = use_sparse) -> Any:
+                    jm = system.jac(yy, *par)
+                    return jm.sparse() if sp else jm.full()
+
+                try:
+                    sol = solve_ivp(
+                        rhs,
+                        (0.0, hold),
+                        y,
+                        method=meth,
+                        t_eval=[hold],
+                        jac=jac,
+                        atol=settings.atol,
+                        rtol=settings.rtol,
+                        max_step=settings.max_step,
+                    )
+                    message = sol.message
+                except _StepBudgetExceeded:
+                    sol = None
+                    message = f"more than {MAX_RHS_PER_HOLD} right-hand-side evaluations"
+                if sol is not None and sol.success:
+                    break
+                # rare breakdowns of BDF while the object sticks (step size below the spacing of
+                # floats, or a crawl of tiny steps): retry the hold interval with the next method
+                if stats is not None:
+                    stats["fallbacks"] = stats.get("fallbacks", 0) + 1
+                    stats.setdefault("failures", []).append((round(k * hold, 6), meth, message))
+            if sol is None or not sol.success:
+                raise RuntimeError(f"solve_ivp failed at t={k * hold}: {message}")
             y = sol.y[:, -1]
         else:
             step = settings.fixed_dt
             for _ in range(max(1, int(round(hold / step)))):
-                y = y + step * rhs(0.0, y, load, fn)
+                y = y + step * rhs_np(y, load, fn)
+        if not np.all(np.isfinite(y)):
+            raise NonFiniteError(
+                f"{integrator.value} integration diverged (NaN/inf) at t = {(k + 1) * hold:.2f} s"
+            )
         states[k + 1] = y[nz:]
         wrenches[k + 1] = model.derivative_and_wrench(y[:nz], body.contact_twist(y[nz:]), fn)[1]
     return t_out, states, wrenches, count[0]
@@ -330,11 +476,16 @@ def _drift_loads(load: str, fn0: float) -> Callable[[float], tuple[np.ndarray, f
     raise UnknownOptionError(f"unknown load {load!r}; use 'tangential' or 'normal'")
 
 
-def drift_experiment(model: str = "distributed", load: str = "tangential", *,
-                     t_end: float = 5.0, params: LuGreParams = LUGRE_P1,
-                     settings: SimulationSettings = TABLE_III,
-                     integrator: Integrator | str = Integrator.LSODA,
-                     n_cells: int = 21) -> DriftResult:
+def drift_experiment(
+    model: str = "distributed",
+    load: str = "tangential",
+    *,
+    t_end: float = 5.0,
+    params: LuGreParams = LUGRE_P1,
+    settings: SimulationSettings = TABLE_III,
+    integrator: Integrator | str = Integrator.LSODA,
+    n_cells: int = 21,
+) -> DriftResult:
     """Disc of 1 kg under loads below the slip threshold (Figs. 6, 23-25).
 
     The disc (radius 0.05 m, inertia ``m R^2 / 2``) rests with ``f_N = m g`` on a circular
@@ -357,9 +508,8 @@ def drift_experiment(model: str = "distributed", load: str = "tangential", *,
             fm: FrictionModel = DistributedLuGre(patch, params, elasto_plastic=ep)
         else:
             fm = ReducedLuGre(patch, params, elasto_plastic=ep, n_ls=settings.n_ls)
-        body = _Body(mass, 0.5 * mass * radius ** 2, np.zeros(2), 1, 0.0)
-        t, st, _, _ = _simulate_body(fm, body, np.zeros(6), loads_fn, t_end, 0.01, integ,
-                                     settings)
+        body = _Body(mass, 0.5 * mass * radius**2, np.zeros(2), 1, 0.0)
+        t, st, _, _ = _simulate_body(fm, body, np.zeros(6), loads_fn, t_end, 0.01, integ, settings)
         poses.append(st[:, 3:6])
     loads = np.array([np.concatenate([loads_fn(tt)[0], [loads_fn(tt)[1]]]) for tt in t])
     fig = Figure(figsize=(7, 5), dpi=100)
@@ -381,8 +531,7 @@ def drift_experiment(model: str = "distributed", load: str = "tangential", *,
     ax[0].set_title(f"{model} model, oscillating {load} load", fontsize=9)
     ax[2].set_xlabel("time [s]")
     fig.tight_layout()
-    return DriftResult(t=t, pose_lugre=poses[0], pose_elasto_plastic=poses[1], loads=loads,
-                       figure=fig)
+    return DriftResult(t=t, pose_lugre=poses[0], pose_elasto_plastic=poses[1], loads=loads, figure=fig)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -402,6 +551,8 @@ class SlipStickResult:
     wall_seconds: dict[str, float]
     """Wall-clock simulation time per run [s]."""
     figure: Figure = field(repr=False)
+    solver_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per run: ``fallbacks`` (hold intervals retried with another method) and ``failures``."""
 
 
 def grip_force(profile: int, t: float) -> float:
@@ -414,13 +565,19 @@ def grip_force(profile: int, t: float) -> float:
     raise UnknownOptionError(f"grip-force profile must be 1 or 2, got {profile!r}")
 
 
-def slip_stick_experiment(case: int = 2, shape: str = "circle", *, t_end: float = 2.0,
-                          params: LuGreParams = LUGRE_P1,
-                          settings: SimulationSettings = TABLE_III,
-                          integrator: Integrator | str = Integrator.LSODA,
-                          models: tuple[str, ...] = ("distributed", "reduced"),
-                          profiles: tuple[int, ...] = (1, 2),
-                          elasto_plastic: bool = True) -> SlipStickResult:
+def slip_stick_experiment(
+    case: int = 2,
+    shape: str = "circle",
+    *,
+    t_end: float = 2.0,
+    params: LuGreParams = LUGRE_P1,
+    settings: SimulationSettings = TABLE_III,
+    integrator: Integrator | str = Integrator.LSODA,
+    distributed_integrator: Integrator | str = Integrator.BDF,
+    models: tuple[str, ...] = ("distributed", "reduced"),
+    profiles: tuple[int, ...] = (1, 2),
+    elasto_plastic: bool = True,
+) -> SlipStickResult:
     """In-hand slip-stick (Figs. 26-32): an object held between two identical finger patches.
 
     Object 0.15 x 0.08 m, 0.2 kg, ``I = m (0.15^2 + 0.08^2) / 12``; gravity along -y; the CoM
@@ -428,39 +585,56 @@ def slip_stick_experiment(case: int = 2, shape: str = "circle", *, t_end: float 
     apply the same friction wrench; the grip force (:func:`grip_force`) is held at 100 Hz.
     Patches: circle (0.01 m radius), square (0.02 m) or gradient line (0.02 m).
     The authors' code uses the Elasto-Plastic models here (``elasto_plastic=True``).
+
+    ``integrator`` is used for the reduced model (default LSODA, as in the paper) and
+    ``distributed_integrator`` for the distributed one (default BDF with the sparse analytic
+    Jacobian: SciPy's LSODA takes only dense or banded Jacobians, and the coupled system's
+    Jacobian is an arrow, so LSODA would factorise a dense 888 x 888 matrix; explicit Euler at
+    1e-5 s diverges in case 1 once the slip speed exceeds ~0.2 m/s, where
+    ``sigma0 |v| / g * dt > 2``).
     """
     if case not in (1, 2):
         raise UnknownOptionError(f"case must be 1 or 2, got {case!r}")
     integ = Integrator.parse(integrator)
+    integ_d = Integrator.parse(distributed_integrator)
     patch = make_patch(shape, 0.02, settings.n_cells)
     cop = patch_arrays(patch).cop
     mass, width, height = 0.2, 0.15, 0.08
-    inertia = mass / 12 * (width ** 2 + height ** 2)
+    inertia = mass / 12 * (width**2 + height**2)
     y0 = np.array([0.0, 0.0, 0.0, 0.025 if case == 1 else 0.002, 0.0, 0.0])
     poses: dict[str, np.ndarray] = {}
     wrenches: dict[str, np.ndarray] = {}
     fns: dict[str, np.ndarray] = {}
     walls: dict[str, float] = {}
+    stats: dict[str, dict[str, Any]] = {}
     t = np.zeros(1)
-    table = None
     for mname in models:
+        if mname == "distributed":
+            fm: FrictionModel = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
+        elif mname == "reduced":
+            fm = ReducedLuGre(patch, params, elasto_plastic=elasto_plastic, n_ls=settings.n_ls)
+        else:
+            raise UnknownOptionError(f"unknown model {mname!r}")
         for prof in profiles:
-            if mname == "distributed":
-                fm: FrictionModel = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
-            elif mname == "reduced":
-                if table is None:
-                    table = precompute_limit_surface(patch, settings.n_ls)
-                fm = ReducedLuGre(patch, params, elasto_plastic=elasto_plastic, table=table)
-            else:
-                raise UnknownOptionError(f"unknown model {mname!r}")
             body = _Body(mass, inertia, cop, 2, -GRAVITY)
 
             def load_fn(tt: float, prof: int = prof) -> tuple[np.ndarray, float]:
                 return np.zeros(3), grip_force(prof, tt)
 
             t0 = time.perf_counter()
-            t, st, wr, _ = _simulate_body(fm, body, y0, load_fn, t_end, 0.01, integ, settings)
             key = f"{mname[0]}{prof}"
+            stats[key] = {"fallbacks": 0}
+            t, st, wr, _ = _simulate_body(
+                fm,
+                body,
+                y0,
+                load_fn,
+                t_end,
+                0.01,
+                integ_d if mname == "distributed" else integ,
+                settings,
+                stats[key],
+            )
             walls[key] = time.perf_counter() - t0
             poses[key] = st[:, 3:6]
             wrenches[key] = wr
@@ -478,12 +652,14 @@ def slip_stick_experiment(case: int = 2, shape: str = "circle", *, t_end: float 
         a.set_ylabel(lab, fontsize=8)
         a.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         a.tick_params(labelsize=7)
-    ax[0].set_title(f"in-hand slip-stick, case {case}, {shape} contact (d: distributed, "
-                    "r: reduced)", fontsize=9)
+    ax[0].set_title(
+        f"in-hand slip-stick, case {case}, {shape} contact (d: distributed, r: reduced)", fontsize=9
+    )
     ax[3].set_xlabel("time [s]")
     fig.tight_layout()
-    return SlipStickResult(t=t, pose=poses, wrench=wrenches, normal_force=fns,
-                           wall_seconds=walls, figure=fig)
+    return SlipStickResult(
+        t=t, pose=poses, wrench=wrenches, normal_force=fns, wall_seconds=walls, figure=fig, solver_stats=stats
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -503,9 +679,12 @@ class EllipsoidErrorResult:
     figure: Figure = field(repr=False)
 
 
-def ellipsoid_error_experiment(shapes: tuple[str, ...] = ("circle", "square", "line_grad"),
-                               n_ls: int = 20, n_cells: int = 21,
-                               size: float = 0.02) -> EllipsoidErrorResult:
+def ellipsoid_error_experiment(
+    shapes: tuple[str, ...] = ("circle", "square", "line_grad"),
+    n_ls: int = 20,
+    n_cells: int = 21,
+    size: float = 0.02,
+) -> EllipsoidErrorResult:
     """Measure how far the ellipsoid direction ``v_S/|v_S|`` is from the tabulated ``-h``.
 
     Both are normalised wrenches (unit translation force ``mu f_N`` and unit pure-rotation
@@ -529,9 +708,8 @@ def ellipsoid_error_experiment(shapes: tuple[str, ...] = ("circle", "square", "l
         tab = -table.values.reshape(-1, 3)
         err = np.linalg.norm(ell - tab, axis=1)
         max_err.append(float(err.max()))
-        rms_err.append(float(np.sqrt(np.mean(err ** 2))))
-        hs = np.array([table.h(np.array([r * math.sin(p), 0.0, math.cos(p)]), r)
-                       for p in phi_line])
+        rms_err.append(float(np.sqrt(np.mean(err**2))))
+        hs = np.array([table.h(np.array([r * math.sin(p), 0.0, math.cos(p)]), r) for p in phi_line])
         ax.plot(-hs[:, 0], -hs[:, 2], label=f"table: {shape}")
     ax.plot(np.sin(phi_line), np.cos(phi_line), "k--", label="ellipsoid (any shape)")
     ax.set_xlabel(r"$f_x / (\mu f_N)$")
@@ -540,17 +718,22 @@ def ellipsoid_error_experiment(shapes: tuple[str, ...] = ("circle", "square", "l
     ax.legend(fontsize=7)
     ax.set_aspect("equal")
     fig.tight_layout()
-    return EllipsoidErrorResult(shapes=tuple(shapes), max_error=np.array(max_err),
-                                rms_error=np.array(rms_err), precompute_seconds=np.array(pre),
-                                figure=fig)
+    return EllipsoidErrorResult(
+        shapes=tuple(shapes),
+        max_error=np.array(max_err),
+        rms_error=np.array(rms_err),
+        precompute_seconds=np.array(pre),
+        figure=fig,
+    )
 
 
 def save_docs_figures(outdir: str = "docs/figures", *, quick: bool = False) -> dict[str, Any]:
     """Run the experiments and save the ``lugre_*.png`` figures used by ``docs/lugre.md``.
 
-    The distributed model in the coupled-body experiments is integrated with fixed Euler steps
-    of 1e-5 s (LSODA's dense finite-difference Jacobian of ~900 states is slow in Python); the
-    reduced model uses LSODA.  Returns the measured numbers.  ``quick`` shortens the runs.
+    Drift: the distributed model takes fixed Euler steps of 1e-5 s, the reduced one LSODA.
+    Slip-stick: the distributed model is integrated with BDF and the sparse analytic CasADi
+    Jacobian (explicit Euler diverges in case 1), the reduced one with LSODA and the dense
+    analytic Jacobian.  Returns the measured numbers.  ``quick`` shortens the runs.
     """
     from pathlib import Path
 
@@ -560,8 +743,10 @@ def save_docs_figures(outdir: str = "docs/figures", *, quick: bool = False) -> d
     for shape in ("circle", "line_grad", "nonconvex_a"):
         res = velocity_profile_experiment(shape)
         res.figure.savefig(out / f"lugre_velocity_profile_{shape}.png", dpi=100)
-        numbers[f"rmse_{shape}"] = {"limit_surface": res.rmse_reduced.tolist(),
-                                    "ellipsoid": res.rmse_ellipsoid.tolist()}
+        numbers[f"rmse_{shape}"] = {
+            "limit_surface": res.rmse_reduced.tolist(),
+            "ellipsoid": res.rmse_ellipsoid.tolist(),
+        }
     t_end = 2.0 if quick else 5.0
     for model, integ in (("reduced", Integrator.LSODA), ("distributed", Integrator.EULER)):
         for load in ("tangential", "normal"):
@@ -571,22 +756,27 @@ def save_docs_figures(outdir: str = "docs/figures", *, quick: bool = False) -> d
                 "final_x_lugre": float(res_d.pose_lugre[-1, 0]),
                 "final_x_ep": float(res_d.pose_elasto_plastic[-1, 0]),
                 "final_theta_lugre": float(res_d.pose_lugre[-1, 2]),
-                "final_theta_ep": float(res_d.pose_elasto_plastic[-1, 2])}
+                "final_theta_ep": float(res_d.pose_elasto_plastic[-1, 2]),
+            }
     for case, shape in ((1, "circle"), (2, "circle"), (2, "line_grad")):
-        res_s = slip_stick_experiment(case, shape, t_end=1.0 if quick else 2.0,
-                                      integrator=Integrator.EULER)
+        res_s = slip_stick_experiment(case, shape, t_end=1.0 if quick else 2.0)
         res_s.figure.savefig(out / f"lugre_slip_stick_case{case}_{shape}.png", dpi=100)
         numbers[f"slip_stick_case{case}_{shape}"] = {
-            "max_pose_diff_d_vs_r": {p: np.max(np.abs(res_s.pose[f"d{p}"] - res_s.pose[f"r{p}"]),
-                                               axis=0).tolist() for p in (1, 2)},
+            "max_pose_diff_d_vs_r": {
+                p: np.max(np.abs(res_s.pose[f"d{p}"] - res_s.pose[f"r{p}"]), axis=0).tolist() for p in (1, 2)
+            },
             "final_pose": {k: v[-1].tolist() for k, v in res_s.pose.items()},
-            "wall_seconds": res_s.wall_seconds}
+            "wall_seconds": res_s.wall_seconds,
+            "solver_fallbacks": {k: v["fallbacks"] for k, v in res_s.solver_stats.items()},
+        }
     res_e = ellipsoid_error_experiment(("circle", "square", "line_grad", "nonconvex_a"))
     res_e.figure.savefig(out / "lugre_ellipsoid_vs_table.png", dpi=100)
-    numbers["ellipsoid_vs_table"] = {"shapes": list(res_e.shapes),
-                                     "max": res_e.max_error.tolist(),
-                                     "rms": res_e.rms_error.tolist(),
-                                     "precompute_s": res_e.precompute_seconds.tolist()}
+    numbers["ellipsoid_vs_table"] = {
+        "shapes": list(res_e.shapes),
+        "max": res_e.max_error.tolist(),
+        "rms": res_e.rms_error.tolist(),
+        "precompute_s": res_e.precompute_seconds.tolist(),
+    }
     return numbers
 
 

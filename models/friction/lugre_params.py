@@ -87,12 +87,10 @@ class LuGreParams:
         return self.mu_c + (self.mu_s - self.mu_c) * np.exp(-((v / self.v_s) ** self.gamma))
 
 
-LUGRE_P0 = LuGreParams(sigma0=1e6, sigma1=8e2, sigma2=0.0, mu_c=1.0, mu_s=1.0, gamma=2.0,
-                       v_s=1e-3, s_ba=0.9)
+LUGRE_P0 = LuGreParams(sigma0=1e6, sigma1=8e2, sigma2=0.0, mu_c=1.0, mu_s=1.0, gamma=2.0, v_s=1e-3, s_ba=0.9)
 """Table I, p = 0: Coulomb-like (mu_C = mu_S = 1, no viscous friction); used for limit surfaces."""
 
-LUGRE_P1 = LuGreParams(sigma0=1e6, sigma1=8e2, sigma2=0.2, mu_c=1.0, mu_s=1.2, gamma=2.0,
-                       v_s=1e-3, s_ba=0.9)
+LUGRE_P1 = LuGreParams(sigma0=1e6, sigma1=8e2, sigma2=0.2, mu_c=1.0, mu_s=1.2, gamma=2.0, v_s=1e-3, s_ba=0.9)
 """Table I, p = 1: the default simulation parameters (Stribeck peak 1.2, viscous 0.2 s/m)."""
 
 TABLE_I: tuple[LuGreParams, LuGreParams] = (LUGRE_P0, LUGRE_P1)
@@ -113,6 +111,15 @@ class Integrator(enum.Enum):
     """``scipy.integrate.solve_ivp(method="LSODA")`` with Table III tolerances (the paper)."""
     EULER = "euler"
     """Fixed-step explicit Euler, dt = 1e-5 s in the paper's accuracy studies (Section IV-C)."""
+    BDF = "BDF"
+    """``solve_ivp(method="BDF")`` (implicit, stiff) with an analytic, sparse CasADi Jacobian."""
+    RADAU = "Radau"
+    """``solve_ivp(method="Radau")`` (implicit Runge-Kutta) with an analytic, sparse Jacobian."""
+
+    @property
+    def is_solve_ivp(self) -> bool:
+        """True for the adaptive ``scipy.integrate.solve_ivp`` methods (all but Euler)."""
+        return self is not Integrator.EULER
 
     @classmethod
     def parse(cls, value: Integrator | str) -> Integrator:
@@ -122,8 +129,7 @@ class Integrator(enum.Enum):
         for member in cls:
             if isinstance(value, str) and value.lower() == member.value.lower():
                 return member
-        raise UnknownOptionError(
-            f"unknown integrator {value!r}; choose one of {[m.value for m in cls]}")
+        raise UnknownOptionError(f"unknown integrator {value!r}; choose one of {[m.value for m in cls]}")
 
 
 @dataclass(frozen=True)

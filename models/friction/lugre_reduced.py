@@ -38,12 +38,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import casadi as ca
 import numpy as np
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
 from mcpkit.models.friction.lugre import (
+    REG,
     DistributedLuGre,
     PatchArrays,
+    _casadi_g,
     _check_normal_force,
     _check_twist,
     patch_arrays,
@@ -77,8 +80,7 @@ class EllipsoidVariables:
 
 def _ellipsoid_from_arrays(pa: PatchArrays) -> EllipsoidVariables:
     rho = np.hypot(pa.x, pa.y)
-    return EllipsoidVariables(r=float(np.dot(rho, pa.w)), u=float(np.dot(rho * rho, pa.w)),
-                              cop=pa.cop.copy())
+    return EllipsoidVariables(r=float(np.dot(rho, pa.w)), u=float(np.dot(rho * rho, pa.w)), cop=pa.cop.copy())
 
 
 def ellipsoid_variables(patch: Any) -> EllipsoidVariables:
@@ -113,8 +115,9 @@ class LimitSurfaceTable:
     def __post_init__(self) -> None:
         n1 = self.n_ls + 1
         self._n1 = n1
-        self._flat = [tuple(float(c) for c in self.values[j, k])
-                      for j in range(4 * self.n_ls + 1) for k in range(n1)]
+        self._flat = [
+            tuple(float(c) for c in self.values[j, k]) for j in range(4 * self.n_ls + 1) for k in range(n1)
+        ]
 
     def lookup(self, vx: float, vy: float, w: float, r: float) -> tuple[float, float, float]:
         """Bilinear read-back of ``h(r, v)`` (eqs 37-44); zero for a zero twist."""
@@ -147,9 +150,31 @@ class LimitSurfaceTable:
         c2 = dt * (1.0 - dp)
         c3 = (1.0 - dt) * dp
         c4 = dt * dp
-        return (sign * (c1 * f1[0] + c2 * f2[0] + c3 * f3[0] + c4 * f4[0]),
-                sign * (c1 * f1[1] + c2 * f2[1] + c3 * f3[1] + c4 * f4[1]),
-                sign * (c1 * f1[2] + c2 * f2[2] + c3 * f3[2] + c4 * f4[2]))
+        return (
+            sign * (c1 * f1[0] + c2 * f2[0] + c3 * f3[0] + c4 * f4[0]),
+            sign * (c1 * f1[1] + c2 * f2[1] + c3 * f3[1] + c4 * f4[1]),
+            sign * (c1 * f1[2] + c2 * f2[2] + c3 * f3[2] + c4 * f4[2]),
+        )
+
+    def casadi_interpolant(self) -> ca.Function:
+        """CasADi ``linear`` interpolant of the table over ``(theta', phi)`` (built once).
+
+        ``theta' = atan2(s v_y, s v_x)`` in ``[-pi, pi]`` with ``s = sgn_p(omega)`` is eq (37)'s
+        angle shifted by a multiple of 2 pi, so the table is stored rolled by half a turn
+        (node ``theta' = -pi + j pi/(2 N_ls)`` holds ``values[(j + 2 N_ls) mod 4 N_ls]``) and no
+        ``fmod`` is needed.  Both grids are uniform (``lookup_mode="exact"``).
+        """
+        if getattr(self, "_ca_interp", None) is None:
+            n = self.n_ls
+            rolled = np.concatenate([self.values[2 * n : 4 * n], self.values[0 : 2 * n + 1]], axis=0)
+            theta = -np.pi + np.arange(4 * n + 1) * (np.pi / (2 * n))
+            phi = np.arange(n + 1) * (np.pi / (2 * n))
+            # CasADi layout: output index fastest, then the first grid dimension
+            data = np.transpose(rolled, (1, 0, 2)).ravel()
+            self._ca_interp = ca.interpolant(
+                "limit_surface_h", "linear", [theta, phi], data, {"lookup_mode": ["exact", "exact"]}
+            )
+        return self._ca_interp
 
     def h(self, twist: np.ndarray, r: float | None = None) -> np.ndarray:
         """Checked ``h(r, v)`` for a CoP twist (default ``r = r'``)."""
@@ -165,13 +190,13 @@ def sphere_twists(n_ls: int, r_pre: float) -> tuple[np.ndarray, np.ndarray, np.n
     theta = np.arange(4 * n_ls + 1) * (np.pi / (2 * n_ls))
     phi = np.arange(n_ls + 1) * (np.pi / (2 * n_ls))
     th, ph = np.meshgrid(theta, phi, indexing="ij")
-    twists = np.stack([r_pre * np.cos(th) * np.sin(ph), r_pre * np.sin(th) * np.sin(ph),
-                       np.cos(ph)], axis=-1)
+    twists = np.stack([r_pre * np.cos(th) * np.sin(ph), r_pre * np.sin(th) * np.sin(ph), np.cos(ph)], axis=-1)
     return theta, phi, twists
 
 
-def precompute_limit_surface(patch: Any, n_ls: int = 20, *, bilinear: bool = True,
-                             r_pre: float | None = None) -> LimitSurfaceTable:
+def precompute_limit_surface(
+    patch: Any, n_ls: int = 20, *, bilinear: bool = True, r_pre: float | None = None
+) -> LimitSurfaceTable:
     """Pre-compute the normalised Coulomb limit surface of a patch (Sec. V-D).
 
     The steady-state wrenches of the distributed model with Table I ``p = 0`` (Coulomb
@@ -196,8 +221,7 @@ def precompute_limit_surface(patch: Any, n_ls: int = 20, *, bilinear: bool = Tru
     scale = np.where(scale > 0, scale, 1.0)
     values = (wr / scale).reshape(twists.shape)
     elapsed = time.perf_counter() - t0
-    return LimitSurfaceTable(n_ls=int(n_ls), r_pre=rp, values=values, scale=scale,
-                             precompute_seconds=elapsed)
+    return LimitSurfaceTable(n_ls=int(n_ls), r_pre=rp, values=values, scale=scale, precompute_seconds=elapsed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -221,7 +245,8 @@ class ReducedMode(enum.Enum):
                 if value.lower() == member.value:
                     return member
         raise UnknownOptionError(
-            f"unknown reduced-model mode {value!r}; choose one of {[m.value for m in cls]}")
+            f"unknown reduced-model mode {value!r}; choose one of {[m.value for m in cls]}"
+        )
 
 
 class ReducedLuGre:
@@ -246,10 +271,16 @@ class ReducedLuGre:
     band: int | None = None
     n_states: int = 3
 
-    def __init__(self, patch: Any, params: LuGreParams = LUGRE_P1, *,
-                 mode: ReducedMode | str = ReducedMode.LIMIT_SURFACE,
-                 elasto_plastic: bool = False, n_ls: int = 20,
-                 table: LimitSurfaceTable | None = None) -> None:
+    def __init__(
+        self,
+        patch: Any,
+        params: LuGreParams = LUGRE_P1,
+        *,
+        mode: ReducedMode | str = ReducedMode.LIMIT_SURFACE,
+        elasto_plastic: bool = False,
+        n_ls: int = 20,
+        table: LimitSurfaceTable | None = None,
+    ) -> None:
         if not isinstance(params, LuGreParams):
             raise MCPInputError("params must be a LuGreParams instance")
         self.mode = ReducedMode.parse(mode)
@@ -260,8 +291,10 @@ class ReducedLuGre:
         self.r = self.ellipsoid.r
         self.u = self.ellipsoid.u
         if self.r <= 0:
-            raise BoundsError("the patch has zero radius r (a single loaded cell); the reduced "
-                              "model needs a patch with extent")
+            raise BoundsError(
+                "the patch has zero radius r (a single loaded cell); the reduced "
+                "model needs a patch with extent"
+            )
         self.table: LimitSurfaceTable | None = None
         if self.mode is ReducedMode.LIMIT_SURFACE:
             if table is not None:
@@ -271,8 +304,16 @@ class ReducedLuGre:
             else:
                 self.table = precompute_limit_surface(patch, n_ls)
         self.precompute_seconds = time.perf_counter() - t0
-        self._p = (params.sigma0, params.sigma1, params.sigma2, params.mu_c, params.mu_s,
-                   params.gamma, params.v_s, params.s_ba)
+        self._p = (
+            params.sigma0,
+            params.sigma1,
+            params.sigma2,
+            params.mu_c,
+            params.mu_s,
+            params.gamma,
+            params.v_s,
+            params.s_ba,
+        )
 
     def initial_state(self) -> np.ndarray:
         """Relaxed bristles ``z = 0``."""
@@ -283,8 +324,7 @@ class ReducedLuGre:
         t = _check_twist(twist)
         return np.array(self._direction(float(t[0]), float(t[1]), float(t[2]))[0])
 
-    def _direction(self, vx: float, vy: float, w: float
-                   ) -> tuple[tuple[float, float, float], float]:
+    def _direction(self, vx: float, vy: float, w: float) -> tuple[tuple[float, float, float], float]:
         r = self.r
         vsz = r * w
         nv = math.sqrt(vx * vx + vy * vy + vsz * vsz)
@@ -302,11 +342,11 @@ class ReducedLuGre:
         (hx, hy, ht), nv = self._direction(float(t[0]), float(t[1]), float(t[2]))
         g = float(self.params.g(nv))
         s2 = self.params.sigma2
-        return -fn * np.array([g * hx + s2 * t[0], g * hy + s2 * t[1],
-                               g * self.r * ht + s2 * self.u * t[2]])
+        return -fn * np.array([g * hx + s2 * t[0], g * hy + s2 * t[1], g * self.r * ht + s2 * self.u * t[2]])
 
-    def derivative_and_wrench(self, z: np.ndarray, twist: np.ndarray,
-                              normal_force: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    def derivative_and_wrench(
+        self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Bristle rate (eq 27/33/34) and CoP wrench (eq 28); unchecked ODE right-hand side."""
         s0, s1, s2, mu_c, mu_s, gam, v_s, s_ba = self._p
         vx, vy, w = float(twist[0]), float(twist[1]), float(twist[2])
@@ -317,7 +357,7 @@ class ReducedLuGre:
             dzx = dzy = dzt = 0.0
         else:
             q = nv / v_s
-            g = mu_c + (mu_s - mu_c) * math.exp(-(q * q if gam == 2.0 else q ** gam))
+            g = mu_c + (mu_s - mu_c) * math.exp(-(q * q if gam == 2.0 else q**gam))
             k = s0 * nv / g
             if self.elasto_plastic:
                 zst = zt / r
@@ -331,28 +371,85 @@ class ReducedLuGre:
                     if zn >= z_max:
                         bb = 1.0
                     else:
-                        bb = 0.5 * math.sin(math.pi * (zn - 0.5 * (z_max + z_ba))
-                                            / (z_max - z_ba)) + 0.5
+                        bb = 0.5 * math.sin(math.pi * (zn - 0.5 * (z_max + z_ba)) / (z_max - z_ba)) + 0.5
                     eps = 0.5 * ((hx * zx + hy * zy + ht * zst) / (hn * zn) + 1.0)
                     k *= eps * bb
             dzx = hx * nv - k * zx
             dzy = hy * nv - k * zy
             dzt = r * ht * nv - k * zt
         fn = normal_force
-        wrench = np.array([-(s0 * zx + s1 * dzx + s2 * vx) * fn,
-                           -(s0 * zy + s1 * dzy + s2 * vy) * fn,
-                           -(s0 * zt + s1 * dzt + s2 * self.u * w) * fn])
+        wrench = np.array(
+            [
+                -(s0 * zx + s1 * dzx + s2 * vx) * fn,
+                -(s0 * zy + s1 * dzy + s2 * vy) * fn,
+                -(s0 * zt + s1 * dzt + s2 * self.u * w) * fn,
+            ]
+        )
         return np.array([dzx, dzy, dzt]), wrench
+
+    def casadi_derivative_and_wrench(self, z: Any, twist: Any, normal_force: Any) -> tuple[Any, Any]:
+        """Symbolic (CasADi SX or MX) bristle rate (eqs 27/33/34) and wrench (eq 28), the equations of
+        :meth:`derivative_and_wrench`; the table is read with :meth:`LimitSurfaceTable.
+        casadi_interpolant` (bilinear, eqs 39-43).  Norms are regularised by ``REG`` so the
+        analytic Jacobian stays finite at zero twist or zero deflection."""
+        s0, s1, s2 = self.params.sigma0, self.params.sigma1, self.params.sigma2
+        r = self.r
+        zx, zy, zt = z[0], z[1], z[2]
+        vx, vy, w = twist[0], twist[1], twist[2]
+        vt2 = vx * vx + vy * vy
+        nv2 = vt2 + (r * w) * (r * w)
+        nv = ca.sqrt(nv2 + REG * REG)
+        if self.table is None:
+            hx, hy, ht = vx / nv, vy / nv, (r * w) / nv
+        else:
+            sgn = ca.if_else(w >= 0, 1.0, -1.0)
+            # REG keeps d(atan2)/dv finite at v_t = 0 (atan2(0, REG) = atan2(0, 0) = 0)
+            theta = ca.atan2(sgn * vy, sgn * vx + REG)
+            phi = ca.atan2(ca.sqrt(vt2 + REG * REG), r * ca.fabs(w))
+            h = self.table.casadi_interpolant()(ca.vertcat(theta, phi))
+            hx, hy, ht = -sgn * h[0], -sgn * h[1], -sgn * h[2]
+        g = _casadi_g(self.params, nv2, nv)
+        k = (s0 * nv) / g
+        if self.elasto_plastic:
+            zst = zt / r
+            zn = ca.sqrt(zx * zx + zy * zy + zst * zst + REG * REG)
+            hn = ca.sqrt(hx * hx + hy * hy + ht * ht + REG * REG)
+            z_max = g * hn / s0
+            z_ba = self.params.s_ba * z_max
+            bb = ca.if_else(
+                zn >= z_max, 1.0, 0.5 * ca.sin(np.pi * (zn - 0.5 * (z_max + z_ba)) / (z_max - z_ba)) + 0.5
+            )
+            eps = 0.5 * ((hx * zx + hy * zy + ht * zst) / (hn * zn) + 1.0)
+            k = ca.if_else(zn <= z_ba, 0.0, k * eps * bb)
+        dz = ca.vertcat(hx * nv - k * zx, hy * nv - k * zy, r * ht * nv - k * zt)
+        wrench = -(s0 * z + s1 * dz + s2 * ca.vertcat(vx, vy, self.u * w)) * normal_force
+        return dz, wrench
+
+    def casadi_function(self, sym: type = ca.SX) -> ca.Function:
+        """CasADi function ``(z, twist, f_N) -> (z', wrench)`` (built once per ``sym``, cached)."""
+        cache = self.__dict__.setdefault("_ca_funs", {})
+        if sym not in cache:
+            z = sym.sym("z", 3)
+            tw = sym.sym("twist", 3)
+            fn = sym.sym("fN")
+            dz, wr = self.casadi_derivative_and_wrench(z, tw, fn)
+            opts = {"cse": True} if sym is ca.SX else {}
+            cache[sym] = ca.Function(
+                "reduced_lugre", [z, tw, fn], [dz, wr], ["z", "twist", "fN"], ["dz", "wrench"], opts
+            )
+        return cache[sym]
 
     def derivative(self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0) -> np.ndarray:
         """Checked bristle rate."""
-        return self.derivative_and_wrench(self._check_state(z), _check_twist(twist),
-                                          _check_normal_force(normal_force))[0]
+        return self.derivative_and_wrench(
+            self._check_state(z), _check_twist(twist), _check_normal_force(normal_force)
+        )[0]
 
     def wrench(self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0) -> np.ndarray:
         """Checked CoP wrench of eq (28)."""
-        return self.derivative_and_wrench(self._check_state(z), _check_twist(twist),
-                                          _check_normal_force(normal_force))[1]
+        return self.derivative_and_wrench(
+            self._check_state(z), _check_twist(twist), _check_normal_force(normal_force)
+        )[1]
 
     @staticmethod
     def _check_state(z: Any) -> np.ndarray:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+import casadi as ca
 import numpy as np
 import pytest
 
 from mcpkit.errors import BoundsError, MCPInputError, ShapeError, UnknownOptionError
-from mcpkit.models.friction.lugre import DistributedLuGre, simulate_twist_profile
+from mcpkit.models.friction.lugre import DistributedLuGre, casadi_euler_rollout, simulate_twist_profile
 from mcpkit.models.friction.lugre_experiments import (
     drift_experiment,
     ellipsoid_error_experiment,
@@ -58,8 +59,7 @@ def test_table_normalisers_are_support_values(circle_table) -> None:
     the CoP (-> 2R/3 mu N for a disc); the table (p = 0, N = 1, bilinear steady state) must find
     these maxima at its nodes.  The bilinear rotation torque is compared with the direct
     evaluation and with 2R/3 (21 x 21 discretisation, rtol 5e-3)."""
-    spin = DistributedLuGre(disc(), LUGRE_P0).steady_state_wrench(np.array([0.0, 0.0, 1.0]),
-                                                                 bilinear=True)
+    spin = DistributedLuGre(disc(), LUGRE_P0).steady_state_wrench(np.array([0.0, 0.0, 1.0]), bilinear=True)
     np.testing.assert_allclose(circle_table.scale, [1.0, 1.0, abs(spin[2])], rtol=1e-9, atol=0)
     np.testing.assert_allclose(circle_table.scale[2], 2 / 3 * 0.01, rtol=5e-3, atol=0)
     assert circle_table.values.shape == (81, 21, 3)
@@ -76,8 +76,7 @@ def test_table_lookup_matches_distributed_between_nodes(circle_table) -> None:
     for _ in range(20):
         th, ph = rng.uniform(0, 2 * np.pi), rng.uniform(0.05, np.pi / 2)
         sgn = rng.choice([-1.0, 1.0])
-        tw = sgn * np.array([r * np.cos(th) * np.sin(ph), r * np.sin(th) * np.sin(ph),
-                             np.cos(ph)])
+        tw = sgn * np.array([r * np.cos(th) * np.sin(ph), r * np.sin(th) * np.sin(ph), np.cos(ph)])
         direct = model.steady_state_wrench(tw, bilinear=True) / circle_table.scale
         np.testing.assert_allclose(circle_table.h(tw), direct, rtol=0, atol=0.03)
 
@@ -93,8 +92,7 @@ def test_node_values_equal_precomputed_wrenches(circle_table) -> None:
     """At a sphere node (eq 35) the interpolation weights are (1, 0, 0, 0)."""
     _, _, tw = sphere_twists(20, circle_table.r_pre)
     for j, k in ((3, 4), (17, 11), (40, 19)):
-        np.testing.assert_allclose(circle_table.h(tw[j, k]), circle_table.values[j, k],
-                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(circle_table.h(tw[j, k]), circle_table.values[j, k], rtol=0, atol=1e-9)
 
 
 def test_precompute_errors() -> None:
@@ -136,8 +134,7 @@ def test_reduced_dynamics_converge_to_steady_state(circle_table) -> None:
     m = ReducedLuGre(disc(), LUGRE_P1, table=circle_table)
     tw = np.array([0.004, -0.002, 0.7])
     tr = simulate_twist_profile(m, lambda t: tw, 0.3, normal_force=1.3, output_dt=0.1)
-    np.testing.assert_allclose(tr.wrench[-1], m.steady_state_wrench(tw, 1.3), rtol=1e-4,
-                               atol=1e-9)
+    np.testing.assert_allclose(tr.wrench[-1], m.steady_state_wrench(tw, 1.3), rtol=1e-4, atol=1e-9)
 
 
 def test_reduced_elasto_plastic_is_elastic_below_breakaway() -> None:
@@ -146,8 +143,7 @@ def test_reduced_elasto_plastic_is_elastic_below_breakaway() -> None:
     tw = np.array([0.001, 0.002, 0.3])
     vs = np.array([tw[0], tw[1], m.r * tw[2]])
     z = 1e-8 * np.array([1.0, 1.0, m.r])
-    np.testing.assert_allclose(m.derivative(z, tw), vs * np.array([1, 1, m.r]), rtol=1e-13,
-                               atol=0)
+    np.testing.assert_allclose(m.derivative(z, tw), vs * np.array([1, 1, m.r]), rtol=1e-13, atol=0)
 
 
 # ------------------------------------------------------------------------------ experiments
@@ -164,8 +160,7 @@ def test_velocity_profile_reduced_matches_distributed() -> None:
     # torque during pure spin at 1 rad/s: -(r g + sigma2 u omega) N with g(r omega) ~ mu_C
     i = np.searchsorted(res.t, 0.75)
     ev = ellipsoid_variables(make_patch("circle"))
-    np.testing.assert_allclose(res.wrench_distributed[i, 2], -(ev.r + 0.2 * ev.u), rtol=2e-3,
-                               atol=0)
+    np.testing.assert_allclose(res.wrench_distributed[i, 2], -(ev.r + 0.2 * ev.u), rtol=2e-3, atol=0)
 
 
 def test_velocity_profile_line_gradient_has_larger_error() -> None:
@@ -199,8 +194,7 @@ def test_reduced_drift_lugre_vs_elasto_plastic() -> None:
         return float(pose[sel, 0].mean())
 
     lg_growth = period_mean(res.pose_lugre, 2.6) - period_mean(res.pose_lugre, 1.2)
-    ep_growth = period_mean(res.pose_elasto_plastic, 2.6) - period_mean(res.pose_elasto_plastic,
-                                                                        1.2)
+    ep_growth = period_mean(res.pose_elasto_plastic, 2.6) - period_mean(res.pose_elasto_plastic, 1.2)
     assert lg_growth > 5e-8
     assert abs(ep_growth) < 0.1 * lg_growth
     assert np.max(np.abs(res.pose_elasto_plastic[:, 0])) < 1e-6  # micro-displacement only
@@ -242,7 +236,7 @@ def test_slip_stick_reduced_runs_and_slips() -> None:
     assert abs(y[np.searchsorted(t, 0.3)]) < 1e-4
     drop = y[np.searchsorted(t, 0.3)] - y[np.searchsorted(t, 0.6)]
     assert drop > 1e-3
-    late = y[np.searchsorted(t, 0.7):]
+    late = y[np.searchsorted(t, 0.7) :]
     assert np.ptp(late) < 0.05 * drop
 
 
@@ -264,3 +258,70 @@ def test_ellipsoid_error_is_measurable() -> None:
     assert 0.01 < res.max_error[0] < 0.3
     assert res.max_error[1] > 2 * res.max_error[0]
     assert math.isfinite(res.rms_error[1])
+
+
+# ------------------------------------------------------------------ CasADi fast path
+@pytest.mark.parametrize("mode", ["limit_surface", "ellipsoid"])
+@pytest.mark.parametrize("ep", [False, True])
+def test_reduced_casadi_expressions_equal_python_model(mode: str, ep: bool, circle_table) -> None:
+    """The SX expressions (table read by a CasADi linear interpolant over the half-turn-rolled
+    grid, eq 37 without fmod) equal the Python-float model: rtol 1e-12 of the largest entry, for
+    both signs of omega, pure rotation, pure translation (theta on the grid seam), zero twist,
+    and deflections below z_ba, in the blend and beyond z_max."""
+    m = ReducedLuGre(disc(), LUGRE_P1, mode=mode, elasto_plastic=ep, table=circle_table)
+    f = m.casadi_function()
+    rng = np.random.default_rng(5)
+    twists = [
+        np.array([0.004, -0.003, 0.8]),
+        np.array([-0.002, 0.001, -0.5]),
+        np.array([0.0, 0.0, 1.0]),
+        np.array([-0.01, 0.0, 0.0]),
+        np.array([0.0, -0.01, 0.0]),
+        np.zeros(3),
+    ] + [rng.normal(size=3) * [0.01, 0.01, 1.0] for _ in range(20)]
+    for tw in twists:
+        z_star = 1.1e-6 * np.array([1.0, 1.0, m.r]) * (m.direction(tw) if np.any(tw) else 1.0)
+        for z in (0.5 * z_star, 0.97 * z_star, 1.3 * z_star, -z_star, np.zeros(3)):
+            dz, wr = m.derivative_and_wrench(z, tw, 1.3)
+            cdz, cwr = f(z, tw, 1.3)
+            np.testing.assert_allclose(
+                cdz.full().ravel(), dz, rtol=0, atol=1e-12 * max(np.abs(dz).max(), 1e-30)
+            )
+            np.testing.assert_allclose(
+                cwr.full().ravel(), wr, rtol=0, atol=1e-12 * max(np.abs(wr).max(), 1e-30)
+            )
+
+
+def test_fast_rollouts_agree_with_reference_on_profile() -> None:
+    """What ``benchmarks/bench_lugre.py`` times must be the same models: on 1000 Euler steps of
+    the Fig. 5 profile (0.8-0.81 s, 21 x 21 circle), the NumPy and CasADi-MX distributed rollouts
+    and the CasADi-SX reduced rollout (50 steps unrolled) reproduce the reference
+    ``derivative_and_wrench`` loops to 1e-12 (states and wrenches, relative to the max)."""
+    patch = make_patch("circle", 0.02, 21)
+    dist = DistributedLuGre(patch, LUGRE_P1)
+    red = ReducedLuGre(patch, LUGRE_P1)
+    k, dt = 1000, 1e-5
+    tw = np.array([paper_velocity_profile(0.8 + j * dt) for j in range(k)])
+    fns = np.full(k, 1.0)
+    u = np.vstack([tw.T, fns])
+
+    def reference(model):
+        z = np.zeros(model.n_states)
+        w = np.empty((k, 3))
+        for j in range(k):
+            dz, w[j] = model.derivative_and_wrench(z, tw[j], fns[j])
+            z = z + dt * dz
+        return z, w
+
+    zd, wd = reference(dist)
+    zr, wr = reference(red)
+    z_np, w_np = dist.euler_rollout(np.zeros(dist.n_states), tw, fns, dt)
+    z_mx, w_mx = casadi_euler_rollout(dist, dt, k, unroll=10, sym=ca.MX)(np.zeros(dist.n_states), u)
+    z_sx, w_sx = casadi_euler_rollout(red, dt, k, unroll=50)(np.zeros(3), u)
+    for z, w, z_ref, w_ref in (
+        (z_np, w_np, zd, wd),
+        (z_mx.full()[:, -1], w_mx.full().T, zd, wd),
+        (z_sx.full()[:, -1], w_sx.full().T, zr, wr),
+    ):
+        np.testing.assert_allclose(z, z_ref, rtol=0, atol=1e-12 * np.abs(z_ref).max())
+        np.testing.assert_allclose(w, w_ref, rtol=0, atol=1e-12 * np.abs(w_ref).max())
