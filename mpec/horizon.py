@@ -52,7 +52,7 @@ from mcpkit.mpcc import MPCC
 from mcpkit.mpcc_solve import MPCCSolver
 from mcpkit.options import Backend
 from mcpkit.problem import MCP, as_float_vector
-from mcpkit.result import MCPResult
+from mcpkit.result import MCPResult, Termination
 from mcpkit.solve import Solver
 
 __all__ = [
@@ -291,6 +291,11 @@ class HorizonResult:
         """The MPCC met its tolerance (complementarity residual and constraint violation)."""
         return bool(self.mpcc.solved)
 
+    @property
+    def termination(self) -> Termination:
+        """Why the MPCC solve stopped (converged, stalled, time limit, ...), as in the core result."""
+        return self.mpcc.termination
+
     def block(self, name: str) -> np.ndarray:
         """Per-step values of one step-MCP variable block, shape ``(N, size)``."""
         if name not in self.blocks:
@@ -302,6 +307,7 @@ class HorizonResult:
         return {
             "ok": bool(self.ok),
             "mpcc_solved": self.mpcc_solved,
+            "termination": self.termination.value,
             "objective": float(self.objective),
             "complementarity_residual": float(self.mpcc.natural_residual),
             "constraint_violation": float(self.mpcc.bound_violation),
