@@ -83,15 +83,14 @@ def demo_pushing(out_dir: Path, progress: bool = True) -> dict[str, Any]:
     from mcpkit.models.ecp.complementarity import check_ecp_in_patch
     from mcpkit.models.ecp.quadratic import ecp_offset
     from mcpkit.mpec.examples.plots import plot_pushing
-    from mcpkit.mpec.examples.pushing import PushTask, solve_pushing
+    from mcpkit.mpec.examples.pushing import PushTask, contact_modes, solve_pushing
 
     d = _out(out_dir)
     task = PushTask()
     if progress:
         print(f"pushing: solving the {task.n_steps}-step horizon MPCC ...", flush=True)
     res, hz = solve_pushing(task)
-    sig = res.block("sigma")[:, 0]
-    slide = sig > 1e-6
+    slide = contact_modes(res)
     P = task.params
     off = ecp_offset(P, res.block("p_t")[:, 0], res.block("p_o")[:, 0], res.block("p_n")[:, 0])
     viol = check_ecp_in_patch(P, res.states[1:, 2], off, res.t[1:], tol=1e-9)

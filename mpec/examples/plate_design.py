@@ -36,17 +36,30 @@ periodicity defect :math:`e = (q_z - m_z, v_r - m_{v_x}, v_\theta - m_{v_y}, v_z
 and :math:`e_N = 0` is a terminal box. Minimising :math:`J` over :math:`[t_0, t_N]` of the
 periodic orbit is therefore the steady-state objective, with no transient to simulate away.
 
-**Nelder–Mead reference** (seed 004 §4–5): the same :math:`J`, measured over the last
-``avg_periods`` of a full simulation of ``sim_periods`` periods from the particle resting on
-the plate at :math:`(R, 0)` (moving with its surface point), with
+**Several radii, one design** (:func:`solve_plate_design_multi`): one periodic horizon per
+start radius :math:`R \in \{4, 6, 8\}` cm (:data:`DEFAULT_RADII`), stacked into a single MPCC in
+which every horizon's :math:`\theta` is the same variable; objective :math:`\sum_R J_R`. Only
+the radius matters (the plate turns about the :math:`z` axis through the origin and moves
+vertically as a whole, so other polar angles are rotated copies). Each radius is re-simulated
+with the model's :func:`~mcpkit.models.stepping.simulate` and its deviation reported.
+
+**Nelder–Mead reference** (seed 004 §4–5): the same :math:`J` (or :math:`\sum_R J_R`), each
+measured over the last ``avg_periods`` of a full simulation of ``sim_periods`` periods from the
+particle resting on the plate at :math:`(R, 0)` (moving with its surface point), with
 :func:`mcpkit.models.stepping.simulate` and the same step model and :math:`h`.
+
+**Design box.** :math:`A_3` up to 2000 cm/s² (about 2g): above g the plate outruns the particle,
+which flies and lands (the seed's "without a contact maintenance requirement" case). The seed's
+printed :math:`A_3` values (:data:`SEED_DESIGNS`) make physical sense only in m/s²
+(:func:`seed_design_objectives` scores them with ``a3_scale=100``).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,23 +73,47 @@ from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
 from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
+from mcpkit.mpcc import MPCC
+from mcpkit.mpcc_solve import MPCCSolver
 from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
+from mcpkit.result import MCPResult
 
 __all__ = [
+    "DEFAULT_RADII",
+    "SEED_DESIGNS",
+    "MultiDesignResult",
     "PlateDesignTask",
     "demo_plate_design",
+    "design_objective",
     "field_objective",
     "nelder_mead_design",
     "plate_design_horizon",
     "plate_design_step_spec",
     "plate_step_model",
+    "run_comparison",
+    "scenario_tasks",
+    "seed_design_objectives",
     "simulate_design",
     "simulated_objective",
     "solve_plate_design",
+    "solve_plate_design_multi",
+    "time_to_reach",
 ]
 
 N_STATE = 14
 """State size: ``q`` (3), ``v`` (3), start memory ``m`` (4), periodicity defect ``e`` (4)."""
+
+DEFAULT_RADII: tuple[float, ...] = (4.0, 6.0, 8.0)
+"""Start radii [cm] of the multi-scenario design (seed 004 §5.1: "a radius of 4-8cm")."""
+
+SEED_DESIGNS: dict[str, tuple[float, float, float]] = {
+    "seed initial (eqs 23-24)": (100.0, 8.0, 1.5 * math.pi),
+    "seed, contact kept (eqs 25-26)": (62.913, 9.81585, 6.33218),
+    "seed, separation allowed (eqs 27-28)": (40.8332, 15.3654, 6.5374),
+    "seed, separation allowed (text)": (40.7791, 16.3305, 6.91229),
+}
+"""Designs :math:`(A_6, A_3, C_3)` as printed in seed 004 §5.1 (``A_3`` as printed, see the docs for
+its unit)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +154,7 @@ class PlateDesignTask:
     avg_periods: int = 2
     theta0: tuple[float, float, float] = (200.0, 300.0, 1.5 * math.pi)
     theta_lo: tuple[float, float, float] = (0.0, 0.0, -math.pi)
-    theta_hi: tuple[float, float, float] = (600.0, 900.0, 3 * math.pi)
+    theta_hi: tuple[float, float, float] = (600.0, 2000.0, 3 * math.pi)
     jump_bound: tuple[float, float] = (0.05, 50.0)
 
     def __post_init__(self) -> None:
@@ -358,23 +395,215 @@ def solve_plate_design(
     return res, hz, time.perf_counter() - t0
 
 
+# --------------------------------------------------------------------------- several radii
+def scenario_tasks(task: PlateDesignTask, radii: Sequence[float]) -> list[PlateDesignTask]:
+    """One copy of ``task`` per start radius (everything else shared)."""
+    try:
+        rs = [float(r) for r in radii]
+    except (TypeError, ValueError):
+        raise MCPInputError(f"radii must be a sequence of numbers, got {radii!r}") from None
+    if not rs:
+        raise MCPInputError("radii must not be empty")
+    return [replace(task, radius=r) for r in rs]
+
+
+def design_objective(task: PlateDesignTask, radii: Sequence[float], theta: Any) -> tuple[float, np.ndarray]:
+    r"""Multi-scenario full-simulation objective :math:`\sum_s J_s(\theta)`: one
+    :func:`simulated_objective` per start radius. Returns ``(sum, per-radius values)``."""
+    per = np.array([simulated_objective(t, theta) for t in scenario_tasks(task, radii)])
+    return float(per.sum()), per
+
+
+@dataclass
+class MultiDesignResult:
+    r"""Multi-scenario periodic design: one horizon per radius, one shared :math:`\theta`.
+
+    Attributes
+    ----------
+    radii
+        Start radii [cm].
+    design
+        Shared :math:`\theta = (A_6, A_3, C_3)`.
+    objective
+        Planned :math:`\sum_s J_s` (periodic orbits).
+    scenarios
+        One :class:`~mcpkit.mpec.horizon.HorizonResult` per radius (plan, re-simulation with the
+        model's ``simulate`` and its ``max_deviation``); each ``objective`` is that radius's
+        :math:`J_s`.
+    mpcc
+        Result of :class:`~mcpkit.mpcc_solve.MPCCSolver` on the stacked MPCC.
+    ok
+        MPCC solved AND every re-simulation within ``deviation_tol``.
+    message
+        Verdict.
+    wall_s, solve_time_s
+        Total wall time (settling guesses, build, forward simulations, solve, re-simulations)
+        and the MPCC solve alone.
+    n_x, n_pairs
+        Size of the stacked MPCC.
+    """
+
+    radii: np.ndarray
+    design: np.ndarray
+    objective: float
+    scenarios: list[HorizonResult]
+    mpcc: MCPResult
+    ok: bool
+    message: str
+    wall_s: float
+    solve_time_s: float
+    n_x: int
+    n_pairs: int
+
+    @property
+    def max_deviations(self) -> np.ndarray:
+        """Per-radius re-simulation deviation :math:`\\max_{k,j}|x^{\\rm sim} - x^{\\rm plan}|`."""
+        return np.array([r.max_deviation for r in self.scenarios])
+
+
+def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray]]:
+    r"""One MPCC from several horizon MPCCs whose design slices are identified.
+
+    The stacked decision vector is ``(X_1, X_2 \ theta_2, ..., X_S \ theta_S)``: every horizon's
+    own :math:`\theta` symbols are substituted by those of the first one; the objective is the sum.
+    Returns the MPCC and, per horizon, the indices of its decision vector in the stacked one.
+    """
+    th_sl = horizons[0].layout["theta"]
+    th0 = horizons[0].mpcc.x[th_sl]
+    xs, fs, gs, Gs, Hs = [], [], [], [], []
+    lbx, ubx, lbg, ubg, idx = [], [], [], [], []
+    offset = 0
+    for s, hz in enumerate(horizons):
+        mp, sl = hz.mpcc, hz.layout["theta"]
+        n = int(mp.x.numel())
+        keep = np.ones(n, dtype=bool)
+        if s > 0:
+            keep[sl] = False
+        local = np.flatnonzero(keep)
+        xs.append(mp.x[local.tolist()])
+        lbx.append(mp.lbx[keep])
+        ubx.append(mp.ubx[keep])
+        where = np.empty(n, dtype=int)
+        where[keep] = offset + np.arange(local.size)
+        if s > 0:
+            where[sl] = np.arange(th_sl.start, th_sl.stop)
+            lbx[0][th_sl] = np.maximum(lbx[0][th_sl], mp.lbx[sl])
+            ubx[0][th_sl] = np.minimum(ubx[0][th_sl], mp.ubx[sl])
+            f, g, G, H = ca.substitute([mp.f, mp.g, mp.G, mp.H], [mp.x[sl]], [th0])
+        else:
+            f, g, G, H = mp.f, mp.g, mp.G, mp.H
+        offset += local.size
+        idx.append(where)
+        fs.append(f)
+        gs.append(g)
+        Gs.append(G)
+        Hs.append(H)
+        lbg.append(mp.lbg)
+        ubg.append(mp.ubg)
+    first = horizons[0].mpcc
+    lo, hi = np.concatenate(lbx), np.concatenate(ubx)
+    stacked = MPCC(
+        x=ca.vertcat(*xs), p=ca.SX(0, 1), f=ca.sum1(ca.vertcat(*fs)), g=ca.vertcat(*gs),
+        lbg=np.concatenate(lbg), ubg=np.concatenate(ubg), lbx=lo, ubx=hi,
+        G=ca.vertcat(*Gs), H=ca.vertcat(*Hs), x0=np.clip(np.zeros(lo.size), lo, hi), p0=np.zeros(0),
+        G_implied_by_bounds=first.G_implied_by_bounds, H_implied_by_bounds=first.H_implied_by_bounds,
+        name=f"plate_design_{len(horizons)}_radii",
+    )  # fmt: skip
+    return stacked, idx
+
+
+def solve_plate_design_multi(
+    task: PlateDesignTask | None = None,
+    radii: Sequence[float] = DEFAULT_RADII,
+    deviation_tol: float = 1e-4,
+    method: str = "scholtes",
+    tol: float = 1e-6,
+    **options: Any,
+) -> MultiDesignResult:
+    r"""Several periodic design horizons (one per start radius) sharing :math:`\theta`, solved as
+    one MPCC with objective :math:`\sum_s J_s`; each radius re-simulated with the model's
+    :func:`~mcpkit.models.stepping.simulate`.
+
+    The initial guess of radius :math:`s` is the forward simulation of its settled start jump
+    (:func:`periodic_start_guess`) at ``task.theta0``; the wall time includes everything.
+    """
+    task = PlateDesignTask() if task is None else task
+    dtol = float(deviation_tol)
+    if not math.isfinite(dtol) or dtol <= 0:
+        raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+    tasks = scenario_tasks(task, radii)
+    t0 = time.perf_counter()
+    sopts = {"method": "penalty", "tol": 1e-10}
+    horizons = [plate_design_horizon(t)[0] for t in tasks]
+    mp, idx = _stack_shared_design(horizons)
+    x0 = np.zeros(int(mp.x.numel()))
+    th0 = np.asarray(task.theta0, dtype=float)
+    for t, hz, where in zip(tasks, horizons, idx, strict=True):
+        U0 = np.zeros((t.n_steps, 4))
+        U0[0] = periodic_start_guess(t, th0)
+        x0[where] = hz.initial_guess(U0, th0, **sopts)
+    x0 = np.clip(x0, mp.lbx, mp.ubx)
+    res = MPCCSolver(mp, method, tol=tol, **options).solve(x0=x0)
+    xsol = res.z if np.isfinite(res.z).all() else x0
+    scen: list[HorizonResult] = []
+    for t, hz, where in zip(tasks, horizons, idx, strict=True):
+        parts = hz.unpack(xsol[where])
+        Xp, Up, th = parts["states"], parts["controls"], parts["design"]
+        ts = time.perf_counter()
+        Xs = design_simulator(t)(Up, th)
+        dev = float(np.max(np.abs(Xs - Xp))) if np.isfinite(Xs).all() else math.inf
+        J = field_objective(Xp[0, :3], Xp[-1, :3], t.n_steps * t.h, t.field_rate, t.radius)
+        ok_s = bool(res.solved) and dev <= dtol
+        scen.append(HorizonResult(
+            t=hz.t.copy(), states=Xp, controls=Up, design=th, z=parts["s"][:, : hz.casadi_mcp.n],
+            objective=J, mpcc=res, resim_states=Xs, max_deviation=dev, deviation_tol=dtol, ok=ok_s,
+            message=f"R = {t.radius:g}: re-simulation deviation {dev:.2e}", build_time_s=hz.build_time_s,
+            resim_time_s=time.perf_counter() - ts, blocks=hz.spec.blocks,
+        ))  # fmt: skip
+    devs = np.array([r.max_deviation for r in scen])
+    ok = bool(res.solved) and bool(np.all(devs <= dtol))
+    if ok:
+        msg = (
+            f"{len(tasks)} radii solved (complementarity {res.natural_residual:.1e}, violation "
+            f"{res.bound_violation:.1e}); re-simulation max deviation {devs.max():.2e} <= {dtol:.0e}"
+        )
+    else:
+        why = [] if res.solved else [f"MPCC not solved: {res.message}"]
+        why += [f"R = {t.radius:g} re-simulation deviates by {d:.2e} > {dtol:.0e}"
+                for t, d in zip(tasks, devs, strict=True) if not d <= dtol]  # fmt: skip
+        msg = "FAILED: " + "; ".join(why)
+    return MultiDesignResult(
+        radii=np.array([t.radius for t in tasks]), design=scen[0].design.copy(),
+        objective=float(res.objective) if res.objective is not None else math.nan, scenarios=scen,
+        mpcc=res, ok=ok, message=msg, wall_s=time.perf_counter() - t0,
+        solve_time_s=float(res.wall_time_s), n_x=int(mp.x.numel()), n_pairs=int(mp.n_pairs),
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- Nelder–Mead
 def nelder_mead_design(
-    task: PlateDesignTask | None = None, max_evals: int = 120, theta0: Any = None
+    task: PlateDesignTask | None = None,
+    max_evals: int = 120,
+    theta0: Any = None,
+    radii: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """Seed 004 §4: ``scipy.optimize.minimize(method="Nelder-Mead")`` over full simulations of
-    :func:`simulated_objective` (design clipped to the task's box). Returns the best design,
-    its objective, the wall time and the history ``(elapsed_s, J)`` of every evaluation."""
+    """Seed 004 §4: ``scipy.optimize.minimize(method="Nelder-Mead")`` over full simulations.
+
+    The objective is :func:`simulated_objective` at ``task.radius`` or, with ``radii``, the
+    multi-scenario sum :func:`design_objective` (one full simulation per radius per evaluation);
+    the design is clipped to the task's box. Returns the best design, its objective, the wall
+    time and the history ``(elapsed_s, J)`` of every evaluation."""
     task = PlateDesignTask() if task is None else task
-    if not isinstance(max_evals, int) or max_evals < 1:
+    if not isinstance(max_evals, int) or isinstance(max_evals, bool) or max_evals < 1:
         raise MCPInputError(f"max_evals must be a positive integer, got {max_evals!r}")
+    rs = [task.radius] if radii is None else [t.radius for t in scenario_tasks(task, radii)]
     th0 = _theta(task.theta0 if theta0 is None else theta0)
     lo, hi = np.asarray(task.theta_lo), np.asarray(task.theta_hi)
     hist: list[tuple[float, float]] = []
     t0 = time.perf_counter()
 
     def fun(th: np.ndarray) -> float:
-        J = simulated_objective(task, np.clip(th, lo, hi))
+        J = design_objective(task, rs, np.clip(th, lo, hi))[0]
         hist.append((time.perf_counter() - t0, J))
         return J
 
@@ -386,6 +615,7 @@ def nelder_mead_design(
         "wall_s": time.perf_counter() - t0,
         "n_evals": len(hist),
         "history": np.array(hist),
+        "radii": rs,
         "message": str(out.message),
     }
 
@@ -400,94 +630,154 @@ def time_to_reach(history: np.ndarray, target: float) -> float:
 
 
 # --------------------------------------------------------------------------- demo
-def plot_plate_design(task: PlateDesignTask, res: HorizonResult, nm: dict[str, Any] | None,
-                      sims: dict[str, SimulationResult]) -> Any:  # fmt: skip
-    """Planned periodic orbit vs re-simulation, full-simulation trajectories of the designs,
-    and the Nelder–Mead history."""
+def _polar(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Polar angle (unwrapped) and tangential velocity of states ``(q, v, ...)``."""
+    ang = np.unwrap(np.arctan2(X[:, 1], X[:, 0]))
+    vt = (X[:, 0] * X[:, 4] - X[:, 1] * X[:, 3]) / np.hypot(X[:, 0], X[:, 1])
+    return ang, vt
+
+
+def plot_plate_design(
+    task: PlateDesignTask,
+    res: MultiDesignResult,
+    nm: dict[str, Any] | None,
+    sims: dict[str, list[SimulationResult]],
+    mpec_objective_sim: float | None = None,
+) -> Any:
+    r"""Three panels: (a) planned periodic orbits vs re-simulation, tangential velocity over
+    :math:`\kappa R` per radius; (b) polar angle of full simulations from rest for each design and
+    radius against the field :math:`\kappa t`; (c) Nelder–Mead's best objective vs wall time with
+    the MPEC's objective and wall time."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(12, 3.8), dpi=100)
+    fig = Figure(figsize=(13, 3.9), dpi=100)
     ax = fig.subplots(1, 3)
-    t = res.t
-    vt_plan = (res.states[:, 0] * res.states[:, 4] - res.states[:, 1] * res.states[:, 3]) / np.hypot(
-        res.states[:, 0], res.states[:, 1]
-    )
-    Xs = res.resim_states
-    vt_sim = (Xs[:, 0] * Xs[:, 4] - Xs[:, 1] * Xs[:, 3]) / np.hypot(Xs[:, 0], Xs[:, 1])
-    ax[0].plot(t[1:] * 1e3, vt_plan[1:], "-", label="MPEC plan")
-    ax[0].plot(t[1:] * 1e3, vt_sim[1:], "--", label="re-simulation")
-    ax[0].axhline(task.field_rate * task.radius, color="k", lw=0.8, ls=":", label="field speed")
-    ax[0].set(xlabel="t [ms]", ylabel="tangential velocity [cm/s]", title="periodic orbit (plan)")
+    for i, (R, sc) in enumerate(zip(res.radii, res.scenarios, strict=True)):
+        c = f"C{i}"
+        k = task.field_rate * R
+        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.states)[1][1:] / k, "-", color=c, label=f"plan R = {R:g}")
+        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.resim_states)[1][1:] / k, "o", ms=2.5, color=c, mfc="none")
+    ax[0].axhline(1.0, color="k", lw=0.8, ls=":")
+    ax[0].set(xlabel="t [ms]", ylabel=r"$v_\theta / (\kappa R)$",
+              title="periodic orbits: plan (line), re-simulation (o)")  # fmt: skip
     ax[0].legend(fontsize=7)
-    for name, sim in sims.items():
-        q = sim.states[:, :2]
-        ax[1].plot(sim.t, np.degrees(np.unwrap(np.arctan2(q[:, 1], q[:, 0]))), label=name)
+    styles = {0: "-", 1: "--", 2: "-."}
+    for j, (name, runs) in enumerate(sims.items()):
+        for i, sim in enumerate(runs):
+            ang = np.degrees(_polar(sim.states)[0])
+            ax[1].plot(sim.t, ang, styles.get(j, ":"), color=f"C{i}", lw=1.2,
+                       label=name if i == 0 else None)  # fmt: skip
     tt = np.linspace(0, task.sim_periods * task.period, 50)
-    ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=0.8, label="field")
-    ax[1].set(xlabel="t [s]", ylabel="polar angle [deg]", title="full simulation from rest")
+    ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=1.5, label=r"field $\kappa t$")
+    rlist = ", ".join(f"{r:g}" for r in res.radii)
+    ax[1].set(xlabel="t [s]", ylabel="polar angle [deg]", title=f"full simulation from rest, R = {rlist} cm")
     ax[1].legend(fontsize=7)
     if nm is not None and nm["history"].size:
         hst = nm["history"]
-        ax[2].semilogy(hst[:, 0], np.minimum.accumulate(hst[:, 1]), label="Nelder–Mead best J")
-    ax[2].set(xlabel="wall time [s]", ylabel="J (full simulation)", title="Nelder–Mead progress")
+        ax[2].semilogy(hst[:, 0], np.minimum.accumulate(hst[:, 1]), color="C0", label="Nelder–Mead best")
+    if mpec_objective_sim is not None:
+        ax[2].axhline(mpec_objective_sim, color="C1", ls="--", label=f"MPEC design ({res.wall_s:.1f} s)")
+        ax[2].axvline(res.wall_s, color="C1", ls=":", lw=0.8)
+    ax[2].set(xlabel="wall time [s]", ylabel=r"$\sum_R J_R$ (full simulations)",
+              title="objective vs wall time")  # fmt: skip
+    ax[2].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def demo_plate_design(out_dir: Path | str, progress: bool = True, nelder_mead: bool = True,
-                      max_evals: int = 60) -> dict[str, Any]:  # fmt: skip
-    """Solve the periodic MPEC and (optionally) Nelder–Mead on the same objective; write
-    ``mpec_plate_design.png``. ``"solved"`` is True only if the MPCC met tolerance and the
-    re-simulation reproduced the plan."""
+def seed_design_objectives(task: PlateDesignTask, radii: Sequence[float],
+                           a3_scale: float = 100.0) -> dict[str, dict[str, Any]]:  # fmt: skip
+    r"""Full-simulation objectives of the seed's printed designs (:data:`SEED_DESIGNS`) with
+    :math:`A_3` multiplied by ``a3_scale`` (100: the printed :math:`A_3` read in m/s²)."""
+    out = {}
+    for name, th in SEED_DESIGNS.items():
+        d = np.array([th[0], th[1] * a3_scale, th[2]])
+        total, per = design_objective(task, radii, d)
+        out[name] = {"design": d.tolist(), "objective_sim": total, "per_radius": per.tolist()}
+    return out
+
+
+def run_comparison(
+    task: PlateDesignTask | None = None,
+    radii: Sequence[float] = DEFAULT_RADII,
+    max_evals: int = 40,
+    nelder_mead: bool = True,
+    progress: bool = False,
+) -> tuple[dict[str, Any], MultiDesignResult, dict[str, Any] | None]:
+    r"""Multi-radius MPEC and Nelder–Mead on :math:`\sum_R J_R`, side by side in this process.
+
+    Both designs are scored with the same full simulations (:func:`design_objective`). Returns the
+    JSON-serialisable summary, the MPEC result and the Nelder–Mead output."""
+    task = PlateDesignTask() if task is None else task
+    rs = [t.radius for t in scenario_tasks(task, radii)]
+    if progress:
+        print(f"plate design: periodic MPEC, radii {rs} cm, N = {task.n_steps} steps each ...", flush=True)
+    res = solve_plate_design_multi(task, rs)
+    if progress:
+        print(res.message, f"({res.wall_s:.1f} s)", flush=True)
+    J0, J0_per = design_objective(task, rs, task.theta0)
+    J1, J1_per = design_objective(task, rs, res.design)
+    s: dict[str, Any] = {
+        "solved": bool(res.ok),
+        "message": res.message,
+        "radii": rs, "n_steps_per_radius": task.n_steps, "h": task.h,
+        "n_x": res.n_x, "n_pairs": res.n_pairs,
+        "theta0": list(task.theta0), "theta_lo": list(task.theta_lo), "theta_hi": list(task.theta_hi),
+        "design": [float(v) for v in res.design],
+        "objective_plan": res.objective,
+        "objective_plan_per_radius": [float(sc.objective) for sc in res.scenarios],
+        "objective_sim_initial": J0, "objective_sim_initial_per_radius": J0_per.tolist(),
+        "objective_sim_mpec": J1, "objective_sim_mpec_per_radius": J1_per.tolist(),
+        "complementarity_residual": float(res.mpcc.natural_residual),
+        "constraint_violation": float(res.mpcc.bound_violation),
+        "resim_max_deviation_per_radius": res.max_deviations.tolist(),
+        "start_jump_per_radius": [[float(v) for v in sc.controls[0]] for sc in res.scenarios],
+        "mpec_wall_s": res.wall_s, "mpec_solve_s": res.solve_time_s,
+    }  # fmt: skip
+    nm = None
+    if nelder_mead:
+        if progress:
+            print(f"plate design: Nelder-Mead, {max_evals} evaluations x {len(rs)} full simulations ...",
+                  flush=True)  # fmt: skip
+        nm = nelder_mead_design(task, max_evals=max_evals, radii=rs)
+        t_reach = time_to_reach(nm["history"], J1)
+        _, nm_per = design_objective(task, rs, nm["design"])
+        s.update({
+            "nm_design": [float(v) for v in nm["design"]],
+            "nm_objective_sim": float(nm["objective"]),
+            "nm_objective_sim_per_radius": nm_per.tolist(),
+            "nm_wall_s": float(nm["wall_s"]), "nm_evals": int(nm["n_evals"]),
+            "nm_reached_mpec_objective": bool(math.isfinite(t_reach)),
+            "nm_time_to_mpec_objective_s": t_reach if math.isfinite(t_reach) else None,
+            "wall_ratio_nm_over_mpec": float(nm["wall_s"] / res.wall_s),
+            "objective_ratio_nm_over_mpec": float(nm["objective"] / J1) if J1 > 0 else math.inf,
+        })  # fmt: skip
+    return s, res, nm
+
+
+def demo_plate_design(
+    out_dir: Path | str,
+    progress: bool = True,
+    nelder_mead: bool = True,
+    max_evals: int = 40,
+    radii: Sequence[float] = DEFAULT_RADII,
+) -> dict[str, Any]:
+    """Multi-radius periodic MPEC and (optionally) Nelder–Mead on the same objective
+    (:func:`run_comparison`); writes ``mpec_plate_design.png``. ``"solved"`` is True only if the
+    MPCC met tolerance and every radius's re-simulation reproduced the plan."""
     try:
         d = Path(out_dir)
     except TypeError:
         raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
     d.mkdir(parents=True, exist_ok=True)
     task = PlateDesignTask()
-    if progress:
-        print(f"plate design: periodic MPEC, N = {task.n_steps} steps, h = {task.h:.3e} s ...", flush=True)
-    res, hz, wall_mpec = solve_plate_design(task)
-    if progress:
-        print(res.message, flush=True)
-    J0 = simulated_objective(task, task.theta0)
-    J_mpec = simulated_objective(task, res.design)
-    nm = None
-    if nelder_mead:
-        if progress:
-            print(f"plate design: Nelder-Mead, {max_evals} full simulations ...", flush=True)
-        nm = nelder_mead_design(task, max_evals=max_evals)
-    sims = {"initial design": simulate_design(task, task.theta0)[0],
-            "MPEC design": simulate_design(task, res.design)[0]}  # fmt: skip
+    s, res, nm = run_comparison(task, radii, max_evals=max_evals, nelder_mead=nelder_mead, progress=progress)
+    tasks = scenario_tasks(task, res.radii)
+    sims = {"MPEC design": [simulate_design(t, res.design)[0] for t in tasks]}
     if nm is not None:
-        sims["Nelder–Mead design"] = simulate_design(task, nm["design"])[0]
-    fig = plot_plate_design(task, res, nm, sims)
-    ax = fig.axes[2]
-    ax.axhline(J_mpec, color="C1", ls="--", label=f"MPEC design ({wall_mpec:.1f} s)")
-    ax.axhline(J0, color="C2", ls=":", label="initial design")
-    ax.legend(fontsize=7)
+        sims["Nelder–Mead design"] = [simulate_design(t, nm["design"])[0] for t in tasks]
+    sims["initial design"] = [simulate_design(t, task.theta0)[0] for t in tasks]
+    fig = plot_plate_design(task, res, nm, sims, mpec_objective_sim=s["objective_sim_mpec"])
     fig.savefig(d / "mpec_plate_design.png")
-    s = res.summary()
-    s.update({
-        "solved": bool(res.ok),
-        "n_steps": task.n_steps, "h": task.h, "radius": task.radius,
-        "n_x": int(hz.mpcc.x.numel()), "n_pairs": int(hz.mpcc.n_pairs),
-        "design": [float(v) for v in res.design],
-        "start_jump": [float(v) for v in res.controls[0]],
-        "objective_plan": float(res.objective),
-        "objective_sim_initial": J0,
-        "objective_sim_mpec": J_mpec,
-        "mpec_wall_s": wall_mpec,
-        "figure": str(d / "mpec_plate_design.png"),
-    })  # fmt: skip
-    if nm is not None:
-        t_reach = time_to_reach(nm["history"], J_mpec)
-        s.update({
-            "nm_design": [float(v) for v in nm["design"]],
-            "nm_objective_sim": float(nm["objective"]),
-            "nm_wall_s": float(nm["wall_s"]),
-            "nm_evals": int(nm["n_evals"]),
-            "nm_time_to_mpec_objective_s": t_reach,
-            "wall_ratio_nm_over_mpec": float(nm["wall_s"] / wall_mpec),
-        })  # fmt: skip
+    s["figure"] = str(d / "mpec_plate_design.png")
     return s

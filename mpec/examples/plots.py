@@ -2,6 +2,8 @@ r"""Figures of the horizon examples: planned vs re-simulated trajectories and st
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -12,7 +14,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from mcpkit.mpec.horizon import HorizonResult  # noqa: E402
 
-__all__ = ["plot_block", "plot_pushing"]
+__all__ = ["plot_block", "plot_pushing", "plot_pushing_starts"]
 
 
 def _shade_slide(ax: plt.Axes, t: np.ndarray, sliding: np.ndarray) -> None:
@@ -91,5 +93,36 @@ def plot_pushing(res: HorizonResult, sliding: np.ndarray, patch: np.ndarray, edg
     ax3.step(t[:-1], res.block("sigma")[:, 0], where="post", color="C3")
     ax3.set_ylabel("$\\sigma$ (slip)")
     ax3.set_xlabel("t [s]  (grey: sliding)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_pushing_starts(attempts: list[Any], best: int, title: str = "") -> Figure:
+    r"""Multi-start record of :func:`~mcpkit.mpec.examples.pushing.plan_pushing`: objective and
+    complementarity residual of every attempt (filled: solved and reproduced by re-simulation;
+    open: failed), grouped by start, re-seeds to the right; the winner is starred.
+
+    ``attempts`` are :class:`~mcpkit.mpec.examples.pushing.PushAttempt` records, ``best`` the
+    index of the winner (``-1``: none). Residuals below 1e-20 (including exact zeros) are drawn
+    at 1e-20.
+    """
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.6), dpi=100)
+    n_start = 1 + max((a.start_index for a in attempts), default=0)
+    for k, a in enumerate(attempts):
+        x = a.start_index + 0.2 * a.restart
+        c = f"C{a.start_index % 10}"
+        face = c if a.ok else "none"
+        axs[0].plot(x, a.objective, "o", mec=c, mfc=face, ms=7)
+        axs[1].semilogy(x, max(a.complementarity, 1e-20), "o", mec=c, mfc=face, ms=7)
+        if k == best:
+            axs[0].plot(x, a.objective, "k*", ms=14, mfc="none")
+    labels = {a.start_index: a.start.label.replace(", ", "\n") for a in attempts}
+    for ax in axs:
+        ax.set_xticks(range(n_start), [labels.get(i, str(i)) for i in range(n_start)], fontsize=6)
+        ax.set_xlim(-0.5, n_start - 0.3)
+    axs[0].set_ylabel("objective $\\sum h\\|u\\|^2$ [N$^2$ s]")
+    axs[0].set_title(title or "attempts (filled: ok; right: re-seeds; star: best)", fontsize=9)
+    axs[1].set_ylabel("complementarity residual")
+    axs[1].set_title("complementarity residual of each attempt", fontsize=9)
     fig.tight_layout()
     return fig

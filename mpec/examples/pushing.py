@@ -18,11 +18,21 @@ and the update is the linear one of eqs 26-28: :math:`\nu_{k+1} = \nu_k + (p + p
 The plan starts at rest at pose A, must end at rest at pose B and minimises
 :math:`\sum_k h\|u_k\|^2`. Since the pusher cannot pull, the slider must be braked by table
 friction, so the plan slides and then sticks.
+
+The MPCC is non-convex (bilinear friction rows) and its local solutions depend on the initial
+guess. :func:`plan_pushing` therefore runs a small deterministic **multi-start**: each
+:class:`PushStart` is a forward simulation of a push profile; a start whose solve fails (MPCC
+tolerance or re-simulation) is **re-seeded** up to ``restarts`` times from the forward simulation
+of its own (failed) planned controls, i.e. from a point that satisfies every step's
+complementarity exactly. The best plan that is solved *and* reproduced by re-simulation wins;
+every attempt is recorded (:class:`PushAttempt`) with its status and residuals.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +45,19 @@ from mcpkit.models.ecp.params import SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec
 
-__all__ = ["PushTask", "pushing_horizon", "pushing_step_spec", "ecp_simulator", "solve_pushing"]
+__all__ = [
+    "DEFAULT_STARTS",
+    "PushAttempt",
+    "PushStart",
+    "PushTask",
+    "PushingPlan",
+    "contact_modes",
+    "ecp_simulator",
+    "plan_pushing",
+    "pushing_horizon",
+    "pushing_step_spec",
+    "solve_pushing",
+]
 
 
 @dataclass(frozen=True)
@@ -151,6 +173,260 @@ def ecp_simulator(task: PushTask) -> Any:
     return run
 
 
+@dataclass(frozen=True)
+class PushStart:
+    r"""One initial guess: push straight (:math:`f_n = c\,\mu m g`, :math:`f_t = 0`) at contact
+    height :math:`\theta_c^0` for the first fraction :math:`a` of the horizon, nothing afterwards.
+
+    Attributes
+    ----------
+    fraction
+        :math:`a \in (0, 1]` (``1``: a constant push over the whole horizon).
+    magnitude
+        :math:`c \ge 0` in multiples of the table friction :math:`\mu m g` (``0``: no push, the
+        guess is the slider at rest).
+    contact
+        Initial design :math:`\theta_c^0` [m] (clipped to the task's contact range).
+    """
+
+    fraction: float = 1.0
+    magnitude: float = 1.5
+    contact: float = 0.0
+
+    def __post_init__(self) -> None:
+        try:
+            a, c, th = float(self.fraction), float(self.magnitude), float(self.contact)
+        except (TypeError, ValueError):
+            raise MCPInputError(f"PushStart needs real numbers, got {self!r}") from None
+        if not (0 < a <= 1) or not math.isfinite(c) or c < 0 or not math.isfinite(th):
+            raise MCPInputError(
+                f"PushStart needs fraction in (0, 1], magnitude >= 0 and a finite contact, got {self!r}"
+            )
+
+    @property
+    def label(self) -> str:
+        """Short name, e.g. ``"1.5 μmg, first 25%, θc0 = 0 mm"``."""
+        return f"{self.magnitude:g} μmg, first {self.fraction:.0%}, θc0 = {1000 * self.contact:g} mm"
+
+    def controls(self, task: PushTask) -> np.ndarray:
+        """The guess controls ``(N, 2)``."""
+        P = task.params
+        U = np.zeros((task.n_steps, 2))
+        U[: max(1, int(task.n_steps * self.fraction)), 0] = self.magnitude * P.mu * P.m * P.g
+        return U
+
+    def design(self, task: PushTask) -> np.ndarray:
+        """The guess design :math:`(\\theta_c^0)`, clipped to ``task.contact_range``."""
+        lo, hi = task.contact_range
+        return np.array([min(max(float(self.contact), lo), hi)])
+
+
+DEFAULT_STARTS: tuple[PushStart, ...] = (
+    PushStart(1.0, 0.0),
+    PushStart(1.0, 1.0),
+    PushStart(1.0, 1.5),
+    PushStart(0.25, 1.5),
+    PushStart(1 / 3, 2.0),
+    PushStart(0.5, 1.2),
+)
+"""The deterministic starts of :func:`plan_pushing`: at rest, constant pushes at 1 and 1.5
+:math:`\\mu m g`, and three push-then-coast pulses (the guesses measured in
+``docs/mpec_planning.md``)."""
+
+
+def contact_modes(res: HorizonResult, tol: float = 1e-6) -> np.ndarray:
+    r"""Sliding flags of the plan's steps: :math:`\sigma_k > \text{tol}` (slip speed of the ECP).
+
+    With :math:`\sigma_k = 0` the complementarity step forces the velocity after the step to zero
+    (stick or rest), so every step that ends in motion slides, and a plan from rest at A to rest at
+    B :math:`\ne A` has at least one sliding step and (its last) at least one sticking step.
+    """
+    tol = float(tol)
+    if not math.isfinite(tol) or tol < 0:
+        raise MCPInputError(f"tol must be finite and >= 0, got {tol!r}")
+    return res.block("sigma")[:, 0] > tol
+
+
+@dataclass
+class PushAttempt:
+    """One horizon solve of :func:`plan_pushing`.
+
+    Attributes
+    ----------
+    start_index, start
+        Which :class:`PushStart` the attempt descends from.
+    restart
+        ``0``: from the start's forward simulation; ``r >= 1``: the r-th re-seed from the forward
+        simulation of the previous attempt's planned controls.
+    ok, mpcc_solved
+        Solved and reproduced by re-simulation / the MPCC alone met its tolerance.
+    objective, complementarity, violation, max_deviation
+        Objective, complementarity residual, constraint violation and re-simulation deviation.
+    wall_s
+        Wall time of the attempt (guess simulation, solve, re-simulation).
+    n_slide, n_stick
+        Contact modes of the planned steps (:func:`contact_modes`).
+    message
+        :attr:`HorizonResult.message`.
+    """
+
+    start_index: int
+    start: PushStart
+    restart: int
+    ok: bool
+    mpcc_solved: bool
+    objective: float
+    complementarity: float
+    violation: float
+    max_deviation: float
+    wall_s: float
+    n_slide: int
+    n_stick: int
+    message: str
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable record."""
+        return {
+            "start_index": self.start_index, "start": self.start.label, "restart": self.restart,
+            "ok": self.ok, "mpcc_solved": self.mpcc_solved, "objective": self.objective,
+            "complementarity_residual": self.complementarity, "constraint_violation": self.violation,
+            "max_resim_deviation": self.max_deviation, "wall_s": self.wall_s,
+            "n_slide": self.n_slide, "n_stick": self.n_stick, "message": self.message,
+        }  # fmt: skip
+
+
+@dataclass
+class PushingPlan:
+    """Result of :func:`plan_pushing`: the best reproduced plan and every attempt.
+
+    Attributes
+    ----------
+    task, horizon
+        The task and its (once-built) :class:`Horizon`.
+    best
+        The :class:`HorizonResult` with the lowest objective among the attempts that are ``ok``
+        (solved and reproduced by re-simulation); ``None`` when no attempt is.
+    best_attempt
+        Index of that attempt in :attr:`attempts` (``-1`` when none).
+    attempts
+        All attempts in the order they ran.
+    wall_s
+        Total wall time.
+    """
+
+    task: PushTask
+    horizon: Horizon
+    best: HorizonResult | None
+    best_attempt: int
+    attempts: list[PushAttempt]
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        """At least one attempt was solved and reproduced by re-simulation."""
+        return self.best is not None
+
+    def failed_starts(self) -> list[PushAttempt]:
+        """The last attempt of every start that never produced an ``ok`` plan (why it failed)."""
+        last: dict[int, PushAttempt] = {}
+        good = {a.start_index for a in self.attempts if a.ok}
+        for a in self.attempts:
+            if a.start_index not in good:
+                last[a.start_index] = a
+        return list(last.values())
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable summary: verdict, best objective and the per-attempt records."""
+        b = self.best
+        return {
+            "ok": self.ok,
+            "goal": list(self.task.goal),
+            "n_steps": self.task.n_steps,
+            "objective": float(b.objective) if b is not None else math.nan,
+            "contact_height_m": float(b.design[0]) if b is not None else math.nan,
+            "max_resim_deviation": float(b.max_deviation) if b is not None else math.nan,
+            "best_attempt": self.best_attempt,
+            "n_attempts": len(self.attempts),
+            "n_starts_ok": len({a.start_index for a in self.attempts if a.ok}),
+            "wall_s": self.wall_s,
+            "attempts": [a.summary() for a in self.attempts],
+        }
+
+
+def plan_pushing(
+    task: PushTask | None = None,
+    starts: Sequence[PushStart] = DEFAULT_STARTS,
+    *,
+    restarts: int = 2,
+    deviation_tol: float = 1e-5,
+    time_limit: float = 20.0,
+    **options: Any,
+) -> PushingPlan:
+    r"""Deterministic multi-start with re-seeding; the best plan that the simulator reproduces.
+
+    For every start :math:`s` in ``starts``: solve the horizon from the forward simulation of
+    :meth:`PushStart.controls` (:meth:`Horizon.solve`, re-simulated with :func:`ecp_simulator`);
+    while the attempt is not ``ok`` and fewer than ``restarts`` re-seeds were made, solve again
+    from the forward simulation of that attempt's planned controls and design (a point where every
+    step's complementarity holds exactly, so the homotopy restarts from a physical trajectory near
+    the failed plan). The winner is the ``ok`` attempt of lowest objective
+    :math:`\sum_k h\|u_k\|^2`; a plan whose re-simulation deviates by more than ``deviation_tol``
+    is never a winner.
+
+    Parameters
+    ----------
+    task
+        The task (default :class:`PushTask`).
+    starts
+        The starts, tried in order (default :data:`DEFAULT_STARTS`).
+    restarts
+        Re-seeds per failed start (``>= 0``).
+    deviation_tol
+        Re-simulation tolerance on :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|`.
+    time_limit
+        Wall-clock limit of each MPCC solve [s].
+    **options
+        :class:`~mcpkit.mpcc_solve.MPCCSolver` options; by default ``fallback_methods=()``: a
+        failed Scholtes homotopy is re-seeded instead of re-run with other reformulations, which
+        is cheaper (measured in ``docs/mpec_planning.md``).
+    """
+    task = PushTask() if task is None else task
+    starts = list(starts)
+    if not starts or not all(isinstance(s, PushStart) for s in starts):
+        raise MCPInputError("starts must be a non-empty sequence of PushStart")
+    if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 0:
+        raise MCPInputError(f"restarts must be an integer >= 0, got {restarts!r}")
+    t_all = time.perf_counter()
+    hz = pushing_horizon(task)
+    sim = ecp_simulator(task)
+    options.setdefault("fallback_methods", ())
+    options["time_limit"] = float(time_limit)
+    attempts: list[PushAttempt] = []
+    results: list[HorizonResult] = []
+    for i, st in enumerate(starts):
+        U0, th0 = st.controls(task), st.design(task)
+        for r in range(restarts + 1):
+            t = time.perf_counter()
+            res = hz.solve(U0, th0, simulator=sim, deviation_tol=deviation_tol, **options)
+            slide = contact_modes(res)
+            attempts.append(
+                PushAttempt(
+                    i, st, r, bool(res.ok), res.mpcc_solved, float(res.objective),
+                    float(res.mpcc.natural_residual), float(res.mpcc.bound_violation),
+                    float(res.max_deviation), time.perf_counter() - t, int(slide.sum()),
+                    int((~slide).sum()), res.message,
+                )
+            )  # fmt: skip
+            results.append(res)
+            if res.ok:
+                break
+            U0 = np.clip(res.controls, [0.0, -task.force_max], task.force_max)
+            th0 = np.clip(res.design, *task.contact_range)
+    good = [k for k, a in enumerate(attempts) if a.ok]
+    best = min(good, key=lambda k: attempts[k].objective) if good else -1
+    return PushingPlan(task, hz, results[best] if good else None, best, attempts, time.perf_counter() - t_all)
+
+
 def solve_pushing(
     task: PushTask | None = None, guess: tuple[float, float] = (1 / 3, 2.0), **options: Any
 ) -> tuple[HorizonResult, Horizon]:
@@ -159,16 +435,17 @@ def solve_pushing(
     Initial guess: push straight (:math:`f_n = c\\,\\mu m g`, :math:`f_t = 0`) at the edge centre
     for the first fraction ``a`` of the horizon, nothing afterwards; ``guess = (a, c)``. The
     MPCC is non-convex (bilinear friction rows) and the homotopy is sensitive to this guess:
-    a failed plan is reported (``ok = False``), never hidden.
+    a failed plan is reported (``ok = False``), never hidden. One start only; for several starts
+    with re-seeding and the best reproduced plan use :func:`plan_pushing`.
     """
     task = PushTask() if task is None else task
     hz = pushing_horizon(task)
-    P = task.params
-    U0 = np.zeros((task.n_steps, 2))
     frac, mag = guess
-    if not (0 < frac <= 1) or not math.isfinite(mag) or mag < 0:
-        raise MCPInputError(f"guess must be (fraction in (0, 1], magnitude >= 0), got {guess!r}")
-    U0[: max(1, int(task.n_steps * frac)), 0] = mag * P.mu * P.m * P.g
+    try:
+        start = PushStart(frac, mag)
+    except MCPInputError:
+        raise MCPInputError(f"guess must be (fraction in (0, 1], magnitude >= 0), got {guess!r}") from None
+    U0 = start.controls(task)
     options.setdefault("deviation_tol", 1e-5)
     res = hz.solve(U0, [0.0], simulator=ecp_simulator(task), **options)
     return res, hz
