@@ -7,10 +7,10 @@ expressions), and solved by one of two IPOPTs, as for MCPs on the Pyomo backend:
 (a) **homotopy in Pyomo** — an ``ipopt`` executable when one is found
     (:func:`mcpkit.availability.ipopt_executable`), or ``ipopt="mcpkit_ipopt"`` (CasADi's IPOPT
     as a Pyomo solver): the reformulation (Scholtes inequality or equality form, smoothed
-    Fischer–Burmeister or penalty) is added to the Pyomo model with a mutable parameter
+    Fischer–Burmeister, penalty or elastic) is added to the Pyomo model with a mutable parameter
     (:class:`~mcpkit.solvers.pyomo_homotopy.PyomoHomotopy`) and each subproblem is one Pyomo
     solve;
-(b) **NL import** (the default with no executable, and always for ``elastic``) — the Pyomo model
+(b) **NL import** (the default with no executable) — the Pyomo model
     is written once by Pyomo's NL writer (parameters as bounded columns), imported with
     ``casadi.NlpBuilder.import_nl`` and solved by the CasADi homotopy with its recovery and
     polish; every function IPOPT evaluates comes from the Pyomo model.
@@ -167,8 +167,9 @@ class PyomoMPCCSolver:
                 self.ipopt_used = "mcpkit_ipopt (homotopy in Pyomo, CasADi's IPOPT per subproblem)"
             self.model, self.info = standard_pyomo_model(self.std, self.std.p0)
             self.homotopy = PyomoHomotopy(
-                self.model, self.info.G, self.info.H, self.info.f, name, self.options, solver
-            )
+                self.model, self.info.G, self.info.H, self.info.f, name, self.options, solver,
+                rows=list(self.model.g.values()),
+            )  # fmt: skip
         else:
             lowering = ThroughPyomoNL() if standard else Chain([ToStandardMPCC(), ThroughPyomoNL()])
             self.inner = MPCCSolver(problem, name, self.options, lowering=lowering)

@@ -7,24 +7,27 @@ adds one reformulation with a mutable parameter ``mcp_t``:
 * ``scholtes``: :math:`G_j H_j \le t` (``scholtes_eq``: :math:`= t`);
 * ``fb``: :math:`G_j + H_j - \sqrt{G_j^2 + H_j^2 + 2t^2} = 0`;
 * ``penalty``: objective :math:`f + t \sum_j G_j H_j`;
+* ``elastic``: each given row :math:`c_l \le c_i(x) \le c_u` becomes
+  :math:`c_i + s_i \ge c_l`, :math:`c_i - s_i \le c_u` with :math:`s_i \ge 0` (started at the
+  row's violation), objective :math:`f + t(\sum_i s_i + \sum_j G_j H_j)`;
 
 and the active-set polish rows :math:`m_j G_j + (1 - m_j) H_j = 0` (mask :math:`m_j = 1` where
 :math:`G_j \le H_j`), deactivated until used. :meth:`PyomoHomotopy.run` walks the parameter
 schedule of the same reformulation objects as the CasADi homotopy
 (:func:`~mcpkit.solvers.homotopy.reformulation_for`), calls the solver once per value, and judges
 every point with the caller's ``assess`` on the **original** problem; IPOPT's tolerance is
-``inner_tol_factor * tol`` and its wall-time limit the time left.
+``inner_tol_factor * tol`` and its wall-time limit the time left. During the polish the elastic
+variables are fixed at 0, so it solves the original constraints.
 
 The solver is any Pyomo NLP solver: an ``ipopt`` executable (``SolverFactory("ipopt",
 executable=...)``) or ``SolverFactory("mcpkit_ipopt")`` (CasADi's IPOPT through an NL file,
-always available). The elastic mode needs extra variables per row and runs on the CasADi
-homotopy only.
+always available).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +40,7 @@ from mcpkit.solvers.homotopy import Assessment, reformulation_for
 from mcpkit.solvers.route import RouteOutcome
 
 #: Reformulations this Pyomo homotopy states.
-PYOMO_METHODS = ("scholtes", "scholtes_eq", "fb", "penalty")
+PYOMO_METHODS = ("scholtes", "scholtes_eq", "fb", "penalty", "elastic")
 
 PyomoAssessor = Callable[[], tuple[np.ndarray, Assessment]]
 """Reads the model's current point and returns ``(point, assessment on the original problem)``."""
@@ -61,6 +64,8 @@ class PyomoHomotopy:
         Stopping rules and homotopy settings.
     solver
         A Pyomo solver object.
+    rows
+        The constraint rows :math:`g` that the ``elastic`` mode relaxes (ignored otherwise).
     """
 
     def __init__(
@@ -72,11 +77,10 @@ class PyomoHomotopy:
         method: str,
         options: SolveOptions,
         solver: Any,
+        rows: Sequence[Any] = (),
     ) -> None:
         if method not in PYOMO_METHODS:
-            raise MCPInputError(
-                f"the Pyomo homotopy states {list(PYOMO_METHODS)}; {method!r} runs on the CasADi homotopy"
-            )
+            raise MCPInputError(f"the Pyomo homotopy states {list(PYOMO_METHODS)}, not {method!r}")
         if len(G) != len(H):
             raise MCPInputError(f"PyomoHomotopy: {len(G)} G expressions but {len(H)} H expressions")
         self.m, self.G, self.H, self.method, self.options, self.solver = model, G, H, method, options, solver
@@ -85,8 +89,20 @@ class PyomoHomotopy:
             obj.deactivate()
         nc = len(G)
         m.mcp_t = pyo.Param(mutable=True, initialize=1.0)
-        if method == "penalty":
-            m.mcp_obj = pyo.Objective(expr=objective + m.mcp_t * sum(G[j] * H[j] for j in range(nc)))
+        comp = sum(G[j] * H[j] for j in range(nc))
+        self._rows = [c for c in rows if c.active and (c.has_lb() or c.has_ub())]
+        if method == "elastic":
+            rs = self._rows
+            m.mcp_s = pyo.Var(range(len(rs)), bounds=(0.0, None), initialize=0.0)
+            lo = [k for k, c in enumerate(rs) if c.has_lb()]
+            up = [k for k, c in enumerate(rs) if c.has_ub()]
+            m.mcp_el_lo = pyo.Constraint(lo, rule=lambda _m, k: rs[k].body + m.mcp_s[k] >= rs[k].lower)
+            m.mcp_el_up = pyo.Constraint(up, rule=lambda _m, k: rs[k].body - m.mcp_s[k] <= rs[k].upper)
+            for c in rs:
+                c.deactivate()
+            m.mcp_obj = pyo.Objective(expr=objective + m.mcp_t * (sum(m.mcp_s.values()) + comp))
+        elif method == "penalty":
+            m.mcp_obj = pyo.Objective(expr=objective + m.mcp_t * comp)
         else:
             m.mcp_obj = pyo.Objective(expr=objective)
             if method == "scholtes_eq":
@@ -154,9 +170,13 @@ class PyomoHomotopy:
             m.mcp_mask[j].set_value(1.0 if pyo.value(self.G[j]) <= pyo.value(self.H[j]) else 0.0)
         if hasattr(m, "mcp_rel"):
             m.mcp_rel.deactivate()
+        if hasattr(m, "mcp_s"):  # the original rows, exactly
+            m.mcp_s.fix(0.0)
         m.mcp_pol.activate()
         status, wall = self._run_solver(True, time_left)
         m.mcp_pol.deactivate()
+        if hasattr(m, "mcp_s"):
+            m.mcp_s.unfix()
         if hasattr(m, "mcp_rel"):
             m.mcp_rel.activate()
         z, a = assess()
@@ -182,6 +202,12 @@ class PyomoHomotopy:
         def left() -> float | None:
             return None if opts.time_limit is None else opts.time_limit - (time.perf_counter() - t_start)
 
+        if hasattr(self.m, "mcp_s"):  # elastic variables start at the rows' violations
+            for k, c in enumerate(self._rows):
+                v = pyo.value(c.body)
+                lo = pyo.value(c.lower) - v if c.has_lb() else 0.0
+                up = v - pyo.value(c.upper) if c.has_ub() else 0.0
+                self.m.mcp_s[k].set_value(max(lo, up, 0.0))
         reform = reformulation_for(self.method)
         for k, t in enumerate(reform.schedule(opts)):
             remaining = left()

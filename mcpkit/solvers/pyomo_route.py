@@ -286,7 +286,7 @@ class _PyomoSideImpl:
         m, info = ToPyomo(complementarity=False).apply(problem)
         slack, G, H = add_slack_form(m, info, problem.lb, problem.ub)
         self.m, self.info, self.slack = m, info, slack
-        self.homotopy = PyomoHomotopy(m, G, H, 0.0, method, options, solver)
+        self.homotopy = PyomoHomotopy(m, G, H, 0.0, method, options, solver, rows=list(m.mcp_eq.values()))
 
     def _set_start(self, z: np.ndarray, p: np.ndarray) -> None:
         self.info.set_values(self.m, z)

@@ -100,11 +100,14 @@ def test_pyomo_backend_solves_general_bounds_pairs() -> None:
 
 
 @needs_data
+@pytest.mark.parametrize("backend", ["casadi", "pyomo"])
 @pytest.mark.parametrize("name", sorted(KNOWN))
-def test_elastic_mode_reaches_published_optimum(name: str) -> None:
-    s = solve_mpcc_file(MPECLIB / f"{name}.nl.json", method="elastic")
+def test_elastic_mode_reaches_published_optimum(name: str, backend: str) -> None:
+    """The elastic mode on CasADi, and stated in Pyomo (elastic rows and variables in the model)."""
+    extra = {"ipopt": "mcpkit_ipopt"} if backend == "pyomo" else {}
+    s = solve_mpcc_file(MPECLIB / f"{name}.nl.json", method="elastic", backend=backend, **extra)
     assert s["solved"], s
-    assert s["method"] == "elastic"
+    assert s["method"] == "elastic" and s["backend"] == backend
     assert s["objective"] == pytest.approx(KNOWN[name], abs=1e-4)
 
 
@@ -128,6 +131,12 @@ def test_elastic_mode_starts_from_an_infeasible_guess() -> None:
     np.testing.assert_allclose(res.z, [1.0, 0.0], atol=1e-6)
     assert res.objective == pytest.approx(2.0, abs=1e-6)
     assert res.trace and all(step.parameter > 0 for step in res.trace if step.phase == "relax")
+    # the same elastic homotopy stated in Pyomo
+    from mcpkit.mpec.pyomo_solve import PyomoMPCCSolver
+
+    res_p = PyomoMPCCSolver(mpcc, "elastic", ipopt="mcpkit_ipopt", tol=1e-8).solve()
+    assert res_p.solved, res_p.message
+    np.testing.assert_allclose(res_p.z, [1.0, 0.0], atol=1e-6)
 
 
 @needs_data

@@ -130,7 +130,7 @@ def test_unknown_method_rejected() -> None:
         PyomoRoute(MCP.lcp([[1.0]], [1.0]), "newton", SolveOptions())
 
 
-@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty"])
+@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty", "elastic"])
 def test_homotopy_stated_in_pyomo(method: str) -> None:
     """The Pyomo-side homotopy (the executable route's code) run with the in-process solver.
 
@@ -148,11 +148,10 @@ def test_homotopy_stated_in_pyomo(method: str) -> None:
     assert all(step.wall_time_s >= 0 for step in out.trace)
 
 
-def test_pyomo_side_refuses_elastic() -> None:
-    """The elastic mode adds variables per row: stated on the CasADi homotopy only."""
+def test_pyomo_side_rejects_unknown_method() -> None:
     from mcpkit.solvers.pyomo_homotopy import PyomoHomotopy
 
     m = pyo.ConcreteModel()
     m.x = pyo.Var()
-    with pytest.raises(mcpkit.MCPInputError, match="CasADi homotopy"):
-        PyomoHomotopy(m, [m.x], [m.x], 0.0, "elastic", mcpkit.SolveOptions(), None)
+    with pytest.raises(mcpkit.MCPInputError, match="not 'lcp'"):
+        PyomoHomotopy(m, [m.x], [m.x], 0.0, "lcp", mcpkit.SolveOptions(), None)
