@@ -13,7 +13,8 @@ residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pa
 
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib [--time-limit 60] [--limit N]
 [--no-peer] [--backend casadi|pyomo] [--method scholtes|elastic|...] [--json]
-[--out results.json]``. The full sets take tens of minutes; they are not part of the test suite
+[--out results.json] [--plot fig.png]``; ``--from-json results.json --plot fig.png`` re-draws a
+saved run. The full sets take tens of minutes; they are not part of the test suite
 (a small sample is, in ``tests/solver/test_mpec_engine.py``).
 """
 
@@ -102,6 +103,29 @@ def summarise(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     }
 
 
+def plot_solved_vs_time(rows: list[dict[str, Any]], title: str, path: Path) -> None:
+    """Cumulative count of problems solved (by the common rule) within a time, per solver."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.0, 3.6))
+    for key, style in (("mcpkit", "-"), ("mpecss", "--")):
+        times = np.sort([r[key]["time_s"] for r in rows if key in r and r[key]["solved"]])
+        if times.size:
+            ax.step(times, np.arange(1, times.size + 1), style, where="post", label=f"{key} ({times.size})")
+    ax.axhline(len(rows), color="0.6", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("wall time per problem [s]")
+    ax.set_ylabel("problems solved (comp, viol <= 1e-6)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="mpeclib")
@@ -114,7 +138,17 @@ def main() -> None:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write per-problem rows as JSON")
+    ap.add_argument("--plot", type=Path, default=None, help="save a solved-vs-time figure (PNG)")
+    ap.add_argument("--from-json", type=Path, default=None, help="re-plot/summarise an --out file, no solves")
     args = ap.parse_args()
+    if args.from_json is not None:
+        saved = json.loads(args.from_json.read_text())
+        if args.plot:
+            summ = saved["summary"]
+            title = f"{summ['set']}: mcpkit ({summ.get('mcpkit_backend', 'casadi')}) vs mpecss"
+            plot_solved_vs_time(saved["rows"], title, args.plot)
+        print(json.dumps(saved["summary"], indent=1))
+        return
     logging.getLogger("mpecss").setLevel(logging.ERROR)
     files = sorted(SETS[args.set].glob("*.json"))[: args.limit]
     rows: list[dict[str, Any]] = []
@@ -146,6 +180,8 @@ def main() -> None:
     out["mcpkit_stationarity_of_solved"] = classes
     if args.out:
         args.out.write_text(json.dumps({"summary": out, "rows": rows}, default=float, indent=1))
+    if args.plot:
+        plot_solved_vs_time(rows, f"{args.set}: mcpkit ({args.backend}) vs mpecss", args.plot)
     if args.json:
         print(json.dumps(out))
     else:
