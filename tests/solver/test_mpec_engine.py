@@ -141,12 +141,13 @@ def test_elastic_mode_starts_from_an_infeasible_guess() -> None:
 
 @needs_data
 def test_time_limit_stops_inside_a_subproblem() -> None:
-    """tollmpec needs about a minute; with a 2 s limit the deadline callback stops IPOPT inside
-    its first subproblem (before, each IPOPT call could run for the whole limit again)."""
+    """tollmpec needs about a minute; with a 1 s limit the deadline callback stops IPOPT inside
+    its first subproblem (before, each IPOPT call could run for the whole limit again). Checked
+    by status, not by timing: the only subproblem ends with IPOPT's ``User_Requested_Stop``."""
     from mcpkit.mpec.engine import solve_general
     from mcpkit.mpec.loader import load_mpcc_json
 
-    res = solve_general(load_mpcc_json(MPECLIB / "tollmpec.nl.json"), stationarity=False, time_limit=2.0)
+    res = solve_general(load_mpcc_json(MPECLIB / "tollmpec.nl.json"), stationarity=False, time_limit=1.0)
     assert res.termination.value == "time_limit"
     assert not res.solved
-    assert res.wall_time_s < 2.0 + 3.0  # the limit plus building the IPOPT instances
+    assert [s.inner_status for s in res.trace] == ["User_Requested_Stop"]
