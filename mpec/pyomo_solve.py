@@ -29,10 +29,8 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-import pyomo.environ as pyo
 
-from mcpkit.availability import ipopt_executable
-from mcpkit.errors import MCPInputError, SolverNotAvailableError
+from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.mpcc import MPCC
 from mcpkit.mpcc_solve import MPCCSolver, mpcc_result
@@ -42,8 +40,8 @@ from mcpkit.options import REFORMULATIONS, SolveOptions
 from mcpkit.problem import as_float_vector
 from mcpkit.result import MCPResult
 from mcpkit.solvers.homotopy import Assessment
-from mcpkit.solvers.nl_import import import_pyomo_nl, register
-from mcpkit.solvers.pyomo_homotopy import PYOMO_METHODS, PyomoHomotopy
+from mcpkit.solvers.nl_import import import_pyomo_nl
+from mcpkit.solvers.pyomo_homotopy import PyomoHomotopy, pyomo_ipopt
 
 
 @dataclass(frozen=True)
@@ -139,32 +137,16 @@ class PyomoMPCCSolver:
         name = "scholtes" if method == "auto" else str(method).lower()
         if name not in REFORMULATIONS:
             raise MCPInputError(f"unknown MPCC method {method!r}; valid: {list(REFORMULATIONS)}")
-        if ipopt not in ("auto", "executable", "casadi", "mcpkit_ipopt"):
-            raise MCPInputError(
-                f"ipopt must be 'auto', 'executable', 'casadi' or 'mcpkit_ipopt', got {ipopt!r}"
-            )
-        exe = ipopt_executable() if ipopt in ("auto", "executable") else None
-        if ipopt == "executable" and exe is None:
-            raise SolverNotAvailableError(
-                "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
-                "(CasADi's IPOPT through an NL file) or install one (idaes get-extensions)"
-            )
         if not isinstance(problem, GeneralMPCC | MPCC):
             raise MCPInputError(
                 f"PyomoMPCCSolver: expected a GeneralMPCC or an MPCC, got {type(problem).__name__}"
             )
         self.problem, self.method = problem, name
         standard = isinstance(problem, MPCC)
-        self._pyomo_side = name in PYOMO_METHODS and (exe is not None or ipopt == "mcpkit_ipopt")
+        solver, self.ipopt_used = pyomo_ipopt(ipopt)
+        self._pyomo_side = solver is not None
         if self._pyomo_side:
             self.std = problem if standard else ToStandardMPCC().apply(problem)[0]
-            if exe is not None:
-                solver = pyo.SolverFactory("ipopt", executable=exe)
-                self.ipopt_used = f"executable {exe}"
-            else:
-                register()
-                solver = pyo.SolverFactory("mcpkit_ipopt")
-                self.ipopt_used = "mcpkit_ipopt (homotopy in Pyomo, CasADi's IPOPT per subproblem)"
             self.model, self.info = standard_pyomo_model(self.std, self.std.p0)
             self.homotopy = PyomoHomotopy(
                 self.model, self.info.G, self.info.H, self.info.f, name, self.options, solver,
@@ -173,7 +155,6 @@ class PyomoMPCCSolver:
         else:
             lowering = ThroughPyomoNL() if standard else Chain([ToStandardMPCC(), ThroughPyomoNL()])
             self.inner = MPCCSolver(problem, name, self.options, lowering=lowering)
-            self.ipopt_used = "casadi (via NL import of the Pyomo model)"
 
     def solve(self, p: Any = None, x0: Any = None) -> MCPResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
-from mcpkit.errors import MCPInputError
+from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.homotopy import Assessment, reformulation_for
@@ -41,6 +41,40 @@ from mcpkit.solvers.route import RouteOutcome
 
 #: Reformulations this Pyomo homotopy states.
 PYOMO_METHODS = ("scholtes", "scholtes_eq", "fb", "penalty", "elastic")
+
+#: Values of the ``ipopt=`` argument of the Pyomo routes.
+IPOPT_CHOICES = ("auto", "executable", "casadi", "mcpkit_ipopt")
+
+
+def pyomo_ipopt(ipopt: str) -> tuple[Any | None, str]:
+    """Which IPOPT a Pyomo route uses: ``(Pyomo solver, description)``.
+
+    ``"auto"``: an ``ipopt`` executable when :func:`~mcpkit.availability.ipopt_executable`
+    finds one, else ``None`` (the route then writes an NL file once and runs the CasADi
+    homotopy on its import); ``"executable"``: that executable or
+    :class:`~mcpkit.errors.SolverNotAvailableError`; ``"casadi"``: ``None``; ``"mcpkit_ipopt"``:
+    CasADi's IPOPT as a Pyomo solver, the homotopy stated in Pyomo.
+    """
+    from mcpkit.availability import ipopt_executable
+    from mcpkit.solvers.nl_import import register
+
+    if ipopt not in IPOPT_CHOICES:
+        raise MCPInputError(f"ipopt must be one of {list(IPOPT_CHOICES)}, got {ipopt!r}")
+    exe = ipopt_executable() if ipopt in ("auto", "executable") else None
+    if ipopt == "executable" and exe is None:
+        raise SolverNotAvailableError(
+            "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
+            "(CasADi's IPOPT through an NL file) or install one (idaes get-extensions)"
+        )
+    if exe is not None:
+        return pyo.SolverFactory("ipopt", executable=exe), f"executable {exe}"
+    if ipopt == "mcpkit_ipopt":
+        register()
+        return pyo.SolverFactory(
+            "mcpkit_ipopt"
+        ), "mcpkit_ipopt (homotopy in Pyomo, CasADi's IPOPT per subproblem)"
+    return None, "casadi (via NL import of the Pyomo model)"
+
 
 PyomoAssessor = Callable[[], tuple[np.ndarray, Assessment]]
 """Reads the model's current point and returns ``(point, assessment on the original problem)``."""

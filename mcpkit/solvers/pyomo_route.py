@@ -33,7 +33,6 @@ import casadi as ca
 import numpy as np
 import pyomo.environ as pyo
 
-from mcpkit.availability import ipopt_executable
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.lowering.pyomo import PyomoMap, ToPyomo
@@ -41,8 +40,8 @@ from mcpkit.mpcc import MPCC
 from mcpkit.options import REFORMULATIONS, SolveOptions
 from mcpkit.problem import MCP
 from mcpkit.solvers.homotopy import Assessment, assess_mcp_point, make_homotopy
-from mcpkit.solvers.nl_import import import_pyomo_nl, register
-from mcpkit.solvers.pyomo_homotopy import PYOMO_METHODS, PyomoHomotopy
+from mcpkit.solvers.nl_import import import_pyomo_nl
+from mcpkit.solvers.pyomo_homotopy import PyomoHomotopy, pyomo_ipopt
 from mcpkit.solvers.route import RouteOutcome
 
 _METHODS = REFORMULATIONS
@@ -130,7 +129,8 @@ class PyomoRoute:
         Stopping rules and homotopy settings.
     ipopt
         ``"auto"`` (an executable when one is found, else CasADi's IPOPT via an NL import),
-        ``"executable"`` or ``"casadi"``.
+        ``"executable"``, ``"casadi"`` or ``"mcpkit_ipopt"`` (see
+        :func:`~mcpkit.solvers.pyomo_homotopy.pyomo_ipopt`).
     """
 
     backend = "pyomo"
@@ -138,38 +138,18 @@ class PyomoRoute:
     def __init__(self, problem: MCP, method: str, options: SolveOptions, ipopt: str = "auto") -> None:
         if method not in _METHODS:
             raise MCPInputError(f"PyomoRoute: unknown method {method!r}; valid: {list(_METHODS)}")
-        if ipopt not in ("auto", "executable", "casadi", "mcpkit_ipopt"):
-            raise MCPInputError(
-                f"PyomoRoute: ipopt must be 'auto', 'executable', 'casadi' or 'mcpkit_ipopt', got {ipopt!r}"
-            )
+        solver, self.ipopt_used = pyomo_ipopt(ipopt)
         self.problem = problem
         self.method = method
         self.options = options
         self.cas = lower_to_casadi(problem)  # only for measuring residuals on the declaration
         self.lb, self.ub = problem.lb, problem.ub
-        exe = ipopt_executable() if ipopt in ("auto", "executable") else None
-        if ipopt == "executable" and exe is None:
-            from mcpkit.errors import SolverNotAvailableError
-
-            raise SolverNotAvailableError(
-                "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
-                "(CasADi's IPOPT through an NL file) or install one (idaes get-extensions)"
-            )
-        self.executable = exe
         self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
-        pyomo_side = method in PYOMO_METHODS and (exe is not None or ipopt == "mcpkit_ipopt")
-        if pyomo_side and exe is not None:
-            solver = pyo.SolverFactory("ipopt", executable=exe)
+        if solver is not None:
             self._impl: _PyomoSideImpl | None = _PyomoSideImpl(problem, method, options, solver)
-            self.ipopt_used = f"executable {exe}"
-        elif pyomo_side:
-            register()
-            self._impl = _PyomoSideImpl(problem, method, options, pyo.SolverFactory("mcpkit_ipopt"))
-            self.ipopt_used = "mcpkit_ipopt (homotopy in Pyomo, CasADi's IPOPT per subproblem)"
         else:
             self._impl = None
             self._build_nl_import()
-            self.ipopt_used = "casadi (via NL import)"
 
     # ------------------------------------------------------------- (b) NL -> CasADi
     def _build_nl_import(self) -> None:

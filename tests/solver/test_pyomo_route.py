@@ -117,7 +117,7 @@ def test_pyomo_route_reports_which_ipopt() -> None:
     assert res.solved
     np.testing.assert_allclose(res.z, [2.0], atol=1e-8)
     if ipopt_executable() is None:
-        assert res.extra["ipopt"] == "casadi (via NL import)"
+        assert res.extra["ipopt"] == "casadi (via NL import of the Pyomo model)"
     else:
         assert res.extra["ipopt"].startswith("executable ")
 
