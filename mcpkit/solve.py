@@ -69,8 +69,8 @@ class Solver:
     backend
         ``"auto"``, ``"casadi"``, ``"pyomo"`` or ``"gamspy"`` (see :class:`~mcpkit.options.Backend`).
     method
-        ``"auto"``, ``"path"``, ``"scholtes"``, ``"fb"`` or ``"penalty"``
-        (see :class:`~mcpkit.options.Method`).
+        ``"auto"``, ``"path"``, ``"scholtes"``, ``"scholtes_eq"``, ``"fb"``, ``"penalty"`` or
+        ``"elastic"`` (see :class:`~mcpkit.options.Method`).
     options
         A :class:`~mcpkit.options.SolveOptions`; keyword arguments override its fields.
 

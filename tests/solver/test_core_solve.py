@@ -21,7 +21,7 @@ def solve(problem: object, **kwargs: object) -> mcpkit.MCPResult:
     return mcpkit.solve(problem, **kwargs)
 
 
-METHODS = ["scholtes", "fb", "penalty"]
+METHODS = ["scholtes", "scholtes_eq", "fb", "penalty", "elastic"]
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -16,7 +16,7 @@ from mcpkit.problem import MCP
 pytestmark = pytest.mark.solver
 
 
-@pytest.mark.parametrize("method", ["scholtes", "fb", "penalty"])
+@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty", "elastic"])
 def test_lcp_2x2(method: str) -> None:
     """M = [[2,1],[1,2]], q = (-1,-1): both components interior, 2z1+z2 = 1 = z1+2z2 -> 1/3."""
     res = mcpkit.solve(MCP.lcp([[2.0, 1.0], [1.0, 2.0]], [-1.0, -1.0]), backend="pyomo", method=method)
