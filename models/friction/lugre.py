@@ -259,6 +259,20 @@ class FrictionModel(Protocol):
         ...
 
 
+def _cached_bristle_function(model: Any, sym: type, name: str) -> ca.Function:
+    """``(z, twist, f_N) -> (z', wrench)`` of a LuGre model's ``casadi_derivative_and_wrench``,
+    built once per symbol type ``sym`` (SX or MX) and cached on the model."""
+    cache = model.__dict__.setdefault("_ca_funs", {})
+    if sym not in cache:
+        z = sym.sym("z", model.n_states)
+        tw = sym.sym("twist", 3)
+        fn = sym.sym("fN")
+        dz, wr = model.casadi_derivative_and_wrench(z, tw, fn)
+        opts = {"cse": True} if sym is ca.SX else {}
+        cache[sym] = ca.Function(name, [z, tw, fn], [dz, wr], ["z", "twist", "fN"], ["dz", "wrench"], opts)
+    return cache[sym]
+
+
 class DistributedLuGre:
     """Distributed planar LuGre model on the cells of a contact patch (eqs 9-22).
 
@@ -379,17 +393,7 @@ class DistributedLuGre:
         ``sym=ca.SX`` gives a scalar expression graph (one instruction per cell operation);
         ``sym=ca.MX`` keeps the cell arrays as vectors, so each operation is one node that loops
         over the cells in CasADi's C++ runtime (faster to evaluate for many cells)."""
-        cache = self.__dict__.setdefault("_ca_funs", {})
-        if sym not in cache:
-            z = sym.sym("z", self.n_states)
-            tw = sym.sym("twist", 3)
-            fn = sym.sym("fN")
-            dz, wr = self.casadi_derivative_and_wrench(z, tw, fn)
-            opts = {"cse": True} if sym is ca.SX else {}
-            cache[sym] = ca.Function(
-                "distributed_lugre", [z, tw, fn], [dz, wr], ["z", "twist", "fN"], ["dz", "wrench"], opts
-            )
-        return cache[sym]
+        return _cached_bristle_function(self, sym, "distributed_lugre")
 
     def euler_rollout(
         self, z0: np.ndarray, twists: np.ndarray, normal_forces: np.ndarray, dt: float

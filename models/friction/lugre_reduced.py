@@ -46,6 +46,7 @@ from mcpkit.models.friction.lugre import (
     REG,
     DistributedLuGre,
     PatchArrays,
+    _cached_bristle_function,
     _casadi_g,
     _check_normal_force,
     _check_twist,
@@ -427,17 +428,7 @@ class ReducedLuGre:
 
     def casadi_function(self, sym: type = ca.SX) -> ca.Function:
         """CasADi function ``(z, twist, f_N) -> (z', wrench)`` (built once per ``sym``, cached)."""
-        cache = self.__dict__.setdefault("_ca_funs", {})
-        if sym not in cache:
-            z = sym.sym("z", 3)
-            tw = sym.sym("twist", 3)
-            fn = sym.sym("fN")
-            dz, wr = self.casadi_derivative_and_wrench(z, tw, fn)
-            opts = {"cse": True} if sym is ca.SX else {}
-            cache[sym] = ca.Function(
-                "reduced_lugre", [z, tw, fn], [dz, wr], ["z", "twist", "fN"], ["dz", "wrench"], opts
-            )
-        return cache[sym]
+        return _cached_bristle_function(self, sym, "reduced_lugre")
 
     def derivative(self, z: np.ndarray, twist: np.ndarray, normal_force: float = 1.0) -> np.ndarray:
         """Checked bristle rate."""
