@@ -52,9 +52,9 @@ def _sequence(kind: str) -> tuple[Any, list[dict[str, np.ndarray]], np.ndarray, 
     P = paper_slider()
     model = make_model(kind, P)
     ref = run_ecp(model, X0, 0.45, tol=TOL)
-    if not ref.sim.all_solved:
-        raise RuntimeError(f"reference {kind} run failed at steps {ref.sim.failed_steps}")
-    params = [model.parameters(k, float(ref.t[k]), ref.states[k]) for k in range(ref.sim.solved.size)]
+    if not ref.sim.solved:
+        raise RuntimeError(f"reference {kind} run failed: {ref.sim.message}")
+    params = [model.parameters(k, float(ref.t[k]), ref.states[k]) for k in range(ref.sim.step_solved.size)]
     model.set_start(X0)
     return model, params, ref.sim.z, model.mcp.start
 

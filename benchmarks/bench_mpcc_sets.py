@@ -2,20 +2,20 @@
 
 For every problem file, in one process run and in the same order:
 
-* **mcpkit**: :func:`mcpkit.mpec.engine.solve_general` (Scholtes homotopy on IPOPT with
-  recovery and active-set polish), from the file's ``w0``;
+* **mcpkit**: :func:`mcpkit.mpcc.solve_mpcc` with ``stationarity=True`` (Scholtes homotopy on
+  IPOPT with recovery and active-set polish), from the file's ``w0``;
 * **mpecss** (``pip install mpecss``; adaptive Scholtes + IPOPT), with its own loader and its
   default parameters, from its default start (``x0_fn(0)``).
 
 Both answers are judged by the same rule on the problem as mcpkit reads it: complementarity
 residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pair bounds, see
-:mod:`mcpkit.mpec.problem`). mpecss's own verdict is reported too.
+:mod:`mcpkit.mpcc.problem`). mpecss's own verdict is reported too.
 
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib [--time-limit 60] [--limit N]
 [--no-peer] [--backend casadi|pyomo] [--method scholtes|elastic|...] [--json]
 [--out results.json] [--plot fig.png]``; ``--from-json results.json --plot fig.png`` re-draws a
 saved run. The full sets take tens of minutes; they are not part of the test suite
-(a small sample is, in ``tests/solver/test_mpec_engine.py``).
+(a small sample is, in ``tests/solver/test_mpcc_solver.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.mpec.engine import solve_general
-from mcpkit.mpec.loader import load_mpcc_json
+from mcpkit.mpcc import load_mpcc_json, solve_mpcc
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SETS = {"mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev"}
@@ -44,16 +43,16 @@ def run_mcpkit(
 ) -> dict[str, Any]:
     prob = load_mpcc_json(path)
     t = time.perf_counter()
-    res = solve_general(prob, method=method, backend=backend, time_limit=time_limit)
+    res = solve_mpcc(prob, method, backend, time_limit=time_limit, tol=TOL, stationarity=True)
     wall = time.perf_counter() - t
     return {
         "solved": bool(res.solved),
         "time_s": wall,
-        "objective": res.objective,
-        "comp": res.natural_residual,
-        "viol": res.bound_violation,
+        "objective": res.f,
+        "comp": res.comp_residual,
+        "viol": res.constraint_violation,
         "status": res.termination.value,
-        "stationarity": res.extra.get("stationarity"),
+        "stationarity": res.stationarity,
     }
 
 

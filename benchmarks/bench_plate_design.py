@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--save-json", default=None, help="also write the summary JSON to this file")
     args = ap.parse_args()
     radii = [float(r) for r in args.radii.split(",")]
-    s = demo_plate_design(args.out, progress=not args.json, max_evals=args.evals, radii=radii)
+    s = demo_plate_design(args.out, progress=not args.json, max_evals=args.evals, radii=radii).summary()
     if not args.no_seed:
         s["seed_designs_a3_in_m_per_s2"] = seed_design_objectives(PlateDesignTask(), radii, a3_scale=100.0)
     if args.save_json:

@@ -57,14 +57,14 @@ def _route(form: str, steps: int, backend: str, method: str) -> dict[str, Any]:
     try:
         sim = simulate(model, x0, steps, method=method, backend=backend, progress=False)
     except Exception as exc:  # report, do not hide
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"ran": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
     wall = time.perf_counter() - t0
     times = sim.step_time_s[: int(np.sum(np.isfinite(sim.states[1:, 0])))]
     return {
-        "ok": True,
+        "ran": True,
         "median_step_s": float(np.median(times[1:] if times.size > 1 else times)),
         "mean_step_s": float(np.mean(times)),
-        "solved": int(sim.solved.sum()),
+        "solved_steps": int(sim.step_solved.sum()),
         "steps": steps,
         "wall_s": wall,
         "sim": sim,
@@ -155,11 +155,13 @@ def main() -> None:
     for form in ("ncp", "lcp8", "lcp16", "lcp32"):
         cas = _route(form, args.steps, "casadi", METHOD)
         row: dict[str, Any] = {"formulation": form}
-        if not cas["ok"]:
+        if not cas["ran"]:
             row["casadi_error"] = cas["error"]
             rows.append(row)
             continue
-        row.update(casadi_ms=1e3 * cas["median_step_s"], casadi_solved=f"{cas['solved']}/{cas['steps']}")
+        row.update(
+            casadi_ms=1e3 * cas["median_step_s"], casadi_solved=f"{cas['solved_steps']}/{cas['steps']}"
+        )
         nw = _newton(cas["model"], cas["sim"])
         row.update(
             newton_ms=1e3 * nw["median_step_s"],
@@ -171,15 +173,17 @@ def main() -> None:
         row.update(mpec_nlp_ms=1e3 * mn["median_step_s"], mpec_nlp_solved=mn["solved"])
         row["mpec_nlp_over_casadi"] = mn["median_step_s"] / cas["median_step_s"]
         py = _route(form, args.slow_steps, "pyomo", METHOD)
-        if py["ok"]:
-            row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved']}/{py['steps']}")
+        if py["ran"]:
+            row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved_steps']}/{py['steps']}")
             row["pyomo_over_casadi"] = py["median_step_s"] / cas["median_step_s"]
         else:
             row["pyomo_error"] = py["error"]
         if have_path:
             pa = _route(form, args.slow_steps, "auto", "path")
-            if pa["ok"]:
-                row.update(path_ms=1e3 * pa["median_step_s"], path_solved=f"{pa['solved']}/{pa['steps']}")
+            if pa["ran"]:
+                row.update(
+                    path_ms=1e3 * pa["median_step_s"], path_solved=f"{pa['solved_steps']}/{pa['steps']}"
+                )
                 row["path_over_casadi"] = pa["median_step_s"] / cas["median_step_s"]
             else:
                 row["path_error"] = pa["error"]

@@ -2,8 +2,9 @@ r"""mcpkit: complementarity modelling for contact mechanics and robotics.
 
 Declare a mixed complementarity problem :math:`l \le z \le u \perp F(z; p)` once
 (:class:`MCP`), lower it to CasADi, Pyomo or printed mathematics (:mod:`mcpkit.lowering`),
-solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`) and read one
-honest result (:class:`MCPResult`).
+solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what runs where is
+:mod:`mcpkit.registry`) and read one honest result (:class:`MCPResult`). MPCCs live in
+:mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
 from mcpkit.errors import (
@@ -17,11 +18,20 @@ from mcpkit.errors import (
     SolverNotAvailableError,
     UnknownOptionError,
 )
-from mcpkit.mpcc import MPCC
+from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP
+from mcpkit.registry import Availability
 from mcpkit.residuals import PairState
-from mcpkit.result import HomotopyStep, MCPResult, SolutionStatus, Termination
+from mcpkit.result import (
+    CompositeResult,
+    HomotopyStep,
+    MCPResult,
+    MPCCResult,
+    Outcome,
+    SolutionStatus,
+    Termination,
+)
 from mcpkit.solve import Solver, solve
 
 __version__ = "0.1.0"
@@ -29,6 +39,13 @@ __version__ = "0.1.0"
 __all__ = [
     "MCP",
     "MPCC",
+    "MPCCResult",
+    "MPCCSolver",
+    "Availability",
+    "CompositeResult",
+    "Outcome",
+    "load_mpcc_json",
+    "solve_mpcc",
     "Backend",
     "BoundsError",
     "HomotopyStep",

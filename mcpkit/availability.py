@@ -99,7 +99,34 @@ def _gamspy_path() -> tuple[bool, str, str]:
         return False, info[0], f"gamspy present but its solver list failed: {exc}"
     if "PATH" not in solvers:
         return False, info[0], f"gamspy {info[0]} has no PATH solver (installed: {solvers})"
+    refused = _gamspy_probe()
+    if refused:
+        return False, info[0], f"gamspy {info[0]}: PATH refused a 1-variable probe ({refused})"
     return True, info[0], info[1]
+
+
+def _gamspy_probe() -> str:
+    """Solve ``0 <= x ⟂ x - 1 >= 0`` with GAMSPy's PATH; ``""`` if it works, else why not.
+
+    GAMSPy bundles PATH under a demo licence that expires (the one seen here on 2026-11-26) and
+    refuses models over a size limit; an expired licence must read as "PATH unavailable", so
+    availability is decided by a real (tiny) solve, once per process.
+    """
+    try:
+        import gamspy as gp  # type: ignore[import-not-found]
+
+        c = gp.Container()
+        x = gp.Variable(c, "x", type="positive")
+        e = gp.Equation(c, "e", type="nonbinding")
+        e[...] = x - gp.Number(1) == gp.Number(0)
+        model = gp.Model(c, "mcpkit_probe", problem="MCP", matches={e: x})
+        model.solve(solver="PATH")
+        value = float(x.toValue())
+    except Exception as exc:  # licence, installation or execution failures all mean "unusable"
+        return (str(exc).splitlines() or [type(exc).__name__])[0][:200] or type(exc).__name__
+    if abs(value - 1.0) > 1e-6:
+        return f"probe returned x = {value}, not 1 (status {model.status})"
+    return ""
 
 
 def ipopt_executable() -> str | None:
@@ -115,6 +142,21 @@ def pathampl_executable() -> str | None:
 def path_available() -> bool:
     """Whether PATH can be used (``pathampl`` executable or GAMSPy's PATH)."""
     return pathampl_executable() is not None or _gamspy_path()[0]
+
+
+def gamspy_status() -> tuple[bool, str]:
+    """``(usable, where or why not)`` for GAMSPy's bundled PATH."""
+    ok, version, where = _gamspy_path()
+    return ok, (f"gamspy {version} ({where}); demo licence, size-limited" if ok else where)
+
+
+def path_status() -> tuple[bool, str]:
+    """``(usable, where or why not)`` for PATH through any interface."""
+    exe = pathampl_executable()
+    if exe is not None:
+        return True, f"pathampl {exe}"
+    ok, where = gamspy_status()
+    return ok, (where if ok else f"no pathampl executable on PATH; {where}")
 
 
 def require_path() -> str:

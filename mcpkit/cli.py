@@ -9,8 +9,10 @@
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min).
 
-Exit status: 0 when the problem was solved (``solved`` true; for demos: every step of every run),
-1 when the solver ran but did not meet the tolerance, 2 for bad input or a missing solver.
+Every command's exit status comes from its result's ``solved`` (the ``Outcome`` protocol of
+:mod:`mcpkit.result`): 0 when solved (for demos and file sets: every part), 1 when the solver ran
+but did not meet the tolerance, 2 for bad input or a missing solver. ``--method`` and
+``--backend`` accept the names in :mod:`mcpkit.registry` (``mcpkit info`` lists them).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit.errors import MCPKitError
+from mcpkit.options import Backend, Method
 
 
 def _print_json(obj: Any) -> None:
@@ -32,10 +35,12 @@ def _print_json(obj: Any) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     from mcpkit import __version__
     from mcpkit.availability import components
+    from mcpkit.registry import describe
 
     comps = components()
+    routes = describe()
     if args.json:
-        _print_json({"mcpkit": __version__, "components": [c.__dict__ for c in comps]})
+        _print_json({"mcpkit": __version__, "components": [c.__dict__ for c in comps], "registry": routes})
         return 0
     print(f"mcpkit {__version__} (Python {sys.version.split()[0]})")
     width = max(len(c.name) for c in comps)
@@ -43,6 +48,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         mark = "yes" if c.available else "no "
         ver = f" {c.version}" if c.version else ""
         print(f"  {c.name:<{width}}  {mark}{ver}  -- {c.location}")
+    print("registry (backend=, method=):")
+    width = max(len(r["name"]) for r in routes)
+    for r in routes:
+        mark = "yes" if r["available"] else "no "
+        where = f" on {', '.join(r['backends'])}" if "backends" in r else ""
+        print(f"  {r['kind']:<13} {r['name']:<{width}}  {mark}  {'/'.join(r['problems'])}{where}")
     return 0
 
 
@@ -55,7 +66,8 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def cmd_solve(args: argparse.Namespace) -> int:
+def _solve_file(args: argparse.Namespace) -> Any:
+    """Load ``args.file`` by its kind and solve it; returns a result following ``Outcome``."""
     from mcpkit.io import file_kind, load_mcp
     from mcpkit.solve import solve
 
@@ -64,23 +76,25 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if kind == "fclib":
         from mcpkit.models.fclib import solve_fclib_file
 
-        summary = solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
-    elif kind == "mpcc-json":
-        from mcpkit.mpec.engine import solve_mpcc_file
+        return solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
+    if kind == "mpcc-json":
+        from mcpkit.mpcc import load_mpcc_json
 
-        summary = solve_mpcc_file(args.file, method=args.method, backend=args.backend, **opts)
-    else:
-        result = solve(load_mcp(args.file), backend=args.backend, method=args.method, **opts)
-        summary = result.summary()
-        if not args.json:
-            print(repr(result))
-            print(result.message)
+        problem = load_mpcc_json(args.file)
+        return solve(problem, backend=args.backend, method=args.method, stationarity=True, **opts)
+    return solve(load_mcp(args.file), backend=args.backend, method=args.method, **opts)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    result = _solve_file(args)
+    summary = result.summary()
     if args.json:
         _print_json(summary)
-    elif kind != "lcp-json" and kind != "lcp-npz":
+    else:
+        print(repr(result))
         for key, value in summary.items():
             print(f"{key}: {value}")
-    return 0 if summary.get("solved") else 1
+    return 0 if result.solved else 1
 
 
 def cmd_print(args: argparse.Namespace) -> int:
@@ -94,14 +108,8 @@ def cmd_print(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo_quickstart(out: Path, progress: bool) -> dict[str, Any]:
-    from mcpkit.demo import quickstart
-
-    return quickstart(out, verbose=True)
-
-
-def _demo_from(module: str, func: str) -> Callable[[Path, bool], dict[str, Any]]:
-    def run(out: Path, progress: bool) -> dict[str, Any]:
+def _demo_from(module: str, func: str) -> Callable[[Path, bool], Any]:
+    def run(out: Path, progress: bool) -> Any:
         import importlib
 
         try:
@@ -113,8 +121,9 @@ def _demo_from(module: str, func: str) -> Callable[[Path, bool], dict[str, Any]]
     return run
 
 
-DEMOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
-    "quickstart": _demo_quickstart,
+#: Demo name -> ``(out_dir, progress) -> result`` (each result follows ``mcpkit.result.Outcome``).
+DEMOS: dict[str, Callable[[Path, bool], Any]] = {
+    "quickstart": _demo_from("mcpkit.demo", "quickstart"),
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
     "plate": _demo_from("mcpkit.models.stewart_trinkle.demos", "demo_plate"),
@@ -127,13 +136,14 @@ DEMOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
 def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    summary = DEMOS[args.name](out, not args.no_progress and not args.json)
+    result = DEMOS[args.name](out, not args.no_progress and not args.json)
+    summary = result.summary()
     if args.json:
         _print_json(summary)
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
-    return 0 if summary.get("solved") is True else 1
+    return 0 if result.solved else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,10 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_solve.add_argument(
         "--method",
         default="auto",
-        help="auto, path, scholtes, scholtes_eq, fb, penalty, elastic (default auto)",
+        help=f"{', '.join(m.value for m in Method)} (default auto; see `mcpkit info`)",
     )
-    p_solve.add_argument("--backend", default="auto", help="auto, casadi, pyomo (default auto)")
-    p_solve.add_argument("--tol", type=float, default=None, help="residual tolerance (default 1e-8)")
+    p_solve.add_argument(
+        "--backend", default="auto", help=f"{', '.join(b.value for b in Backend)} (default auto)"
+    )
+    p_solve.add_argument(
+        "--tol", type=float, default=None, help="residual tolerance (default 1e-8 for MCPs, 1e-6 for MPCCs)"
+    )
     p_solve.add_argument("--time-limit", type=float, default=None, help="wall-clock limit in seconds")
     p_solve.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_solve.set_defaults(func=cmd_solve)

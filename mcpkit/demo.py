@@ -21,13 +21,14 @@ initial sliding velocity :math:`v_0 = (u_0, 0, 0)` with :math:`u_0 > \mu g h`, t
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from mcpkit.availability import path_available
 from mcpkit.problem import MCP
+from mcpkit.result import CompositeResult, Outcome, ToleranceCheck
 from mcpkit.solve import solve
 
 
@@ -63,12 +64,20 @@ def closed_form(u0: float, m: float, mu: float, h: float, g: float) -> dict[str,
     return {"p_n": pn, "v_x": vx, "p_t": -mu * pn, "sigma": vx}
 
 
-def quickstart(out: Path | None = None, verbose: bool = True) -> dict[str, Any]:
-    """Print the step MCP, solve it by every available route and compare with the closed form."""
+def quickstart(out: Path | None = None, progress: bool = True) -> CompositeResult:
+    """Print the step MCP, solve it by every available route and compare with the closed form.
+
+    Returns a :class:`~mcpkit.result.CompositeResult` whose parts are every route's
+    :class:`~mcpkit.result.MCPResult` and its agreement with the closed form (a
+    :class:`~mcpkit.result.ToleranceCheck`, error at most 1e-6): ``solved`` when every
+    route solved the step and agrees with the closed form. ``progress`` prints the step and a
+    line per route.
+    """
+    t0 = time.perf_counter()
     m, mu, h, g, u0 = 1.0, 0.5, 0.01, 9.81, 1.0
     mcp = particle_step_mcp(m, mu, h, g)
     exact = closed_form(u0, m, mu, h, g)
-    if verbose:
+    if progress:
         print(mcp.to_text())
         print()
         print(mcp.explain())
@@ -77,6 +86,7 @@ def quickstart(out: Path | None = None, verbose: bool = True) -> dict[str, Any]:
     if path_available():
         routes.append(("auto", "path"))
     rows = []
+    parts: list[Outcome] = []
     for backend, method in routes:
         res = solve(mcp, backend=backend, method=method, tol=1e-9)
         err = max(
@@ -84,9 +94,11 @@ def quickstart(out: Path | None = None, verbose: bool = True) -> dict[str, Any]:
             abs(res.block("v")[0] - exact["v_x"]),
             abs(res.block("p_f")[0] - exact["p_t"]),
         )
+        route = f"{res.method}/{res.backend}"
+        parts += [res, ToleranceCheck(f"{route} error vs closed form", float(err), 1e-6, kind="closed_form")]
         rows.append(
             {
-                "route": f"{res.method}/{res.backend}",
+                "route": route,
                 "solved": res.solved,
                 "natural_residual": res.natural_residual,
                 "error_vs_closed_form": float(err),
@@ -94,7 +106,7 @@ def quickstart(out: Path | None = None, verbose: bool = True) -> dict[str, Any]:
                 "wall_time_s": res.wall_time_s,
             }
         )
-        if verbose:
+        if progress:
             print(
                 f"{rows[-1]['route']:<18} solved={res.solved!s:<5} residual={res.natural_residual:.1e} "
                 f"|error|={err:.1e} iterations={res.iterations:<4} time={res.wall_time_s * 1e3:.1f} ms"
@@ -102,11 +114,11 @@ def quickstart(out: Path | None = None, verbose: bool = True) -> dict[str, Any]:
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "particle_step.tex").write_text(mcp.to_latex() + "\n")
-    all_ok = all(r["solved"] and r["error_vs_closed_form"] < 1e-6 for r in rows)
-    return {
+    details = {
         "problem": mcp.name,
         "closed_form": exact,
         "routes": rows,
-        "solved": bool(all_ok),
         "max_error_vs_closed_form": float(np.max([r["error_vs_closed_form"] for r in rows])),
     }
+    return CompositeResult(kind="demo:quickstart", parts=parts, what="check",
+                           wall_time_s=time.perf_counter() - t0, details=details)  # fmt: skip

@@ -8,7 +8,8 @@ Formats, chosen by content and extension:
 * **LCP NPZ** (``.npz``): arrays ``M``, ``q`` and optional ``lb``, ``ub``.
 * **FCLIB** (``.hdf5``/``.h5``): a 3-D friction-contact problem, handled by
   :mod:`mcpkit.models.fclib`.
-* **CasADi MPCC JSON** (keys ``w``, ``G_fun``, ...): handled by :mod:`mcpkit.mpec`.
+* **CasADi MPCC JSON** (keys ``w``, ``G_fun``, ...): loaded by
+  :func:`mcpkit.mpcc.load_mpcc_json` (general pair bounds allowed).
 
 Every failure to read or interpret a file raises :class:`~mcpkit.errors.ProblemFileError`
 naming the file and the problem, before any solver runs.

@@ -13,67 +13,57 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from mcpkit import registry
 from mcpkit.errors import MCPInputError, UnknownOptionError
 
 
-class Method(str, enum.Enum):
-    """How the complementarity conditions are handled."""
-
-    AUTO = "auto"
-    """PATH when available, otherwise the Scholtes homotopy on IPOPT (the most reliable
-    IPOPT route in mcpkit's tests). The result's ``message`` says which was picked."""
-    PATH = "path"
-    """The PATH solver (a stabilised Newton method on the normal map), via Pyomo's ``path``
-    solver (``pathampl``) or GAMSPy."""
-    SCHOLTES = "scholtes"
-    """Scholtes relaxation :math:`G_j H_j \\le \\sigma`, :math:`\\sigma \\to 0`, solved with IPOPT,
-    followed by an active-set polish."""
-    SCHOLTES_EQ = "scholtes_eq"
-    """Scholtes relaxation in equality form :math:`G_j H_j = \\sigma` (keeps iterates off the
-    corner :math:`G = H = 0`), same homotopy and polish."""
-    FISCHER_BURMEISTER = "fb"
-    """Smoothed Fischer-Burmeister equations
-    :math:`G_j + H_j - \\sqrt{G_j^2 + H_j^2 + 2\\varepsilon^2} = 0`, :math:`\\varepsilon \\to 0`,
-    solved with IPOPT, followed by the same polish."""
-    PENALTY = "penalty"
-    """Penalty mode: minimise :math:`f + \\rho \\sum_j G_j H_j` subject to
-    :math:`G, H \\ge 0`, increasing :math:`\\rho`, then polish."""
-    ELASTIC = "elastic"
-    """Elastic :math:`\\ell_1` mode: minimise :math:`f + \\rho(\\sum_i s_i + \\sum_j G_j H_j)`
-    with the constraints relaxed to :math:`g_l - s \\le g \\le g_u + s`, :math:`s \\ge 0`
-    (every subproblem feasible), increasing :math:`\\rho`, then polish."""
+class _Choice(str, enum.Enum):
+    """A choice whose members come from :mod:`mcpkit.registry` (plus ``AUTO``)."""
 
     @classmethod
-    def parse(cls, value: str | Method) -> Method:
-        """Method from its name, with a helpful error listing the valid names."""
-        return _parse_enum(cls, value, "method")
+    def parse(cls, value: Any) -> Any:
+        """Member from its name, with an error listing the registered names."""
+        return parse_choice(cls, value, cls.__name__.lower())
 
 
-#: Names of the IPOPT reformulations (each one file in :mod:`mcpkit.solvers`).
-REFORMULATIONS: tuple[str, ...] = ("scholtes", "scholtes_eq", "fb", "penalty", "elastic")
+def _choice_enum(name: str, doc: str, auto_doc: str, entries: dict[str, Any]) -> Any:
+    members = {"AUTO": "auto"} | {(e.enum_name or e.name.upper()): e.name for e in entries.values()}
+    cls = _Choice(name, members, module=__name__)  # type: ignore[call-overload]
+    cls.__doc__ = doc
+    docs = {"auto": auto_doc} | {e.name: e.doc for e in entries.values()}
+    for member in cls:
+        member.__doc__ = docs[member.value]
+    return cls
 
 
-class Backend(str, enum.Enum):
-    """Which modelling layer builds the nonlinear program."""
+Method = _choice_enum(
+    "Method",
+    "How the complementarity conditions are handled; one member per method of "
+    ":data:`mcpkit.registry.METHODS` (each member's docstring is its registry entry's).",
+    "PATH when available, otherwise the Scholtes homotopy on IPOPT. The result's ``message`` "
+    "says which was picked.",
+    registry.METHODS,
+)
 
-    AUTO = "auto"
-    """CasADi (always available, fastest re-solves)."""
-    CASADI = "casadi"
-    """CasADi SX expressions and CasADi's bundled IPOPT."""
-    PYOMO = "pyomo"
-    """A Pyomo model with ``pyomo.mpec`` Complementarity components, solved by an ``ipopt``
-    executable when one is found, else routed to CasADi's IPOPT through an NL file."""
+Backend = _choice_enum(
+    "Backend",
+    "Which modelling layer builds the functions the solver evaluates; one member per backend "
+    "of :data:`mcpkit.registry.BACKENDS`.",
+    "The method's first registered backend (CasADi for the IPOPT reformulations).",
+    registry.BACKENDS,
+)
 
-    GAMSPY = "gamspy"
-    """GAMSPy's bundled PATH (method ``path`` only; ``pip install gamspy``)."""
+#: Names of the IPOPT reformulations (each one file in :mod:`mcpkit.solvers`, one registry line).
+REFORMULATIONS: tuple[str, ...] = registry.reformulations()
 
-    @classmethod
-    def parse(cls, value: str | Backend) -> Backend:
-        """Backend from its name, with a helpful error listing the valid names."""
-        return _parse_enum(cls, value, "backend")
+#: Default ``tol`` by problem kind: MCPs are judged on the natural residual, MPCCs on the
+#: complementarity residual and constraint violation (the MPECLib/MacMPEC convention, 1e-6).
+DEFAULT_TOL: dict[str, float] = {"mcp": 1e-8, "mpcc": 1e-6}
 
 
-def _parse_enum(cls: type[enum.Enum], value: Any, what: str) -> Any:
+def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
+    """The member of ``cls`` named ``value`` (case-insensitive), or
+    :class:`~mcpkit.errors.UnknownOptionError` listing the valid names with a suggestion."""
     if isinstance(value, cls):
         return value
     try:
@@ -96,7 +86,9 @@ class SolveOptions:
     """
 
     tol: float = 1e-8
-    """Tolerance on the natural residual and the bound violation."""
+    """Tolerance of the verdict on the user's problem: natural residual and bound violation
+    (MCP), complementarity residual and constraint violation (MPCC). Solvers built without an
+    explicit ``tol`` use :data:`DEFAULT_TOL` for their problem kind."""
     max_outer: int = 40
     """Maximum number of homotopy (outer) iterations."""
     time_limit: float | None = None
@@ -162,6 +154,13 @@ class SolveOptions:
     def names(cls) -> list[str]:
         """Valid option names."""
         return [f.name for f in fields(cls)]
+
+    @classmethod
+    def for_problem(cls, kind: str, base: SolveOptions | None = None, **kwargs: Any) -> SolveOptions:
+        """:meth:`from_kwargs`, with ``tol`` from :data:`DEFAULT_TOL` unless ``base`` or ``kwargs`` set it."""
+        if base is None and "tol" not in kwargs:
+            kwargs["tol"] = DEFAULT_TOL[kind]
+        return cls.from_kwargs(base, **kwargs)
 
     @classmethod
     def from_kwargs(cls, base: SolveOptions | None = None, **kwargs: Any) -> SolveOptions:

@@ -1,4 +1,4 @@
-r"""One result type for every solve route.
+r"""One result vocabulary for every solve route.
 
 Following Pyomo's ``contrib.solver`` results, *why the solver stopped* (:class:`Termination`)
 is kept apart from *what the returned point is* (:class:`SolutionStatus`). The latter is
@@ -6,16 +6,21 @@ decided by mcpkit from residuals measured on the original pairs, never taken fro
 word: a solve is :attr:`MCPResult.solved` exactly when the natural residual and the bound
 violation both met the tolerance.
 
-:class:`MCPResult` reads like :class:`scipy.optimize.OptimizeResult` (``x``, ``success``,
-``message``, ``nit``) and adds the complementarity-specific fields.
+:class:`MCPResult` (an MCP) and :class:`MPCCResult` (an MPCC) share :class:`SolveResult`
+and read like :class:`scipy.optimize.OptimizeResult` (``x``, ``success``, ``message``, ``nit``).
+Composite results (a simulation, a horizon, a plan, an FCLIB set) take their verdict from
+their parts with :func:`verdict_of`. All of them follow the small :class:`Outcome` protocol
+(``solved``, ``termination``, ``message``, ``summary()`` starting with :data:`RESULT_KEYS`).
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -58,11 +63,82 @@ class SolutionStatus(enum.Enum):
     """No point is available (the solver failed before producing one)."""
 
 
-#: Keys every ``mcpkit solve --json`` summary carries (routes may add more).
-SUMMARY_KEYS: tuple[str, ...] = (
-    "status", "solved", "objective", "comp_residual", "constraint_violation",
-    "wall_time_s", "iterations", "method", "backend",
+#: Keys every result's :meth:`summary` starts with, in this order: single solves, MPCCs and
+#: composite results (simulations, horizons, plans, FCLIB sets) alike.
+RESULT_KEYS: tuple[str, ...] = ("kind", "solved", "status", "message", "wall_time_s")
+
+#: Keys every single-solve summary (``mcpkit solve --json`` on an MCP or an MPCC) carries:
+#: :data:`RESULT_KEYS` and the residuals, counts and route.
+SUMMARY_KEYS: tuple[str, ...] = RESULT_KEYS + (
+    "solution_status", "objective", "comp_residual", "constraint_violation",
+    "iterations", "outer_iterations", "method", "backend", "raw_status",
 )  # fmt: skip
+
+
+@runtime_checkable
+class Outcome(Protocol):
+    """What every mcpkit result shares: a verdict, why it stopped, a message and a summary.
+
+    ``solved`` is always mcpkit's own verdict from residuals on the user's problem (for a
+    composite result: every part solved); ``termination`` says why the (first failing) solve
+    stopped; :meth:`summary` returns a JSON-ready dict whose first keys are
+    :data:`RESULT_KEYS`. Every CLI command takes its exit code from ``solved``.
+    """
+
+    @property
+    def solved(self) -> bool:
+        """mcpkit's verdict."""
+        ...
+
+    @property
+    def termination(self) -> Termination:
+        """Why the solve (or the first failing part) stopped."""
+        ...
+
+    @property
+    def message(self) -> str:
+        """One human-readable line."""
+        ...
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary starting with :data:`RESULT_KEYS`."""
+        ...
+
+
+def verdict_of(parts: Sequence[Outcome], what: str = "step") -> tuple[bool, Termination, str]:
+    """``(solved, termination, message)`` of a composite result built from per-part verdicts.
+
+    Solved exactly when there is at least one part and every part is solved. The termination
+    is ``CONVERGED`` then, else that of the first part that is not solved (a part claiming
+    ``CONVERGED`` without being solved is reported ``STALLED``; no parts at all is
+    ``SOLVER_ERROR``).
+    """
+    n = len(parts)
+    failed = [i for i, r in enumerate(parts) if not r.solved]
+    if n == 0:
+        return False, Termination.SOLVER_ERROR, f"no {what}s were solved (none ran)"
+    if not failed:
+        return True, Termination.CONVERGED, f"all {n} {what}s solved"
+    first = parts[failed[0]]
+    term = first.termination
+    if term is Termination.CONVERGED:
+        term = Termination.STALLED
+    return (
+        False,
+        term,
+        (f"{n - len(failed)} of {n} {what}s solved; first failure at {what} {failed[0]}: {first.message}"),
+    )
+
+
+def summary_head(kind: str, outcome: Outcome, wall_time_s: float) -> dict[str, Any]:
+    """The :data:`RESULT_KEYS` part of a summary, in order."""
+    return {
+        "kind": kind,
+        "solved": bool(outcome.solved),
+        "status": outcome.termination.value,
+        "message": outcome.message,
+        "wall_time_s": float(wall_time_s),
+    }
 
 
 @dataclass(frozen=True)
@@ -86,58 +162,43 @@ class HomotopyStep:
     for a recovery attempt."""
 
 
-@dataclass
-class MCPResult:
-    r"""Outcome of solving :math:`l \le z \le u \perp F(z; p)`.
+_R = TypeVar("_R", bound="SolveResult")
+
+
+@dataclass(kw_only=True)
+class SolveResult:
+    """Fields and verdict shared by :class:`MCPResult` and :class:`MPCCResult` (one solve).
 
     Attributes
     ----------
-    z
-        The returned point (NaN-filled when :attr:`solution_status` is ``NO_SOLUTION``).
-    F
-        :math:`F(z; p)` evaluated on the declaration (not on a reformulation).
     termination
         Why the solve stopped.
     solution_status
-        What the point is, from mcpkit's residual check.
-    natural_residual
-        :math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty`.
-    complementarity_violation
-        Largest per-pair complementarity violation (see :mod:`mcpkit.residuals`).
-    bound_violation
-        Largest bound violation.
-    pair_states
-        One :class:`~mcpkit.residuals.PairState` per pair.
+        What the point is, from mcpkit's residual check on the user's problem.
     tol
         The tolerance the residuals were judged against.
     iterations
-        Total inner iterations (IPOPT iterations summed over subproblems, or PATH's count).
+        Inner iterations summed over the whole solve, the same meaning on every route: IPOPT
+        iterations of every subproblem (relaxation, polish, retries), Newton iterations of the
+        active-set and semismooth Newton steps, or PATH's major iterations.
     wall_time_s
         Wall time of the whole solve.
     backend, method
         The route actually used (after ``"auto"`` was resolved).
     trace
-        Per outer iteration :class:`HomotopyStep` records (empty for PATH).
+        One :class:`HomotopyStep` per subproblem (empty for PATH).
     raw_status
         The last raw status string of the underlying solver.
     message
         Human-readable one-line summary, including why ``auto`` chose its route.
-    blocks
-        Block name -> slice into ``z`` (use :meth:`block`).
-    objective
-        Objective value for MPCCs; ``None`` for a pure MCP.
+    pair_states
+        One :class:`~mcpkit.residuals.PairState` per complementarity pair.
     extra
-        Route-specific documented extras (for example ``{"path_major_iterations": 3}``).
+        Route-specific documented extras (for example ``{"ipopt": "casadi"}``).
     """
 
-    z: np.ndarray
-    F: np.ndarray
     termination: Termination
     solution_status: SolutionStatus
-    natural_residual: float
-    complementarity_violation: float
-    bound_violation: float
-    pair_states: list[PairState]
     tol: float
     iterations: int
     wall_time_s: float
@@ -146,14 +207,15 @@ class MCPResult:
     trace: list[HomotopyStep] = field(default_factory=list)
     raw_status: str = ""
     message: str = ""
-    blocks: dict[str, slice] = field(default_factory=dict)
-    objective: float | None = None
+    pair_states: list[PairState] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    # -- scipy.optimize.OptimizeResult-style aliases ---------------------------------
+    kind: ClassVar[str] = "solve"
+
+    # -- the verdict and scipy.optimize.OptimizeResult-style aliases -----------------
     @property
     def solved(self) -> bool:
-        """True exactly when the natural residual and bound violation met :attr:`tol`."""
+        """True exactly when mcpkit's residual check met :attr:`tol` (:attr:`solution_status`)."""
         return self.solution_status is SolutionStatus.SOLUTION
 
     @property
@@ -162,19 +224,102 @@ class MCPResult:
         return self.solved
 
     @property
-    def x(self) -> np.ndarray:
-        """Alias of :attr:`z` (``scipy.optimize`` spelling)."""
-        return self.z
-
-    @property
     def nit(self) -> int:
         """Alias of :attr:`iterations` (``scipy.optimize`` spelling)."""
         return self.iterations
 
     @property
+    def outer_iterations(self) -> int:
+        """Subproblems solved (homotopy steps, polishes, retries): ``len(trace)``."""
+        return len(self.trace)
+
+    @property
     def status(self) -> str:
         """Short status word: the termination value, e.g. ``"converged"``."""
         return self.termination.value
+
+    def pair_counts(self) -> dict[str, int]:
+        """How many pairs are in each :class:`PairState`."""
+        counts: dict[str, int] = {}
+        for s in self.pair_states:
+            counts[s.value] = counts.get(s.value, 0) + 1
+        return counts
+
+    def _residual_fields(self) -> dict[str, float | None]:
+        raise NotImplementedError
+
+    def _objective(self) -> float | None:
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """The machine-readable summary (``mcpkit solve --json``): :data:`SUMMARY_KEYS` first."""
+        out = summary_head(self.kind, self, self.wall_time_s)
+        res = self._residual_fields()
+        out.update(
+            solution_status=self.solution_status.value,
+            objective=self._objective(),
+            comp_residual=res["comp_residual"],
+            constraint_violation=res["constraint_violation"],
+            iterations=self.iterations,
+            outer_iterations=self.outer_iterations,
+            method=self.method,
+            backend=self.backend,
+            raw_status=self.raw_status,
+        )
+        return out
+
+    def to_json(self) -> str:
+        """:meth:`summary` as one JSON object."""
+        return json.dumps(self.summary())
+
+    def raise_if_failed(self: _R) -> _R:
+        """Return ``self`` when :attr:`solved`, else raise :class:`~mcpkit.errors.SolveFailedError`."""
+        if not self.solved:
+            res = self._residual_fields()
+            raise SolveFailedError(
+                f"{self.method}/{self.backend} did not solve the problem: "
+                f"termination={self.termination.value}, status={self.solution_status.value}, "
+                f"residual={_fmt(res['comp_residual'])} (tol {self.tol:.1e}), "
+                f"violation={_fmt(res['constraint_violation'])}; raw solver status: {self.raw_status!r}",
+                result=self,
+            )
+        return self
+
+
+@dataclass(kw_only=True)
+class MCPResult(SolveResult):
+    r"""Outcome of solving :math:`l \le z \le u \perp F(z; p)` (fields of :class:`SolveResult` too).
+
+    Attributes
+    ----------
+    z
+        The returned point (NaN-filled when :attr:`solution_status` is ``NO_SOLUTION``).
+    F
+        :math:`F(z; p)` evaluated on the declaration (not on a reformulation).
+    natural_residual
+        :math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty`; ``solved`` means it and the bound violation
+        are at most :attr:`tol`.
+    complementarity_violation
+        Largest per-pair complementarity violation (see :mod:`mcpkit.residuals`).
+    bound_violation
+        Largest bound violation.
+    blocks
+        Block name -> slice into ``z`` (use :meth:`block`).
+    """
+
+    z: np.ndarray
+    F: np.ndarray
+    natural_residual: float
+    complementarity_violation: float
+    bound_violation: float
+    blocks: dict[str, slice] = field(default_factory=dict)
+
+    kind: ClassVar[str] = "mcp"
+
+    @property
+    def x(self) -> np.ndarray:
+        """Alias of :attr:`z` (``scipy.optimize`` spelling)."""
+        return self.z
 
     def block(self, name: str) -> np.ndarray:
         """The part of :attr:`z` belonging to variable block ``name``."""
@@ -188,45 +333,11 @@ class MCPResult:
             raise KeyError(f"no block {name!r}; blocks: {list(self.blocks)}")
         return self.F[self.blocks[name]]
 
-    def pair_counts(self) -> dict[str, int]:
-        """How many pairs are in each :class:`PairState`."""
-        counts: dict[str, int] = {}
-        for s in self.pair_states:
-            counts[s.value] = counts.get(s.value, 0) + 1
-        return counts
-
-    def raise_if_failed(self) -> MCPResult:
-        """Return ``self`` when :attr:`solved`, else raise :class:`~mcpkit.errors.SolveFailedError`."""
-        if not self.solved:
-            raise SolveFailedError(
-                f"{self.method}/{self.backend} did not solve the problem: "
-                f"termination={self.termination.value}, status={self.solution_status.value}, "
-                f"natural residual={self.natural_residual:.3e} (tol {self.tol:.1e}), "
-                f"bound violation={self.bound_violation:.3e}; raw solver status: {self.raw_status!r}",
-                result=self,
-            )
-        return self
-
-    def summary(self) -> dict[str, Any]:
-        """The machine-readable summary used by ``mcpkit solve --json``."""
+    def _residual_fields(self) -> dict[str, float | None]:
         return {
-            "status": self.termination.value,
-            "solution_status": self.solution_status.value,
-            "solved": self.solved,
-            "objective": self.objective,
             "comp_residual": _finite_or_none(self.natural_residual),
             "constraint_violation": _finite_or_none(self.bound_violation),
-            "wall_time_s": self.wall_time_s,
-            "iterations": self.iterations,
-            "method": self.method,
-            "backend": self.backend,
-            "raw_status": self.raw_status,
-            "message": self.message,
         }
-
-    def to_json(self) -> str:
-        """:meth:`summary` as one JSON object."""
-        return json.dumps(self.summary())
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.pair_counts().items())
@@ -238,6 +349,80 @@ class MCPResult:
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}, "
             f"raw_status={self.raw_status!r})"
         )
+
+
+@dataclass(kw_only=True)
+class MPCCResult(SolveResult):
+    r"""Outcome of an MPCC solve (see :mod:`mcpkit.mpcc`), judged on the user's pairs.
+
+    Attributes
+    ----------
+    x
+        The returned point in the user's variables (NaN-filled without a point).
+    f
+        Objective :math:`f(x; p)` (``nan`` without a point).
+    g, G, H
+        Constraint and pair function values at :attr:`x`.
+    comp_residual
+        :math:`\max_j |H_j - \Pi_{[H_{l,j}, H_{u,j}]}(H_j - G_j)|`, which is
+        :math:`\max_j |\min(G_j, H_j)|` for standard pairs.
+    constraint_violation
+        Largest violation of :math:`g`, the bounds on :math:`x` and the bounds on :math:`G, H`.
+        ``solved`` means both are at most :attr:`tol`.
+    stationarity
+        The point's stationarity class (``S``, ``B``, ``M``, ``C``, ``weak``,
+        ``not_stationary``, ``not_feasible``), ``"not checked"`` when skipped, ``None`` when
+        not asked for; reported beside the verdict, never folded into it.
+    """
+
+    x: np.ndarray
+    f: float
+    g: np.ndarray
+    G: np.ndarray
+    H: np.ndarray
+    comp_residual: float
+    constraint_violation: float
+    stationarity: str | None = None
+
+    kind: ClassVar[str] = "mpcc"
+
+    @property
+    def objective(self) -> float:
+        """Alias of :attr:`f`."""
+        return self.f
+
+    @property
+    def fun(self) -> float:
+        """Alias of :attr:`f` (``scipy.optimize`` spelling)."""
+        return self.f
+
+    def _objective(self) -> float | None:
+        return _finite_or_none(self.f)
+
+    def _residual_fields(self) -> dict[str, float | None]:
+        return {
+            "comp_residual": _finite_or_none(self.comp_residual),
+            "constraint_violation": _finite_or_none(self.constraint_violation),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        out["stationarity"] = self.stationarity
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"MPCCResult(solved={self.solved}, termination={self.termination.value}, "
+            f"status={self.solution_status.value}, f={self.f:.6g}, "
+            f"comp_residual={self.comp_residual:.2e}, constraint_violation="
+            f"{self.constraint_violation:.2e}, tol={self.tol:.0e}, n={self.x.size}, "
+            f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
+            f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend})"
+        )
+
+
+def _fmt(v: float | None) -> str:
+    return "nan" if v is None else f"{v:.3e}"
 
 
 def _finite_or_none(v: float) -> float | None:
@@ -253,3 +438,142 @@ def judge(natural: float, bounds: float, tol: float, have_point: bool) -> Soluti
     if natural <= tol:
         return SolutionStatus.SOLUTION
     return SolutionStatus.INACCURATE
+
+
+class FromParts:
+    """Mixin: ``solved``, ``termination`` and ``message`` of a composite result from :attr:`parts`.
+
+    Solved when there is at least one part and every part is solved; the termination is the
+    first failing part's (:func:`verdict_of`). Subclasses provide ``parts`` (a sequence of
+    :class:`Outcome`, as an attribute or a property) and may override :attr:`message`.
+    """
+
+    parts: Sequence[Outcome]
+    part_name: ClassVar[str] = "part"
+    """What one part is called in messages (``"step"``, ``"check"``, ``"attempt"``)."""
+
+    @property
+    def solved(self) -> bool:
+        """Every part solved (and there is at least one)."""
+        return verdict_of(self.parts, self.part_name)[0]
+
+    @property
+    def termination(self) -> Termination:
+        """``CONVERGED`` when solved, else the first failing part's termination."""
+        return verdict_of(self.parts, self.part_name)[1]
+
+    @property
+    def message(self) -> str:
+        """How many parts were solved and the first failure's message (one part: its message)."""
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0].message
+        return verdict_of(parts, self.part_name)[2]
+
+    def failures(self) -> str:
+        """``"FAILED: "`` and the reason of every failed part, in order (MPCC solves prefixed)."""
+        why = [
+            f"MPCC not solved: {p.message}" if isinstance(p, MPCCResult) else p.message
+            for p in self.parts
+            if not p.solved
+        ]
+        return "FAILED: " + "; ".join(why)
+
+
+class OnePart(FromParts):
+    """Mixin: a result that wraps one part (a run around its simulation): its verdict and message."""
+
+    @property
+    def part(self) -> Outcome:
+        """The wrapped part."""
+        raise NotImplementedError
+
+    @property
+    def parts(self) -> list[Outcome]:
+        """``[part]``."""
+        return [self.part]
+
+
+@dataclass(frozen=True)
+class ToleranceCheck:
+    r"""A measured value judged against a tolerance (an :class:`Outcome` part).
+
+    .. math::
+        \text{solved} \iff v \text{ finite and } v \le \text{tol}.
+
+    For parts that are not solves: a re-simulation deviation, a physical residual, an error
+    against a closed form. ``termination`` is ``CONVERGED`` when solved, ``STALLED`` when the
+    value is finite but above the tolerance, ``NUMERICAL_ERROR`` when there is no finite value.
+    """
+
+    quantity: str
+    """What is measured, as messages name it (e.g. ``"re-simulation deviation"``)."""
+    value: float | None
+    """The measured value (``None`` or non-finite: nothing to measure)."""
+    tol: float
+    """The tolerance."""
+    kind: str = "check"
+    """The summary's ``kind``."""
+    wall_time_s: float = 0.0
+    """Wall time of the measurement (e.g. the re-simulation)."""
+
+    @property
+    def finite(self) -> bool:
+        """A finite value was measured."""
+        return self.value is not None and math.isfinite(self.value)
+
+    @property
+    def solved(self) -> bool:
+        """The value is finite and at most :attr:`tol`."""
+        return self.finite and self.value <= self.tol  # type: ignore[operator]
+
+    @property
+    def termination(self) -> Termination:
+        """``CONVERGED``, ``STALLED`` (above tol) or ``NUMERICAL_ERROR`` (no finite value)."""
+        if self.solved:
+            return Termination.CONVERGED
+        return Termination.STALLED if self.finite else Termination.NUMERICAL_ERROR
+
+    @property
+    def message(self) -> str:
+        """``"<quantity> <value> <= <tol>"`` (or ``>``), or that there was no finite value."""
+        if not self.finite:
+            return f"{self.quantity}: no finite value"
+        return f"{self.quantity} {self.value:.2e} {'<=' if self.solved else '>'} {self.tol:.0e}"
+
+    def summary(self) -> dict[str, Any]:
+        """:data:`RESULT_KEYS`, then the quantity, its value and the tolerance."""
+        out = summary_head(self.kind, self, self.wall_time_s)
+        out.update(quantity=self.quantity, value=float(self.value) if self.finite else None, tol=self.tol)
+        return out
+
+
+@dataclass(kw_only=True)
+class CompositeResult(FromParts):
+    """A result made of parts (runs of a demo, problems of a file set), judged part by part.
+
+    ``solved``, ``termination`` and ``message`` come from :class:`FromParts` over the parts;
+    :meth:`summary` is :data:`RESULT_KEYS` followed by :attr:`details`.
+    """
+
+    kind: str
+    """What it is (``"demo:sliding"``, ``"fclib"`` ...), the summary's ``kind``."""
+    parts: list[Outcome]
+    """The per-part results, each following :class:`Outcome`."""
+    what: str = "part"
+    """What one part is called in messages (``"step"``, ``"run"``, ``"problem"``)."""
+    wall_time_s: float = 0.0
+    """Wall time of the whole job."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """JSON-ready figures appended to the summary after :data:`RESULT_KEYS`."""
+
+    @property
+    def part_name(self) -> str:  # type: ignore[override]
+        """:attr:`what`."""
+        return self.what
+
+    def summary(self) -> dict[str, Any]:
+        """:data:`RESULT_KEYS`, then :attr:`details`."""
+        out = summary_head(self.kind, self, self.wall_time_s)
+        out.update(self.details)
+        return out

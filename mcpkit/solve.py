@@ -18,45 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.availability import path_available
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.registry import build_mcp_route, resolve
 from mcpkit.residuals import classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, Termination, judge
+from mcpkit.result import MCPResult, MPCCResult, Termination, judge
 from mcpkit.solvers.route import Route, RouteOutcome
-
-
-def _make_route(problem: MCP, backend: Backend, method: Method, options: SolveOptions) -> Route:
-    if method is Method.PATH:
-        from mcpkit.solvers.path import PathRoute
-
-        return PathRoute(problem, backend.value, options)
-    if backend is Backend.PYOMO:
-        from mcpkit.solvers.pyomo_route import PyomoRoute
-
-        return PyomoRoute(problem, method.value, options)
-    from mcpkit.solvers.casadi_route import CasadiRoute
-
-    return CasadiRoute(problem, method.value, options)
-
-
-def _auto_method(backend: Backend) -> tuple[Method, str]:
-    """``method="auto"``: PATH when it is reachable through ``backend``, else Scholtes + IPOPT."""
-    from mcpkit.availability import pathampl_executable
-
-    if backend is Backend.CASADI:
-        return Method.SCHOLTES, "auto: backend casadi; used the Scholtes homotopy on IPOPT"
-    if backend is Backend.PYOMO:
-        if pathampl_executable() is not None:
-            return Method.PATH, "auto: pathampl found, so PATH was used through Pyomo"
-        return Method.SCHOLTES, "auto: no pathampl for Pyomo; used the Scholtes homotopy on IPOPT"
-    if backend is Backend.GAMSPY:
-        return Method.PATH, "auto: backend gamspy means PATH"
-    if path_available():
-        return Method.PATH, "auto: PATH is available, so PATH was used"
-    return Method.SCHOLTES, "auto: PATH not available; used the Scholtes homotopy on IPOPT"
 
 
 class Solver:
@@ -66,13 +36,17 @@ class Solver:
     ----------
     problem
         The declaration :math:`l \le z \le u \perp F(z; p)`.
-    backend
-        ``"auto"``, ``"casadi"``, ``"pyomo"`` or ``"gamspy"`` (see :class:`~mcpkit.options.Backend`).
-    method
-        ``"auto"``, ``"path"``, ``"scholtes"``, ``"scholtes_eq"``, ``"fb"``, ``"penalty"`` or
-        ``"elastic"`` (see :class:`~mcpkit.options.Method`).
+    backend, method
+        A registered backend and method, or ``"auto"`` (see :mod:`mcpkit.registry`,
+        :class:`~mcpkit.options.Backend`, :class:`~mcpkit.options.Method`, ``mcpkit info``).
+        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` listing the registered
+        ones; a method that does not run on the backend raises
+        :class:`~mcpkit.errors.MCPInputError`.
     options
         A :class:`~mcpkit.options.SolveOptions`; keyword arguments override its fields.
+    ipopt
+        Backend ``pyomo`` only: which IPOPT solves the subproblems (``"auto"``: an ``ipopt``
+        executable when found, else CasADi's; ``"executable"``, ``"casadi"``, ``"mcpkit_ipopt"``).
 
     Notes
     -----
@@ -87,36 +61,25 @@ class Solver:
         backend: str | Backend = "auto",
         method: str | Method = "auto",
         options: SolveOptions | None = None,
+        *,
+        ipopt: str = "auto",
         **kwargs: Any,
     ) -> None:
         if not isinstance(problem, MCP):
             raise MCPInputError(
                 f"Solver expects an mcpkit.MCP, got {type(problem).__name__}; use "
-                "mcpkit.solve() for Pyomo models and MPCCs"
+                "mcpkit.solve() for Pyomo models and mcpkit.mpcc.MPCCSolver for MPCCs"
             )
-        self.options = SolveOptions.from_kwargs(options, **kwargs)
+        self.options = SolveOptions.for_problem("mcp", options, **kwargs)
         problem.validate()
         self.problem = problem
         self._version = problem.version
-        b = Backend.parse(backend)
-        m = Method.parse(method)
-        why = ""
-        if m is Method.AUTO:
-            m, why = _auto_method(b)
-        if m is Method.PATH and b is Backend.CASADI:
-            raise MCPInputError(
-                "method='path' runs through Pyomo (pathampl) or GAMSPy, not CasADi; "
-                "use backend='auto', 'pyomo' or 'gamspy'"
-            )
-        if b is Backend.GAMSPY and m is not Method.PATH:
-            raise MCPInputError("backend='gamspy' is only for method='path' (GAMSPy's PATH)")
-        if b is Backend.AUTO and m is not Method.PATH:
-            b = Backend.CASADI
-        self.backend = b
-        self.method = m
-        self.choice_note = why
+        self.resolved = resolve("mcp", method, backend)
+        self.backend = Backend.parse(self.resolved.backend)
+        self.method = Method.parse(self.resolved.method)
+        self.choice_note = self.resolved.note
         self.cas = lower_to_casadi(problem)
-        self.route: Route = _make_route(problem, b, m, self.options)
+        self.route: Route = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._last_z: np.ndarray | None = None
 
     def solve(
@@ -220,56 +183,59 @@ def solve(
     z0: ArrayLike | None = None,
     options: SolveOptions | None = None,
     **kwargs: Any,
-) -> MCPResult:
-    r"""Solve an MCP once and return an :class:`~mcpkit.result.MCPResult`.
+) -> MCPResult | MPCCResult:
+    r"""Solve an MCP, an MPCC or a Pyomo complementarity model once.
 
     Parameters
     ----------
     problem
-        An :class:`~mcpkit.MCP`, a Pyomo model with ``pyomo.mpec`` Complementarity
-        components (converted with :func:`mcpkit.lowering.pyomo.from_pyomo`; the point is
-        written back into the model's variables), or an
-        :class:`~mcpkit.mpcc.MPCC` (solved by :func:`mcpkit.solve_mpcc`).
+        An :class:`~mcpkit.MCP` (solved by :class:`Solver`, returns
+        :class:`~mcpkit.result.MCPResult`); an :class:`~mcpkit.mpcc.MPCC` with standard or
+        general pair bounds, e.g. from :func:`~mcpkit.mpcc.load_mpcc_json` (solved by
+        :class:`~mcpkit.mpcc.MPCCSolver`, returns :class:`~mcpkit.result.MPCCResult`); or a
+        Pyomo model with ``pyomo.mpec`` Complementarity components (converted with
+        :func:`mcpkit.lowering.pyomo.from_pyomo`; the point is written back into the model's
+        variables).
     backend, method
-        See :class:`Solver`.
+        Registered names or ``"auto"`` (see :class:`Solver`); honoured for every problem kind
+        or refused with a typed error before anything runs.
     p
-        Parameter values (dict by block name or stacked array).
+        Parameter values (dict by block name or stacked array; an array for an MPCC).
     z0
-        Starting point.
+        Starting point (``x0`` of an MPCC).
     options, **kwargs
-        :class:`~mcpkit.options.SolveOptions` and/or its fields as keywords (``tol=1e-10``).
+        :class:`~mcpkit.options.SolveOptions` and/or its fields as keywords (``tol=1e-10``);
+        ``ipopt=`` (backend ``pyomo``) and, for MPCCs, ``stationarity=True`` pass on.
         Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` before anything runs.
 
     Returns
     -------
-    MCPResult
-        ``result.solved`` is True exactly when the natural residual and bound violation met
-        ``tol``; ``result.raise_if_failed()`` turns a failure into an exception.
+    MCPResult or MPCCResult
+        ``result.solved`` is mcpkit's verdict from residuals on the problem as posed;
+        ``result.raise_if_failed()`` turns a failure into an exception.
     """
-    from mcpkit.mpcc import MPCC
-
     if isinstance(problem, MPCC):
-        from mcpkit.mpcc_solve import solve_mpcc
+        from mcpkit.mpcc.solver import MPCCSolver
 
-        return solve_mpcc(problem, method=method, options=options, p=p, x0=z0, **kwargs)
-    if not isinstance(problem, MCP):
-        if _is_pyomo_model(problem):
-            from mcpkit.lowering.pyomo import from_pyomo, write_back
+        return MPCCSolver(problem, method, backend, options, **kwargs).solve(p=p, x0=z0)
+    if isinstance(problem, MCP):
+        return Solver(problem, backend=backend, method=method, options=options, **kwargs).solve(
+            p=p, z0=z0, warm_start=False
+        )
+    if _is_pyomo_model(problem):
+        from mcpkit.lowering.pyomo import from_pyomo, write_back
 
-            mcp = from_pyomo(problem)
-            result = Solver(mcp, backend=backend, method=method, options=options, **kwargs).solve(
-                p=p, z0=z0, warm_start=False
-            )
-            if np.isfinite(result.z).all():
-                write_back(mcp, result)  # the user's model holds the point, solved or not
-            return result
-        else:
-            raise MCPInputError(
-                f"solve() expects an mcpkit.MCP, a Pyomo model with Complementarity components "
-                f"or an mcpkit.MPCC; got {type(problem).__name__}"
-            )
-    solver = Solver(problem, backend=backend, method=method, options=options, **kwargs)
-    return solver.solve(p=p, z0=z0, warm_start=False)
+        mcp = from_pyomo(problem)
+        result = Solver(mcp, backend=backend, method=method, options=options, **kwargs).solve(
+            p=p, z0=z0, warm_start=False
+        )
+        if np.isfinite(result.z).all():
+            write_back(mcp, result)  # the user's model holds the point, solved or not
+        return result
+    raise MCPInputError(
+        f"solve() expects an mcpkit.MCP, an mcpkit.MPCC or a Pyomo model with Complementarity "
+        f"components; got {type(problem).__name__}"
+    )
 
 
 def _is_pyomo_model(obj: Any) -> bool:

@@ -1,6 +1,9 @@
 """Contact and friction models declared through the core MCP layer (installed as ``mcpkit.models``).
 
-* :mod:`~mcpkit.models.stepping`: one MCP per time step, ``simulate`` with per-step status;
+* :mod:`~mcpkit.models.stepping`: one MCP per time step, ``simulate`` with per-step verdicts and
+  one failure rule; step maps declared once (``DeclaredStep``) for simulation and horizons;
+* :mod:`~mcpkit.models.arrays`: the array namespaces (NumPy, CasADi) those step maps are written
+  against;
 * :mod:`~mcpkit.models.ecp`: equivalent-contact-point planar sliding (seed 000);
 * :mod:`~mcpkit.models.stewart_trinkle`: Stewart–Trinkle NCP/LCP time stepping and the vibrating
   plate (seed 004);

@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError, ProblemFileError
+from mcpkit.errors import ProblemFileError
 from mcpkit.problem import MCP
+from mcpkit.result import RESULT_KEYS, SUMMARY_KEYS, FromParts, MCPResult, ToleranceCheck, summary_head
 
 DEFAULT_TOL = 1e-6
 """Natural-residual tolerance of the scaled NCP used by :func:`solve_fclib_file`. With the
@@ -227,8 +229,93 @@ def reactions_from(z_blocks: dict[str, np.ndarray], s_r: float) -> np.ndarray:
     return r * s_r
 
 
-def solve_fclib_file(path: str | Path, **solve_options: Any) -> dict[str, Any]:
-    """Load, pose as the quadratic-cone NCP, solve, and summarise (JSON-serialisable).
+@dataclass(repr=False)
+class FCLIBResult(FromParts):
+    """An FCLIB file solved as the quadratic-cone NCP (an :class:`~mcpkit.result.Outcome`).
+
+    Its parts are the NCP solve (:attr:`solve`, judged on the scaled NCP's natural residual) and
+    the physical check :attr:`friction`: :func:`friction_residual` of the unscaled reactions at
+    most the same ``tol``; ``solved`` and ``termination`` come from them
+    (:class:`~mcpkit.result.FromParts`).
+
+    Attributes
+    ----------
+    path
+        The file.
+    solve
+        The :class:`~mcpkit.result.MCPResult` of the scaled NCP.
+    friction
+        The friction-residual :class:`~mcpkit.result.ToleranceCheck`.
+    reactions
+        Unscaled reactions :math:`(r_n, r_t, r_o)_i` (``None`` without a point).
+    reference_friction_residual, reference_friction_residual_stored_u, reference_consistency
+        The file's reference solution: its residual with :math:`u = Wr + q`, with the stored
+        :math:`u`, and :math:`\\max|Wr_\\mathrm{ref} + q - u_\\mathrm{ref}|` (``None`` when absent).
+    n_contacts, title
+        From the file.
+    wall_time_s
+        Posing and solving (not reading the file).
+    """
+
+    path: str
+    solve: MCPResult
+    friction: ToleranceCheck
+    reactions: np.ndarray | None
+    reference_friction_residual: float | None
+    reference_friction_residual_stored_u: float | None
+    reference_consistency: float | None
+    n_contacts: int
+    title: str
+    wall_time_s: float
+
+    kind = "fclib"
+    part_name = "check"
+
+    @property
+    def parts(self) -> list[Any]:
+        """The NCP solve, then the friction check."""
+        return [self.solve, self.friction]
+
+    @property
+    def message(self) -> str:
+        """The friction residual and the solve's message when solved; the first failure otherwise."""
+        if self.solved:
+            return f"solved: {self.friction.message}; {self.solve.message}"
+        return super().message
+
+    @property
+    def friction_residual(self) -> float | None:
+        """The friction residual (``None`` without a point)."""
+        return self.friction.value if self.friction.finite else None
+
+    def __repr__(self) -> str:
+        fr = self.friction_residual
+        return (
+            f"FCLIBResult(solved={self.solved}, termination={self.termination.value}, "
+            f"friction_residual={'none' if fr is None else f'{fr:.2e}'} (tol {self.friction.tol:.0e}), "
+            f"n_contacts={self.n_contacts}, route={self.solve.method}/{self.solve.backend}, "
+            f"wall_time_s={self.wall_time_s:.3f}, file={self.path!r})"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """:data:`~mcpkit.result.SUMMARY_KEYS` (those of the solve after the verdict's head), then
+        the friction and reference residuals, the contact count and the title."""
+        out = summary_head(self.kind, self, self.wall_time_s)
+        s = self.solve.summary()
+        out.update({k: s[k] for k in SUMMARY_KEYS if k not in RESULT_KEYS})
+        out.update(
+            friction_residual=self.friction_residual,
+            reference_friction_residual=self.reference_friction_residual,
+            reference_friction_residual_stored_u=self.reference_friction_residual_stored_u,
+            reference_consistency=self.reference_consistency,
+            n_contacts=self.n_contacts,
+            title=self.title,
+        )
+        return out
+
+
+def solve_fclib_file(path: str | Path, **solve_options: Any) -> FCLIBResult:
+    """Load, pose as the quadratic-cone NCP, solve, and judge by the friction residual.
 
     Parameters
     ----------
@@ -237,15 +324,17 @@ def solve_fclib_file(path: str | Path, **solve_options: Any) -> dict[str, Any]:
     **solve_options
         ``method`` (default ``"fb"``), ``backend`` (default ``"casadi"``) and any
         :class:`~mcpkit.options.SolveOptions` field (``tol`` defaults to :data:`DEFAULT_TOL`
-        on the natural residual of the *scaled* NCP).
+        on the natural residual of the *scaled* NCP; the friction residual is judged against the
+        same ``tol``).
 
     Returns
     -------
-    dict
-        ``status, solved, objective (None), comp_residual, constraint_violation, wall_time_s,
-        iterations, method, backend, friction_residual, reference_friction_residual`` plus
-        ``reference_friction_residual_stored_u``, ``reference_consistency`` (max
-        :math:`|Wr_\\mathrm{ref}+q-u_\\mathrm{ref}|`), ``n_contacts`` and ``title``.
+    FCLIBResult
+        ``solved`` when the NCP met its tolerance and :func:`friction_residual` of the unscaled
+        reactions is at most ``tol``; ``summary()`` carries
+        :data:`~mcpkit.result.SUMMARY_KEYS`, ``friction_residual``,
+        ``reference_friction_residual``, ``reference_friction_residual_stored_u``,
+        ``reference_consistency``, ``n_contacts`` and ``title``.
     """
     import mcpkit
 
@@ -256,34 +345,19 @@ def solve_fclib_file(path: str | Path, **solve_options: Any) -> dict[str, Any]:
     prob = load_fclib(path)
     t0 = time.perf_counter()
     mcp, s_r, s_u = fclib_ncp(prob)
-    try:
-        res = mcpkit.solve(mcp, method=method, backend=backend, **opts)
-    except MCPInputError:
-        raise
+    res = mcpkit.solve(mcp, method=method, backend=backend, **opts)
     wall = time.perf_counter() - t0
     have = bool(np.isfinite(res.z).all())
-    fr = friction_residual(prob.W, prob.q, prob.mu, reactions_from(mcp.split(res.z), s_r)) if have else None
+    r = reactions_from(mcp.split(res.z), s_r) if have else None
+    fr = friction_residual(prob.W, prob.q, prob.mu, r) if r is not None else None
     ref = ref_stored = consistency = None
     if prob.r_ref is not None:
         ref = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref)
         ref_stored = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref, prob.u_ref)
         consistency = float(np.abs(prob.W @ prob.r_ref + prob.q - prob.u_ref).max())
-    summ = res.summary()
-    return {
-        "status": summ["status"],
-        "solved": bool(res.solved),
-        "objective": None,
-        "comp_residual": summ["comp_residual"],
-        "constraint_violation": summ["constraint_violation"],
-        "wall_time_s": wall,
-        "iterations": int(res.iterations),
-        "method": res.method,
-        "backend": res.backend,
-        "friction_residual": fr,
-        "reference_friction_residual": ref,
-        "reference_friction_residual_stored_u": ref_stored,
-        "reference_consistency": consistency,
-        "n_contacts": prob.nc,
-        "title": prob.title,
-        "message": res.message,
-    }
+    check = ToleranceCheck("friction residual", fr, float(res.tol), kind="friction")
+    return FCLIBResult(
+        path=str(path), solve=res, friction=check, reactions=r,
+        reference_friction_residual=ref, reference_friction_residual_stored_u=ref_stored,
+        reference_consistency=consistency, n_contacts=prob.nc, title=prob.title, wall_time_s=wall,
+    )  # fmt: skip

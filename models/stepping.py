@@ -1,4 +1,4 @@
-r"""Time stepping with one MCP per step.
+r"""Time stepping with one MCP per step, and step maps declared once.
 
 A :class:`StepModel` owns a parametric MCP :math:`l \le z \le u \perp F(z; p_k)` whose
 parameters :math:`p_k` carry the state at step :math:`k` (positions, velocities, applied
@@ -9,23 +9,70 @@ forces, time). :func:`simulate` builds one :class:`mcpkit.Solver` and, for
 2. solves the MCP warm-started from step :math:`k-1`,
 3. advances the state :math:`x_{k+1}` from the solution (:meth:`StepModel.advance`).
 
-Every step's status and residual are recorded; a failed step is reported by its index and is
-never silently skipped.
+Every step's verdict, termination and residual are recorded; a failed step is reported by its
+index and is never silently skipped. What happens after a failed step is one rule,
+:class:`OnFailure` (``"continue"``, the default, or ``"stop"``), shared with the horizon
+simulator :func:`mcpkit.mpec.horizon.forward_simulate`, which runs through :func:`simulate`.
+
+**Declared once.** A :class:`DeclaredStep` writes its step map a single time, against an array
+namespace ``xp`` (:mod:`mcpkit.models.arrays`), with controls :math:`u` and a design
+:math:`\theta`:
+
+.. math::
+    p = P(x, u, \theta, t) \quad(\text{step\_parameters}),\qquad
+    x^+ = \Phi(x, z, u, \theta, t) \quad(\text{step\_update}).
+
+:func:`simulate` evaluates it on NumPy arrays (controls from :meth:`DeclaredStep.with_inputs`);
+:meth:`mcpkit.mpec.horizon.StepSpec.from_model` evaluates the same code once on CasADi symbols
+to build a horizon, so no example re-derives a model's dynamics.
 """
 
 from __future__ import annotations
 
+import copy
+import enum
+import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from mcpkit.errors import MCPInputError, SolveFailedError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
+from mcpkit.models.arrays import NUMPY, ArrayNamespace
+from mcpkit.options import parse_choice
 from mcpkit.problem import MCP
-from mcpkit.result import MCPResult
+from mcpkit.result import FromParts, MCPResult, Termination, summary_head
 from mcpkit.solve import Solver
+
+__all__ = [
+    "DeclaredStep",
+    "OnFailure",
+    "SimulationResult",
+    "StepMap",
+    "StepModel",
+    "StepOutcome",
+    "simulate",
+]
+
+
+class OnFailure(enum.Enum):
+    """What a simulator does after a step whose MCP was not solved to tolerance.
+
+    In both modes the failure is recorded (verdict, termination, residual), and a step that
+    returns no finite point ends the run (there is no state to advance from).
+    """
+
+    CONTINUE = "continue"
+    """Advance from the point the solver returned and keep going (the default)."""
+    STOP = "stop"
+    """End the run at the first failed step; the remaining rows are NaN."""
+
+    @classmethod
+    def parse(cls, value: str | OnFailure) -> OnFailure:
+        """The rule from its name; :class:`~mcpkit.errors.UnknownOptionError` lists the valid ones."""
+        return parse_choice(cls, str(getattr(value, "value", value)).strip(), "on_failure")
 
 
 class StepModel(Protocol):
@@ -45,52 +92,253 @@ class StepModel(Protocol):
         ...
 
 
+@runtime_checkable
+class StepMap(Protocol):
+    r"""A step map written once against an array namespace (see the module docstring).
+
+    ``x`` is the state (``n_state``), ``u`` the step's controls (``n_control``), ``theta`` the
+    design (``n_design``), ``t`` the step's start time and ``z`` the step MCP's solution; all
+    are vectors of the namespace ``xp`` (NumPy arrays or CasADi ``SX``).
+    """
+
+    mcp: MCP
+    h: float
+    n_state: int
+    n_control: int
+    n_design: int
+
+    def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
+        """:math:`P(x, u, \\theta, t)`: values of the MCP's parameter blocks (by name)."""
+        ...
+
+    def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
+        r""":math:`\Phi(x, z, u, \theta, t)`: the state after the step."""
+        ...
+
+
+_D = TypeVar("_D", bound="DeclaredStep")
+
+
+class DeclaredStep:
+    r"""Base of the step models whose map is declared once (:class:`StepMap`), as a :class:`StepModel`.
+
+    Subclasses set :attr:`mcp`, :attr:`h`, :attr:`n_state` (and :attr:`n_control`,
+    :attr:`n_design` when they take inputs) and write :meth:`step_parameters` and
+    :meth:`step_update` with ``xp`` operations only. :meth:`parameters` and :meth:`advance`
+    evaluate them with :data:`~mcpkit.models.arrays.NUMPY` at the controls of step :math:`k`
+    (:meth:`with_inputs`), so simulation and horizons share one definition.
+    """
+
+    mcp: MCP
+    h: float
+    n_state: int = 0
+    n_control: int = 0
+    n_design: int = 0
+    _controls: np.ndarray | None = None
+    _design: np.ndarray | None = None
+
+    # -- the map (subclasses) --------------------------------------------------------------
+    def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
+        """:math:`P(x, u, \\theta, t)` (see :class:`StepMap`)."""
+        raise NotImplementedError
+
+    def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
+        r""":math:`\Phi(x, z, u, \theta, t)` (see :class:`StepMap`)."""
+        raise NotImplementedError
+
+    def check_state(self, state: np.ndarray) -> np.ndarray:
+        """The state as ``n_state`` finite floats (typed errors otherwise)."""
+        x = np.asarray(state, dtype=float).reshape(-1)
+        if x.shape != (self.n_state,):
+            raise ShapeError(f"state must have {self.n_state} entries, got shape {x.shape}")
+        if not np.isfinite(x).all():
+            raise NonFiniteError(f"state contains NaN or inf: {x}")
+        return x
+
+    # -- inputs ------------------------------------------------------------------------------
+    def with_inputs(self: _D, controls: Any = None, design: Any = None) -> _D:
+        """A copy of this model that applies ``controls[k]`` in step ``k`` and the design ``design``.
+
+        ``controls`` has shape ``(N, n_control)`` (one row per step, piecewise constant; a 1-D
+        array when ``n_control == 1``), ``design`` shape ``(n_design,)``. The copy shares the
+        step MCP (one :class:`mcpkit.Solver` serves both).
+        """
+        out = copy.copy(self)
+        nu, nth = self.n_control, self.n_design
+        if controls is None:
+            if nu:
+                raise MCPInputError(f"{type(self).__name__} takes {nu} controls per step; pass controls")
+            out._controls = None
+        else:
+            U = np.asarray(controls, dtype=float)
+            if U.ndim == 1 and nu == 1:
+                U = U.reshape(-1, 1)
+            if U.ndim != 2 or U.shape[1] != nu:
+                raise ShapeError(f"controls must have shape (N, {nu}), got {U.shape}")
+            if not np.isfinite(U).all():
+                raise NonFiniteError("controls contain NaN or inf")
+            out._controls = U.copy()
+        if design is None:
+            if nth:
+                raise MCPInputError(f"{type(self).__name__} takes a design of {nth} values; pass design")
+            out._design = None
+        else:
+            th = np.asarray(design, dtype=float).reshape(-1)
+            if th.shape != (nth,):
+                raise ShapeError(f"design must have {nth} values, got shape {th.shape}")
+            if not np.isfinite(th).all():
+                raise NonFiniteError("design contains NaN or inf")
+            out._design = th.copy()
+        return out
+
+    def inputs(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(u_k, theta)`` of step ``k`` (empty arrays for a model without inputs)."""
+        if self.n_control == 0:
+            u = np.zeros(0)
+        elif self._controls is None:
+            raise MCPInputError(
+                f"{type(self).__name__} takes {self.n_control} controls per step; bind them with "
+                "with_inputs(controls, design)"
+            )
+        elif not 0 <= k < self._controls.shape[0]:
+            raise ShapeError(f"no control for step {k}: {self._controls.shape[0]} rows were given")
+        else:
+            u = self._controls[k]
+        if self.n_design == 0:
+            th = np.zeros(0)
+        elif self._design is None:
+            raise MCPInputError(
+                f"{type(self).__name__} takes a design of {self.n_design} values; bind it with with_inputs"
+            )
+        else:
+            th = self._design
+        return u, th
+
+    # -- StepModel ---------------------------------------------------------------------------
+    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, Any]:
+        """:meth:`step_parameters` on NumPy at step ``k``'s inputs."""
+        x = self.check_state(state)
+        u, th = self.inputs(k)
+        return self.step_parameters(NUMPY, x, u, th, t)
+
+    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
+        """:meth:`step_update` on NumPy at the step's solution."""
+        x = self.check_state(state)
+        u, th = self.inputs(k)
+        z = np.asarray(result.z, dtype=float)
+        return np.asarray(self.step_update(NUMPY, x, z, u, th, t), dtype=float).reshape(-1)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """The verdict of one step of a simulation (a part of :class:`SimulationResult`)."""
+
+    k: int
+    """Step index."""
+    t: float
+    """Start time of the step."""
+    solved: bool
+    """The step's MCP met its tolerance."""
+    termination: Termination
+    """Why the step's solve stopped (``INTERRUPTED`` when the run ended before the step)."""
+    natural_residual: float
+    """The step's natural residual (NaN when not run)."""
+    ran: bool = True
+    """False for a step after the run ended."""
+
+    @property
+    def message(self) -> str:
+        """One line: time, termination and residual."""
+        if not self.ran:
+            return f"t={self.t:.6g}: not run (the simulation ended before this step)"
+        return (
+            f"t={self.t:.6g}: termination {self.termination.value}, natural residual "
+            f"{self.natural_residual:.3e}"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """:data:`~mcpkit.result.RESULT_KEYS`, then the step index, time and residual."""
+        out = summary_head("step", self, 0.0)
+        out.update(k=self.k, t=self.t, natural_residual=_finite_or_none(self.natural_residual))
+        return out
+
+
 @dataclass
-class SimulationResult:
-    """Arrays of a simulation, one row per step, with per-step solve status.
+class SimulationResult(FromParts):
+    """Arrays of a simulation, one row per step, with per-step verdicts (an ``Outcome``).
+
+    ``solved``, ``termination`` and ``message`` come from the per-step verdicts
+    (:class:`~mcpkit.result.FromParts` over :attr:`steps`): solved when every step
+    was; the termination and message name the first failed step.
 
     Attributes
     ----------
     t
         Times, shape ``(N+1,)``.
     states
-        States, shape ``(N+1, n_state)``; rows after a stopping failure are NaN.
+        States, shape ``(N+1, n_state)``; rows after the run ended are NaN.
     z
         MCP solutions, shape ``(N, n)``.
-    solved
+    step_solved
         Per-step verdict (natural residual met the tolerance).
     natural_residual
         Per-step natural residual.
-    termination
-        Per-step termination word.
+    step_termination
+        Per-step :class:`~mcpkit.result.Termination` (``None`` for steps not run).
     iterations, step_time_s
         Per-step inner iterations and wall time of the MCP solve (the model's own work of
         setting up parameters and advancing the state is not included).
     blocks
         Block name -> slice into a row of :attr:`z`.
+    method, backend
+        The per-step solver's route.
+    on_failure
+        The failure rule the run used.
+    wall_time_s
+        Wall time of the whole run.
     """
 
     t: np.ndarray
     states: np.ndarray
     z: np.ndarray
-    solved: np.ndarray
+    step_solved: np.ndarray
     natural_residual: np.ndarray
-    termination: list[str]
+    step_termination: list[Termination | None]
     iterations: np.ndarray
     step_time_s: np.ndarray
     blocks: dict[str, slice] = field(default_factory=dict)
     method: str = ""
     backend: str = ""
+    on_failure: OnFailure = OnFailure.CONTINUE
+    wall_time_s: float = 0.0
+
+    kind = "simulation"
+    part_name = "step"
+
+    @property
+    def parts(self) -> list[StepOutcome]:
+        """The verdict's parts: :attr:`steps`."""
+        return self.steps
+
+    @property
+    def steps(self) -> list[StepOutcome]:
+        """One :class:`StepOutcome` per step (the parts of the verdict)."""
+        out = []
+        for k in range(self.step_solved.size):
+            term = self.step_termination[k]
+            out.append(
+                StepOutcome(
+                    k, float(self.t[k]), bool(self.step_solved[k]),
+                    Termination.INTERRUPTED if term is None else term,
+                    float(self.natural_residual[k]), ran=term is not None,
+                )
+            )  # fmt: skip
+        return out
 
     @property
     def failed_steps(self) -> np.ndarray:
-        """Indices of the steps whose MCP was not solved to tolerance."""
-        return np.flatnonzero(~self.solved)
-
-    @property
-    def all_solved(self) -> bool:
-        """True when every step was solved to tolerance."""
-        return bool(self.solved.all())
+        """Indices of the steps whose MCP was not solved to tolerance (including steps not run)."""
+        return np.flatnonzero(~self.step_solved)
 
     def block(self, name: str) -> np.ndarray:
         """Per-step values of one variable block, shape ``(N, size)``."""
@@ -100,26 +348,30 @@ class SimulationResult:
         """Raise :class:`~mcpkit.errors.SolveFailedError` naming the failed steps, if any."""
         bad = self.failed_steps
         if bad.size:
-            k = int(bad[0])
-            raise SolveFailedError(
-                f"{bad.size} of {self.solved.size} steps failed; first at step {k} "
-                f"(t={self.t[k]:.6g}): termination {self.termination[k]}, natural residual "
-                f"{self.natural_residual[k]:.3e}; failed steps: {bad[:20].tolist()}"
-            )
+            raise SolveFailedError(f"{self.message}; failed steps: {bad[:20].tolist()}", result=self)
         return self
 
     def summary(self) -> dict[str, Any]:
-        """Machine-readable summary."""
-        return {
-            "steps": int(self.solved.size),
-            "solved_steps": int(self.solved.sum()),
-            "failed_steps": self.failed_steps[:50].tolist(),
-            "max_natural_residual": float(np.nanmax(self.natural_residual, initial=0.0)),
-            "mean_step_time_s": float(np.mean(self.step_time_s)) if self.step_time_s.size else 0.0,
-            "total_time_s": float(np.sum(self.step_time_s)),
-            "method": self.method,
-            "backend": self.backend,
-        }
+        """:data:`~mcpkit.result.RESULT_KEYS`, then step counts, residuals, times and the route."""
+        out = summary_head(self.kind, self, self.wall_time_s)
+        out.update(
+            {
+                "steps": int(self.step_solved.size),
+                "solved_steps": int(self.step_solved.sum()),
+                "failed_steps": self.failed_steps[:50].tolist(),
+                "max_natural_residual": float(np.nanmax(self.natural_residual, initial=0.0)),
+                "mean_step_time_s": float(np.mean(self.step_time_s)) if self.step_time_s.size else 0.0,
+                "total_time_s": float(np.sum(self.step_time_s)),
+                "method": self.method,
+                "backend": self.backend,
+                "on_failure": self.on_failure.value,
+            }
+        )
+        return out
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
 
 
 def simulate(
@@ -131,7 +383,7 @@ def simulate(
     method: str = "auto",
     backend: str = "auto",
     progress: bool | None = None,
-    stop_on_failure: bool = False,
+    on_failure: str | OnFailure = "continue",
     solver: Solver | None = None,
     **options: Any,
 ) -> SimulationResult:
@@ -140,7 +392,8 @@ def simulate(
     Parameters
     ----------
     model
-        A :class:`StepModel`.
+        A :class:`StepModel` (for example a :class:`DeclaredStep`, bound to its controls with
+        :meth:`DeclaredStep.with_inputs` when it takes any).
     x0
         Initial state.
     n_steps
@@ -151,17 +404,20 @@ def simulate(
         Passed to :class:`mcpkit.Solver` (built once for the whole run).
     progress
         Show a progress bar (default: when more than 200 steps).
-    stop_on_failure
-        Stop at the first failed step (remaining rows NaN). Otherwise continue from the
-        best point the solver returned; failures stay recorded either way.
+    on_failure
+        :class:`OnFailure`: ``"continue"`` (default) advances from the point the solver returned
+        after a failed step; ``"stop"`` ends the run there (remaining rows NaN). Failures are
+        recorded either way, and a step without a finite point always ends the run.
     solver
         A pre-built solver for ``model.mcp`` (for re-use across runs).
     """
-    if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+    rule = OnFailure.parse(on_failure)
+    if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
         raise MCPInputError(f"n_steps must be a positive integer, got {n_steps!r}")
     x = np.asarray(x0, dtype=float).reshape(-1)
     if not np.isfinite(x).all():
         raise MCPInputError("initial state x0 contains NaN or inf")
+    t_run = time.perf_counter()
     if solver is None:
         solver = Solver(model.mcp, backend=backend, method=method, **options)
     n = model.mcp.n
@@ -172,9 +428,10 @@ def simulate(
     Z = np.full((N, n), np.nan)
     solved = np.zeros(N, dtype=bool)
     resid = np.full(N, np.nan)
-    term = ["not run"] * N
+    term: list[Termination | None] = [None] * N
     iters = np.zeros(N, dtype=int)
     times = np.zeros(N)
+    route = ("", "")
     show = (N > 200) if progress is None else progress
     bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
     for k in bar:
@@ -183,14 +440,15 @@ def simulate(
         t_start = time.perf_counter()
         res = solver.solve(p=pk)
         times[k] = time.perf_counter() - t_start
+        route = (res.method, res.backend)
         Z[k] = res.z
         solved[k] = res.solved
         resid[k] = res.natural_residual
-        term[k] = res.termination.value
+        term[k] = res.termination
         iters[k] = res.iterations
         if not res.solved:
             bar.set_postfix(failed=int((~solved[: k + 1]).sum()))
-            if stop_on_failure or not np.isfinite(res.z).all():
+            if rule is OnFailure.STOP or not np.isfinite(res.z).all():
                 break
         states[k + 1] = model.advance(k, tk, states[k], res)
     bar.close()
@@ -198,12 +456,14 @@ def simulate(
         t=t,
         states=states,
         z=Z,
-        solved=solved,
+        step_solved=solved,
         natural_residual=resid,
-        termination=term,
+        step_termination=term,
         iterations=iters,
         step_time_s=times,
         blocks={b.name: b.slice for b in model.mcp.blocks},
-        method=solver.method.value,
-        backend=solver.route.backend,
+        method=route[0],
+        backend=route[1],
+        on_failure=rule,
+        wall_time_s=time.perf_counter() - t_run,
     )

@@ -7,9 +7,12 @@ time :math:`t_k = t_0 + kh` and
 .. math::
 
     l \le z_k \le u \ \perp\ F(z_k;\ P(x_k, u_k, \theta, t_k)),\qquad
-    x_{k+1} = \Phi(x_k, z_k, u_k, \theta),
+    x_{k+1} = \Phi(x_k, z_k, u_k, \theta, t_k),
 
-where :math:`P` maps state, control, design and time onto the MCP's parameter blocks. Instead of
+where :math:`P` maps state, control, design and time onto the MCP's parameter blocks. A model
+whose step map is declared once (:class:`mcpkit.models.stepping.StepMap`, e.g. the ECP and
+Stewart–Trinkle steps) gives its :class:`StepSpec` through :meth:`StepSpec.from_model`: the same
+code that the simulator runs on NumPy is evaluated here on CasADi symbols. Instead of
 simulating forward and searching over controls without gradients (the Nelder–Mead loop of
 seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
 
@@ -18,7 +21,8 @@ seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
     \min_{X}\ &\sum_{k=0}^{N-1} \ell(x_k, u_k, \theta, z_k) + \ell_N(x_N, \theta) \\
     \text{s.t.}\ & x_0 = \bar x_0,\quad x^{\rm T}_{\rm lo} \le x_N \le x^{\rm T}_{\rm up},\quad
         u_{\rm lo} \le u_k \le u_{\rm up},\quad \theta_{\rm lo} \le \theta \le \theta_{\rm up}, \\
-    & x_{k+1} - \Phi(x_k, z_k, u_k, \theta) = 0, \quad c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up},\\
+    & x_{k+1} - \Phi(x_k, z_k, u_k, \theta, t_k) = 0, \quad
+      c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up},\\
     & F_i(z_k; P_k) - w_{k,i} + v_{k,i} = 0,\quad
       0 \le z_{k,i} - l_i \perp w_{k,i} \ge 0,\quad 0 \le u_i - z_{k,i} \perp v_{k,i} \ge 0,
 
@@ -28,14 +32,17 @@ re-used for every step (the step MPCC is wrapped in a ``casadi.Function`` and ca
 step's variables and :math:`P_k`).
 
 The plan is then **re-simulated**: the planned controls and design are fed to the per-step MCP
-solver (:class:`mcpkit.Solver`, or a user simulator such as the model's own
+solver (:func:`forward_simulate`, or a user simulator such as the model's own
 :func:`mcpkit.models.stepping.simulate`), and the largest state deviation
 :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|` is compared with a stated tolerance.
-A plan the simulator does not reproduce is reported as a failure (:attr:`HorizonResult.ok`).
+:class:`HorizonResult` follows :class:`mcpkit.result.Outcome`: its verdict comes from its parts
+(the MPCC solve and the re-simulation check), so a plan the simulator does not reproduce
+is reported as a failure (:attr:`HorizonResult.solved`).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -44,15 +51,14 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-from tqdm.auto import tqdm
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
-from mcpkit.mpcc import MPCC
-from mcpkit.mpcc_solve import MPCCSolver
-from mcpkit.options import Backend
+from mcpkit.models.arrays import CASADI
+from mcpkit.models.stepping import OnFailure, SimulationResult, StepMap, simulate
+from mcpkit.mpcc import MPCC, MPCCSolver
 from mcpkit.problem import MCP, as_float_vector
-from mcpkit.result import MCPResult, Termination
+from mcpkit.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 from mcpkit.solve import Solver
 
 __all__ = [
@@ -61,14 +67,15 @@ __all__ = [
     "PathConstraint",
     "StepSpec",
     "forward_simulate",
+    "resimulation_check",
 ]
 
 ParameterMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], dict[str, Any]]
 r"""``P(x, u, theta, t) -> {block name: CasADi expression or numbers}`` (missing blocks keep the
 MCP's current values)."""
 
-UpdateMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], Any]
-r"""``Phi(x, z, u, theta) -> x_next`` (CasADi expressions)."""
+UpdateMap = Callable[..., Any]
+r"""``Phi(x, z, u, theta) -> x_next`` or ``Phi(x, z, u, theta, t) -> x_next`` (CasADi expressions)."""
 
 Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps)."""
@@ -129,10 +136,16 @@ class StepSpec:
         names raise :class:`~mcpkit.errors.MCPInputError`, wrong sizes
         :class:`~mcpkit.errors.ShapeError`.
     update
-        :math:`\Phi(x, z, u, \theta) \to x_{k+1}`: a Python callable on SX symbols or a
-        ``casadi.Function`` with those four inputs.
+        :math:`\Phi(x, z, u, \theta) \to x_{k+1}`, or :math:`\Phi(x, z, u, \theta, t)` for an
+        update that depends on the step's start time: a Python callable on SX symbols or a
+        ``casadi.Function`` with those four (five) inputs.
     h
         Step length [s] (times are :math:`t_k = t_0 + kh`).
+    model
+        The step model the spec was built from (:meth:`from_model`), else ``None``.
+
+    A model whose step map is written once against an array namespace gives its spec through
+    :meth:`from_model`; the examples build no map by hand.
     """
 
     mcp: MCP
@@ -142,8 +155,38 @@ class StepSpec:
     parameters: ParameterMap
     update: UpdateMap | ca.Function
     h: float
+    model: StepMap | None = field(default=None, repr=False)
     param_fun: ca.Function = field(init=False, repr=False)
     update_fun: ca.Function = field(init=False, repr=False)
+
+    @classmethod
+    def from_model(cls, model: StepMap) -> StepSpec:
+        r"""The step of a model whose map is declared once (:class:`~mcpkit.models.stepping.StepMap`).
+
+        :math:`P(x, u, \theta, t)` is ``model.step_parameters(CASADI, x, u, theta, t)`` and
+        :math:`\Phi(x, z, u, \theta, t)` is ``model.step_update(CASADI, x, z, u, theta, t)``,
+        evaluated once on SX symbols: the code :func:`~mcpkit.models.stepping.simulate` runs on
+        NumPy, so a horizon and a simulation of the model share one definition. Sizes and ``h``
+        come from the model.
+        """
+        need = ("mcp", "h", "n_state", "n_control", "n_design", "step_parameters", "step_update")
+        missing = [a for a in need if not hasattr(model, a)]
+        if missing:
+            raise MCPInputError(
+                f"StepSpec.from_model needs a step model with a declared step map "
+                f"(mcpkit.models.stepping.StepMap); {type(model).__name__} lacks {missing}"
+            )
+
+        def parameters(x: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> dict[str, Any]:
+            return model.step_parameters(CASADI, x, u, th, t)
+
+        def update(x: ca.SX, z: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> Any:
+            return model.step_update(CASADI, x, z, u, th, t)
+
+        return cls(
+            model.mcp, n_state=model.n_state, n_control=model.n_control, n_design=model.n_design,
+            parameters=parameters, update=update, h=model.h, model=model,
+        )  # fmt: skip
 
     def __post_init__(self) -> None:
         if not isinstance(self.mcp, MCP):
@@ -191,23 +234,26 @@ class StepSpec:
         self.param_fun = ca.Function("horizon_P", [x, u, th, t], [p], ["x", "u", "theta", "t"], ["p"])
         if isinstance(self.update, ca.Function):
             f = self.update
-            want = [self.n_state, self.mcp.n, self.n_control, self.n_design]
-            if f.n_in() != 4 or f.n_out() != 1:
+            want = [self.n_state, self.mcp.n, self.n_control, self.n_design, 1]
+            if f.n_in() not in (4, 5) or f.n_out() != 1:
                 raise MCPInputError(
-                    "StepSpec.update as a casadi.Function needs inputs (x, z, u, theta), 1 output"
+                    "StepSpec.update as a casadi.Function needs inputs (x, z, u, theta[, t]), 1 output"
                 )
-            got = [f.size1_in(i) * f.size2_in(i) for i in range(4)]
-            if got != want:
-                raise ShapeError(f"StepSpec.update: input sizes {got}, expected (x, z, u, theta) = {want}")
-            xn = f(x, z, u, th)
+            got = [f.size1_in(i) * f.size2_in(i) for i in range(f.n_in())]
+            if got != want[: f.n_in()]:
+                raise ShapeError(
+                    f"StepSpec.update: input sizes {got}, expected (x, z, u, theta[, t]) = {want[: f.n_in()]}"
+                )
+            xn = f(x, z, u, th, t) if f.n_in() == 5 else f(x, z, u, th)
         elif callable(self.update):
-            xn = _column(self.update(x, z, u, th), "StepSpec.update")
+            args = (x, z, u, th, t) if _takes_time(self.update) else (x, z, u, th)
+            xn = _column(self.update(*args), "StepSpec.update")
         else:
             raise MCPInputError("StepSpec.update must be callable or a casadi.Function")
         if xn.numel() != self.n_state:
             raise ShapeError(f"StepSpec.update returns {xn.numel()} values, the state has {self.n_state}")
         self.update_fun = ca.Function(
-            "horizon_Phi", [x, z, u, th], [ca.vec(xn)], ["x", "z", "u", "theta"], ["x_next"]
+            "horizon_Phi", [x, z, u, th, t], [ca.vec(xn)], ["x", "z", "u", "theta", "t"], ["x_next"]
         )
 
     @property
@@ -219,9 +265,22 @@ class StepSpec:
         """Numeric :math:`P(x, u, \\theta, t)`, the stacked parameter vector of the MCP."""
         return np.asarray(self.param_fun(x, u, theta, t), dtype=float).reshape(-1)
 
-    def x_next(self, x: np.ndarray, z: np.ndarray, u: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        r"""Numeric :math:`\Phi(x, z, u, \theta)`."""
-        return np.asarray(self.update_fun(x, z, u, theta), dtype=float).reshape(-1)
+    def x_next(
+        self, x: np.ndarray, z: np.ndarray, u: np.ndarray, theta: np.ndarray, t: float = 0.0
+    ) -> np.ndarray:
+        r"""Numeric :math:`\Phi(x, z, u, \theta, t)` (``t`` is ignored by a time-free update)."""
+        return np.asarray(self.update_fun(x, z, u, theta, t), dtype=float).reshape(-1)
+
+
+def _takes_time(fn: Callable[..., Any]) -> bool:
+    """Whether a Python update accepts a fifth positional argument ``t``."""
+    try:
+        inspect.signature(fn).bind(None, None, None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature available (builtins)
+        return False
+    return True
 
 
 @dataclass
@@ -237,9 +296,27 @@ class PathConstraint:
     ub: Any = 0.0
 
 
+def resimulation_check(
+    simulated: np.ndarray, planned: np.ndarray, deviation_tol: float, *, label: str = "re-simulation",
+    wall_time_s: float = 0.0,
+) -> ToleranceCheck:  # fmt: skip
+    r"""Whether a simulation reproduces a plan: :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|
+    \le` ``deviation_tol`` (a part of :class:`HorizonResult`'s verdict; no finite value when the
+    simulation produced NaN rows)."""
+    sim = np.asarray(simulated, dtype=float)
+    dev = float(np.max(np.abs(sim - planned))) if np.isfinite(sim).all() else math.inf
+    return ToleranceCheck(f"{label} deviation", dev, float(deviation_tol), kind="resimulation",
+                          wall_time_s=wall_time_s)  # fmt: skip
+
+
 @dataclass
-class HorizonResult:
-    """A solved (or failed) horizon and its re-simulation check.
+class HorizonResult(FromParts):
+    """A solved (or failed) horizon and its re-simulation check (an :class:`~mcpkit.result.Outcome`).
+
+    Its parts are the MPCC solve (:attr:`mpcc`) and, when the plan was re-simulated, the
+    re-simulation check (:attr:`resim`, :func:`resimulation_check`); ``solved`` and
+    ``termination`` come from them (:class:`~mcpkit.result.FromParts`): solved when the
+    MPCC met its tolerance AND the re-simulation reproduced the plan.
 
     Attributes
     ----------
@@ -251,18 +328,12 @@ class HorizonResult:
     objective
         Planned objective value.
     mpcc
-        The :class:`~mcpkit.result.MCPResult` of :class:`~mcpkit.mpcc_solve.MPCCSolver`
-        (``natural_residual`` = complementarity residual, ``bound_violation`` = constraint violation).
+        The :class:`~mcpkit.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver`.
     resim_states
         States of the re-simulation of the planned controls, ``(N+1, n_state)``.
-    max_deviation
-        :math:`\\max_{k,j}|x^{\\rm sim}_{k,j} - x^{\\rm plan}_{k,j}|` (inf when the re-simulation failed).
-    deviation_tol
-        The tolerance :attr:`max_deviation` is judged against.
-    ok
-        MPCC solved to its tolerance AND the re-simulation reproduced the plan.
-    message
-        Human-readable verdict.
+    resim
+        The re-simulation :class:`~mcpkit.result.ToleranceCheck` (``None``: not
+        re-simulated).
     solve_time_s, build_time_s, guess_time_s, resim_time_s
         Wall times of the MPCC solve, the MPCC build, the initial forward simulation and the
         re-simulation.
@@ -274,27 +345,52 @@ class HorizonResult:
     design: np.ndarray
     z: np.ndarray
     objective: float
-    mpcc: MCPResult
+    mpcc: MPCCResult
     resim_states: np.ndarray
-    max_deviation: float
-    deviation_tol: float
-    ok: bool
-    message: str
+    resim: ToleranceCheck | None
     solve_time_s: float = 0.0
     build_time_s: float = 0.0
     guess_time_s: float = 0.0
     resim_time_s: float = 0.0
     blocks: dict[str, slice] = field(default_factory=dict)
 
-    @property
-    def mpcc_solved(self) -> bool:
-        """The MPCC met its tolerance (complementarity residual and constraint violation)."""
-        return bool(self.mpcc.solved)
+    kind = "horizon"
+    part_name = "check"
 
     @property
-    def termination(self) -> Termination:
-        """Why the MPCC solve stopped (converged, stalled, time limit, ...), as in the core result."""
-        return self.mpcc.termination
+    def parts(self) -> list[Any]:
+        """The verdict's parts: the MPCC solve, then the re-simulation check (when run)."""
+        return [self.mpcc] if self.resim is None else [self.mpcc, self.resim]
+
+    @property
+    def message(self) -> str:
+        """The verdict: residuals and deviation when solved, every failed part's reason otherwise."""
+        if not self.solved:
+            return self.failures()
+        msg = (
+            f"plan solved (complementarity {self.mpcc.comp_residual:.1e}, violation "
+            f"{self.mpcc.constraint_violation:.1e})"
+        )
+        if self.resim is not None:
+            msg += f" and reproduced ({self.resim.message})"
+        return msg
+
+    @property
+    def max_deviation(self) -> float:
+        """Re-simulation deviation (``nan`` when not re-simulated, ``inf`` when it failed)."""
+        if self.resim is None:
+            return math.nan
+        return float(self.resim.value) if self.resim.value is not None else math.inf
+
+    @property
+    def deviation_tol(self) -> float:
+        """Re-simulation tolerance (``nan`` when not re-simulated)."""
+        return math.nan if self.resim is None else self.resim.tol
+
+    @property
+    def wall_time_s(self) -> float:
+        """Initial forward simulation, MPCC solve and re-simulation (the build is separate)."""
+        return self.guess_time_s + self.solve_time_s + self.resim_time_s
 
     def block(self, name: str) -> np.ndarray:
         """Per-step values of one step-MCP variable block, shape ``(N, size)``."""
@@ -303,23 +399,47 @@ class HorizonResult:
         return self.z[:, self.blocks[name]]
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serialisable summary."""
-        return {
-            "ok": bool(self.ok),
-            "mpcc_solved": self.mpcc_solved,
-            "termination": self.termination.value,
-            "objective": float(self.objective),
-            "complementarity_residual": float(self.mpcc.natural_residual),
-            "constraint_violation": float(self.mpcc.bound_violation),
-            "max_resim_deviation": float(self.max_deviation),
-            "deviation_tol": float(self.deviation_tol),
-            "solve_time_s": float(self.solve_time_s),
-            "build_time_s": float(self.build_time_s),
-            "guess_time_s": float(self.guess_time_s),
-            "resim_time_s": float(self.resim_time_s),
-            "homotopy_steps": len(self.mpcc.trace),
-            "message": self.message,
-        }
+        """:data:`~mcpkit.result.RESULT_KEYS`, then objective, residuals, deviation and times."""
+        m = self.mpcc
+        out = summary_head(self.kind, self, self.wall_time_s)
+        out.update(
+            {
+                "objective": _num(self.objective),
+                "comp_residual": _num(m.comp_residual),
+                "constraint_violation": _num(m.constraint_violation),
+                "mpcc_status": m.termination.value,
+                "max_resim_deviation": _num(self.max_deviation),
+                "deviation_tol": _num(self.deviation_tol),
+                "solve_time_s": float(self.solve_time_s),
+                "build_time_s": float(self.build_time_s),
+                "guess_time_s": float(self.guess_time_s),
+                "resim_time_s": float(self.resim_time_s),
+                "iterations": int(m.iterations),
+                "homotopy_steps": int(m.outer_iterations),
+                "method": m.method,
+                "backend": m.backend,
+            }
+        )
+        return out
+
+
+def _num(v: float) -> float | None:
+    """JSON-ready float (``None`` for NaN and inf)."""
+    return float(v) if math.isfinite(v) else None
+
+
+class _SpecSteps:
+    """A :class:`~mcpkit.models.stepping.StepModel` running a :class:`StepSpec` at fixed controls."""
+
+    def __init__(self, spec: StepSpec, controls: np.ndarray, design: np.ndarray) -> None:
+        self.spec, self.mcp, self.h = spec, spec.mcp, spec.h
+        self.U, self.theta = controls, design
+
+    def parameters(self, k: int, t: float, state: np.ndarray) -> np.ndarray:
+        return self.spec.p_value(state, self.U[k], self.theta, t)
+
+    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
+        return self.spec.x_next(state, result.z, self.U[k], self.theta, t)
 
 
 def forward_simulate(
@@ -331,35 +451,31 @@ def forward_simulate(
     t0: float = 0.0,
     solver: Solver | None = None,
     progress: bool = False,
+    on_failure: str | OnFailure = "continue",
     **options: Any,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Simulate :math:`x_{k+1} = \Phi(x_k, z_k, u_k, \theta)` with one MCP solve per step.
+) -> SimulationResult:
+    r"""Simulate :math:`x_{k+1} = \Phi(x_k, z_k, u_k, \theta, t_k)` with one MCP solve per step.
 
-    Returns ``(states (N+1, n_state), z (N, n), solved (N,))``; after a step whose result is not
-    finite the remaining rows are NaN. ``options`` go to :class:`mcpkit.Solver` (default: CasADi,
-    Scholtes, ``tol=1e-10``).
+    Runs :func:`mcpkit.models.stepping.simulate` on the spec (one loop and one failure rule for
+    every simulator): ``on_failure`` is ``"continue"`` (default) or ``"stop"``; a step without a
+    finite point always ends the run (remaining rows NaN). ``options`` go to
+    :class:`mcpkit.Solver` (default: CasADi, Scholtes, ``tol=1e-10``). Returns the
+    :class:`~mcpkit.models.stepping.SimulationResult` (``states`` ``(N+1, n_state)``, ``z``,
+    per-step verdicts).
     """
-    U = np.asarray(controls, dtype=float).reshape(-1, spec.n_control) if spec.n_control else None
-    N = U.shape[0] if U is not None else int(np.asarray(controls).shape[0])
-    if solver is None:
-        opts = {"backend": "casadi", "method": "scholtes", "tol": 1e-10}
-        opts.update(options)
-        solver = Solver(spec.mcp, **opts)
-    X = np.full((N + 1, spec.n_state), np.nan)
-    Z = np.full((N, spec.mcp.n), np.nan)
-    ok = np.zeros(N, dtype=bool)
-    X[0] = x0
-    uk = np.zeros(0)
-    for k in tqdm(range(N), disable=not progress, desc="simulate", unit="step", leave=False):
-        if U is not None:
-            uk = U[k]
-        res = solver.solve(p=spec.p_value(X[k], uk, design, t0 + k * spec.h))
-        if not np.isfinite(res.z).all():
-            break
-        Z[k] = res.z
-        ok[k] = res.solved
-        X[k + 1] = spec.x_next(X[k], res.z, uk, design)
-    return X, Z, ok
+    nu = spec.n_control
+    if nu:
+        U = np.asarray(controls, dtype=float).reshape(-1, nu)
+    else:
+        U = np.zeros((int(np.asarray(controls).shape[0]), 0))
+    th = np.asarray(design, dtype=float).reshape(-1)
+    opts = {"backend": "casadi", "method": "scholtes", "tol": 1e-10}
+    opts.update(options)
+    method, backend = opts.pop("method"), opts.pop("backend")
+    return simulate(
+        _SpecSteps(spec, U, th), x0, U.shape[0], t0=t0, method=method, backend=backend,
+        progress=progress, on_failure=on_failure, solver=solver, **opts,
+    )  # fmt: skip
 
 
 class Horizon:
@@ -511,7 +627,7 @@ class Horizon:
             g_step.append(gk)
             G.append(Gk)
             H.append(Hk)
-            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, TH))
+            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, TH, float(self.t[k])))
             for j, pc in enumerate(self.path):
                 c = _column(pc.fn(xk, uk, TH), f"path constraint {j}")
                 g_path.append(c)
@@ -581,9 +697,7 @@ class Horizon:
             raise NonFiniteError(f"{what}: contains NaN or inf")
         return a
 
-    def simulate(
-        self, controls: Any, design: Any = (), **options: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def simulate(self, controls: Any, design: Any = (), **options: Any) -> SimulationResult:
         """Per-step simulation of ``controls`` ``(N, n_control)`` (see :func:`forward_simulate`)."""
         U = self._controls(controls, "controls")
         th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
@@ -595,7 +709,8 @@ class Horizon:
         U = self._controls(controls, "initial controls")
         th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
                      "initial design", allow_inf=False)  # fmt: skip
-        X, Z, _ = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
+        sim = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
+        X, Z = sim.states, sim.z
         last = X[np.isfinite(X).all(axis=1)][-1]
         X = np.where(np.isfinite(X), X, last)
         zlast = Z[np.isfinite(Z).all(axis=1)]
@@ -629,9 +744,10 @@ class Horizon:
         ----------
         controls0, design0
             Initial controls ``(N, n_control)`` (or one row) and design for the initial guess.
-        method, tol, **options
-            :class:`~mcpkit.mpcc_solve.MPCCSolver` method and options (recovery and polish on
-            by default).
+        method, backend, tol, **options
+            :class:`~mcpkit.mpcc.MPCCSolver` method, backend (``"casadi"``, default, or
+            ``"pyomo"``; pass ``ipopt=`` to choose the Pyomo backend's IPOPT) and options
+            (recovery and polish on by default).
         deviation_tol
             The plan passes the re-simulation check when
             :math:`\max|x^{\rm sim} - x^{\rm plan}| \le` ``deviation_tol`` (state units).
@@ -640,59 +756,31 @@ class Horizon:
             :class:`mcpkit.Solver` on this :class:`StepSpec` (:meth:`simulate`).
         step_options
             Options of the per-step solver (initial guess and default re-simulation).
-        backend
-            ``"casadi"`` (default): :class:`~mcpkit.mpcc_solve.MPCCSolver` on the stacked MPCC;
-            ``"pyomo"``: the relaxations on Pyomo
-            (:class:`~mcpkit.mpec.pyomo_solve.PyomoMPCCSolver`; pass ``ipopt=`` to choose its
-            IPOPT).
         """
         dtol = float(deviation_tol)
         if not math.isfinite(dtol) or dtol <= 0:
             raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+        solver = MPCCSolver(self.mpcc, method, backend=backend, tol=tol, **options)
         sopts = dict(step_options or {})
         t_guess = time.perf_counter()
         x0 = self.initial_guess(controls0, design0, **sopts)
         guess_time = time.perf_counter() - t_guess
-        if Backend.parse(backend) is Backend.PYOMO:
-            from mcpkit.mpec.pyomo_solve import PyomoMPCCSolver
-
-            res = PyomoMPCCSolver(self.mpcc, method, tol=tol, **options).solve(x0=x0)
-        elif Backend.parse(backend) in (Backend.CASADI, Backend.AUTO):
-            res = MPCCSolver(self.mpcc, method, tol=tol, **options).solve(x0=x0)
-        else:
-            raise MCPInputError(f"horizons are solved on backend 'casadi' or 'pyomo', not {backend!r}")
-        parts = self.unpack(res.z if np.isfinite(res.z).all() else x0)
+        res = solver.solve(x0=x0)
+        parts = self.unpack(res.x if np.isfinite(res.x).all() else x0)
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         Zp = parts["s"][:, : self.casadi_mcp.n]
         t_sim = time.perf_counter()
         if simulator is None:
-            Xs, _, _ = self.simulate(Up, th, **sopts)
+            Xs = self.simulate(Up, th, **sopts).states
         else:
             Xs = np.asarray(simulator(Up, th), dtype=float)
             if Xs.shape != Xp.shape:
                 raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
         resim_time = time.perf_counter() - t_sim
-        dev = float(np.max(np.abs(Xs - Xp))) if np.isfinite(Xs).all() else math.inf
-        mp_ok = bool(res.solved)
-        sim_ok = dev <= dtol
-        ok = mp_ok and sim_ok
-        if ok:
-            msg = (
-                f"plan solved (complementarity {res.natural_residual:.1e}, violation "
-                f"{res.bound_violation:.1e}) and reproduced by re-simulation (max deviation {dev:.2e} "
-                f"<= {dtol:.0e})"
-            )
-        else:
-            why = []
-            if not mp_ok:
-                why.append(f"MPCC not solved: {res.message}")
-            if not sim_ok:
-                why.append(f"re-simulation deviates by {dev:.2e} > {dtol:.0e}")
-            msg = "FAILED: " + "; ".join(why)
+        check = resimulation_check(Xs, Xp, dtol, wall_time_s=resim_time)
         return HorizonResult(
             t=self.t.copy(), states=Xp.copy(), controls=Up.copy(), design=th.copy(), z=Zp.copy(),
-            objective=float(res.objective) if res.objective is not None else math.nan, mpcc=res,
-            resim_states=Xs, max_deviation=dev, deviation_tol=dtol, ok=ok, message=msg,
+            objective=float(res.f), mpcc=res, resim_states=Xs, resim=check,
             solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
             guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
         )  # fmt: skip

@@ -4,18 +4,18 @@ Two reversible steps, composable with :class:`~mcpkit.lowering.base.Chain`:
 
 1. :class:`ToCasadi`: declaration -> :class:`CasadiMCP` (SX symbols ``z``, ``p``, expression
    ``F`` and the compiled ``F_fun``). The inverse is the identity on ``z``.
-2. :class:`MCPToMPCC`: :class:`CasadiMCP` -> :class:`~mcpkit.mpcc.MPCC` in slack form. For each
-   non-fixed pair add a slack :math:`w_i \ge 0` when :math:`l_i > -\infty` and :math:`v_i \ge 0`
-   when :math:`u_i < \infty`, with
+2. :class:`MCPToMPCC`: :class:`CasadiMCP` -> :class:`~mcpkit.mpcc.MPCC` in the slack form of
+   :mod:`mcpkit.lowering.slack` with :math:`Z = z`: for each non-fixed pair
 
    .. math::
 
-       F_i(z; p) - w_i + v_i = 0,\qquad (z_i - l_i) \perp w_i,\qquad (u_i - z_i) \perp v_i .
+       F_i(z; p) - w_i + v_i = 0,\qquad (z_i - l_i) \perp w_i,\qquad (u_i - z_i) \perp v_i ,
 
-   A free variable gets :math:`F_i = 0`; a fixed one (:math:`l_i = u_i`) gets no condition.
-   This is exactly the box MCP: at :math:`z_i = l_i` we get :math:`F_i = w_i - v_i = w_i \ge 0`,
-   strictly inside :math:`F_i = 0`, and at :math:`z_i = u_i`, :math:`F_i = -v_i \le 0`.
-   The inverse keeps the first :math:`n` entries of :math:`x = (z, w, v)`.
+   a slack :math:`w_i \ge 0` only for finite :math:`l_i`, :math:`v_i \ge 0` only for finite
+   :math:`u_i`; :math:`x = (z, w, v)` (the ``"blocked"`` layout). The bounds :math:`l \le z \le u`
+   are variable bounds, so a fixed pair gets no condition. The inverse keeps the first
+   :math:`n` entries of :math:`x`; the inverse data is the
+   :class:`~mcpkit.lowering.slack.SlackForm` (alias :data:`SlackMap`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
+from mcpkit.lowering.slack import CasadiBuilder, SlackForm
 from mcpkit.mpcc import MPCC, casadi_name
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
 
@@ -65,6 +66,16 @@ class CasadiMCP:
     blocks: dict[str, slice]
     F_fun: ca.Function
     name: str
+
+    @classmethod
+    def of(cls, problem: MCP, z: ca.SX, p: ca.SX, F: ca.SX, name: str | None = None) -> CasadiMCP:
+        """The image of ``problem`` with symbols ``z``, ``p`` and ``F = F(z; p)``; the rest from the MCP."""
+        name = problem.name if name is None else name
+        return cls(
+            z=z, p=p, F=F, lb=problem.lb, ub=problem.ub, z0=problem.start, p0=problem.parameter_values,
+            blocks={b.name: b.slice for b in problem.blocks},
+            F_fun=ca.Function(casadi_name(f"{name}_F"), [z, p], [F], ["z", "p"], ["F"]), name=name,
+        )  # fmt: skip
 
     @property
     def n(self) -> int:
@@ -134,20 +145,7 @@ class ToCasadi(Lowering):
                 parts.append(ca.mtimes(ca.DM(fb.M), zsub) + qv)
             else:  # pragma: no cover - closed union
                 raise TypeError(f"unknown function block type {type(fb).__name__}")
-        F = ca.vertcat(*parts)
-        F_fun = ca.Function(casadi_name(f"{problem.name}_F"), [z, p], [F], ["z", "p"], ["F"])
-        lowered = CasadiMCP(
-            z=z,
-            p=p,
-            F=F,
-            lb=problem.lb,
-            ub=problem.ub,
-            z0=problem.start,
-            p0=problem.parameter_values,
-            blocks={b.name: b.slice for b in problem.blocks},
-            F_fun=F_fun,
-            name=problem.name,
-        )
+        lowered = CasadiMCP.of(problem, z, p, ca.vertcat(*parts))
         return lowered, None
 
     def invert(self, solution: np.ndarray, inverse_data: None) -> np.ndarray:
@@ -167,63 +165,37 @@ def lower_to_casadi(problem: MCP) -> CasadiMCP:
     return lowered
 
 
-@dataclass(frozen=True)
-class SlackMap:
-    """Inverse data of :class:`MCPToMPCC`: where each slack sits in ``x = (z, w, v)``."""
-
-    n: int
-    lower_idx: np.ndarray
-    """Components with a finite lower bound (each owns a slack w)."""
-    upper_idx: np.ndarray
-    """Components with a finite upper bound (each owns a slack v)."""
+SlackMap = SlackForm
+"""Inverse data of :class:`MCPToMPCC`: the :class:`~mcpkit.lowering.slack.SlackForm` of the bounds."""
 
 
 class MCPToMPCC(Lowering):
     """:class:`CasadiMCP` -> slack-form :class:`~mcpkit.mpcc.MPCC` (see the module docstring)."""
 
     def apply(self, problem: CasadiMCP) -> tuple[MPCC, SlackMap]:
-        lb, ub, n = problem.lb, problem.ub, problem.n
-        fixed = lb == ub
-        lo = np.flatnonzero(np.isfinite(lb) & ~fixed)
-        up = np.flatnonzero(np.isfinite(ub) & ~fixed)
+        form = SlackForm.from_bounds(problem.lb, problem.ub)
         T = type(problem.z)
-        w = T.sym("w", lo.size)
-        v = T.sym("v", up.size)
-        # equality rows F_i - w_i + v_i = 0 for every non-fixed i
-        rows = np.flatnonzero(~fixed)
-        slack_expr = T.zeros(n, 1)
-        for k, i in enumerate(lo):
-            slack_expr[int(i)] = slack_expr[int(i)] - w[k]
-        for k, i in enumerate(up):
-            slack_expr[int(i)] = slack_expr[int(i)] + v[k]
-        g_all = problem.F + slack_expr
-        g = g_all[[int(i) for i in rows]] if rows.size else T(0, 1)
-        G = ca.vertcat(*[problem.z[int(i)] - lb[i] for i in lo], *[ub[i] - problem.z[int(i)] for i in up])
-        H = ca.vertcat(w, v)
-        if G.numel() == 0:
-            G, H = T(0, 1), T(0, 1)
+        out = form.emit(CasadiBuilder(T), problem.z, problem.F)
+        G, H = (out.G, out.H) if form.n_slacks else (T(0, 1), T(0, 1))
         F0 = np.asarray(problem.F_fun(problem.z0, problem.p0), dtype=float).reshape(-1)
-        F0 = np.where(np.isfinite(F0), F0, 0.0)
-        w0 = np.maximum(F0[lo], 0.0)
-        v0 = np.maximum(-F0[up], 0.0)
         mpcc = MPCC(
-            x=ca.vertcat(problem.z, w, v),
+            x=ca.vertcat(problem.z, out.slacks),
             p=problem.p,
             f=T(0.0),
-            g=g,
-            lbg=np.zeros(rows.size),
-            ubg=np.zeros(rows.size),
-            lbx=np.concatenate([lb, np.zeros(lo.size + up.size)]),
-            ubx=np.concatenate([ub, np.full(lo.size + up.size, np.inf)]),
+            g=out.rows,
+            lbg=np.zeros(form.rows.size),
+            ubg=np.zeros(form.rows.size),
+            lbx=np.concatenate([problem.lb, np.zeros(form.n_slacks)]),
+            ubx=np.concatenate([problem.ub, np.full(form.n_slacks, np.inf)]),
             G=G,
             H=H,
-            x0=np.concatenate([problem.z0, w0, v0]),
+            x0=form.lift(problem.z0, np.where(np.isfinite(F0), F0, 0.0)),
             p0=problem.p0,
             G_implied_by_bounds=True,
             H_implied_by_bounds=True,
             name=problem.name,
         )
-        return mpcc, SlackMap(n=n, lower_idx=lo, upper_idx=up)
+        return mpcc, form
 
     def invert(self, solution: np.ndarray, inverse_data: SlackMap) -> np.ndarray:
         return np.asarray(solution, dtype=float).reshape(-1)[: inverse_data.n]
@@ -231,6 +203,4 @@ class MCPToMPCC(Lowering):
     @staticmethod
     def lift(z: np.ndarray, F: np.ndarray, data: SlackMap) -> np.ndarray:
         """A point ``x = (z, w, v)`` consistent with ``z`` and ``F = F(z)`` (for warm starts)."""
-        w = np.maximum(F[data.lower_idx], 0.0)
-        v = np.maximum(-F[data.upper_idx], 0.0)
-        return np.concatenate([z, w, v])
+        return data.lift(z, F)

@@ -2,13 +2,17 @@ r"""Lowering of an :class:`~mcpkit.problem.MCP` to Pyomo, and Pyomo MCP models b
 
 :class:`ToPyomo` writes the box MCP :math:`l \le z \le u \perp F(z; p)` (PATH's form, the
 operand order *variable first*) as ``pyomo.mpec`` complementarity conditions, one per pair
-:math:`i`:
+:math:`i`, by the pair's :class:`~mcpkit.lowering.slack.BoxCase` (the case split of
+:class:`~mcpkit.lowering.slack.SlackForm`, the one every lowering takes):
 
-* :math:`l_i, u_i` finite, :math:`l_i < u_i`: ``complements(inequality(l_i, z_i, u_i), F_i)``;
-* only :math:`l_i` finite: ``complements(z_i >= l_i, F_i >= 0)``;
-* only :math:`u_i` finite: ``complements(z_i <= u_i, F_i <= 0)``;
-* free: ``complements(F_i == 0, z_i)`` (the equation :math:`F_i = 0`, :math:`z_i` free);
-* :math:`l_i = u_i`: :math:`z_i` is fixed and :math:`F_i` unrestricted (no condition).
+* ``BOX`` (:math:`l_i < u_i` both finite): ``complements(inequality(l_i, z_i, u_i), F_i)``;
+* ``LOWER``: ``complements(z_i >= l_i, F_i >= 0)``;
+* ``UPPER``: ``complements(z_i <= u_i, F_i <= 0)``;
+* ``FREE``: ``complements(F_i == 0, z_i)`` (the equation :math:`F_i = 0`, :math:`z_i` free);
+* ``FIXED`` (:math:`l_i = u_i`): :math:`z_i` is fixed and :math:`F_i` unrestricted (no condition).
+
+The pairs are stated whole, not in slack form: ``complements`` is the box pair itself, so
+Pyomo's MPEC transformations, GAMS/AMPL and :func:`from_pyomo` read each one back as one pair.
 
 Each variable block becomes one indexed ``Var`` (bounds :math:`l, u`; initial values from the
 declaration's start), each parameter block one mutable ``Param`` (so values change without
@@ -45,6 +49,7 @@ from pyomo.repn import generate_standard_repn
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
+from mcpkit.lowering.slack import BoxCase, SlackForm
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
 
 
@@ -229,6 +234,7 @@ class ToPyomo(Lowering):
                 raise TypeError(f"unknown function block type {type(fb).__name__}")
         cc_names: dict[str, str] = {}
         if self.complementarity:
+            form = SlackForm.from_bounds(lb, ub)
             for vb in problem.blocks:
                 nm = _component_name(m, f"cc_{vb.name}", "_")
                 comp = m.component(var_names[vb.name])
@@ -237,7 +243,7 @@ class ToPyomo(Lowering):
                     nm,
                     Complementarity(
                         range(vb.size),
-                        rule=lambda _m, k, comp=comp, s=s: _pair(comp[k], F[s + k], lb[s + k], ub[s + k]),
+                        rule=lambda _m, k, comp=comp, s=s: _pair(comp[k], F[s + k], form, s + k),
                     ),
                 )
                 cc_names[vb.name] = nm
@@ -258,16 +264,16 @@ class ToPyomo(Lowering):
         return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
 
 
-def _pair(z: Any, F: Any, lo: float, hi: float) -> Any:
-    """One ``complements(...)`` in box form for :math:`lo \\le z \\le hi \\perp F`."""
-    fin_l, fin_u = math.isfinite(lo), math.isfinite(hi)
-    if lo == hi:
+def _pair(z: Any, F: Any, form: SlackForm, i: int) -> Any:
+    """Pair ``i`` of ``form`` as one ``complements(...)`` (or ``Skip``), by its :class:`BoxCase`."""
+    lo, hi, case = float(form.lb[i]), float(form.ub[i]), form.case(i)
+    if case is BoxCase.FIXED:
         return Complementarity.Skip
-    if fin_l and fin_u:
+    if case is BoxCase.BOX:
         return complements(pyo.inequality(lo, z, hi), F)
-    if fin_l:
+    if case is BoxCase.LOWER:
         return complements(z >= lo, F >= 0)
-    if fin_u:
+    if case is BoxCase.UPPER:
         return complements(z <= hi, F <= 0)
     return complements(F == 0, z)
 

@@ -17,6 +17,11 @@ For parameters :math:`t_0, t_1, \dots` from the reformulation's schedule:
    a smooth NLP (for an MCP a square system) whose solution, when it exists, solves the original
    problem to IPOPT's accuracy.
 
+Every subproblem is solved by an inner solver built from the reformulation's template by an
+:class:`~mcpkit.solvers.inner.InnerFactory` (default: CasADi's ``nlpsol`` IPOPT; on backend
+``pyomo`` an ``ipopt`` executable or ``mcpkit_ipopt`` through Pyomo), so this one loop (adaptive
+parameter, retries, fallbacks, polish, time limit) serves every backend.
+
 A failed subproblem does not end the run: the next parameter is tried from the last good point,
 up to ``max_retries`` failures in a row; after that :class:`RecoveringHomotopy` retries with the
 other reformulations. A subproblem IPOPT calls "solved" is never taken as success by itself;
@@ -34,12 +39,13 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.lowering.casadi import CasadiMCP
-from mcpkit.mpcc import MPCC
+from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import SolveOptions
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.ipopt import InnerResult, IpoptNLP, ipopt_termination
-from mcpkit.solvers.reformulation import Reformulation, sign_constraints
+from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
+from mcpkit.solvers.ipopt import InnerResult, ipopt_termination
+from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
 
 
 @dataclass(frozen=True)
@@ -95,11 +101,19 @@ class HomotopyOutcome:
     recovery)."""
 
 
-def _ipopt_kwargs(options: SolveOptions) -> dict[str, Any]:
-    """IPOPT settings shared by every subproblem: the user's IPOPT options, and the deadline
-    callback when the solve has a time limit (each call then stops when the time left runs out,
-    not after a fresh ``max_wall_time``)."""
-    return {"options": dict(options.ipopt_options), "deadlines": options.time_limit is not None}
+def inner_settings(options: SolveOptions, tol: float, warm: bool, name: str) -> InnerSettings:
+    """Inner-solver settings of every subproblem: IPOPT ``tol``, ``max_inner_iter``, the user's
+    IPOPT options, and deadlines when the solve has a time limit (each call then stops when the
+    time left runs out, not after a fresh ``max_wall_time``)."""
+    return InnerSettings(
+        tol=tol,
+        max_iter=options.max_inner_iter,
+        warm=warm,
+        verbose=options.verbose,
+        options=dict(options.ipopt_options),
+        deadlines=options.time_limit is not None,
+        name=name,
+    )
 
 
 def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
@@ -110,7 +124,7 @@ def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
 class Polisher:
     r"""The active-set NLP of the module docstring, built once with the mask as a parameter."""
 
-    def __init__(self, mpcc: MPCC, options: SolveOptions) -> None:
+    def __init__(self, mpcc: MPCC, options: SolveOptions, inner: InnerFactory | None = None) -> None:
         self.mpcc = mpcc
         nc = mpcc.n_pairs
         mask = mpcc.sym("mask", nc)
@@ -121,21 +135,18 @@ class Polisher:
         self.equality = equality_count(mpcc.lbg, mpcc.ubg) + nc <= mpcc.x.numel()
         lo.append(np.zeros(nc) if self.equality else np.full(nc, -np.inf))
         hi.append(np.zeros(nc))
-        g = ca.vertcat(mpcc.g, *rows)
-        self.lbg = np.concatenate([mpcc.lbg, *lo])
-        self.ubg = np.concatenate([mpcc.ubg, *hi])
-        self.nlp = IpoptNLP(
-            mpcc.x,
-            ca.vertcat(mpcc.p, mask),
-            mpcc.f,
-            g,
-            tol=options.inner_tol_factor * options.tol,
-            max_iter=options.max_inner_iter,
-            warm=True,
-            verbose=options.verbose,
-            name=f"{mpcc.name}_polish",
-            **_ipopt_kwargs(options),
+        self.template = NLPTemplate(
+            x=mpcc.x,
+            p=ca.vertcat(mpcc.p, mask),
+            f=mpcc.f,
+            g=ca.vertcat(mpcc.g, *rows),
+            lbg=np.concatenate([mpcc.lbg, *lo]),
+            ubg=np.concatenate([mpcc.ubg, *hi]),
         )
+        self.lbg, self.ubg = self.template.lbg, self.template.ubg
+        tol = options.inner_tol_factor * options.tol
+        settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
+        self.nlp: InnerSolver = (inner or CasadiInner())(self.template, settings)
 
     def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """1 where :math:`G_j \\le H_j` (fix :math:`G_j = 0`), else 0 (fix :math:`H_j = 0`)."""
@@ -153,35 +164,36 @@ class Polisher:
 
 
 class HomotopySolver:
-    """An MPCC with one reformulation, IPOPT solvers built once; :meth:`run` many times."""
+    """An MPCC with one reformulation, inner solvers built once; :meth:`run` many times.
 
-    def __init__(self, mpcc: MPCC, reformulation: Reformulation, options: SolveOptions) -> None:
+    ``inner`` builds the inner solvers from the reformulation's template (default
+    :class:`~mcpkit.solvers.inner.CasadiInner`: CasADi's ``nlpsol`` IPOPT).
+    """
+
+    def __init__(
+        self,
+        mpcc: MPCC,
+        reformulation: Reformulation,
+        options: SolveOptions,
+        inner: InnerFactory | None = None,
+    ) -> None:
         self.mpcc = mpcc
         self.reformulation = reformulation
         self.options = options
+        self.inner: InnerFactory = inner or CasadiInner()
         self.template = reformulation.build(mpcc)
-        self._solvers: dict[bool, IpoptNLP] = {}
+        self._solvers: dict[bool, InnerSolver] = {}
         self._polisher: Polisher | None = None
 
-    def _nlp(self, warm: bool) -> IpoptNLP:
+    def _nlp(self, warm: bool) -> InnerSolver:
         if warm not in self._solvers:
-            t = self.template
-            self._solvers[warm] = IpoptNLP(
-                t.x,
-                t.p,
-                t.f,
-                t.g,
-                tol=self.reformulation.inner_tol(0.0, self.options),
-                max_iter=self.options.max_inner_iter,
-                warm=warm,
-                verbose=self.options.verbose,
-                name=f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}",
-                **_ipopt_kwargs(self.options),
-            )
+            name = f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}"
+            tol = self.reformulation.inner_tol(0.0, self.options)
+            self._solvers[warm] = self.inner(self.template, inner_settings(self.options, tol, warm, name))
         return self._solvers[warm]
 
     def build(self) -> HomotopySolver:
-        """Build every IPOPT solver now (otherwise built on first use)."""
+        """Build every inner solver now (otherwise built on first use)."""
         self._nlp(False)
         self._nlp(True)
         if self.options.polish and self.mpcc.n_pairs:
@@ -191,7 +203,7 @@ class HomotopySolver:
     def polisher(self) -> Polisher:
         """The active-set polisher (built on first use)."""
         if self._polisher is None:
-            self._polisher = Polisher(self.mpcc, self.options)
+            self._polisher = Polisher(self.mpcc, self.options, self.inner)
         return self._polisher
 
     def run(
@@ -368,10 +380,13 @@ class RecoveringHomotopy:
     ``"retry:<method>"``.
     """
 
-    def __init__(self, mpcc: MPCC, method: str, options: SolveOptions) -> None:
+    def __init__(
+        self, mpcc: MPCC, method: str, options: SolveOptions, inner: InnerFactory | None = None
+    ) -> None:
         self.mpcc = mpcc
         self.options = options
-        self.primary = HomotopySolver(mpcc, reformulation_for(method), options)
+        self.inner: InnerFactory = inner or CasadiInner()
+        self.primary = HomotopySolver(mpcc, reformulation_for(method), options, self.inner)
         self.fallback_names = [m for m in options.fallback_methods if m != method]
         self._fallbacks: dict[str, HomotopySolver] = {}
 
@@ -391,25 +406,20 @@ class RecoveringHomotopy:
 
     def _fallback(self, name: str) -> HomotopySolver:
         if name not in self._fallbacks:
-            solver = HomotopySolver(self.mpcc, reformulation_for(name), self.options)
+            solver = HomotopySolver(self.mpcc, reformulation_for(name), self.options, self.inner)
             solver._polisher = self.primary._polisher  # share the built polisher
             self._fallbacks[name] = solver
         return self._fallbacks[name]
 
-    def run(
-        self,
-        x0: np.ndarray,
-        p: np.ndarray,
-        assess: Assessor,
-        *,
-        warm_start: bool = False,
-        lam_x0: np.ndarray | None = None,
-        lam_g0: np.ndarray | None = None,
-    ) -> HomotopyOutcome:
-        """Run the requested homotopy, then the fallbacks if needed (see the class docstring)."""
+    def run(self, x0: np.ndarray, p: np.ndarray, assess: Assessor, **start: Any) -> HomotopyOutcome:
+        """Run the requested homotopy, then the fallbacks if needed (see the class docstring).
+
+        ``start`` holds :meth:`HomotopySolver.run`'s ``warm_start``, ``lam_x0`` and ``lam_g0``
+        for the requested homotopy; the fallbacks start cold from ``x0``.
+        """
         t0 = time.perf_counter()
         limit = self.options.time_limit
-        best = self.primary.run(x0, p, assess, warm_start=warm_start, lam_x0=lam_x0, lam_g0=lam_g0)
+        best = self.primary.run(x0, p, assess, **start)
         if best.termination in (Termination.CONVERGED, Termination.TIME_LIMIT, Termination.INTERRUPTED):
             return best
         trace, iterations = list(best.trace), best.iterations
@@ -435,23 +445,19 @@ class RecoveringHomotopy:
         return best
 
 
-def make_homotopy(mpcc: MPCC, method: str, options: SolveOptions) -> RecoveringHomotopy:
-    """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`."""
-    return RecoveringHomotopy(mpcc, method, options)
+def make_homotopy(
+    mpcc: MPCC, method: str, options: SolveOptions, inner: InnerFactory | None = None
+) -> RecoveringHomotopy:
+    """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`.
+
+    ``inner`` builds the inner solvers (default: CasADi's ``nlpsol`` IPOPT; see
+    :func:`~mcpkit.solvers.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``).
+    """
+    return RecoveringHomotopy(mpcc, method, options, inner)
 
 
 def reformulation_for(method: str) -> Reformulation:
-    """The reformulation object for a method name (see :data:`REFORMULATIONS`)."""
-    from mcpkit.solvers.elastic import Elastic
-    from mcpkit.solvers.fischer_burmeister import FischerBurmeister
-    from mcpkit.solvers.penalty import Penalty
-    from mcpkit.solvers.scholtes import Scholtes
+    """The reformulation object for a registered method name (see :mod:`mcpkit.registry`)."""
+    from mcpkit.registry import reformulation_for as registered
 
-    table: dict[str, Callable[[], Reformulation]] = {
-        "elastic": Elastic,
-        "scholtes": Scholtes,
-        "scholtes_eq": lambda: Scholtes(equality=True),
-        "fb": FischerBurmeister,
-        "penalty": Penalty,
-    }
-    return table[method]()
+    return registered(method)

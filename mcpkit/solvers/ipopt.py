@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
-from mcpkit.mpcc import casadi_name
+from mcpkit.mpcc.problem import casadi_name
 from mcpkit.result import Termination
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
@@ -68,6 +69,64 @@ class InnerResult:
         """IPOPT's own verdict that the subproblem converged (not mcpkit's verdict)."""
         return ipopt_termination(self.status) is Termination.CONVERGED
 
+    @classmethod
+    def failure(cls, nx: int, ng: int, exc: BaseException, wall_time_s: float) -> InnerResult:
+        """A call that raised ``exc`` (an evaluation error, a crashed executable): no point."""
+        text = str(exc).strip()
+        why = text.splitlines()[-1][:200] if text else type(exc).__name__
+        return cls(
+            x=np.full(nx, np.nan),
+            lam_x=np.zeros(nx),
+            lam_g=np.zeros(ng),
+            f=float("nan"),
+            status=f"exception: {why}",
+            iterations=0,
+            wall_time_s=wall_time_s,
+        )
+
+
+#: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
+#: parameter small, iterates pushed off the bounds as little as possible).
+WARM_START_OPTIONS: dict[str, Any] = {
+    "warm_start_init_point": "yes",
+    "mu_init": 1e-5,
+    "warm_start_bound_push": 1e-9,
+    "warm_start_bound_frac": 1e-9,
+    "warm_start_mult_bound_push": 1e-9,
+    "warm_start_slack_bound_frac": 1e-9,
+    "warm_start_slack_bound_push": 1e-9,
+}
+
+
+def ipopt_option_dict(
+    tol: float,
+    max_iter: int,
+    warm: bool = False,
+    verbose: bool = False,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """IPOPT options by IPOPT name, the same for every inner solver of a subproblem.
+
+    ``tol`` is IPOPT's ``tol`` and also its ``constr_viol_tol`` and ``compl_inf_tol`` (so the
+    subproblem is solved to the accuracy the outer loop needs); ``warm`` adds
+    :data:`WARM_START_OPTIONS`; ``options`` (the user's, by IPOPT name, with or without an
+    ``ipopt.`` prefix) come last and win.
+    """
+    opts: dict[str, Any] = {
+        "print_level": 5 if verbose else 0,
+        "sb": "yes",
+        "tol": tol,
+        "constr_viol_tol": tol,
+        "compl_inf_tol": tol,
+        "acceptable_tol": max(tol, 1e-6),
+        "max_iter": int(max_iter),
+    }
+    if warm:
+        opts.update(WARM_START_OPTIONS)
+    for key, value in (options or {}).items():
+        opts[key.removeprefix("ipopt.")] = value
+    return opts
+
 
 class _Deadline(ca.Callback):
     """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed.
@@ -102,7 +161,66 @@ class _Deadline(ca.Callback):
         return [1 if time.perf_counter() > self.deadline else 0]
 
 
-class IpoptNLP:
+@dataclass(frozen=True)
+class InnerCall:
+    """The arguments of one :meth:`InnerSolver.solve` call, and its start time."""
+
+    x0: np.ndarray
+    q: np.ndarray
+    lbx: np.ndarray
+    ubx: np.ndarray
+    lbg: np.ndarray
+    ubg: np.ndarray
+    lam_x0: np.ndarray | None
+    lam_g0: np.ndarray | None
+    deadline: float | None
+    t0: float
+
+
+class InnerSolver(ABC):
+    r"""A built solver for one NLP structure: :math:`\min_x f(x; q)` s.t. :math:`g_l \le g(x; q)
+    \le g_u`, :math:`x_l \le x \le x_u`, solved for many :math:`(x_0, q)` (see
+    :mod:`mcpkit.solvers.inner`). Subclasses implement :meth:`_run`; an exception of
+    :attr:`errors` becomes a failed :class:`InnerResult` with no point.
+    """
+
+    nx: int
+    """Number of variables."""
+    ng: int
+    """Number of rows."""
+    errors: tuple[type[BaseException], ...] = (RuntimeError,)
+    """Exceptions that mean "this call failed" rather than a bug."""
+
+    def solve(
+        self,
+        x0: np.ndarray,
+        q: np.ndarray,
+        lbx: np.ndarray,
+        ubx: np.ndarray,
+        lbg: np.ndarray,
+        ubg: np.ndarray,
+        lam_x0: np.ndarray | None = None,
+        lam_g0: np.ndarray | None = None,
+        deadline: float | None = None,
+    ) -> InnerResult:
+        r"""Solve from ``x0`` (and multipliers, when given) at parameters ``q``.
+
+        ``deadline`` (a :func:`time.perf_counter` value) stops the solve at the first iteration
+        after it. Returns the point, CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`,
+        :math:`\lambda_g` as IPOPT's), IPOPT's status name and its iteration count.
+        """
+        t0 = time.perf_counter()
+        try:
+            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0))
+        except self.errors as exc:
+            return InnerResult.failure(self.nx, self.ng, exc, time.perf_counter() - t0)
+
+    @abstractmethod
+    def _run(self, call: InnerCall) -> InnerResult:
+        """One solve (see :meth:`solve`)."""
+
+
+class IpoptNLP(InnerSolver):
     r"""A built IPOPT solver for one NLP structure; call :meth:`solve` repeatedly.
 
     Parameters
@@ -143,31 +261,9 @@ class IpoptNLP:
         name: str = "nlp",
         deadlines: bool = False,
     ) -> None:
-        opts: dict[str, Any] = {
-            "print_time": False,
-            "error_on_fail": False,
-            "ipopt.print_level": 5 if verbose else 0,
-            "ipopt.sb": "yes",
-            "ipopt.tol": tol,
-            "ipopt.constr_viol_tol": tol,
-            "ipopt.compl_inf_tol": tol,
-            "ipopt.acceptable_tol": max(tol, 1e-6),
-            "ipopt.max_iter": int(max_iter),
-        }
-        if warm:
-            opts.update(
-                {
-                    "ipopt.warm_start_init_point": "yes",
-                    "ipopt.mu_init": 1e-5,
-                    "ipopt.warm_start_bound_push": 1e-9,
-                    "ipopt.warm_start_bound_frac": 1e-9,
-                    "ipopt.warm_start_mult_bound_push": 1e-9,
-                    "ipopt.warm_start_slack_bound_frac": 1e-9,
-                    "ipopt.warm_start_slack_bound_push": 1e-9,
-                }
-            )
-        for key, value in (options or {}).items():
-            opts[key if key.startswith("ipopt.") else f"ipopt.{key}"] = value
+        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False}
+        for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
+            opts[f"ipopt.{key}"] = value
         self.nx = int(x.numel())
         self.ng = int(g.numel())
         self.np = int(p.numel())
@@ -184,52 +280,23 @@ class IpoptNLP:
                 ) from None
             raise
 
-    def solve(
-        self,
-        x0: np.ndarray,
-        p: np.ndarray,
-        lbx: np.ndarray,
-        ubx: np.ndarray,
-        lbg: np.ndarray,
-        ubg: np.ndarray,
-        lam_x0: np.ndarray | None = None,
-        lam_g0: np.ndarray | None = None,
-        deadline: float | None = None,
-    ) -> InnerResult:
-        """Run IPOPT from ``x0`` (and multipliers, when given) and return the outcome.
-
-        ``deadline`` (a :func:`time.perf_counter` value; needs ``deadlines=True``) stops IPOPT
-        at its first iteration after that moment, with status ``User_Requested_Stop``.
-        """
+    def _run(self, call: InnerCall) -> InnerResult:
+        # the deadline (needs ``deadlines=True``) makes IPOPT return ``User_Requested_Stop``
         if self._deadline is not None:
-            self._deadline.deadline = float("inf") if deadline is None else deadline
-        args: dict[str, Any] = {"x0": x0, "p": p, "lbx": lbx, "ubx": ubx, "lbg": lbg, "ubg": ubg}
-        if lam_x0 is not None:
-            args["lam_x0"] = lam_x0
-        if lam_g0 is not None:
-            args["lam_g0"] = lam_g0
-        t0 = time.perf_counter()
-        try:
-            sol = self.solver(**args)
-            stats = self.solver.stats()
-            status = str(stats.get("return_status", "unknown"))
-            iters = int(stats.get("iter_count", 0))
-        except RuntimeError as exc:  # evaluation errors surface as exceptions in CasADi
-            return InnerResult(
-                x=np.full(self.nx, np.nan),
-                lam_x=np.zeros(self.nx),
-                lam_g=np.zeros(self.ng),
-                f=float("nan"),
-                status=f"exception: {str(exc).splitlines()[-1][:200]}",
-                iterations=0,
-                wall_time_s=time.perf_counter() - t0,
-            )
+            self._deadline.deadline = float("inf") if call.deadline is None else call.deadline
+        c = call
+        args: dict[str, Any] = {"x0": c.x0, "p": c.q, "lbx": c.lbx, "ubx": c.ubx, "lbg": c.lbg, "ubg": c.ubg}
+        for key, lam in (("lam_x0", c.lam_x0), ("lam_g0", c.lam_g0)):
+            if lam is not None:
+                args[key] = lam
+        sol = self.solver(**args)  # evaluation errors surface as RuntimeError (see ``errors``)
+        stats = self.solver.stats()
         return InnerResult(
             x=np.asarray(sol["x"], dtype=float).reshape(-1),
             lam_x=np.asarray(sol["lam_x"], dtype=float).reshape(-1),
             lam_g=np.asarray(sol["lam_g"], dtype=float).reshape(-1),
             f=float(sol["f"]),
-            status=status,
-            iterations=iters,
-            wall_time_s=time.perf_counter() - t0,
+            status=str(stats.get("return_status", "unknown")),
+            iterations=int(stats.get("iter_count", 0)),
+            wall_time_s=time.perf_counter() - call.t0,
         )

@@ -24,7 +24,15 @@ from mcpkit.models.ecp.complementarity import (
     build_complementarity_mcp,
     check_ecp_in_patch,
 )
-from mcpkit.models.ecp.params import PushForce, SliderParams, paper_push, paper_slider, square_patch
+from mcpkit.models.ecp.params import (
+    EdgePusher,
+    Load,
+    PushForce,
+    SliderParams,
+    paper_push,
+    paper_slider,
+    square_patch,
+)
 from mcpkit.models.ecp.quadratic import (
     QuadraticECPStep,
     build_quadratic_mcp,
@@ -38,6 +46,8 @@ __all__ = [
     "ECPOutsidePatchError",
     "ECPPatchViolation",
     "ECPRun",
+    "EdgePusher",
+    "Load",
     "PureTranslation",
     "PushForce",
     "QuadraticECPStep",

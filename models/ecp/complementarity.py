@@ -44,7 +44,6 @@ from mcpkit.models.ecp.quadratic import (
     ellipsoid_slack,
     friction_guess,
     friction_rows,
-    linear_update,
 )
 from mcpkit.problem import MCP
 from mcpkit.result import MCPResult
@@ -160,8 +159,8 @@ class ComplementarityECPStep(SliderStep):
     integrated (the slider is taken to stay on the plane); if a step returns :math:`p_n = 0`
     (lift-off) it shows in the result's ``p_n`` block.
 
-    See :class:`~mcpkit.models.ecp.quadratic.SliderStep` for the state, the load and the
-    parameters.
+    See :class:`~mcpkit.models.ecp.quadratic.SliderStep` for the state, the load and the step
+    map (the state update does not use :math:`p_n`).
     """
 
     kind = "complementarity"
@@ -184,8 +183,3 @@ class ComplementarityECPStep(SliderStep):
     def sigma(self, result: MCPResult) -> float:
         r"""Slip speed :math:`\sigma^{u+1}` (0 when sticking)."""
         return float(result.block("sigma")[0])
-
-    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
-        """State at :math:`t + h` from the linear updates (eqs 26-28)."""
-        x, _ = linear_update(self.params, state, self.impulses(result), self.applied(t, state))
-        return x

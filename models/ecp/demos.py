@@ -1,12 +1,14 @@
 r"""Demos reproducing seed 000 §6: free sliding (§6.1) and the pushed slider (§6.2).
 
 Each demo runs the quadratic model (eqs 29-32) and the complementarity model side by side,
-writes PNG figures into ``out_dir`` and returns a JSON-serialisable summary. The lead wires
-them to ``mcpkit demo sliding`` and ``mcpkit demo pushed-slider``.
+writes PNG figures into ``out_dir`` and returns a :class:`~mcpkit.result.CompositeResult`
+whose parts are its simulations (``solved`` when every step of every run was solved) and whose
+``details`` hold the numbers and figures (``mcpkit demo sliding``, ``mcpkit demo pushed-slider``).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from mcpkit.models.ecp.closed_form import pure_translation_trajectory
 from mcpkit.models.ecp.params import paper_push, paper_slider
 from mcpkit.models.ecp.plots import plot_angular_velocity, plot_snapshots, plot_velocities
 from mcpkit.models.ecp.simulation import ECPRun, make_model, run_ecp
+from mcpkit.result import CompositeResult
 
 __all__ = ["demo_pushed_slider", "demo_sliding"]
 
@@ -33,8 +36,8 @@ def _pair_summary(runs: dict[str, ECPRun]) -> dict[str, Any]:
     rows[upto + 1 :] = False
     diff = float(np.abs(q.states[rows] - c.states[rows]).max()) if rows.any() else float("nan")
     out: dict[str, Any] = {k: r.summary() for k, r in runs.items()}
-    out["steps"] = int(c.sim.solved.size)
-    out["solved_steps"] = {k: int(r.sim.solved.sum()) for k, r in runs.items()}
+    out["steps"] = int(c.sim.step_solved.size)
+    out["solved_steps"] = {k: int(r.sim.step_solved.sum()) for k, r in runs.items()}
     out["max_residual"] = max(float(np.nanmax(r.sim.natural_residual)) for r in runs.values())
     out["max_state_difference_while_sliding"] = diff
     out["ecp_violations"] = {k: len(r.violations) for k, r in runs.items()}
@@ -46,7 +49,12 @@ def _save(fig: Any, path: Path) -> str:
     return str(path)
 
 
-def demo_sliding(out_dir: Path, progress: bool = True) -> dict:
+def _result(kind: str, runs: list[ECPRun], details: dict[str, Any], t0: float) -> CompositeResult:
+    return CompositeResult(kind=kind, parts=list(runs), what="run", wall_time_s=time.perf_counter() - t0,
+                           details=details)  # fmt: skip
+
+
+def demo_sliding(out_dir: Path, progress: bool = True) -> CompositeResult:
     r"""Seed 000 §6.1: a square-patch slider sliding freely, and a pure-translation check.
 
     :math:`h = 0.01` s for 0.45 s, :math:`\mu = 0.31`, :math:`e_t = e_o = 1`, :math:`e_r = 0.01`
@@ -55,8 +63,10 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> dict:
     compares it with eqs 46-49 up to the stop, and the complementarity model's hold after it.
 
     Figures: ``ecp_sliding_velocities.png``, ``ecp_sliding_snapshots.png``,
-    ``ecp_translation_stop.png``.
+    ``ecp_translation_stop.png``. Parts: the four runs (both models, free sliding and pure
+    translation).
     """
+    t0 = time.perf_counter()
     d = _out(out_dir)
     P = paper_slider()
     x0 = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])
@@ -95,8 +105,7 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> dict:
             "figures": figs,
         }
     )
-    summary["solved"] = all(v == summary["steps"] for v in summary["solved_steps"].values())
-    return summary
+    return _result("demo:sliding", [*runs.values(), *trans.values()], summary, t0)
 
 
 def _translation_figure(trans: dict[str, ECPRun], tr: Any) -> Any:
@@ -133,15 +142,16 @@ def _translation_figure(trans: dict[str, ECPRun], tr: Any) -> Any:
     return fig
 
 
-def demo_pushed_slider(out_dir: Path, progress: bool = True) -> dict:
+def demo_pushed_slider(out_dir: Path, progress: bool = True) -> CompositeResult:
     r"""Seed 000 §6.2: the slider pushed by :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N.
 
     The force is perpendicular to the left edge, 2.5 mm below its middle, and turns with the
     slider; :math:`v_0 = (0.2, 0.3)` m/s, :math:`w_0 = 0`, 3 s with :math:`h = 0.01` s.
 
     Figures: ``ecp_pushed_velocities.png``, ``ecp_pushed_force_w.png``,
-    ``ecp_pushed_snapshots.png`` (0-0.6 s, as the paper's Fig 3d).
+    ``ecp_pushed_snapshots.png`` (0-0.6 s, as the paper's Fig 3d). Parts: both models' runs.
     """
+    t0 = time.perf_counter()
     d = _out(out_dir)
     P = paper_slider()
     push = paper_push()
@@ -172,5 +182,4 @@ def demo_pushed_slider(out_dir: Path, progress: bool = True) -> dict:
             "figures": figs,
         }
     )
-    summary["solved"] = all(v == summary["steps"] for v in summary["solved_steps"].values())
-    return summary
+    return _result("demo:pushed-slider", list(runs.values()), summary, t0)

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.arrays import NUMPY, ArrayNamespace
 
 __all__ = [
     "STATE_NAMES",
     "AppliedLoad",
+    "EdgePusher",
+    "Load",
     "PushForce",
     "SliderParams",
     "paper_push",
@@ -42,7 +46,26 @@ STATE_NAMES: tuple[str, ...] = ("q_x", "q_y", "theta_z", "v_x", "v_y", "w_z")
 
 AppliedLoad = Callable[[float, np.ndarray], np.ndarray]
 r"""``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)``: applied force [N] (world frame)
-and moment about the normal axis through the CM [N m] at time ``t``."""
+and moment about the normal axis through the CM [N m] at time ``t`` (NumPy only: a model with
+such a load simulates but cannot be a horizon step; see :class:`Load`)."""
+
+
+@runtime_checkable
+class Load(Protocol):
+    r"""An applied load written once against an array namespace, with optional inputs.
+
+    :meth:`wrench` returns the world-frame :math:`(\lambda_x, \lambda_y, \lambda_{z\tau})` at
+    time ``t``, state ``state``, the step's controls ``u`` (``n_control`` values) and the design
+    ``theta`` (``n_design`` values), using only ``xp`` operations, so the same load serves a
+    simulation (NumPy) and a horizon (CasADi).
+    """
+
+    n_control: int
+    n_design: int
+
+    def wrench(self, xp: ArrayNamespace, t: Any, state: Any, u: Any, theta: Any) -> Any:
+        """World-frame force and yaw moment."""
+        ...
 
 
 def _finite(name: str, value: float, *, positive: bool = False, nonneg: bool = False) -> float:
@@ -208,17 +231,55 @@ class PushForce:
         object.__setattr__(self, "point", (float(pt[0]), float(pt[1])))
         object.__setattr__(self, "direction", (float(d[0] / nd), float(d[1] / nd)))
 
+    n_control = 0
+    n_design = 0
+
     def magnitude(self, t: float | np.ndarray) -> float | np.ndarray:
         """:math:`F(t) = a + b\\cos(2\\pi t / T)` [N]."""
         return self.a + self.b * np.cos(2.0 * np.pi * np.asarray(t) / self.period)
 
-    def __call__(self, t: float, state: np.ndarray) -> np.ndarray:
-        """World-frame ``(lambda_x, lambda_y, lambda_ztau)`` at time ``t`` and ``state``."""
-        F = float(self.magnitude(t))
-        c, s = np.cos(state[2]), np.sin(state[2])
+    def wrench(self, xp: ArrayNamespace, t: Any, state: Any, u: Any = None, theta: Any = None) -> Any:
+        """World-frame ``(lambda_x, lambda_y, lambda_ztau)`` at time ``t`` and ``state`` (:class:`Load`)."""
+        F = self.a + self.b * xp.cos(2.0 * np.pi * t / self.period)
+        c, s = xp.cos(state[2]), xp.sin(state[2])
         dx, dy = self.direction
         rx, ry = self.point
-        return np.array([F * (c * dx - s * dy), F * (s * dx + c * dy), F * (rx * dy - ry * dx)])
+        return xp.vector([F * (c * dx - s * dy), F * (s * dx + c * dy), F * (rx * dy - ry * dx)])
+
+    def __call__(self, t: float, state: np.ndarray) -> np.ndarray:
+        """World-frame ``(lambda_x, lambda_y, lambda_ztau)`` at time ``t`` and ``state``."""
+        return self.wrench(NUMPY, float(t), np.asarray(state, dtype=float))
+
+
+@dataclass(frozen=True)
+class EdgePusher:
+    r"""A point pusher on the edge :math:`x_b = x_e` with a body-frame force as the control.
+
+    Controls :math:`u = (f_n, f_t)` [N] (normal into the edge, along :math:`+x_b`, and
+    tangential, along :math:`+y_b`), design :math:`\theta = (\theta_c)`: the contact height on
+    the edge [m], so the pusher touches the body point :math:`\rho = (x_e, \theta_c)`. World
+    force :math:`R(\theta_z)(f_n, f_t)` and moment :math:`\rho \times (f_n, f_t) = x_e f_t -
+    \theta_c f_n`.
+
+    Attributes
+    ----------
+    edge_x
+        :math:`x_e`, body-frame x of the pushed edge [m].
+    """
+
+    edge_x: float
+
+    n_control = 2
+    n_design = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "edge_x", _finite("edge_x", self.edge_x))
+
+    def wrench(self, xp: ArrayNamespace, t: Any, state: Any, u: Any, theta: Any) -> Any:
+        """World-frame force and yaw moment of the push (:class:`Load`)."""
+        c, s = xp.cos(state[2]), xp.sin(state[2])
+        fn, ft = u[0], u[1]
+        return xp.vector([c * fn - s * ft, s * fn + c * ft, self.edge_x * ft - theta[0] * fn])
 
 
 def paper_slider(h: float = 0.01) -> SliderParams:

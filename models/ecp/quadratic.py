@@ -34,7 +34,9 @@ import numpy as np
 import sympy as sp
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
-from mcpkit.models.ecp.params import AppliedLoad, SliderParams
+from mcpkit.models.arrays import NUMPY, ArrayNamespace
+from mcpkit.models.ecp.params import AppliedLoad, Load, SliderParams
+from mcpkit.models.stepping import DeclaredStep
 from mcpkit.problem import MCP
 from mcpkit.result import MCPResult
 
@@ -46,6 +48,7 @@ __all__ = [
     "ecp_offset",
     "friction_guess",
     "linear_update",
+    "slider_update",
 ]
 
 # (block name, LaTeX stem) of every scalar parameter shared by both ECP models.
@@ -175,11 +178,40 @@ def ecp_offset(params: SliderParams, p_t: Any, p_o: Any, p_n: Any | None = None)
         return np.stack([-pt * params.q_z / pn, -po * params.q_z / pn], axis=-1)
 
 
+def slider_update(xp: ArrayNamespace, params: SliderParams, x: Any, p_t: Any, p_o: Any, p_r: Any,
+                  applied: Any) -> Any:  # fmt: skip
+    r"""State at :math:`u+1`: eqs 26-28 for the velocities, then :math:`q^{u+1} = q^u + h\nu^{u+1}`.
+
+    .. math::
+        \nu^{u+1} = \bigl(v_x^u + (p_t + p_x)/m,\ v_y^u + (p_o + p_y)/m,\
+        w_z^u + (p_r + p_{z\tau})/I_z\bigr)
+
+    Written once against the array namespace ``xp`` (NumPy for simulation, CasADi for horizons).
+
+    Parameters
+    ----------
+    x
+        :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)` at step :math:`u`.
+    p_t, p_o, p_r
+        The step's friction impulses.
+    applied
+        Applied impulses :math:`(p_x, p_y, p_{z\tau})` of the step.
+    """
+    v = xp.vector(
+        [
+            x[3] + (p_t + applied[0]) / params.m,
+            x[4] + (p_o + applied[1]) / params.m,
+            x[5] + (p_r + applied[2]) / params.I_z,
+        ]
+    )
+    return xp.concat([x[:3] + params.h * v, v])
+
+
 def linear_update(
     params: SliderParams, state: np.ndarray, imp: StepImpulses, applied: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""State at :math:`u+1` (eqs 26-28, then :math:`q^{u+1} = q^u + h\nu^{u+1}`) and the
-    world-frame ECP :math:`a^{u+1} = q^{u+1} - (p_t, p_o)q_z/p_n` (eqs 11-12).
+    r"""State at :math:`u+1` (:func:`slider_update`: eqs 26-28, then :math:`q^{u+1} = q^u + h\nu^{u+1}`)
+    and the world-frame ECP :math:`a^{u+1} = q^{u+1} - (p_t, p_o)q_z/p_n` (eqs 11-12).
 
     Parameters
     ----------
@@ -192,16 +224,9 @@ def linear_update(
     """
     x = np.asarray(state, dtype=float)
     pa = np.asarray(applied, dtype=float)
-    v = np.array(
-        [
-            x[3] + (imp.p_t + pa[0]) / params.m,
-            x[4] + (imp.p_o + pa[1]) / params.m,
-            x[5] + (imp.p_r + pa[2]) / params.I_z,
-        ]
-    )
-    q = x[:3] + params.h * v
-    ecp = q[:2] + ecp_offset(params, imp.p_t, imp.p_o, imp.p_n)
-    return np.concatenate([q, v]), ecp
+    xn = slider_update(NUMPY, params, x, imp.p_t, imp.p_o, imp.p_r, pa)
+    ecp = xn[:2] + ecp_offset(params, imp.p_t, imp.p_o, imp.p_n)
+    return xn, ecp
 
 
 def friction_guess(params: SliderParams, state: np.ndarray, applied: np.ndarray) -> np.ndarray:
@@ -226,67 +251,105 @@ def friction_guess(params: SliderParams, state: np.ndarray, applied: np.ndarray)
     return np.concatenate([p, [sig]])
 
 
-def _applied_impulse(load: AppliedLoad | None, t: float, state: np.ndarray, h: float) -> np.ndarray:
-    if load is None:
-        return np.zeros(3)
-    lam = np.asarray(load(t, state), dtype=float).reshape(-1)
+def _check_load(lam: Any, t: float) -> np.ndarray:
+    lam = np.asarray(lam, dtype=float).reshape(-1)
     if lam.shape != (3,):
         raise ShapeError(
             f"applied load must return 3 values (lambda_x, lambda_y, lambda_ztau), got {lam.shape}"
         )
     if not np.isfinite(lam).all():
         raise NonFiniteError(f"applied load at t={t} is not finite: {lam}")
-    return h * lam
+    return lam
 
 
-class SliderStep:
-    r"""What the ECP step models share: the applied load as impulses and the state parameters.
+class SliderStep(DeclaredStep):
+    r"""What the ECP step models share: the step map, written once
+    (a :class:`~mcpkit.models.stepping.DeclaredStep`).
 
-    State :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)`; the applied load (force and yaw moment,
-    evaluated at :math:`t_u`) enters as impulses :math:`h\lambda`. Subclasses set
-    :attr:`kind` and :meth:`build`.
+    State :math:`x = (q_x, q_y, \theta_z, v_x, v_y, w_z)`; the applied load (force and yaw moment,
+    evaluated at :math:`t_u`) enters as impulses :math:`p_{\rm app} = h\lambda`. The map is
+
+    .. math::
+        P(x, u, \theta, t) = (v_x, v_y, w_z, p_{\rm app}),\qquad
+        \Phi(x, z, u, \theta, t) = \text{eqs 26-28 and } q^{u+1} = q^u + h\nu^{u+1}
+        \ (:func:`slider_update`),
+
+    evaluated on NumPy by :func:`~mcpkit.models.stepping.simulate` and on CasADi by
+    :meth:`~mcpkit.mpec.horizon.StepSpec.from_model`. Subclasses set :attr:`kind` and
+    :meth:`build`.
 
     Parameters
     ----------
     params
         The slider.
     load
-        Optional applied load ``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)``.
+        Optional applied load: a :class:`~mcpkit.models.ecp.params.Load` (``wrench(xp, t, state,
+        u, theta)``; its ``n_control``/``n_design`` become the model's inputs, bound with
+        :meth:`~mcpkit.models.stepping.DeclaredStep.with_inputs`), or a plain NumPy callable
+        ``load(t, state) -> (lambda_x, lambda_y, lambda_ztau)`` (simulation only).
     """
 
     kind = ""
+    n_state = 6
 
-    def __init__(self, params: SliderParams, load: AppliedLoad | None = None) -> None:
-        if load is not None and not callable(load):
-            raise MCPInputError("load must be callable load(t, state) -> 3 values, or None")
+    def __init__(self, params: SliderParams, load: Load | AppliedLoad | None = None) -> None:
+        if load is not None and not (isinstance(load, Load) or callable(load)):
+            raise MCPInputError("load must be a Load (wrench(xp, ...)) or callable load(t, state), or None")
         self.params = params
         self.load = load
         self.h = params.h
+        self.n_control = int(load.n_control) if isinstance(load, Load) else 0
+        self.n_design = int(load.n_design) if isinstance(load, Load) else 0
         self.mcp = self.build(params)
+        self._friction = {b.name: b.slice.start for b in self.mcp.blocks}
 
     @staticmethod
     def build(params: SliderParams) -> MCP:
         """The step MCP of this model."""
         raise NotImplementedError
 
-    def applied(self, t: float, state: np.ndarray) -> np.ndarray:
-        """Applied impulses :math:`(p_x, p_y, p_{z\tau}) = h\\lambda_{app}(t_u)`."""
-        return _applied_impulse(self.load, t, state, self.h)
+    def check_state(self, state: np.ndarray) -> np.ndarray:
+        """Validated state (:meth:`SliderParams.check_state`)."""
+        return self.params.check_state(state)
 
-    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
-        """State and applied-impulse parameter blocks of step ``k``."""
-        x = self.params.check_state(state)
-        pa = self.applied(t, x)
-        return {
-            "v_x": x[3:4], "v_y": x[4:5], "w_z": x[5:6],
-            "p_x": pa[0:1], "p_y": pa[1:2], "p_ztau": pa[2:3],
-        }  # fmt: skip
+    def applied_impulse(self, xp: ArrayNamespace, t: Any, x: Any, u: Any, theta: Any) -> Any:
+        r"""Applied impulses :math:`(p_x, p_y, p_{z\tau}) = h\lambda_{app}(t, x, u, \theta)`."""
+        if self.load is None:
+            return xp.vector([0.0, 0.0, 0.0])
+        if isinstance(self.load, Load):
+            lam = self.load.wrench(xp, t, x, u, theta)
+        elif xp.numeric:
+            lam = self.load(t, x)
+        else:
+            raise MCPInputError(
+                "the load is a NumPy callable load(t, state); a horizon step needs a Load written "
+                "against an array namespace (wrench(xp, t, state, u, theta))"
+            )
+        if xp.numeric:
+            lam = _check_load(lam, t)
+        return self.h * lam
+
+    def applied(self, t: float, state: np.ndarray, k: int = 0) -> np.ndarray:
+        r"""Applied impulses :math:`(p_x, p_y, p_{z\tau}) = h\lambda_{app}(t_u)` of step ``k`` (NumPy)."""
+        u, th = self.inputs(k)
+        return np.asarray(self.applied_impulse(NUMPY, t, np.asarray(state, dtype=float), u, th), dtype=float)
+
+    def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
+        """State and applied-impulse parameter blocks (:math:`P`, class docstring)."""
+        pa = self.applied_impulse(xp, t, x, u, theta)
+        return {"v_x": x[3], "v_y": x[4], "w_z": x[5], "p_x": pa[0], "p_y": pa[1], "p_ztau": pa[2]}
+
+    def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
+        r"""State at :math:`t + h` (:math:`\Phi`, eqs 26-28)."""
+        pa = self.applied_impulse(xp, t, x, u, theta)
+        i = self._friction
+        return slider_update(xp, self.params, x, z[i["p_t"]], z[i["p_o"]], z[i["p_r"]], pa)
 
 
 class QuadraticECPStep(SliderStep):
     r""":class:`~mcpkit.models.stepping.StepModel` of the quadratic ECP model (eqs 29-32).
 
-    See :class:`SliderStep` for the state, the load and the parameters.
+    See :class:`SliderStep` for the state, the load and the step map.
     """
 
     kind = "quadratic"
@@ -309,8 +372,3 @@ class QuadraticECPStep(SliderStep):
     def sigma(self, result: MCPResult) -> float:
         r"""Slip speed :math:`\sigma^{u+1}`."""
         return float(result.block("sigma")[0])
-
-    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
-        """State at :math:`t + h` from the linear updates (eqs 26-28)."""
-        x, _ = linear_update(self.params, state, self.impulses(result), self.applied(t, state))
-        return x

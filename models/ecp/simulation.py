@@ -25,6 +25,7 @@ from mcpkit.models.ecp.complementarity import (
 from mcpkit.models.ecp.params import AppliedLoad, SliderParams
 from mcpkit.models.ecp.quadratic import QuadraticECPStep, ecp_offset
 from mcpkit.models.stepping import SimulationResult, simulate
+from mcpkit.result import OnePart
 from mcpkit.solve import Solver
 
 __all__ = ["ECPRun", "make_model", "run_ecp"]
@@ -35,8 +36,10 @@ _KINDS = ("quadratic", "complementarity")
 
 
 @dataclass
-class ECPRun:
+class ECPRun(OnePart):
     """Result of :func:`run_ecp`: the raw simulation plus the ECP quantities per step.
+
+    Follows :class:`mcpkit.result.Outcome` through its simulation (``solved`` when every step was).
 
     Attributes
     ----------
@@ -77,13 +80,19 @@ class ECPRun:
         return self.sim.t
 
     @property
+    def part(self) -> SimulationResult:
+        """The verdict's one part: the simulation (solved when every step was)."""
+        return self.sim
+
+    @property
     def states(self) -> np.ndarray:
         """States ``(q_x, q_y, theta_z, v_x, v_y, w_z)``, shape ``(N+1, 6)``."""
         return self.sim.states
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serialisable summary (per-step status counts and key numbers)."""
+        """:data:`~mcpkit.result.RESULT_KEYS` (kind ``ecp_run``), per-step counts and key numbers."""
         s = self.sim.summary()
+        s["kind"] = "ecp_run"
         off = np.linalg.norm(self.ecp_offset_body[1:], axis=1)
         s.update(
             {
@@ -127,7 +136,8 @@ def run_ecp(
     Parameters
     ----------
     model
-        A :class:`QuadraticECPStep` or :class:`ComplementarityECPStep`.
+        A :class:`QuadraticECPStep` or :class:`ComplementarityECPStep` (bound to its controls
+        with ``with_inputs`` when its load takes any).
     x0
         Initial state :math:`(q_x, q_y, \theta_z, v_x, v_y, w_z)`.
     duration
@@ -140,7 +150,8 @@ def run_ecp(
     solver
         A pre-built :class:`mcpkit.Solver` for ``model.mcp`` (re-use / benchmarking).
     backend, method, tol, **options
-        Passed to :class:`mcpkit.Solver` (IPOPT through CasADi by default).
+        Passed to :func:`~mcpkit.models.stepping.simulate` (``on_failure``) and
+        :class:`mcpkit.Solver` (IPOPT through CasADi by default).
     """
     if not isinstance(model, (QuadraticECPStep, ComplementarityECPStep)):
         raise MCPInputError(f"run_ecp expects an ECP step model, got {type(model).__name__}")
@@ -168,7 +179,7 @@ def run_ecp(
     applied = np.full((N, 3), np.nan)
     for k in range(N):
         if np.isfinite(sim.states[k]).all():
-            applied[k] = model.applied(float(sim.t[k]), sim.states[k])
+            applied[k] = model.applied(float(sim.t[k]), sim.states[k], k)
     off_w = np.zeros((N + 1, 2))
     off_w[1:] = ecp_offset(P, imp[:, 0], imp[:, 1], imp[:, 3])
     th = sim.states[:, 2]

@@ -18,15 +18,21 @@ Every body has a configuration :math:`q` (size ``nq``), a generalised velocity :
 The position update of eq (9) is :math:`q^{\ell+1} = q^\ell + hG(q^\ell)\nu^{\ell+1}`; the
 quaternion is renormalised after the update (the Euler step leaves the unit sphere by
 :math:`O(h^2)`).
+
+Every state-dependent method takes an array namespace ``xp`` (:mod:`mcpkit.models.arrays`,
+default NumPy), so the step map of :class:`~.step.StewartTrinkleStep` is written once for
+simulation and for horizons (CasADi symbols).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.arrays import NUMPY, ArrayNamespace
 
 GRAVITY_CGS = 980.665
 """Standard gravity in cm/s² (seed 004 §3.1 uses g = 980.665 cm/s²)."""
@@ -53,15 +59,16 @@ def _vec(value: object, n: int, what: str) -> np.ndarray:
     return a
 
 
-def skew(a: np.ndarray) -> np.ndarray:
+def skew(a: Any, xp: ArrayNamespace = NUMPY) -> Any:
     r"""The cross-product matrix :math:`[a]_\times` with :math:`[a]_\times b = a\times b`."""
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return xp.matrix([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
-def quat_to_rot(e: np.ndarray) -> np.ndarray:
+def quat_to_rot(e: Any, xp: ArrayNamespace = NUMPY) -> Any:
     r"""Rotation matrix of the unit quaternion :math:`(e_s, e_x, e_y, e_z)` (body -> world)."""
-    s, x, y, z = np.asarray(e, dtype=float) / np.linalg.norm(e)
-    return np.array(
+    en = xp.copy(e) / xp.norm(e)
+    s, x, y, z = en[0], en[1], en[2], en[3]
+    return xp.matrix(
         [
             [1 - 2 * (y * y + z * z), 2 * (x * y - s * z), 2 * (x * z + s * y)],
             [2 * (x * y + s * z), 1 - 2 * (x * x + z * z), 2 * (y * z - s * x)],
@@ -70,7 +77,7 @@ def quat_to_rot(e: np.ndarray) -> np.ndarray:
     )
 
 
-def quat_rate_matrix(e: np.ndarray) -> np.ndarray:
+def quat_rate_matrix(e: Any, xp: ArrayNamespace = NUMPY) -> Any:
     r"""The :math:`4\times3` map :math:`J(q)` of seed 004 §2.1: :math:`\dot\epsilon = J\omega`.
 
     .. math::
@@ -79,8 +86,8 @@ def quat_rate_matrix(e: np.ndarray) -> np.ndarray:
 
     with :math:`\omega` in the world frame.
     """
-    s, x, y, z = e
-    return 0.5 * np.array([[-x, -y, -z], [s, z, -y], [-z, s, x], [y, -x, s]])
+    s, x, y, z = e[0], e[1], e[2], e[3]
+    return 0.5 * xp.matrix([[-x, -y, -z], [s, z, -y], [-z, s, x], [y, -x, s]])
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -112,23 +119,23 @@ class Particle:
         self.mass = _positive(self.mass, "Particle.mass")
         self.gravity = _vec(self.gravity, 3, "Particle.gravity")
 
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+    def mass_matrix(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         """:math:`M = mI_3`."""
         return self.mass * np.eye(3)
 
-    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+    def forces(self, q: Any, v: Any, t: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`\lambda_\mathrm{app} = m\,g`; no velocity-product term for a particle."""
         return self.mass * self.gravity
 
-    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_world(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         """World position of a body point (a particle has only its own position)."""
-        return np.asarray(q[:3], dtype=float).copy()
+        return xp.copy(q[:3])
 
-    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_jacobian(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`J = I_3` (the point velocity is :math:`\nu`)."""
         return np.eye(3)
 
-    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+    def integrate(self, q: Any, v: Any, h: float, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`q^{\ell+1} = q^\ell + h\nu^{\ell+1}` (eq 9, second line)."""
         return q + h * v
 
@@ -155,29 +162,29 @@ class PlanarBody:
             raise NonFiniteError("PlanarBody.gravity must be finite")
         self.gravity = g
 
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+    def mass_matrix(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`M = \mathrm{diag}(m, m, I)`."""
         return np.diag([self.mass, self.mass, self.inertia])
 
-    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+    def forces(self, q: Any, v: Any, t: Any, xp: ArrayNamespace = NUMPY) -> Any:
         """Gravity :math:`(0, -mg, 0)`; no velocity product in the plane."""
         return np.array([0.0, -self.mass * self.gravity, 0.0])
 
     @staticmethod
-    def _rot(theta: float) -> np.ndarray:
-        c, s = np.cos(theta), np.sin(theta)
-        return np.array([[c, -s], [s, c]])
+    def _rot(theta: Any, xp: ArrayNamespace = NUMPY) -> Any:
+        c, s = xp.cos(theta), xp.sin(theta)
+        return xp.matrix([[c, -s], [s, c]])
 
-    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_world(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`x + R(\theta)r_b`."""
-        return q[:2] + self._rot(q[2]) @ np.asarray(r_body, dtype=float)
+        return q[:2] + xp.matmul(self._rot(q[2], xp), np.asarray(r_body, dtype=float))
 
-    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_jacobian(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`J = [I_2,\ R(\theta)\,(-r_{b,y}, r_{b,x})^T]` (velocity :math:`v+\omega\times r`)."""
-        r = self._rot(q[2]) @ np.asarray(r_body, dtype=float)
-        return np.array([[1.0, 0.0, -r[1]], [0.0, 1.0, r[0]]])
+        r = xp.matmul(self._rot(q[2], xp), np.asarray(r_body, dtype=float))
+        return xp.matrix([[1.0, 0.0, -r[1]], [0.0, 1.0, r[0]]])
 
-    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+    def integrate(self, q: Any, v: Any, h: float, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`q^{\ell+1} = q^\ell + h\nu^{\ell+1}`."""
         return q + h * v
 
@@ -220,48 +227,42 @@ class RigidBody3D:
         self.inertia_body = inertia
         self.gravity = _vec(self.gravity, 3, "RigidBody3D.gravity")
 
-    def rotation(self, q: np.ndarray) -> np.ndarray:
+    def rotation(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         """Body -> world rotation :math:`R(q)` from the quaternion part of ``q``."""
-        return quat_to_rot(q[3:7])
+        return quat_to_rot(q[3:7], xp)
 
-    def inertia_world(self, q: np.ndarray) -> np.ndarray:
+    def inertia_world(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`I = R\,{}^bI\,R^T`."""
-        R = self.rotation(q)
-        return R @ self.inertia_body @ R.T
+        R = self.rotation(q, xp)
+        return xp.matmul(xp.matmul(R, self.inertia_body), R.T)
 
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+    def mass_matrix(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`M(q) = \mathrm{diag}(mI_3, R\,{}^bI R^T)`."""
-        M = np.zeros((6, 6))
-        M[:3, :3] = self.mass * np.eye(3)
-        M[3:, 3:] = self.inertia_world(q)
-        return M
+        Z = np.zeros((3, 3))
+        return xp.block([[self.mass * np.eye(3), Z], [Z, self.inertia_world(q, xp)]])
 
-    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+    def forces(self, q: Any, v: Any, t: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`\lambda_\mathrm{app} + \lambda_\mathrm{vp} = (mg,\ -\omega\times I\omega)`."""
-        w = np.asarray(v[3:6], dtype=float)
-        return np.concatenate([self.mass * self.gravity, -np.cross(w, self.inertia_world(q) @ w)])
+        w = xp.copy(v[3:6])
+        return xp.concat([self.mass * self.gravity, -xp.cross(w, xp.matmul(self.inertia_world(q, xp), w))])
 
-    def point_world(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_world(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`x + R(q)\,r_b`."""
-        return q[:3] + self.rotation(q) @ np.asarray(r_body, dtype=float)
+        return q[:3] + xp.matmul(self.rotation(q, xp), np.asarray(r_body, dtype=float))
 
-    def point_jacobian(self, q: np.ndarray, r_body: np.ndarray) -> np.ndarray:
+    def point_jacobian(self, q: Any, r_body: np.ndarray, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`J = [I_3,\ -[R r_b]_\times]` so that :math:`J\nu = v + \omega\times Rr_b`."""
-        r = self.rotation(q) @ np.asarray(r_body, dtype=float)
-        return np.hstack([np.eye(3), -skew(r)])
+        r = xp.matmul(self.rotation(q, xp), np.asarray(r_body, dtype=float))
+        return xp.block([[np.eye(3), -skew(r, xp)]])
 
-    def G(self, q: np.ndarray) -> np.ndarray:
+    def G(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r"""Kinematic map :math:`G(q) = \mathrm{diag}(I_3, J(q))` of eq (2), shape (7, 6)."""
-        G = np.zeros((7, 6))
-        G[:3, :3] = np.eye(3)
-        G[3:, 3:] = quat_rate_matrix(q[3:7])
-        return G
+        return xp.block([[np.eye(3), np.zeros((3, 3))], [np.zeros((4, 3)), quat_rate_matrix(q[3:7], xp)]])
 
-    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+    def integrate(self, q: Any, v: Any, h: float, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`q^{\ell+1} = q^\ell + hG(q^\ell)\nu^{\ell+1}`, then renormalise the quaternion."""
-        qn = q + h * self.G(q) @ v
-        qn[3:7] /= np.linalg.norm(qn[3:7])
-        return qn
+        qn = q + xp.matmul(h * self.G(q, xp), v)
+        return xp.concat([qn[:3], qn[3:7] / xp.norm(qn[3:7])])
 
 
 Body = Particle | PlanarBody | RigidBody3D

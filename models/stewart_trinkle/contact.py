@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.models.stewart_trinkle.bodies import Body
 
 
@@ -153,37 +154,51 @@ class Contact:
 
 @dataclass
 class ContactGeometry:
-    """Per-contact data of one step (shapes: ``nc`` or ``(nc, nv)``)."""
+    """Per-contact data of one step (shapes: ``nc`` or ``(nc, nv)``; NumPy arrays, or CasADi
+    expressions when built with the CasADi namespace)."""
 
-    psi: np.ndarray
-    Wn: np.ndarray
-    Wt: np.ndarray
-    Wo: np.ndarray
-    ut: np.ndarray
-    uo: np.ndarray
+    psi: Any
+    Wn: Any
+    Wt: Any
+    Wo: Any
+    ut: Any
+    uo: Any
     mu: np.ndarray
 
 
-def contact_geometry(body: Body, q: np.ndarray, contacts: list[Contact], t_next: float) -> ContactGeometry:
-    """Gaps, wrenches and surface velocities of every contact (module docstring)."""
-    nc, nv = len(contacts), body.nv
-    psi = np.zeros(nc)
-    Wn = np.zeros((nc, nv))
-    Wt = np.zeros((nc, nv))
-    Wo = np.zeros((nc, nv))
-    ut = np.zeros(nc)
-    uo = np.zeros(nc)
+def contact_geometry(
+    body: Body, q: Any, contacts: list[Contact], t_next: Any, xp: ArrayNamespace = NUMPY
+) -> ContactGeometry:
+    """Gaps, wrenches and surface velocities of every contact (module docstring).
+
+    Written against the array namespace ``xp`` (NumPy by default; CasADi for horizons, where
+    ``q`` is symbolic and only surfaces without a prescribed motion are supported, since a
+    plate's motion is evaluated numerically).
+    """
+    nv = body.nv
+    psi, Wn, Wt, Wo, ut, uo = [], [], [], [], [], []
     for i, c in enumerate(contacts):
-        x = body.point_world(q, c.body_point)
-        J = body.point_jacobian(q, c.body_point)
+        if not xp.numeric and getattr(c.surface, "motion", None) is not None:
+            raise MCPInputError(
+                f"contact {i}: the surface moves with a numeric motion ({type(c.surface.motion).__name__}); "
+                "a symbolic (horizon) step supports static surfaces only"
+            )
+        x = body.point_world(q, c.body_point, xp)
+        J = body.point_jacobian(q, c.body_point, xp)
         p, n, T = c.surface.frame(t_next)
         us = c.surface.velocity(t_next, x)
-        psi[i] = n @ (x - p)
-        Wn[i] = J.T @ n
-        Wt[i] = J.T @ T[0]
-        ut[i] = T[0] @ us
+        psi.append(xp.dot(n, x - p))
+        Wn.append(xp.matmul(J.T, n))
+        Wt.append(xp.matmul(J.T, T[0]))
+        ut.append(xp.dot(T[0], us))
         if T.shape[0] > 1:
-            Wo[i] = J.T @ T[1]
-            uo[i] = T[1] @ us
+            Wo.append(xp.matmul(J.T, T[1]))
+            uo.append(xp.dot(T[1], us))
+        else:
+            Wo.append(np.zeros(nv))
+            uo.append(0.0)
     mu = np.array([c.mu for c in contacts])
-    return ContactGeometry(psi, Wn, Wt, Wo, ut, uo, mu)
+    return ContactGeometry(
+        xp.vector(psi), xp.stack_rows(Wn), xp.stack_rows(Wt), xp.stack_rows(Wo),
+        xp.vector(ut), xp.vector(uo), mu,
+    )  # fmt: skip

@@ -19,6 +19,7 @@ mixed LCP whose data change with the state.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -43,13 +44,17 @@ class LCPStep(StewartTrinkleStep):
         As for :class:`~.step.StewartTrinkleStep`.
     n_d
         Number of friction directions per contact (>= 3 in 3-D; exactly 2 in 2-D).
+    input_matrix
+        Optional controls as a generalised force (see :class:`~.step.StewartTrinkleStep`).
 
     Blocks: ``v`` (nv, free), ``lam_n`` (nc), ``lam_f`` (nc*n_d, contact-major), ``sigma`` (nc).
     """
 
     formulation = "lcp"
 
-    def __init__(self, body: Body, contacts: list[Contact], h: float, n_d: int = 8) -> None:
+    def __init__(
+        self, body: Body, contacts: list[Contact], h: float, n_d: int = 8, *, input_matrix: Any = None
+    ) -> None:
         if not isinstance(n_d, (int, np.integer)) or isinstance(n_d, bool):
             raise MCPInputError(f"n_d must be an integer, got {n_d!r}")
         if body.dim == 2 and n_d != 2:
@@ -58,7 +63,7 @@ class LCPStep(StewartTrinkleStep):
             raise MCPInputError(f"n_d must be >= 3 to positively span the tangent plane, got {n_d}")
         self.n_d = int(n_d)
         self.angles = friction_angles(self.n_d)
-        super().__init__(body, contacts, h)
+        super().__init__(body, contacts, h, input_matrix=input_matrix)
 
     def _declare(self) -> None:
         m, s, nc, nv, nd = self.mcp, self.sym, self.nc, self.nv, self.n_d

@@ -52,20 +52,27 @@ def plot_vose_velocity(run: VoseRun, fit: dict[str, Any]) -> Figure:
     return fig
 
 
+def _trajectories(ax: Any, ref: np.ndarray, ref_label: str, trajs: dict[Any, np.ndarray], label: str,
+                  title: str) -> None:  # fmt: skip
+    """Reference trajectory (black) and the others (``label.format(key)``) in the plane."""
+    ax.plot(ref[:, 0], ref[:, 1], "k", lw=1.5, label=ref_label)
+    for key, tr in trajs.items():
+        ax.plot(tr[:, 0], tr[:, 1], lw=0.8, label=label.format(key))
+    ax.set_xlabel("x [cm]")
+    ax.set_ylabel("y [cm]")
+    ax.legend(fontsize=7)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title(title)
+
+
 def plot_step_size(study: dict[str, Any]) -> Figure:
     """Figs 10–11 analogue: trajectories and log–log error against step size."""
     fig = Figure(figsize=(9, 4.2), dpi=100)
     ax1, ax2 = fig.subplots(1, 2)
     ref = study["reference"]
-    ax1.plot(ref[:, 0], ref[:, 1], "k", lw=1.5, label=f"h = {study['h_ref']:g} (reference)")
-    for h, tr in study["trajectories"].items():
-        ax1.plot(tr[:, 0], tr[:, 1], lw=0.8, label=f"h = {h:g}")
+    _trajectories(ax1, ref, f"h = {study['h_ref']:g} (reference)", study["trajectories"], "h = {:g}",
+                  "particle trajectory (scaled Circle plate)")  # fmt: skip
     ax1.plot(ref[0, 0], ref[0, 1], "go")
-    ax1.set_xlabel("x [cm]")
-    ax1.set_ylabel("y [cm]")
-    ax1.legend(fontsize=7)
-    ax1.set_title("particle trajectory (scaled Circle plate)")
-    ax1.set_aspect("equal", adjustable="datalim")
     ax2.loglog(study["h"], study["error"], "o-")
     for k, s in enumerate(study["slopes"]):
         hm = np.sqrt(study["h"][k] * study["h"][k + 1])
@@ -82,15 +89,9 @@ def plot_directions(study: dict[str, Any]) -> Figure:
     """Figs 12–15 analogue: LCP trajectories and error against the number of directions."""
     fig = Figure(figsize=(9, 4.2), dpi=100)
     ax1, ax2 = fig.subplots(1, 2)
-    ncp = study["ncp"]
-    ax1.plot(ncp[:, 0], ncp[:, 1], "k", lw=1.5, label="NCP (quadratic cone)")
-    for nd, tr in study["trajectories"].items():
-        ax1.plot(tr[:, 0], tr[:, 1], lw=0.8, label=f"LCP n_d = {nd}")
-    ax1.set_xlabel("x [cm]")
-    ax1.set_ylabel("y [cm]")
-    ax1.legend(fontsize=7)
-    ax1.set_aspect("equal", adjustable="datalim")
-    ax1.set_title("trajectories")
+    _trajectories(
+        ax1, study["ncp"], "NCP (quadratic cone)", study["trajectories"], "LCP n_d = {}", "trajectories"
+    )
     ax2.loglog(study["n_d"], study["error"], "o-")
     ax2.set_xscale("log", base=2)
     ax2.set_xticks(study["n_d"], [str(int(n)) for n in study["n_d"]])

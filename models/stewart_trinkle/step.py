@@ -16,21 +16,30 @@ and the non-penetration row, divided by :math:`h`,
 Everything that depends on the state (:math:`\hat M, b, \psi/h, W_n, W_t, W_o, u_t, u_o, \mu`)
 is an MCP *parameter* block, so one :class:`mcpkit.Solver` is built once and every step is
 a warm parametric re-solve. The state vector is :math:`x = (q, \nu)`.
+
+Controls :math:`u` (optional, ``input_matrix`` :math:`B`) enter as the generalised force
+:math:`Bu` added to :math:`\lambda_\mathrm{app}` for the step. The step map
+:math:`P(x, u, t)` above and :math:`\Phi(x, z) = (q + hG(q)\nu^{\ell+1}, \nu^{\ell+1})` are
+written once against an array namespace (:class:`~mcpkit.models.stepping.DeclaredStep`):
+NumPy for :func:`~mcpkit.models.stepping.simulate`, CasADi for
+:meth:`~mcpkit.mpec.horizon.StepSpec.from_model`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.models.arrays import ArrayNamespace
+from mcpkit.models.stepping import DeclaredStep
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact, ContactGeometry, contact_geometry
 from mcpkit.problem import MCP
-from mcpkit.result import MCPResult
 
 
 @dataclass
@@ -48,8 +57,8 @@ class StepSymbols:
     mu: sp.Matrix
 
 
-class StewartTrinkleStep:
-    r"""Base class of :class:`~.ncp.NCPStep` and :class:`~.lcp.LCPStep` (a ``StepModel``).
+class StewartTrinkleStep(DeclaredStep):
+    r"""Base class of :class:`~.ncp.NCPStep` and :class:`~.lcp.LCPStep` (a declared ``StepModel``).
 
     Parameters
     ----------
@@ -60,11 +69,15 @@ class StewartTrinkleStep:
         Its potential point contacts (all surfaces of the body's dimension).
     h
         Time step :math:`h > 0` [s].
+    input_matrix
+        Optional :math:`B` of shape ``(nv, n_control)``: the controls :math:`u_k` of step
+        :math:`k` add the generalised force :math:`Bu_k` (bind them with
+        :meth:`~mcpkit.models.stepping.DeclaredStep.with_inputs`). ``None``: no controls.
     """
 
     formulation = "base"
 
-    def __init__(self, body: Body, contacts: list[Contact], h: float) -> None:
+    def __init__(self, body: Body, contacts: list[Contact], h: float, *, input_matrix: Any = None) -> None:
         if not isinstance(h, (int, float)) or not math.isfinite(h):
             raise NonFiniteError(f"time step h must be a finite number, got {h!r}")
         if h <= 0:
@@ -84,6 +97,9 @@ class StewartTrinkleStep:
         self.nc = len(contacts)
         self.nv = body.nv
         self.nq = body.nq
+        self.n_state = self.nq + self.nv
+        self.input_matrix = self._input_matrix(input_matrix)
+        self.n_control = 0 if self.input_matrix is None else int(self.input_matrix.shape[1])
         self.three_d = body.dim == 3
         self.mass_scale = float(body.mass)
         self.mcp = MCP(f"stewart_trinkle_{self.formulation}")
@@ -91,6 +107,23 @@ class StewartTrinkleStep:
         self._declare()
         self.mcp.validate()
         self.last_geometry: ContactGeometry | None = None
+
+    def _input_matrix(self, B: Any) -> np.ndarray | None:
+        if B is None:
+            return None
+        try:
+            a = np.asarray(B, dtype=float)
+        except (TypeError, ValueError):
+            raise MCPInputError(f"input_matrix must be numeric, got {B!r}") from None
+        if a.ndim == 1:
+            a = a.reshape(-1, 1)
+        if a.ndim != 2 or a.shape[0] != self.nv or a.shape[1] < 1:
+            raise ShapeError(
+                f"input_matrix must have shape (nv, n_control) = ({self.nv}, >= 1), got {a.shape}"
+            )
+        if not np.isfinite(a).all():
+            raise NonFiniteError("input_matrix contains NaN or inf")
+        return a
 
     # ------------------------------------------------------------------ declaration
     def _declare_parameters(self) -> StepSymbols:
@@ -130,32 +163,44 @@ class StewartTrinkleStep:
             q[3:7] /= np.linalg.norm(q[3:7])
         return np.concatenate([q, v])
 
-    def parameters(self, k: int, t: float, state: np.ndarray) -> dict[str, np.ndarray]:
-        """Parameter values of the step from :math:`t` to :math:`t+h` (module docstring)."""
+    def check_state(self, state: np.ndarray) -> np.ndarray:
+        """The state :math:`(q, \\nu)` validated (shape ``nq + nv``)."""
         q, v = self.split_state(state)
-        g = contact_geometry(self.body, q, self.contacts, t + self.h)
-        self.last_geometry = g
-        Mhat = self.body.mass_matrix(q) / self.mass_scale
-        b = Mhat @ v + self.h * self.body.forces(q, v, t) / self.mass_scale
-        p: dict[str, np.ndarray] = {
-            "Mhat": Mhat.reshape(-1),
+        return np.concatenate([q, v])
+
+    def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
+        """Parameter values of the step from :math:`t` to :math:`t+h` (module docstring)."""
+        q, v = x[: self.nq], x[self.nq :]
+        g = contact_geometry(self.body, q, self.contacts, t + self.h, xp)
+        if xp.numeric:
+            self.last_geometry = g
+        Mhat = self.body.mass_matrix(q, xp) / self.mass_scale
+        force = self.body.forces(q, v, t, xp)
+        if self.input_matrix is not None:
+            force = force + xp.matmul(self.input_matrix, u)
+        b = xp.matmul(Mhat, v) + self.h * force / self.mass_scale
+        p: dict[str, Any] = {
+            "Mhat": xp.flat(Mhat),
             "b": b,
             "psi_h": g.psi / self.h,
-            "Wn": g.Wn.reshape(-1),
-            "Wt": g.Wt.reshape(-1),
+            "Wn": xp.flat(g.Wn),
+            "Wt": xp.flat(g.Wt),
             "ut": g.ut,
             "mu": g.mu,
         }
         if self.three_d:
-            p["Wo"] = g.Wo.reshape(-1)
+            p["Wo"] = xp.flat(g.Wo)
             p["uo"] = g.uo
         return p
 
-    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
+    def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
         r""":math:`\nu^{\ell+1}` from the solution, :math:`q^{\ell+1} = q^\ell + hG\nu^{\ell+1}`."""
-        q, _ = self.split_state(state)
-        v_next = np.asarray(result.block("v"), dtype=float)
-        return np.concatenate([self.body.integrate(q, v_next, self.h), v_next])
+        v_next = z[self._v_slice]
+        return xp.concat([self.body.integrate(x[: self.nq], v_next, self.h, xp), v_next])
+
+    @property
+    def _v_slice(self) -> slice:
+        return {b.name: b.slice for b in self.mcp.blocks}["v"]
 
     def normal_force(self, z: np.ndarray) -> np.ndarray:
         r"""Physical normal forces :math:`\lambda_n = m_s\beta_n/h` from solution rows ``z``."""

@@ -38,6 +38,7 @@ from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.lcp import LCPStep
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import PlateMotion, VoseParameters, VosePlate, scaled_circle_plate
+from mcpkit.result import OnePart
 
 DEFAULT_METHOD = "penalty"
 """IPOPT route used by the studies: in our runs the penalty homotopy solved every step of
@@ -165,8 +166,8 @@ def vose_fit(
 
 # --------------------------------------------------------------------------- §3.1 simulation
 @dataclass
-class VoseRun:
-    """Result of :func:`run_vose`."""
+class VoseRun(OnePart):
+    """Result of :func:`run_vose` (an :class:`~mcpkit.result.Outcome` through its simulation)."""
 
     sim: SimulationResult
     plate: VosePlate
@@ -184,6 +185,17 @@ class VoseRun:
     """Average plate coordinate per period."""
     period_v: np.ndarray
     """Average velocity per period, :math:`(r(t+T) - r(t))/T`."""
+
+    @property
+    def part(self) -> SimulationResult:
+        """The verdict's one part: the simulation (solved when every step was)."""
+        return self.sim
+
+    def summary(self) -> dict[str, Any]:
+        """The simulation's summary (:data:`~mcpkit.result.RESULT_KEYS` first), kind ``vose_run``."""
+        out = self.sim.summary()
+        out["kind"] = "vose_run"
+        return out
 
 
 def vose_step_model(
@@ -286,14 +298,14 @@ def step_size_study(
     step sizes and the least-squares slope over all of them (``fit_slope``). Every ``h`` must be
     a multiple of ``h_ref``."""
     ref, plate = _run_circle(h_ref, t_end, "ncp", 0, method)
-    errors, all_solved = [], ref.all_solved
+    errors, solved = [], ref.solved
     trajs = {}
     for h in steps:
         ratio = round(h / h_ref)
         if abs(ratio * h_ref - h) > 1e-12:
             raise MCPInputError(f"step {h} is not a multiple of h_ref={h_ref}")
         sim, _ = _run_circle(h, t_end, "ncp", 0, method, plate)
-        all_solved &= sim.all_solved
+        solved &= sim.solved
         xr = ref.states[::ratio, :3][: sim.states.shape[0]]
         err = np.linalg.norm(sim.states[:, :3] - xr, axis=1)
         errors.append(float(np.nanmax(err)))
@@ -310,7 +322,7 @@ def step_size_study(
         "t_end": t_end,
         "reference": ref.states[:, :3],
         "trajectories": trajs,
-        "all_solved": bool(all_solved),
+        "solved": bool(solved),
     }
 
 
@@ -323,11 +335,11 @@ def friction_directions_study(
     r"""§3.3: error :math:`\max_t\|x_\mathrm{LCP}(t) - x_\mathrm{NCP}(t)\|` of the polyhedral
     cone with ``n_d`` directions against the quadratic cone (scaled Circle plate)."""
     ncp, plate = _run_circle(h, t_end, "ncp", 0, method)
-    errors, times, all_solved = [], [], ncp.all_solved
+    errors, times, solved = [], [], ncp.solved
     trajs = {}
     for nd in directions:
         sim, _ = _run_circle(h, t_end, "lcp", nd, method, plate)
-        all_solved &= sim.all_solved
+        solved &= sim.solved
         errors.append(float(np.nanmax(np.linalg.norm(sim.states[:, :3] - ncp.states[:, :3], axis=1))))
         times.append(float(np.median(sim.step_time_s)))
         trajs[nd] = sim.states[:, :3]
@@ -338,7 +350,7 @@ def friction_directions_study(
         "trajectories": trajs,
         "lcp_step_time_s": np.array(times),
         "ncp_step_time_s": float(np.median(ncp.step_time_s)),
-        "all_solved": bool(all_solved),
+        "solved": bool(solved),
     }
 
 

@@ -5,11 +5,13 @@ on the static table :math:`z = 0` with Coulomb friction :math:`\mu = 0.5`; a hor
 :math:`u_k \in [-U, U]` along :math:`+x` acts during step :math:`k`. Each step is the mixed LCP of
 seed 004 eq (15) (:class:`~mcpkit.models.stewart_trinkle.LCPStep`, :math:`n_d = 4` directions
 :math:`\pm\hat t, \pm\hat o`, so the polygonal cone is exact for motion along :math:`x`).
-Its parameter blocks are mapped to the state :math:`x = (q, \nu)` and control as in
-:meth:`StewartTrinkleStep.parameters <mcpkit.models.stewart_trinkle.step.StewartTrinkleStep.parameters>`:
+The force enters the step model as a control (``input_matrix`` :math:`B = \hat x`), and the
+horizon step is the model's own step map (:meth:`StepSpec.from_model
+<mcpkit.mpec.horizon.StepSpec.from_model>`, nothing re-derived here): with the state
+:math:`x = (q, \nu)`,
 
 .. math::
-    \hat M = I,\quad b = \nu_k + h(g + u_k\hat x/m),\quad \psi/h = \hat n\cdot q_k / h,
+    \hat M = I,\quad b = \nu_k + h(m g + u_k\hat x)/m,\quad \psi/h = \hat n\cdot q_k / h,
 
 and the update is eq (9)'s :math:`\nu_{k+1} = \nu^{\ell+1}`, :math:`q_{k+1} = q_k + h\nu_{k+1}`.
 The plan minimises :math:`\sum_k h u_k^2` with :math:`q_x(1) = 5`, :math:`\nu(1) = 0`.
@@ -28,18 +30,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
-from mcpkit.models.stewart_trinkle.contact import contact_geometry
 from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
 
 __all__ = [
     "BlockTask",
-    "PushedParticle",
     "block_horizon",
     "block_step_spec",
     "friction_force",
@@ -93,51 +92,31 @@ class BlockTask:
         return self.duration / self.n_steps
 
 
-def make_step(task: BlockTask) -> LCPStep:
-    """The Stewart–Trinkle LCP step (eq 15, ``n_d = 4``) of the block on the table ``z = 0``."""
+def make_step(task: BlockTask, mu: float | None = None) -> LCPStep:
+    r"""The Stewart–Trinkle LCP step (eq 15, ``n_d = 4``) of the block on the table ``z = 0``.
+
+    The horizontal force :math:`u_k` [N] along :math:`+x` is the step's control
+    (``input_matrix`` :math:`\hat x`); ``mu`` overrides the task's friction coefficient.
+    """
     body = Particle(mass=task.mass, gravity=np.array([0.0, 0.0, -task.g]))
-    return LCPStep(body, [Contact(PlaneSurface(), task.mu)], task.h, n_d=4)
+    contact = Contact(PlaneSurface(), task.mu if mu is None else mu)
+    return LCPStep(body, [contact], task.h, n_d=4, input_matrix=np.array([[1.0], [0.0], [0.0]]))
 
 
 def block_step_spec(task: BlockTask, step: LCPStep | None = None) -> StepSpec:
     r"""The :class:`StepSpec` of one block step: state :math:`(q, \nu)`, control :math:`u` (N along x).
 
-    The contact data are those of :func:`~mcpkit.models.stewart_trinkle.contact.contact_geometry`
-    (constant for a static plane and a particle, :math:`J = I`), the gap
-    :math:`\psi = \hat n\cdot(q - p_0)` is affine in :math:`q`.
+    Built from the step model itself (:meth:`StepSpec.from_model`): the parameter map and the
+    update are :class:`~mcpkit.models.stewart_trinkle.step.StewartTrinkleStep`'s, evaluated on
+    CasADi symbols.
     """
-    st = make_step(task) if step is None else step
-    body, contacts, h = st.body, st.contacts, st.h
-    geo = contact_geometry(body, np.zeros(3), contacts, h)
-    n_hat = geo.Wn[0]
-    psi0 = float(geo.psi[0])  # psi at q = 0
-    grav = np.asarray(body.gravity, dtype=float)
-    m = float(body.mass)
-
-    def params(x: ca.SX, u: ca.SX, theta: ca.SX, t: ca.SX) -> dict[str, Any]:
-        q, v = x[:3], x[3:]
-        force = ca.vertcat(u[0], 0.0, 0.0)
-        return {
-            "Mhat": np.eye(3).reshape(-1),
-            "b": v + h * (grav + force / m),
-            "psi_h": (ca.dot(ca.DM(n_hat), q) + psi0) / h,
-            "Wn": geo.Wn.reshape(-1), "Wt": geo.Wt.reshape(-1), "Wo": geo.Wo.reshape(-1),
-            "ut": geo.ut, "uo": geo.uo, "mu": geo.mu,
-        }  # fmt: skip
-
-    vs = st.mcp.blocks[[b.name for b in st.mcp.blocks].index("v")].slice
-
-    def update(x: ca.SX, z: ca.SX, u: ca.SX, theta: ca.SX) -> ca.SX:
-        v_next = z[vs]
-        return ca.vertcat(x[:3] + h * v_next, v_next)
-
-    return StepSpec(st.mcp, n_state=6, n_control=1, n_design=0, parameters=params, update=update, h=h)
+    return StepSpec.from_model(make_step(task) if step is None else step)
 
 
-def block_horizon(task: BlockTask) -> Horizon:
+def block_horizon(task: BlockTask, spec: StepSpec | None = None) -> Horizon:
     r"""The horizon: :math:`x_0 = 0`, :math:`q_x(T) = d`, :math:`\nu(T) = 0`, :math:`|u| \le U`,
-    objective :math:`\sum_k h u_k^2`."""
-    spec = block_step_spec(task)
+    objective :math:`\sum_k h u_k^2`, over ``spec`` (default :func:`block_step_spec`)."""
+    spec = block_step_spec(task) if spec is None else spec
     inf = math.inf
     lo = np.array([task.distance, -inf, -inf, 0.0, 0.0, 0.0])
     hi = np.array([task.distance, inf, inf, 0.0, 0.0, 0.0])
@@ -150,30 +129,13 @@ def block_horizon(task: BlockTask) -> Horizon:
     )  # fmt: skip
 
 
-class PushedParticle(Particle):
-    """A :class:`Particle` with a piecewise-constant extra force ``u_k`` along x during step k.
-
-    Used to re-simulate a plan with the model's own :func:`~mcpkit.models.stepping.simulate`
-    (independent of the horizon's parameter map).
-    """
-
-    def __init__(self, mass: float, gravity: np.ndarray, u: np.ndarray, h: float) -> None:
-        super().__init__(mass=mass, gravity=gravity)
-        self.u = np.asarray(u, dtype=float).reshape(-1)
-        self.h_step = float(h)
-
-    def forces(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
-        """Gravity plus the planned force of the step that starts at ``t``."""
-        k = min(int(round(t / self.h_step)), self.u.size - 1)
-        return super().forces(q, v, t) + np.array([self.u[k], 0.0, 0.0])
-
-
-def model_simulator(task: BlockTask) -> Any:
-    """``simulate(U, theta) -> states`` through :class:`LCPStep` + :func:`simulate` (the model's own path)."""
+def model_simulator(task: BlockTask, mu: float | None = None) -> Any:
+    """``simulate(U, theta) -> states`` through the model's own :func:`simulate` (per-step MCP
+    solves of :class:`LCPStep` with the planned forces bound by ``with_inputs``); ``mu``
+    overrides the friction coefficient (a mismatched simulator, for tests)."""
 
     def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        body = PushedParticle(task.mass, np.array([0.0, 0.0, -task.g]), U[:, 0], task.h)
-        st = LCPStep(body, [Contact(PlaneSurface(), task.mu)], task.h, n_d=4)
+        st = make_step(task, mu).with_inputs(np.asarray(U, dtype=float)[:, :1])
         sim = simulate(st, np.zeros(6), task.n_steps, backend="casadi", method="scholtes", tol=1e-10,
                        progress=False)  # fmt: skip
         return sim.states

@@ -73,10 +73,9 @@ from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
 from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
-from mcpkit.mpcc import MPCC
-from mcpkit.mpcc_solve import MPCCSolver
-from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
-from mcpkit.result import MCPResult
+from mcpkit.mpcc import MPCC, MPCCSolver
+from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec, resimulation_check
+from mcpkit.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
     "DEFAULT_RADII",
@@ -415,8 +414,13 @@ def design_objective(task: PlateDesignTask, radii: Sequence[float], theta: Any) 
 
 
 @dataclass
-class MultiDesignResult:
-    r"""Multi-scenario periodic design: one horizon per radius, one shared :math:`\theta`.
+class MultiDesignResult(FromParts):
+    r"""Multi-scenario periodic design: one horizon per radius, one shared :math:`\theta`
+    (an :class:`~mcpkit.result.Outcome`).
+
+    Its parts are the stacked MPCC solve and one re-simulation check per radius
+    (:func:`~mcpkit.mpec.horizon.resimulation_check`); ``solved`` and ``termination`` come
+    from them (:class:`~mcpkit.result.FromParts`).
 
     Attributes
     ----------
@@ -431,11 +435,7 @@ class MultiDesignResult:
         model's ``simulate`` and its ``max_deviation``); each ``objective`` is that radius's
         :math:`J_s`.
     mpcc
-        Result of :class:`~mcpkit.mpcc_solve.MPCCSolver` on the stacked MPCC.
-    ok
-        MPCC solved AND every re-simulation within ``deviation_tol``.
-    message
-        Verdict.
+        :class:`~mcpkit.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver` on the stacked MPCC.
     wall_s, solve_time_s
         Total wall time (settling guesses, build, forward simulations, solve, re-simulations)
         and the MPCC solve alone.
@@ -447,13 +447,42 @@ class MultiDesignResult:
     design: np.ndarray
     objective: float
     scenarios: list[HorizonResult]
-    mpcc: MCPResult
-    ok: bool
-    message: str
+    mpcc: MPCCResult
     wall_s: float
     solve_time_s: float
     n_x: int
     n_pairs: int
+
+    kind = "plate_design"
+    part_name = "check"
+
+    @property
+    def parts(self) -> list[Any]:
+        """The MPCC solve, then each radius's re-simulation check."""
+        return [self.mpcc] + [sc.resim for sc in self.scenarios if sc.resim is not None]
+
+    @property
+    def message(self) -> str:
+        """Residuals and deviations when solved, every failed part's reason otherwise."""
+        if not self.solved:
+            return self.failures()
+        return (
+            f"{len(self.radii)} radii solved (complementarity {self.mpcc.comp_residual:.1e}, violation "
+            f"{self.mpcc.constraint_violation:.1e}); re-simulation max deviation "
+            f"{self.max_deviations.max():.2e} <= {self.scenarios[0].deviation_tol:.0e}"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """:data:`~mcpkit.result.RESULT_KEYS`, then design, objective, residuals and deviations."""
+        out = summary_head(self.kind, self, self.wall_s)
+        out.update({
+            "radii": self.radii.tolist(), "design": self.design.tolist(), "objective": self.objective,
+            "comp_residual": float(self.mpcc.comp_residual),
+            "constraint_violation": float(self.mpcc.constraint_violation),
+            "resim_max_deviation_per_radius": self.max_deviations.tolist(),
+            "solve_time_s": self.solve_time_s, "n_x": self.n_x, "n_pairs": self.n_pairs,
+        })  # fmt: skip
+        return out
 
     @property
     def max_deviations(self) -> np.ndarray:
@@ -544,38 +573,24 @@ def solve_plate_design_multi(
         x0[where] = hz.initial_guess(U0, th0, **sopts)
     x0 = np.clip(x0, mp.lbx, mp.ubx)
     res = MPCCSolver(mp, method, tol=tol, **options).solve(x0=x0)
-    xsol = res.z if np.isfinite(res.z).all() else x0
+    xsol = res.x if np.isfinite(res.x).all() else x0
     scen: list[HorizonResult] = []
     for t, hz, where in zip(tasks, horizons, idx, strict=True):
         parts = hz.unpack(xsol[where])
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         ts = time.perf_counter()
         Xs = design_simulator(t)(Up, th)
-        dev = float(np.max(np.abs(Xs - Xp))) if np.isfinite(Xs).all() else math.inf
+        check = resimulation_check(Xs, Xp, dtol, label=f"R = {t.radius:g} re-simulation",
+                                   wall_time_s=time.perf_counter() - ts)  # fmt: skip
         J = field_objective(Xp[0, :3], Xp[-1, :3], t.n_steps * t.h, t.field_rate, t.radius)
-        ok_s = bool(res.solved) and dev <= dtol
         scen.append(HorizonResult(
             t=hz.t.copy(), states=Xp, controls=Up, design=th, z=parts["s"][:, : hz.casadi_mcp.n],
-            objective=J, mpcc=res, resim_states=Xs, max_deviation=dev, deviation_tol=dtol, ok=ok_s,
-            message=f"R = {t.radius:g}: re-simulation deviation {dev:.2e}", build_time_s=hz.build_time_s,
-            resim_time_s=time.perf_counter() - ts, blocks=hz.spec.blocks,
+            objective=J, mpcc=res, resim_states=Xs, resim=check, build_time_s=hz.build_time_s,
+            resim_time_s=check.wall_time_s, blocks=hz.spec.blocks,
         ))  # fmt: skip
-    devs = np.array([r.max_deviation for r in scen])
-    ok = bool(res.solved) and bool(np.all(devs <= dtol))
-    if ok:
-        msg = (
-            f"{len(tasks)} radii solved (complementarity {res.natural_residual:.1e}, violation "
-            f"{res.bound_violation:.1e}); re-simulation max deviation {devs.max():.2e} <= {dtol:.0e}"
-        )
-    else:
-        why = [] if res.solved else [f"MPCC not solved: {res.message}"]
-        why += [f"R = {t.radius:g} re-simulation deviates by {d:.2e} > {dtol:.0e}"
-                for t, d in zip(tasks, devs, strict=True) if not d <= dtol]  # fmt: skip
-        msg = "FAILED: " + "; ".join(why)
     return MultiDesignResult(
         radii=np.array([t.radius for t in tasks]), design=scen[0].design.copy(),
-        objective=float(res.objective) if res.objective is not None else math.nan, scenarios=scen,
-        mpcc=res, ok=ok, message=msg, wall_s=time.perf_counter() - t0,
+        objective=float(res.f), scenarios=scen, mpcc=res, wall_s=time.perf_counter() - t0,
         solve_time_s=float(res.wall_time_s), n_x=int(mp.x.numel()), n_pairs=int(mp.n_pairs),
     )  # fmt: skip
 
@@ -718,8 +733,6 @@ def run_comparison(
     J0, J0_per = design_objective(task, rs, task.theta0)
     J1, J1_per = design_objective(task, rs, res.design)
     s: dict[str, Any] = {
-        "solved": bool(res.ok),
-        "message": res.message,
         "radii": rs, "n_steps_per_radius": task.n_steps, "h": task.h,
         "n_x": res.n_x, "n_pairs": res.n_pairs,
         "theta0": list(task.theta0), "theta_lo": list(task.theta_lo), "theta_hi": list(task.theta_hi),
@@ -728,8 +741,8 @@ def run_comparison(
         "objective_plan_per_radius": [float(sc.objective) for sc in res.scenarios],
         "objective_sim_initial": J0, "objective_sim_initial_per_radius": J0_per.tolist(),
         "objective_sim_mpec": J1, "objective_sim_mpec_per_radius": J1_per.tolist(),
-        "complementarity_residual": float(res.mpcc.natural_residual),
-        "constraint_violation": float(res.mpcc.bound_violation),
+        "comp_residual": float(res.mpcc.comp_residual),
+        "constraint_violation": float(res.mpcc.constraint_violation),
         "resim_max_deviation_per_radius": res.max_deviations.tolist(),
         "start_jump_per_radius": [[float(v) for v in sc.controls[0]] for sc in res.scenarios],
         "mpec_wall_s": res.wall_s, "mpec_solve_s": res.solve_time_s,
@@ -761,10 +774,15 @@ def demo_plate_design(
     nelder_mead: bool = True,
     max_evals: int = 40,
     radii: Sequence[float] = DEFAULT_RADII,
-) -> dict[str, Any]:
+) -> CompositeResult:
     """Multi-radius periodic MPEC and (optionally) Nelder–Mead on the same objective
-    (:func:`run_comparison`); writes ``mpec_plate_design.png``. ``"solved"`` is True only if the
-    MPCC met tolerance and every radius's re-simulation reproduced the plan."""
+    (:func:`run_comparison`); writes ``mpec_plate_design.png``.
+
+    Returns a :class:`~mcpkit.result.CompositeResult` whose one part is the
+    :class:`MultiDesignResult`: ``solved`` only if the MPCC met tolerance and every radius's
+    re-simulation reproduced the plan; the comparison's numbers and the figure are its ``details``.
+    """
+    t0 = time.perf_counter()
     try:
         d = Path(out_dir)
     except TypeError:
@@ -780,4 +798,5 @@ def demo_plate_design(
     fig = plot_plate_design(task, res, nm, sims, mpec_objective_sim=s["objective_sim_mpec"])
     fig.savefig(d / "mpec_plate_design.png")
     s["figure"] = str(d / "mpec_plate_design.png")
-    return s
+    return CompositeResult(kind="demo:plate-design", parts=[res], what="run",
+                           wall_time_s=time.perf_counter() - t0, details=s)  # fmt: skip

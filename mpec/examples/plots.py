@@ -111,7 +111,7 @@ def plot_pushing_starts(attempts: list[Any], best: int, title: str = "") -> Figu
     for k, a in enumerate(attempts):
         x = a.start_index + 0.2 * a.restart
         c = f"C{a.start_index % 10}"
-        face = c if a.ok else "none"
+        face = c if a.solved else "none"
         axs[0].plot(x, a.objective, "o", mec=c, mfc=face, ms=7)
         axs[1].semilogy(x, max(a.complementarity, 1e-20), "o", mec=c, mfc=face, ms=7)
         if k == best:
@@ -121,7 +121,7 @@ def plot_pushing_starts(attempts: list[Any], best: int, title: str = "") -> Figu
         ax.set_xticks(range(n_start), [labels.get(i, str(i)) for i in range(n_start)], fontsize=6)
         ax.set_xlim(-0.5, n_start - 0.3)
     axs[0].set_ylabel("objective $\\sum h\\|u\\|^2$ [N$^2$ s]")
-    axs[0].set_title(title or "attempts (filled: ok; right: re-seeds; star: best)", fontsize=9)
+    axs[0].set_title(title or "attempts (filled: solved; right: re-seeds; star: best)", fontsize=9)
     axs[1].set_ylabel("complementarity residual")
     axs[1].set_title("complementarity residual of each attempt", fontsize=9)
     fig.tight_layout()

@@ -6,14 +6,16 @@ substituted eqs 29-31), so the plan may stick (:math:`\sigma = 0`) or slide. A p
 on the left edge at the body point :math:`\rho = (-L/2, \theta_c)`, where the contact height
 :math:`\theta_c` is a **design parameter** shared by the whole horizon, with the body-frame force
 :math:`u_k = (f_n, f_t)`, :math:`0 \le f_n \le F_{\max}`, inside the pusher's friction cone
-:math:`|f_t| \le \mu_p f_n` (two linear path constraints). The parameter map is that of
-:meth:`~mcpkit.models.ecp.complementarity.ComplementarityECPStep.parameters`
-with the applied impulses
+:math:`|f_t| \le \mu_p f_n` (two linear path constraints). The pusher is the model's load
+(:class:`~mcpkit.models.ecp.params.EdgePusher`, controls :math:`(f_n, f_t)`, design
+:math:`\theta_c`) and the horizon step is the model's own step map
+(:meth:`StepSpec.from_model <mcpkit.mpec.horizon.StepSpec.from_model>`, nothing re-derived
+here): applied impulses
 
 .. math::
     (p_x, p_y) = h R(\theta_z)(f_n, f_t),\qquad p_{z\tau} = h(\rho_x f_t - \rho_y f_n),
 
-and the update is the linear one of eqs 26-28: :math:`\nu_{k+1} = \nu_k + (p + p_{\rm app})/m`
+and the linear update of eqs 26-28: :math:`\nu_{k+1} = \nu_k + (p + p_{\rm app})/m`
 (resp. :math:`/I_z` for the yaw rate), :math:`q_{k+1} = q_k + h\nu_{k+1}`.
 The plan starts at rest at pose A, must end at rest at pose B and minimises
 :math:`\sum_k h\|u_k\|^2`. Since the pusher cannot pull, the slider must be braked by table
@@ -40,10 +42,11 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError
-from mcpkit.models.ecp.complementarity import ComplementarityECPStep, build_complementarity_mcp
-from mcpkit.models.ecp.params import SliderParams, paper_slider
+from mcpkit.models.ecp.complementarity import ComplementarityECPStep
+from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec
+from mcpkit.result import FromParts, OnePart, summary_head
 
 __all__ = [
     "DEFAULT_STARTS",
@@ -55,6 +58,7 @@ __all__ = [
     "ecp_simulator",
     "plan_pushing",
     "pushing_horizon",
+    "pushing_model",
     "pushing_step_spec",
     "solve_pushing",
 ]
@@ -106,40 +110,23 @@ class PushTask:
         return float(np.min(self.params.patch[:, 0]))
 
 
+def pushing_model(task: PushTask) -> ComplementarityECPStep:
+    r"""The complementarity ECP step pushed by an :class:`~mcpkit.models.ecp.params.EdgePusher` on
+    the left edge: controls :math:`(f_n, f_t)`, design :math:`\theta_c`."""
+    return ComplementarityECPStep(task.params, EdgePusher(task.edge_x))
+
+
 def pushing_step_spec(task: PushTask) -> StepSpec:
     """The :class:`StepSpec`: state ``(q_x, q_y, theta_z, v_x, v_y, w_z)``, control ``(f_n, f_t)``,
-    design ``theta_c`` (contact height on the left edge)."""
-    P = task.params
-    mcp = build_complementarity_mcp(P)
-    h, rx = P.h, task.edge_x
-
-    def applied(x: ca.SX, u: ca.SX, th: ca.SX) -> tuple[ca.SX, ca.SX, ca.SX]:
-        c, s = ca.cos(x[2]), ca.sin(x[2])
-        fn, ft = u[0], u[1]
-        return h * (c * fn - s * ft), h * (s * fn + c * ft), h * (rx * ft - th[0] * fn)
-
-    def params(x: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> dict[str, Any]:
-        px, py, pz = applied(x, u, th)
-        return {"v_x": x[3], "v_y": x[4], "w_z": x[5], "p_x": px, "p_y": py, "p_ztau": pz}
-
-    sl = {b.name: b.slice.start for b in mcp.blocks}
-
-    def update(x: ca.SX, z: ca.SX, u: ca.SX, th: ca.SX) -> ca.SX:
-        px, py, pz = applied(x, u, th)
-        v = ca.vertcat(
-            x[3] + (z[sl["p_t"]] + px) / P.m,
-            x[4] + (z[sl["p_o"]] + py) / P.m,
-            x[5] + (z[sl["p_r"]] + pz) / P.I_z,
-        )
-        return ca.vertcat(x[:3] + h * v, v)
-
-    return StepSpec(mcp, n_state=6, n_control=2, n_design=1, parameters=params, update=update, h=h)
+    design ``theta_c`` (contact height on the left edge); :meth:`StepSpec.from_model` of
+    :func:`pushing_model`."""
+    return StepSpec.from_model(pushing_model(task))
 
 
-def pushing_horizon(task: PushTask) -> Horizon:
+def pushing_horizon(task: PushTask, spec: StepSpec | None = None) -> Horizon:
     r"""Rest at A to rest at B, :math:`0 \le f_n \le F_{\max}`, :math:`|f_t| \le \mu_p f_n`,
-    objective :math:`\sum_k h\|u_k\|^2`."""
-    spec = pushing_step_spec(task)
+    objective :math:`\sum_k h\|u_k\|^2`, over ``spec`` (default :func:`pushing_step_spec`)."""
+    spec = pushing_step_spec(task) if spec is None else spec
     h, mp = task.params.h, task.mu_pusher
     x0 = np.concatenate([task.start, np.zeros(3)])
     xT = np.concatenate([task.goal, np.zeros(3)])
@@ -155,20 +142,14 @@ def pushing_horizon(task: PushTask) -> Horizon:
 
 
 def ecp_simulator(task: PushTask) -> Any:
-    """``simulate(U, theta) -> states`` with :class:`ComplementarityECPStep` and :func:`run_ecp`
-    (the model's own parameters/advance), the pusher given as a load ``(t, state) -> wrench``."""
-    P, rx = task.params, task.edge_x
+    """``simulate(U, theta) -> states`` with the model's own step map and per-step MCP solves:
+    :func:`pushing_model` bound to the planned controls and design (``with_inputs``) and run by
+    :func:`run_ecp`."""
+    x0 = np.concatenate([task.start, np.zeros(3)])
 
     def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        def load(t: float, state: np.ndarray) -> np.ndarray:
-            k = min(int(round(t / P.h)), U.shape[0] - 1)
-            fn, ft = U[k]
-            c, s = math.cos(state[2]), math.sin(state[2])
-            return np.array([c * fn - s * ft, s * fn + c * ft, rx * ft - theta[0] * fn])
-
-        model = ComplementarityECPStep(P, load)
-        x0 = np.concatenate([task.start, np.zeros(3)])
-        return run_ecp(model, x0, task.n_steps * P.h, tol=1e-10).states
+        model = pushing_model(task).with_inputs(U, theta)
+        return run_ecp(model, x0, task.n_steps * task.params.h, tol=1e-10).states
 
     return run
 
@@ -248,8 +229,9 @@ def contact_modes(res: HorizonResult, tol: float = 1e-6) -> np.ndarray:
 
 
 @dataclass
-class PushAttempt:
-    """One horizon solve of :func:`plan_pushing`.
+class PushAttempt(OnePart):
+    """One horizon solve of :func:`plan_pushing` (an :class:`~mcpkit.result.Outcome` through its
+    :class:`HorizonResult`).
 
     Attributes
     ----------
@@ -258,54 +240,79 @@ class PushAttempt:
     restart
         ``0``: from the start's forward simulation; ``r >= 1``: the r-th re-seed from the forward
         simulation of the previous attempt's planned controls.
-    ok, mpcc_solved
-        Solved and reproduced by re-simulation / the MPCC alone met its tolerance.
-    objective, complementarity, violation, max_deviation
-        Objective, complementarity residual, constraint violation and re-simulation deviation.
+    result
+        The attempt's :class:`HorizonResult` (MPCC solve and re-simulation check).
     wall_s
         Wall time of the attempt (guess simulation, solve, re-simulation).
     n_slide, n_stick
         Contact modes of the planned steps (:func:`contact_modes`).
-    message
-        :attr:`HorizonResult.message`.
     """
 
     start_index: int
     start: PushStart
     restart: int
-    ok: bool
-    mpcc_solved: bool
-    objective: float
-    complementarity: float
-    violation: float
-    max_deviation: float
+    result: HorizonResult
     wall_s: float
     n_slide: int
     n_stick: int
-    message: str
+
+    @property
+    def part(self) -> HorizonResult:
+        """The verdict's one part: the horizon (solved and reproduced by re-simulation)."""
+        return self.result
+
+    @property
+    def objective(self) -> float:
+        """Planned objective :math:`\\sum_k h\\|u_k\\|^2`."""
+        return float(self.result.objective)
+
+    @property
+    def complementarity(self) -> float:
+        """Complementarity residual of the MPCC solve."""
+        return float(self.result.mpcc.comp_residual)
+
+    @property
+    def violation(self) -> float:
+        """Constraint violation of the MPCC solve."""
+        return float(self.result.mpcc.constraint_violation)
+
+    @property
+    def max_deviation(self) -> float:
+        """Re-simulation deviation."""
+        return float(self.result.max_deviation)
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serialisable record."""
-        return {
+        """:data:`~mcpkit.result.RESULT_KEYS`, then the start, residuals, deviation and modes."""
+        out = summary_head("push_attempt", self, self.wall_s)
+        out.update({
             "start_index": self.start_index, "start": self.start.label, "restart": self.restart,
-            "ok": self.ok, "mpcc_solved": self.mpcc_solved, "objective": self.objective,
-            "complementarity_residual": self.complementarity, "constraint_violation": self.violation,
-            "max_resim_deviation": self.max_deviation, "wall_s": self.wall_s,
-            "n_slide": self.n_slide, "n_stick": self.n_stick, "message": self.message,
-        }  # fmt: skip
+            "objective": _num(self.objective), "comp_residual": _num(self.complementarity),
+            "constraint_violation": _num(self.violation), "mpcc_status": self.result.mpcc.termination.value,
+            "max_resim_deviation": _num(self.max_deviation), "n_slide": self.n_slide, "n_stick": self.n_stick,
+        })  # fmt: skip
+        return out
+
+
+def _num(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
 
 
 @dataclass
-class PushingPlan:
-    """Result of :func:`plan_pushing`: the best reproduced plan and every attempt.
+class PushingPlan(FromParts):
+    """Result of :func:`plan_pushing`: the best reproduced plan and every attempt (an
+    :class:`~mcpkit.result.Outcome`).
+
+    Its verdict is the winning attempt's (:func:`~mcpkit.result.verdict_of`); with no winner,
+    every attempt is a failed part, so the plan is not solved and the message names the first
+    attempt's reason.
 
     Attributes
     ----------
     task, horizon
         The task and its (once-built) :class:`Horizon`.
     best
-        The :class:`HorizonResult` with the lowest objective among the attempts that are ``ok``
-        (solved and reproduced by re-simulation); ``None`` when no attempt is.
+        The :class:`HorizonResult` with the lowest objective among the attempts that are solved
+        and reproduced by re-simulation; ``None`` when no attempt is.
     best_attempt
         Index of that attempt in :attr:`attempts` (``-1`` when none).
     attempts
@@ -321,25 +328,38 @@ class PushingPlan:
     attempts: list[PushAttempt]
     wall_s: float
 
+    part_name = "attempt"
+
     @property
-    def ok(self) -> bool:
-        """At least one attempt was solved and reproduced by re-simulation."""
-        return self.best is not None
+    def parts(self) -> list[PushAttempt]:
+        """The winning attempt, or every attempt when none won."""
+        return [self.attempts[self.best_attempt]] if self.best_attempt >= 0 else list(self.attempts)
+
+    @property
+    def message(self) -> str:
+        """The winner (attempt, start, objective and its message), or why no attempt won."""
+        if not self.solved:
+            return super().message
+        a = self.attempts[self.best_attempt]
+        return (
+            f"best of {len(self.attempts)} attempts: attempt {self.best_attempt} (start {a.start.label}, "
+            f"re-seed {a.restart}), objective {a.objective:.6g}: {a.message}"
+        )
 
     def failed_starts(self) -> list[PushAttempt]:
-        """The last attempt of every start that never produced an ``ok`` plan (why it failed)."""
+        """The last attempt of every start that never produced a solved plan (why it failed)."""
         last: dict[int, PushAttempt] = {}
-        good = {a.start_index for a in self.attempts if a.ok}
+        good = {a.start_index for a in self.attempts if a.solved}
         for a in self.attempts:
             if a.start_index not in good:
                 last[a.start_index] = a
         return list(last.values())
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serialisable summary: verdict, best objective and the per-attempt records."""
+        """:data:`~mcpkit.result.RESULT_KEYS`, best objective and design, per-attempt records."""
         b = self.best
-        return {
-            "ok": self.ok,
+        out = summary_head("pushing_plan", self, self.wall_s)
+        out.update({
             "goal": list(self.task.goal),
             "n_steps": self.task.n_steps,
             "objective": float(b.objective) if b is not None else math.nan,
@@ -347,10 +367,10 @@ class PushingPlan:
             "max_resim_deviation": float(b.max_deviation) if b is not None else math.nan,
             "best_attempt": self.best_attempt,
             "n_attempts": len(self.attempts),
-            "n_starts_ok": len({a.start_index for a in self.attempts if a.ok}),
-            "wall_s": self.wall_s,
+            "n_starts_solved": len({a.start_index for a in self.attempts if a.solved}),
             "attempts": [a.summary() for a in self.attempts],
-        }
+        })  # fmt: skip
+        return out
 
 
 def plan_pushing(
@@ -366,10 +386,10 @@ def plan_pushing(
 
     For every start :math:`s` in ``starts``: solve the horizon from the forward simulation of
     :meth:`PushStart.controls` (:meth:`Horizon.solve`, re-simulated with :func:`ecp_simulator`);
-    while the attempt is not ``ok`` and fewer than ``restarts`` re-seeds were made, solve again
+    while the attempt is not solved and fewer than ``restarts`` re-seeds were made, solve again
     from the forward simulation of that attempt's planned controls and design (a point where every
     step's complementarity holds exactly, so the homotopy restarts from a physical trajectory near
-    the failed plan). The winner is the ``ok`` attempt of lowest objective
+    the failed plan). The winner is the solved attempt of lowest objective
     :math:`\sum_k h\|u_k\|^2`; a plan whose re-simulation deviates by more than ``deviation_tol``
     is never a winner.
 
@@ -386,7 +406,7 @@ def plan_pushing(
     time_limit
         Wall-clock limit of each MPCC solve [s].
     **options
-        :class:`~mcpkit.mpcc_solve.MPCCSolver` options; by default ``fallback_methods=()``: a
+        :class:`~mcpkit.mpcc.MPCCSolver` options; by default ``fallback_methods=()``: a
         failed Scholtes homotopy is re-seeded instead of re-run with other reformulations, which
         is cheaper (measured in ``docs/mpec_planning.md``).
     """
@@ -402,7 +422,6 @@ def plan_pushing(
     options.setdefault("fallback_methods", ())
     options["time_limit"] = float(time_limit)
     attempts: list[PushAttempt] = []
-    results: list[HorizonResult] = []
     for i, st in enumerate(starts):
         U0, th0 = st.controls(task), st.design(task)
         for r in range(restarts + 1):
@@ -410,21 +429,17 @@ def plan_pushing(
             res = hz.solve(U0, th0, simulator=sim, deviation_tol=deviation_tol, **options)
             slide = contact_modes(res)
             attempts.append(
-                PushAttempt(
-                    i, st, r, bool(res.ok), res.mpcc_solved, float(res.objective),
-                    float(res.mpcc.natural_residual), float(res.mpcc.bound_violation),
-                    float(res.max_deviation), time.perf_counter() - t, int(slide.sum()),
-                    int((~slide).sum()), res.message,
-                )
-            )  # fmt: skip
-            results.append(res)
-            if res.ok:
+                PushAttempt(i, st, r, res, time.perf_counter() - t, int(slide.sum()), int((~slide).sum()))
+            )
+            if res.solved:
                 break
             U0 = np.clip(res.controls, [0.0, -task.force_max], task.force_max)
             th0 = np.clip(res.design, *task.contact_range)
-    good = [k for k, a in enumerate(attempts) if a.ok]
+    good = [k for k, a in enumerate(attempts) if a.solved]
     best = min(good, key=lambda k: attempts[k].objective) if good else -1
-    return PushingPlan(task, hz, results[best] if good else None, best, attempts, time.perf_counter() - t_all)
+    return PushingPlan(
+        task, hz, attempts[best].result if good else None, best, attempts, time.perf_counter() - t_all
+    )
 
 
 def solve_pushing(
@@ -435,7 +450,7 @@ def solve_pushing(
     Initial guess: push straight (:math:`f_n = c\\,\\mu m g`, :math:`f_t = 0`) at the edge centre
     for the first fraction ``a`` of the horizon, nothing afterwards; ``guess = (a, c)``. The
     MPCC is non-convex (bilinear friction rows) and the homotopy is sensitive to this guess:
-    a failed plan is reported (``ok = False``), never hidden. One start only; for several starts
+    a failed plan is reported (``solved = False``), never hidden. One start only; for several starts
     with re-seeding and the best reproduced plan use :func:`plan_pushing`.
     """
     task = PushTask() if task is None else task

@@ -160,5 +160,5 @@ def test_user_casadi_mpcc_is_accepted() -> None:
     res = mcpkit.solve(mpcc)
     assert res.solved
     # two global minimisers (1, 0) and (0, 1), objective 1
-    assert res.objective == pytest.approx(1.0, abs=1e-6)
-    assert min(abs(res.z[0] - 1) + abs(res.z[1]), abs(res.z[0]) + abs(res.z[1] - 1)) < 1e-6
+    assert res.f == pytest.approx(1.0, abs=1e-6)
+    assert min(abs(res.x[0] - 1) + abs(res.x[1]), abs(res.x[0]) + abs(res.x[1] - 1)) < 1e-6

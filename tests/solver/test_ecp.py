@@ -31,7 +31,7 @@ def test_free_sliding_models_agree(sliding_runs: dict[str, ECPRun]) -> None:
     """§6.1: every step solved; while the slider slides (sigma > 0 in both) the quadratic
     model (eqs 29-32) and the complementarity model agree to 1e-6 (the paper's tolerance)."""
     q, c = sliding_runs["quadratic"], sliding_runs["complementarity"]
-    assert q.sim.all_solved and c.sim.all_solved
+    assert q.sim.solved and c.sim.solved
     assert (q.sigma > 0).all() and (c.sigma > 0).all()  # slides for all 0.45 s
     np.testing.assert_allclose(q.states, c.states, rtol=0, atol=1e-6)
     np.testing.assert_allclose(q.impulses, c.impulses, rtol=0, atol=1e-6)
@@ -69,7 +69,7 @@ def test_pure_translation_matches_closed_form_then_holds() -> None:
     x0 = np.array([0.0, 0.0, 0.0, *v0, 0.0])
     c = run_ecp(make_model("complementarity", P), x0, n * P.h)
     q = run_ecp(make_model("quadratic", P), x0, n * P.h)
-    assert c.sim.all_solved
+    assert c.sim.solved
     np.testing.assert_allclose(c.states[:, 3:5], tr.v, rtol=0, atol=1e-9)  # incl. rest
     np.testing.assert_allclose(c.states[:, 0:2], tr.q, rtol=0, atol=1e-9)
     np.testing.assert_allclose(c.states[:, 5], 0.0, atol=1e-12)
@@ -90,7 +90,7 @@ def test_ecp_shift_in_translation_and_stick() -> None:
         F = 0.8 * P.mu * P.m * P.g
         push = PushForce(a=F, b=0.0, point=(0.0, 0.0), direction=(0.6, 0.8))
         rest = run_ecp(make_model("complementarity", P, push), np.zeros(6), 0.05)
-        assert rest.sim.all_solved
+        assert rest.sim.solved
         np.testing.assert_allclose(rest.states[:, 3:], 0.0, atol=1e-10)
         np.testing.assert_allclose(rest.sigma, 0.0, atol=1e-9)
         np.testing.assert_allclose(
@@ -119,7 +119,7 @@ def test_pushed_slider_models_agree() -> None:
     x0 = [0.0, 0.0, 0.0, 0.2, 0.3, 0.0]
     q = run_ecp(make_model("quadratic", P, paper_push()), x0, 1.0)
     c = run_ecp(make_model("complementarity", P, paper_push()), x0, 1.0)
-    assert q.sim.all_solved and c.sim.all_solved and (c.sigma > 0).all()
+    assert q.sim.solved and c.sim.solved and (c.sigma > 0).all()
     np.testing.assert_allclose(q.states, c.states, rtol=0, atol=1e-6)
     assert c.states[-1, 5] > 0 and c.violations == []
 
@@ -131,7 +131,7 @@ def test_pushed_slider_full_three_seconds() -> None:
     x0 = [0.0, 0.0, 0.0, 0.2, 0.3, 0.0]
     q = run_ecp(make_model("quadratic", P, paper_push()), x0, 3.0)
     c = run_ecp(make_model("complementarity", P, paper_push()), x0, 3.0)
-    assert q.sim.all_solved and c.sim.all_solved
+    assert q.sim.solved and c.sim.solved
     np.testing.assert_allclose(q.states, c.states, rtol=0, atol=1e-6)
     assert c.violations == []
 
@@ -146,7 +146,7 @@ def test_pyomo_backend_matches_casadi(kind: str) -> None:
     P = paper_slider()
     a = run_ecp(make_model(kind, P), X0_SLIDE, 0.05)
     b = run_ecp(make_model(kind, P), X0_SLIDE, 0.05, backend="pyomo")
-    assert b.sim.all_solved
+    assert b.sim.solved
     np.testing.assert_allclose(b.states, a.states, rtol=0, atol=1e-7)
 
 
@@ -169,14 +169,21 @@ def test_normal_contact_complementarity(pull: float) -> None:
 
 
 def test_demo_sliding_writes_figures_and_json(tmp_path) -> None:
-    """The §6.1 demo returns a JSON-serialisable summary whose numbers match its runs and
-    writes its PNG figures."""
+    """The §6.1 demo returns a result whose verdict is that of its four runs and whose
+    JSON-serialisable summary (RESULT_KEYS first) has numbers that match its runs; it writes its
+    PNG figures."""
     import json
 
     from mcpkit.models.ecp.demos import demo_sliding
+    from mcpkit.result import RESULT_KEYS, Outcome, Termination
 
-    s = demo_sliding(tmp_path, progress=False)
+    result = demo_sliding(tmp_path, progress=False)
+    assert isinstance(result, Outcome) and len(result.parts) == 4
+    assert result.solved and result.termination is Termination.CONVERGED
+    assert result.solved == all(run.sim.step_solved.all() for run in result.parts)
+    s = result.summary()
     json.dumps(s)
+    assert tuple(s)[: len(RESULT_KEYS)] == RESULT_KEYS and s["kind"] == "demo:sliding" and s["solved"] is True
     assert s["steps"] == 45 and s["solved_steps"] == {"quadratic": 45, "complementarity": 45}
     assert s["max_state_difference_while_sliding"] < 1e-6
     assert s["max_ecp_offset_m"] <= s["ecp_offset_bound_e_mu_qz_m"] + 1e-12

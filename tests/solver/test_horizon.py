@@ -1,24 +1,31 @@
-"""Horizon MPCCs solved with IPOPT homotopies, checked against closed forms and re-simulation."""
+"""Horizon MPCCs solved with IPOPT homotopies, checked against closed forms and re-simulation;
+steps built from the models' own step maps; one failure rule for both simulators."""
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 import numpy as np
 import pytest
 
-from mcpkit.models.stepping import simulate
-from mcpkit.models.stewart_trinkle import Contact, LCPStep, PlaneSurface
+from mcpkit.errors import UnknownOptionError
+from mcpkit.models.arrays import ArrayNamespace
+from mcpkit.models.stepping import DeclaredStep, OnFailure, simulate
 from mcpkit.mpec.examples.block import (
     BlockTask,
-    PushedParticle,
     block_horizon,
+    block_step_spec,
     friction_force,
     model_simulator,
     sliding_qp_plan,
     solve_block,
     stick_slide,
 )
-from mcpkit.mpec.horizon import Horizon, StepSpec
+from mcpkit.mpec.horizon import Horizon, StepSpec, forward_simulate
 from mcpkit.problem import MCP
+from mcpkit.result import Termination
+from tests.reference_steps import block_reference_spec, pushing_reference_spec
 
 pytestmark = pytest.mark.solver
 
@@ -42,7 +49,8 @@ def test_projection_horizon_finds_the_kink() -> None:
     hz = Horizon(_projection_spec(), 2, [-1.0], terminal_bounds=(1.0, 1.0),
                  stage_cost=lambda x, u, th, z, k: u[0] ** 2)  # fmt: skip
     res = hz.solve(np.full((2, 1), 0.5))
-    assert res.ok, res.message
+    assert res.solved, res.message
+    assert res.termination is Termination.CONVERGED
     assert res.objective == pytest.approx(1.0, abs=1e-6)
     np.testing.assert_allclose(res.controls[:, 0], [0.0, 1.0], rtol=0, atol=1e-4)
     np.testing.assert_allclose(res.states[:, 0], [-1.0, 0.0, 1.0], rtol=0, atol=1e-6)
@@ -55,7 +63,7 @@ def test_projection_horizon_on_pyomo(ipopt: str) -> None:
     hz = Horizon(_projection_spec(), 2, [-1.0], terminal_bounds=(1.0, 1.0),
                  stage_cost=lambda x, u, th, z, k: u[0] ** 2)  # fmt: skip
     res = hz.solve(np.full((2, 1), 0.5), backend="pyomo", ipopt=ipopt)
-    assert res.ok, res.message
+    assert res.solved, res.message
     assert res.mpcc.backend == "pyomo"
     assert res.objective == pytest.approx(1.0, abs=1e-6)
     np.testing.assert_allclose(res.controls[:, 0], [0.0, 1.0], rtol=0, atol=1e-4)
@@ -76,7 +84,7 @@ def test_block_short_horizon_matches_closed_form(block10: tuple[BlockTask, objec
     (assumption checked: every intermediate velocity of the closed form is > 0).
     """
     task, res = block10
-    assert res.ok, res.message
+    assert res.solved, res.message
     u_qp, cost = sliding_qp_plan(task)
     v_qp = task.h * np.cumsum(u_qp - task.mu * task.g)
     assert (v_qp[:-1] > 0).all()
@@ -103,22 +111,18 @@ def test_block_friction_and_impulse_balance(block10: tuple[BlockTask, object]) -
 
 def test_block_resimulation_and_failure_detection(block10: tuple[BlockTask, object]) -> None:
     """The model's own LCPStep simulation reproduces the plan; a mismatched simulator (mu = 0.4
-    instead of 0.5) does not, and the horizon then reports ok = False with the deviation."""
+    instead of 0.5) does not, and the horizon then reports solved = False with the deviation."""
     task, res = block10
     assert res.max_deviation <= 1e-6
     X = model_simulator(task)(res.controls, res.design)
     np.testing.assert_allclose(X, res.states, rtol=0, atol=1e-6)
-
-    def wrong(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        body = PushedParticle(task.mass, np.array([0.0, 0.0, -task.g]), U[:, 0], task.h)
-        st = LCPStep(body, [Contact(PlaneSurface(), 0.4)], task.h, n_d=4)
-        return simulate(st, np.zeros(6), task.n_steps, backend="casadi", method="scholtes", tol=1e-10).states
-
-    bad = block_horizon(task).solve(res.controls, simulator=wrong)
-    assert bad.mpcc_solved
-    assert not bad.ok
+    bad = block_horizon(task).solve(res.controls, simulator=model_simulator(task, mu=0.4))
+    assert bad.mpcc.solved
+    assert not bad.solved
+    assert bad.termination is Termination.STALLED
     assert bad.max_deviation > 1e-2
-    assert "re-simulation deviates" in bad.message
+    assert "re-simulation deviation" in bad.message and bad.message.endswith("> 1e-04")
+    assert bad.summary()["solved"] is False
 
 
 @pytest.mark.slow
@@ -126,7 +130,7 @@ def test_block_full_horizon() -> None:
     """N = 100 steps (101 grid points, h = 0.01): closed form and re-simulation (about 30 s)."""
     task = BlockTask()
     res, _ = solve_block(task)
-    assert res.ok, res.message
+    assert res.solved, res.message
     u_qp, cost = sliding_qp_plan(task)
     assert res.objective == pytest.approx(cost, rel=1e-6)
     np.testing.assert_allclose(res.controls[:, 0], u_qp, rtol=0, atol=1e-4)
@@ -136,7 +140,7 @@ def _check_pushing(task: object, res: object) -> None:
     """Physics of a pushing plan: terminal pose at rest, p_n = m g h (eq 8), wrench on the ellipsoid
     while sliding (eq 20 with sigma > 0), velocities zero while stuck, pusher cone, design range."""
     P = task.params
-    assert res.ok, res.message
+    assert res.solved, res.message
     np.testing.assert_allclose(res.states[-1], [*task.goal, 0, 0, 0], rtol=0, atol=1e-6)
     np.testing.assert_allclose(res.block("p_n")[:, 0], P.p_n, rtol=1e-6, atol=0)
     sig = res.block("sigma")[:, 0]
@@ -159,8 +163,18 @@ def test_pushing_short_horizon() -> None:
     from mcpkit.mpec.examples.pushing import PushTask, solve_pushing
 
     task = PushTask(n_steps=20, goal=(0.02, 0.005, 0.08))
-    res, _ = solve_pushing(task, guess=(0.25, 1.5))
+    res, hz = solve_pushing(task, guess=(0.25, 1.5))
     _check_pushing(task, res)
+    # the same point solves the hand-derived MPCC, with the same objective and residuals
+    from mcpkit.mpec.examples.pushing import pushing_horizon
+
+    ref = pushing_horizon(task, pushing_reference_spec(task)).mpcc
+    x = res.mpcc.x
+    c_new, v_new, val_new = hz.mpcc.residuals(x, np.zeros(0))
+    c_ref, v_ref, val_ref = ref.residuals(x, np.zeros(0))
+    assert val_ref["f"][0] == pytest.approx(res.objective, rel=1e-12)
+    assert c_ref <= 1e-6 and v_ref <= 1e-6
+    np.testing.assert_allclose(val_ref["g"], val_new["g"], rtol=0, atol=1e-12)
 
 
 @pytest.mark.slow
@@ -171,3 +185,92 @@ def test_pushing_demo_task() -> None:
     task = PushTask()
     res, _ = solve_pushing(task)
     _check_pushing(task, res)
+
+
+# --------------------------------------------------------------------------- step models declared once
+def test_block_horizon_from_model_solves_like_the_hand_derived_one() -> None:
+    """N = 10: the horizon built from the LCPStep's own map and the one from the hand-derived map
+    (the examples' code before ``StepSpec.from_model``) reach the same plan and objective."""
+    task = BlockTask(n_steps=10)
+    U0 = np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g)
+    new = block_horizon(task).solve(U0)
+    ref = block_horizon(task, block_reference_spec(task)).solve(U0)
+    assert new.solved and ref.solved, (new.message, ref.message)
+    assert new.objective == pytest.approx(ref.objective, rel=1e-9)
+    np.testing.assert_allclose(new.controls, ref.controls, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(new.states, ref.states, rtol=0, atol=1e-9)
+    assert new.mpcc.outer_iterations == ref.mpcc.outer_iterations
+
+
+def test_model_simulation_equals_forward_simulation_of_its_spec() -> None:
+    """Simulating the model (NumPy map, ``simulate``) equals forward-simulating the StepSpec built
+    from it (CasADi map, ``forward_simulate``): block with a force profile, pushing with a push."""
+    from mcpkit.mpec.examples.pushing import PushStart, PushTask, ecp_simulator, pushing_step_spec
+
+    task = BlockTask(n_steps=12)
+    U = np.linspace(12.0, -8.0, task.n_steps).reshape(-1, 1)
+    X_model = model_simulator(task)(U, np.zeros(0))
+    sim = forward_simulate(block_step_spec(task), np.zeros(6), U, np.zeros(0))
+    assert sim.solved, sim.message
+    np.testing.assert_allclose(sim.states, X_model, rtol=0, atol=1e-9)
+
+    ptask = PushTask(n_steps=15)
+    Up, th = PushStart(0.5, 2.0).controls(ptask), np.array([-0.01])
+    X_ecp = ecp_simulator(ptask)(Up, th)
+    x0 = np.concatenate([ptask.start, np.zeros(3)])
+    psim = forward_simulate(pushing_step_spec(ptask), x0, Up, th)
+    assert psim.solved, psim.message
+    assert np.ptp(X_ecp[:, 0]) > 1e-3  # the slider moved
+    np.testing.assert_allclose(psim.states, X_ecp, rtol=0, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- one failure rule
+class _FailAtOne(DeclaredStep):
+    r"""``z`` free, :math:`F = a z + b z^2 + p`: :math:`z = x` (``a = 1, b = 0, p = -x``) except in the
+    step where the control is 1, where :math:`F = z^2 + 1` has no root (IPOPT returns a finite,
+    infeasible point). :math:`x^+ = z + 1`."""
+
+    n_state = 1
+    n_control = 1
+
+    def __init__(self) -> None:
+        m = MCP("fail_at_one")
+        z = m.add_variables("z", 1, lb=-math.inf, ub=math.inf)[0]
+        a, b, p = (m.add_parameters(n, 1)[0] for n in ("a", "b", "p"))
+        m.add_functions("z", [a * z + b * z**2 + p])
+        self.mcp, self.h = m, 1.0
+
+    def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
+        return {"a": 1 - u[0], "b": u[0], "p": u[0] - (1 - u[0]) * x[0]}
+
+    def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
+        return xp.vector([z[0] + 1.0])
+
+
+@pytest.mark.parametrize("rule", ["continue", "stop"])
+def test_one_failure_rule_for_both_simulators(rule: str) -> None:
+    """Step 1 fails (finite point). ``continue``: recorded, the run goes on from the returned point;
+    ``stop``: the run ends there (later rows NaN, steps not run). ``simulate`` and
+    ``forward_simulate`` follow the same rule."""
+    U = np.array([[0.0], [1.0], [0.0], [0.0]])
+    model = _FailAtOne().with_inputs(U)
+    opts = {"backend": "casadi", "method": "scholtes", "tol": 1e-10}
+    sims = [
+        simulate(model, [2.0], 4, on_failure=rule, **opts),
+        forward_simulate(StepSpec.from_model(_FailAtOne()), [2.0], U, np.zeros(0), on_failure=rule),
+    ]
+    for sim in sims:
+        assert sim.on_failure is OnFailure(rule)
+        assert not sim.solved and sim.termination not in (Termination.CONVERGED, Termination.INTERRUPTED)
+        assert sim.message.startswith(("1 of 4", "3 of 4")) and "first failure at step 1" in sim.message
+        assert sim.step_solved[0] and not sim.step_solved[1]
+        np.testing.assert_allclose(sim.states[:2, 0], [2.0, 3.0], rtol=0, atol=1e-8)
+        if rule == "continue":
+            assert sim.step_solved[2:].all() and np.isfinite(sim.states).all()
+            z1 = sim.z[1, 0]
+            np.testing.assert_allclose(sim.states[2:, 0], [z1 + 1, z1 + 2, z1 + 3], rtol=0, atol=1e-8)
+        else:
+            assert not sim.step_solved[2:].any() and np.isnan(sim.states[2:]).all()
+            assert sim.step_termination[2:] == [None, None] and not sim.steps[3].ran
+    with pytest.raises(UnknownOptionError, match="on_failure"):
+        simulate(model, [2.0], 4, on_failure="retry", **opts)

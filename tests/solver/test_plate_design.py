@@ -72,7 +72,7 @@ def test_tiny_horizon_solves_and_resimulates_periodically() -> None:
     """One plate period (N = 12): the plan is reproduced by the model's own simulate, and the
     re-simulated (independent) trajectory is periodic in (height, v_r, v_theta, v_z)."""
     res, hz, _ = solve_plate_design(TINY)
-    assert res.ok, res.message
+    assert res.solved, res.message
     assert res.max_deviation <= 1e-4
     X = res.resim_states
     q0, v0 = X[0, :3] + [0, 0, res.controls[0, 0]], res.controls[0, 1:]
@@ -119,7 +119,7 @@ def test_multi_radius_tiny_solves_and_resimulates() -> None:
     radius re-simulated by the model's simulate to 1e-4, one design in every scenario, and the
     plan objective equals the sum of J recomputed from the re-simulated end points."""
     res = solve_plate_design_multi(TINY, [4.0, 8.0])
-    assert res.ok, res.message
+    assert res.solved, res.message
     assert res.max_deviations.shape == (2,)
     assert np.all(res.max_deviations <= 1e-4)
     for sc in res.scenarios:
@@ -141,7 +141,7 @@ def test_multi_radius_design_beats_seed_design() -> None:
     task = PlateDesignTask()
     radii = [4.0, 6.0, 8.0]
     res = solve_plate_design_multi(task, radii)
-    assert res.ok, res.message
+    assert res.solved, res.message
     J0, _ = design_objective(task, radii, task.theta0)
     J1, per = design_objective(task, radii, res.design)
     seed = SEED_DESIGNS["seed, separation allowed (eqs 27-28)"]
@@ -156,7 +156,7 @@ def test_design_improves_full_simulation_objective() -> None:
     simulation from rest (20 periods) by at least 10x against the initial design."""
     task = PlateDesignTask()
     res, _, _ = solve_plate_design(task)
-    assert res.ok, res.message
+    assert res.solved, res.message
     J0 = simulated_objective(task, task.theta0)
     J1 = simulated_objective(task, res.design)
     assert J1 < 0.1 * J0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ from mcpkit.mpec.examples.pushing import (
     plan_pushing,
 )
 from mcpkit.mpec.horizon import HorizonResult
+from mcpkit.result import RESULT_KEYS, Outcome, Termination
 
 pytestmark = pytest.mark.solver
 
@@ -39,7 +41,7 @@ def _check_plan(task: PushTask, res: HorizonResult) -> np.ndarray:
     * an independent re-simulation (``ComplementarityECPStep`` + ``run_ecp``) within DEV_TOL.
     """
     P = task.params
-    assert res.ok, res.message
+    assert res.solved, res.message
     np.testing.assert_allclose(res.states[-1], [*task.goal, 0, 0, 0], rtol=0, atol=1e-6)
     np.testing.assert_allclose(res.block("p_n")[:, 0], P.p_n, rtol=1e-6, atol=0)
     slide = contact_modes(res)
@@ -70,15 +72,19 @@ def test_second_target_plan_sticks_and_slides() -> None:
     """
     task = SECOND_TARGET
     plan = plan_pushing(task, [PushStart(1.0, 1.5)], restarts=1)
-    assert plan.ok, [a.message for a in plan.attempts]
+    assert plan.solved, [a.message for a in plan.attempts]
+    assert isinstance(plan, Outcome) and plan.termination is Termination.CONVERGED
     res = plan.best
     slide = _check_plan(task, res)
     assert slide.any() and (~slide).any()
     assert not slide[-1]
-    ok = [a for a in plan.attempts if a.ok]
-    assert plan.attempts[plan.best_attempt].objective == min(a.objective for a in ok)
+    solved = [a for a in plan.attempts if a.solved]
+    assert plan.attempts[plan.best_attempt].objective == min(a.objective for a in solved)
     assert res.objective == pytest.approx(plan.attempts[plan.best_attempt].objective, rel=1e-12)
-    assert plan.summary()["n_starts_ok"] >= 1
+    s = plan.summary()
+    assert tuple(s)[: len(RESULT_KEYS)] == RESULT_KEYS and s["solved"] is True
+    assert s["n_starts_solved"] >= 1 and f"attempt {plan.best_attempt}" in s["message"]
+    json.dumps(s)
 
 
 def test_unreachable_goal_is_reported_failed() -> None:
@@ -88,14 +94,17 @@ def test_unreachable_goal_is_reported_failed() -> None:
     task = PushTask(goal=(0.01, 0.0, 0.0), n_steps=10, force_max=1.0)
     assert task.force_max < task.params.mu * task.params.m * task.params.g
     plan = plan_pushing(task, [PushStart(1.0, 0.5)], restarts=1, time_limit=10.0)
-    assert not plan.ok and plan.best is None and plan.best_attempt == -1
+    assert not plan.solved and plan.best is None and plan.best_attempt == -1
     assert len(plan.attempts) == 2
     failed = plan.failed_starts()
     assert len(failed) == 1 and failed[0].message.startswith("FAILED")
-    assert all(not a.ok for a in plan.attempts)
+    assert all(not a.solved for a in plan.attempts)
     assert all(math.isfinite(a.violation) for a in plan.attempts)
+    assert plan.termination is plan.attempts[0].termination is not Termination.CONVERGED
+    assert plan.message.startswith("0 of 2 attempts solved; first failure at attempt 0: FAILED")
     s = plan.summary()
-    assert s["ok"] is False and math.isnan(s["objective"]) and len(s["attempts"]) == 2
+    assert s["solved"] is False and math.isnan(s["objective"]) and len(s["attempts"]) == 2
+    assert all(a["solved"] is False for a in s["attempts"])
 
 
 def test_push_start_validation() -> None:
@@ -135,7 +144,7 @@ def test_default_multistart_sweep(goal: tuple[float, float, float], n_steps: int
     """All default starts (about 15-60 s per target): a reproduced winner of lowest objective."""
     task = PushTask(goal=goal, n_steps=n_steps)
     plan = plan_pushing(task, DEFAULT_STARTS)
-    assert plan.ok, [a.message for a in plan.failed_starts()]
+    assert plan.solved, [a.message for a in plan.failed_starts()]
     slide = _check_plan(task, plan.best)
     assert slide.any() and (~slide).any()
-    assert plan.best.objective <= min(a.objective for a in plan.attempts if a.ok) + 1e-12
+    assert plan.best.objective <= min(a.objective for a in plan.attempts if a.solved) + 1e-12

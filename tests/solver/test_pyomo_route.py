@@ -1,4 +1,9 @@
-"""The Pyomo route (IPOPT executable, or CasADi's IPOPT through an NL import)."""
+"""The Pyomo route: the declaration's Pyomo model, read back through its NL import, on the one homotopy.
+
+The subproblems run on CasADi's nlpsol (``ipopt="casadi"``, the default without an executable) or
+on the Pyomo branch: the template replayed in Pyomo and solved by a Pyomo solver object
+(``ipopt="mcpkit_ipopt"`` takes the code path of an ``ipopt`` executable in CI).
+"""
 
 from __future__ import annotations
 
@@ -11,19 +16,46 @@ from pyomo.mpec import Complementarity, complements
 
 import mcpkit
 from mcpkit.lowering.pyomo import from_pyomo, write_back
+from mcpkit.options import REFORMULATIONS
 from mcpkit.problem import MCP
+from tests.conftest import enumerate_box_lcp
 
 pytestmark = pytest.mark.solver
 
+IPOPTS = ["casadi", "mcpkit_ipopt"]
 
-@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty", "elastic"])
-def test_lcp_2x2(method: str) -> None:
-    """M = [[2,1],[1,2]], q = (-1,-1): both components interior, 2z1+z2 = 1 = z1+2z2 -> 1/3."""
-    res = mcpkit.solve(MCP.lcp([[2.0, 1.0], [1.0, 2.0]], [-1.0, -1.0]), backend="pyomo", method=method)
+
+@pytest.mark.parametrize("ipopt", IPOPTS)
+@pytest.mark.parametrize("method", REFORMULATIONS)
+def test_every_reformulation_solves_an_lcp_and_a_box_mcp(method: str, ipopt: str) -> None:
+    """Against enumeration of the 3^n active patterns (M is a P-matrix: one solution each).
+
+    LCP: M = [[2,1],[1,2]], q = (-1,-1) (z = (1/3, 1/3)); box MCPs on mixed bounds.
+    """
+    M2, q2 = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
+    res = mcpkit.solve(MCP.lcp(M2, q2), backend="pyomo", method=method, ipopt=ipopt, tol=1e-9)
     assert res.solved, res.message
-    assert res.backend == "pyomo"
-    assert "ipopt" in res.extra
-    np.testing.assert_allclose(res.z, [1 / 3, 1 / 3], atol=1e-7)
+    assert res.backend == "pyomo" and res.extra["ipopt"].startswith(ipopt)
+    exact = enumerate_box_lcp(M2, q2, np.zeros(2), np.full(2, np.inf))
+    np.testing.assert_allclose(res.z, exact[0], atol=1e-8, rtol=0)
+    M = np.array([[4.0, 1.0, 0.5], [-1.0, 3.0, 0.2], [0.3, 0.0, 2.0]])
+    lb, ub = np.array([1.0, -np.inf, 0.0]), np.array([3.0, 2.0, np.inf])
+    for q in ([-1.0, 8.0, -20.0], [5.0, -12.0, 0.0]):
+        exact = enumerate_box_lcp(M, np.array(q), lb, ub)
+        assert len(exact) == 1
+        res = mcpkit.solve(MCP.lcp(M, q, lb=lb, ub=ub), backend="pyomo", method=method, ipopt=ipopt, tol=1e-9)
+        assert res.solved, res.message
+        np.testing.assert_allclose(res.z, exact[0], atol=1e-7, rtol=0)
+
+
+def test_both_inner_solvers_take_the_same_iterations_on_an_lcp() -> None:
+    """The LCP on which the NL-import route took 41 iterations and the mcpkit_ipopt route 5."""
+    mcp = MCP.lcp([[2.0, 1.0], [1.0, 2.0]], [-1.0, -1.0])
+    runs = [mcpkit.solve(mcp, backend="pyomo", method="scholtes", ipopt=ipopt) for ipopt in IPOPTS]
+    assert all(r.solved for r in runs)
+    assert runs[0].iterations == runs[1].iterations
+    assert runs[0].outer_iterations == runs[1].outer_iterations == len(runs[0].trace)
+    assert [s.inner_iterations for s in runs[0].trace] == [s.inner_iterations for s in runs[1].trace]
 
 
 def test_box_bounds_1_3() -> None:
@@ -117,7 +149,7 @@ def test_pyomo_route_reports_which_ipopt() -> None:
     assert res.solved
     np.testing.assert_allclose(res.z, [2.0], atol=1e-8)
     if ipopt_executable() is None:
-        assert res.extra["ipopt"] == "casadi (via NL import of the Pyomo model)"
+        assert res.extra["ipopt"] == "casadi"
     else:
         assert res.extra["ipopt"].startswith("executable ")
 
@@ -130,28 +162,19 @@ def test_unknown_method_rejected() -> None:
         PyomoRoute(MCP.lcp([[1.0]], [1.0]), "newton", SolveOptions())
 
 
-@pytest.mark.parametrize("method", ["scholtes", "scholtes_eq", "fb", "penalty", "elastic"])
-def test_homotopy_stated_in_pyomo(method: str) -> None:
-    """The Pyomo-side homotopy (the executable route's code) run with the in-process solver.
+def test_fallback_reformulations_run_on_the_pyomo_branch() -> None:
+    """A failing primary hands over to the fallbacks, on the Pyomo branch as on CasADi.
 
-    Box MCP on [1, 3] with F = z - (5, 2, -4): z = clip((5, 2, -4), 1, 3) = (3, 2, 1).
+    0 <= z ⟂ -z - 1 >= 0 has no solution: the primary and both fallbacks (scholtes_eq, fb) run,
+    the trace records the retries, and the route reports no convergence.
     """
+    from mcpkit.options import SolveOptions
     from mcpkit.solvers.pyomo_route import PyomoRoute
 
-    mcp = MCP.lcp(np.eye(3), [-5.0, -2.0, 4.0], lb=1.0, ub=3.0)
-    opts = mcpkit.SolveOptions(tol=1e-8)
-    route = PyomoRoute(mcp, method, opts, ipopt="mcpkit_ipopt")
-    assert "homotopy in Pyomo" in route.ipopt_used
+    mcp = MCP.lcp([[-1.0]], [-1.0])
+    route = PyomoRoute(mcp, "scholtes", SolveOptions(max_outer=4), ipopt="mcpkit_ipopt")
     out = route.solve(mcp.parameter_values, mcp.start, warm=False)
-    assert out.termination is mcpkit.Termination.CONVERGED, out.trace
-    np.testing.assert_allclose(out.z, [3.0, 2.0, 1.0], atol=1e-7)
-    assert all(step.wall_time_s >= 0 for step in out.trace)
-
-
-def test_pyomo_side_rejects_unknown_method() -> None:
-    from mcpkit.solvers.pyomo_homotopy import PyomoHomotopy
-
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var()
-    with pytest.raises(mcpkit.MCPInputError, match="not 'lcp'"):
-        PyomoHomotopy(m, [m.x], [m.x], 0.0, "lcp", mcpkit.SolveOptions(), None)
+    assert out.termination is not mcpkit.Termination.CONVERGED
+    phases = {s.phase for s in out.trace}
+    assert {"relax", "retry:scholtes_eq", "retry:fb"} <= phases, phases
+    assert out.iterations == sum(s.inner_iterations for s in out.trace) > 0

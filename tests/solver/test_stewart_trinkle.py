@@ -45,7 +45,7 @@ def test_particle_slides_to_rest_ncp(method):
     st = NCPStep(Particle(mass=1.0), [Contact(PlaneSurface(), MU)], H)
     n = 30  # stop at |v0|/(mu g) = 0.0228 s, i.e. step 23
     sim = simulate(st, st.initial_state([0, 0, 0], v0), n, method=method, backend="casadi", progress=False)
-    assert sim.all_solved
+    assert sim.solved
     speed = np.linalg.norm(sim.states[:, 3:6], axis=1)
     np.testing.assert_allclose(speed, _speed_closed_form(np.linalg.norm(v0), MU * G, sim.t), atol=1e-6)
     # direction preserved while sliding, v_z = 0
@@ -69,7 +69,7 @@ def test_particle_slides_to_rest_lcp_along_direction():
     sim = simulate(
         st, st.initial_state([0, 0, 0], v0), 25, method="penalty", backend="casadi", progress=False
     )
-    assert sim.all_solved
+    assert sim.solved
     np.testing.assert_allclose(
         np.linalg.norm(sim.states[:, 3:6], axis=1), _speed_closed_form(5.0, MU * G, sim.t), atol=1e-6
     )
@@ -86,7 +86,7 @@ def test_lcp_converges_to_ncp_on_bisector():
         sim = simulate(
             st, st.initial_state([0, 0, 0], v0), n, method="penalty", backend="casadi", progress=False
         )
-        assert sim.all_solved
+        assert sim.solved
         speed = np.linalg.norm(sim.states[:, 3:6], axis=1)
         np.testing.assert_allclose(speed, _speed_closed_form(8.0, MU * G * math.cos(phi), sim.t), atol=1e-6)
         gaps.append(MU * G * sim.t[-1] - (8.0 - speed[-1]))
@@ -111,7 +111,7 @@ def test_planar_box_slides_without_rotation():
             backend="casadi",
             progress=False,
         )
-        assert sim.all_solved
+        assert sim.solved
         np.testing.assert_allclose(sim.states[:, 3], _speed_closed_form(4.0, MU * G, sim.t), atol=1e-6)
         np.testing.assert_allclose(sim.states[:, 4:6], 0.0, atol=1e-7)
 
@@ -139,7 +139,7 @@ def test_flat_plate_body_slides_to_rest_3d():
         backend="casadi",
         progress=False,
     )
-    assert sim.all_solved
+    assert sim.solved
     speed = np.linalg.norm(sim.states[:, 7:10], axis=1)
     np.testing.assert_allclose(speed, _speed_closed_form(np.linalg.norm(v0), MU * G, sim.t), atol=1e-4)
     np.testing.assert_allclose(sim.states[:, 10:13], 0.0, atol=1e-6)
@@ -153,7 +153,7 @@ def test_particle_drops_onto_table_inelastic():
     sim = simulate(
         st, st.initial_state([0, 0, 0.01], [0, 0, 0]), 60, method="penalty", backend="casadi", progress=False
     )
-    assert sim.all_solved
+    assert sim.solved
     z, vz = sim.states[:, 2], sim.states[:, 5]
     assert z.min() >= -1e-9  # no penetration (the gap row is exact for a particle)
     # before contact: semi-implicit Euler free fall v_k = -g t_k

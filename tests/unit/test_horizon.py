@@ -1,7 +1,9 @@
-"""Structure of the horizon MPCC builder (no solver): sizes, coupling rows, typed input errors."""
+"""Structure of the horizon MPCC builder (no solver): sizes, coupling rows, typed input errors, steps
+built from models (``StepSpec.from_model``) and verdicts from parts."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import casadi as ca
@@ -9,8 +11,9 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
-from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
+from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, resimulation_check
 from mcpkit.problem import MCP
+from mcpkit.result import RESULT_KEYS, MPCCResult, Outcome, SolutionStatus, Termination, ToleranceCheck
 
 
 def _mcp() -> MCP:
@@ -229,3 +232,209 @@ def test_solve_rejects_bad_controls_and_tolerance() -> None:
         hz.solve(np.zeros((2, 1)), [0.0], deviation_tol=-1.0)
     with pytest.raises(ShapeError):
         hz.unpack(np.zeros(3))
+
+
+# --------------------------------------------------------------------------- step models declared once
+def _example_horizons(example: str, n_steps: int) -> tuple[Horizon, Horizon]:
+    """(horizon from the model's own step map, horizon from the hand-derived reference map)."""
+    from mcpkit.mpec.examples.block import BlockTask, block_horizon
+    from mcpkit.mpec.examples.pushing import PushTask, pushing_horizon
+    from tests.reference_steps import block_reference_spec, pushing_reference_spec
+
+    if example == "block":
+        task = BlockTask(n_steps=n_steps)
+        return block_horizon(task), block_horizon(task, block_reference_spec(task))
+    ptask = PushTask(n_steps=n_steps)
+    return pushing_horizon(ptask), pushing_horizon(ptask, pushing_reference_spec(ptask))
+
+
+@pytest.mark.parametrize("example", ["block", "pushing"])
+def test_horizon_from_model_is_the_hand_derived_mpcc(example: str) -> None:
+    r"""``StepSpec.from_model`` gives the MPCC the examples used to derive by hand: same layout and
+    bounds, and the same :math:`f, g, G, H` at random points (the maps agree up to rounding:
+    e.g. the block's :math:`b = \hat M\nu + h(mg + Bu)/m` against :math:`\nu + h(g + u\hat x/m)`)."""
+    new, ref = _example_horizons(example, 4)
+    assert new.spec.model is not None and ref.spec.model is None
+    a, b = new.mpcc, ref.mpcc
+    assert (a.x.numel(), a.g.numel(), a.n_pairs) == (b.x.numel(), b.g.numel(), b.n_pairs)
+    for name in ("lbx", "ubx", "lbg", "ubg"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        x = rng.normal(size=int(a.x.numel()))
+        va, vb = a.evaluate(x, np.zeros(0)), b.evaluate(x, np.zeros(0))
+        for key in ("f", "g", "G", "H"):
+            np.testing.assert_allclose(va[key], vb[key], rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def test_step_map_numpy_equals_casadi() -> None:
+    r"""One definition, two namespaces: a model's NumPy ``parameters``/``advance`` (the simulator's)
+    equal the CasADi map of ``StepSpec.from_model`` at random states, for the ECP slider with a
+    time-dependent load and Stewart–Trinkle steps of a planar and a 3-D rigid body."""
+    from mcpkit.models.ecp import ComplementarityECPStep, QuadraticECPStep, paper_push, paper_slider
+    from mcpkit.models.stewart_trinkle import (
+        Contact,
+        LCPStep,
+        LineSurface2D,
+        NCPStep,
+        PlanarBody,
+        PlaneSurface,
+        RigidBody3D,
+    )  # fmt: skip
+
+    rng = np.random.default_rng(3)
+    planar = PlanarBody(mass=1.5, inertia=0.2, gravity=9.81)
+    rigid = RigidBody3D(mass=2.0, inertia_body=[1.0, 2.0, 3.0], gravity=[0.0, 0.0, -9.81])
+    models = [
+        QuadraticECPStep(paper_slider(), paper_push()),
+        ComplementarityECPStep(paper_slider(), paper_push()),
+        LCPStep(planar, [Contact(LineSurface2D(), 0.3, [0.1, -0.05])], 0.01, n_d=2,
+                input_matrix=[1.0, 0.5, 0.0]),
+        NCPStep(rigid, [Contact(PlaneSurface(), 0.4, [0.1, 0.1, -0.1]),
+                        Contact(PlaneSurface(), 0.4, [0, -0.1, -0.1])], 0.01),
+    ]  # fmt: skip
+    for model in models:
+        spec = StepSpec.from_model(model)
+        for _ in range(3):
+            x = rng.normal(size=model.n_state)
+            if model.n_state == 13:
+                x[3:7] /= np.linalg.norm(x[3:7])
+            U = rng.normal(size=(2, model.n_control))
+            sim = model.with_inputs(U) if model.n_control else model
+            t = float(rng.uniform(0, 1))
+            p_np = model.mcp.parameter_vector(sim.parameters(1, t, x))
+            np.testing.assert_allclose(spec.p_value(x, U[1], np.zeros(0), t), p_np, rtol=1e-13, atol=1e-13)
+            z = rng.normal(size=model.mcp.n)
+            res = type("R", (), {"z": z})()
+            np.testing.assert_allclose(
+                spec.x_next(x, z, U[1], np.zeros(0), t), sim.advance(1, t, x, res), rtol=1e-13, atol=1e-13
+            )
+
+
+def test_from_model_errors() -> None:
+    """Typed errors: an object without a declared step map, a NumPy-only load, a moving plate."""
+    from mcpkit.models.ecp import ComplementarityECPStep, paper_slider
+    from mcpkit.models.stewart_trinkle import Contact, NCPStep, Particle, PlaneSurface, SinusoidalPlate
+
+    with pytest.raises(MCPInputError, match="declared step map"):
+        StepSpec.from_model(_mcp())
+    numeric_load = ComplementarityECPStep(paper_slider(), lambda t, x: np.array([1.0, 0.0, 0.0]))
+    with pytest.raises(MCPInputError, match="NumPy callable"):
+        StepSpec.from_model(numeric_load)
+    plate = SinusoidalPlate()
+    moving = NCPStep(Particle(), [Contact(PlaneSurface(motion=plate), 0.3)], 1e-3)
+    with pytest.raises(MCPInputError, match="static surfaces"):
+        StepSpec.from_model(moving)
+
+
+def test_with_inputs_validation() -> None:
+    """Controls and design are checked when bound; a model with controls needs them to run."""
+    from mcpkit.models.ecp import ComplementarityECPStep, EdgePusher, paper_slider
+
+    model = ComplementarityECPStep(paper_slider(), EdgePusher(-0.025))
+    assert (model.n_control, model.n_design) == (2, 1)
+    with pytest.raises(MCPInputError, match="controls"):
+        model.parameters(0, 0.0, np.zeros(6))
+    with pytest.raises(ShapeError):
+        model.with_inputs(np.zeros((3, 3)), [0.0])
+    with pytest.raises(NonFiniteError):
+        model.with_inputs(np.full((3, 2), np.nan), [0.0])
+    with pytest.raises(ShapeError):
+        model.with_inputs(np.zeros((3, 2)), [0.0, 1.0])
+    with pytest.raises(MCPInputError, match="design"):
+        model.with_inputs(np.zeros((3, 2)))
+    bound = model.with_inputs(np.ones((3, 2)), [0.01])
+    assert bound.mcp is model.mcp
+    with pytest.raises(ShapeError, match="step 3"):
+        bound.parameters(3, 0.0, np.zeros(6))
+
+
+def test_update_with_time_argument() -> None:
+    r"""An update may take the step's start time: :math:`\Phi = (z_0 + t, x_1)`, horizon rows use
+    :math:`t_k = t_0 + kh`."""
+    spec = _spec(update=lambda x, z, u, th, t: ca.vertcat(z[0] + t, x[1]))
+    x_next = spec.x_next(np.array([1.0, 2.0]), np.arange(4.0), np.zeros(1), np.zeros(1), 0.5)
+    np.testing.assert_allclose(x_next, [0.5, 2.0], rtol=0, atol=0)
+    hz = Horizon(spec, 2, [0.0, 0.0], t0=0.3)
+    rng = np.random.default_rng(2)
+    X, S = rng.normal(size=(3, 2)), rng.normal(size=(2, 7))
+    g = hz.mpcc.evaluate(hz.pack(X, rng.normal(size=(2, 1)), [0.1], S), np.zeros(0))["g"]
+    for k in range(2):
+        np.testing.assert_allclose(g[6 + 2 * k : 8 + 2 * k], X[k + 1] - [S[k, 0] + 0.3 + 0.1 * k, X[k, 1]],
+                                   rtol=0, atol=1e-12)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- verdicts from parts
+def _mpcc_result(solved: bool, termination: Termination) -> MPCCResult:
+    status = SolutionStatus.SOLUTION if solved else SolutionStatus.INACCURATE
+    return MPCCResult(
+        x=np.zeros(2), f=1.5, g=np.zeros(0), G=np.zeros(1), H=np.zeros(1),
+        comp_residual=0.0 if solved else 0.1, constraint_violation=0.0, termination=termination,
+        solution_status=status, tol=1e-6, iterations=7, wall_time_s=0.1, backend="casadi",
+        method="scholtes", message="mpcc says hi",
+    )  # fmt: skip
+
+
+def _horizon_result(mpcc: MPCCResult, check: ToleranceCheck | None) -> HorizonResult:
+    z = np.zeros((2, 1))
+    return HorizonResult(t=np.arange(3.0), states=np.zeros((3, 1)), controls=z, design=np.zeros(0), z=z,
+                         objective=1.5, mpcc=mpcc, resim_states=np.zeros((3, 1)), resim=check)  # fmt: skip
+
+
+def test_horizon_verdict_from_its_parts() -> None:
+    """solved = MPCC solved AND re-simulation reproduced; termination and message from the first
+    failing part; the summary starts with RESULT_KEYS."""
+    ok, bad = _mpcc_result(True, Termination.CONVERGED), _mpcc_result(False, Termination.ITERATION_LIMIT)
+    planned = np.zeros((3, 1))
+    good = _horizon_result(ok, resimulation_check(planned + 1e-9, planned, 1e-4))
+    assert isinstance(good, Outcome) and good.solved and good.termination is Termination.CONVERGED
+    assert "reproduced (re-simulation deviation 1.00e-09 <= 1e-04)" in good.message
+    assert tuple(good.summary())[: len(RESULT_KEYS)] == RESULT_KEYS
+    dev = _horizon_result(ok, resimulation_check(planned + 0.5, planned, 1e-4))
+    assert not dev.solved and dev.termination is Termination.STALLED
+    assert dev.message == "FAILED: re-simulation deviation 5.00e-01 > 1e-04"
+    nan = _horizon_result(ok, resimulation_check(np.full((3, 1), np.nan), planned, 1e-4))
+    assert not nan.solved and nan.termination is Termination.NUMERICAL_ERROR and nan.max_deviation == math.inf
+    both = _horizon_result(bad, resimulation_check(planned - 0.5, planned, 1e-4))
+    assert not both.solved and both.termination is Termination.ITERATION_LIMIT
+    assert both.message == "FAILED: MPCC not solved: mpcc says hi; re-simulation deviation 5.00e-01 > 1e-04"
+    s = both.summary()
+    assert s["solved"] is False and s["status"] == "iteration_limit" and s["max_resim_deviation"] == 0.5
+    json.dumps(s)
+    no_resim = _horizon_result(ok, None)
+    assert no_resim.solved and math.isnan(no_resim.max_deviation)
+
+
+def test_simulation_verdict_from_its_steps() -> None:
+    """A simulation is solved when every step is; the first failed step names the termination."""
+    from mcpkit.models.stepping import OnFailure, SimulationResult
+
+    sim = SimulationResult(
+        t=np.arange(4.0), states=np.zeros((4, 1)), z=np.zeros((3, 1)),
+        step_solved=np.array([True, False, False]), natural_residual=np.array([0.0, 0.3, np.nan]),
+        step_termination=[Termination.CONVERGED, Termination.LOCALLY_INFEASIBLE, None],
+        iterations=np.zeros(3, dtype=int), step_time_s=np.zeros(3), on_failure=OnFailure.STOP,
+    )  # fmt: skip
+    assert isinstance(sim, Outcome) and not sim.solved
+    assert sim.termination is Termination.LOCALLY_INFEASIBLE
+    assert sim.message.startswith("1 of 3 steps solved; first failure at step 1")
+    assert not sim.steps[2].ran and "not run" in sim.steps[2].message
+    s = sim.summary()
+    assert (
+        tuple(s)[: len(RESULT_KEYS)] == RESULT_KEYS
+        and s["on_failure"] == "stop"
+        and s["failed_steps"] == [1, 2]
+    )
+    json.dumps(s)
+
+
+def test_on_failure_is_validated() -> None:
+    from mcpkit.errors import UnknownOptionError
+    from mcpkit.models.stepping import OnFailure
+
+    assert (
+        OnFailure.parse("STOP") is OnFailure.STOP
+        and OnFailure.parse(OnFailure.CONTINUE) is OnFailure.CONTINUE
+    )
+    with pytest.raises(UnknownOptionError, match=r"valid: \['continue', 'stop'\]"):
+        OnFailure.parse("sometimes")

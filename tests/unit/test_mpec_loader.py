@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import ProblemFileError
-from mcpkit.mpec.loader import load_mpcc_json
-from mcpkit.mpec.problem import GeneralMPCC, ToStandardMPCC
+from mcpkit.mpcc import MPCC, ToStandardMPCC
+from mcpkit.mpcc.loader import load_mpcc_json
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA
@@ -36,7 +36,7 @@ def _write(tmp_path: Path, **over: object) -> Path:
 
 def test_minimal_file_defaults_to_standard_pairs(tmp_path: Path) -> None:
     prob = load_mpcc_json(_write(tmp_path))
-    assert prob.n_pairs == 1 and prob.is_standard().all()
+    assert prob.n_pairs == 1 and prob.is_standard()
     assert prob.ubx[0] == np.inf  # AMPL's 1e20 is infinity
     comp, viol, vals = prob.residuals(np.array([1.0, 0.0]), np.zeros(0))
     assert comp == 0.0 and viol == 0.0 and vals["f"][0] == 0.0
@@ -64,9 +64,9 @@ def test_missing_keys(tmp_path: Path) -> None:
         load_mpcc_json(p)
 
 
-def _general(lbG: float, lbH: float, ubH: float) -> GeneralMPCC:
+def _general(lbG: float, lbH: float, ubH: float) -> MPCC:
     x = ca.SX.sym("x", 2)
-    return GeneralMPCC(
+    return MPCC(
         x=x, p=ca.SX(0, 1), f=ca.SX(0), g=ca.SX(0, 1), lbg=np.zeros(0), ubg=np.zeros(0),
         lbx=np.full(2, -np.inf), ubx=np.full(2, np.inf), x0=np.zeros(2), p0=np.zeros(0),
         G=x[0:1], H=x[1:2], lbG=np.array([lbG]), ubG=np.array([np.inf]),

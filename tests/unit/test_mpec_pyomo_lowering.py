@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 from pyomo.mpec import Complementarity
 
 from mcpkit.errors import MCPInputError
-from mcpkit.mpcc import MPCC
-from mcpkit.mpec.problem import GeneralMPCC, ToStandardMPCC
-from mcpkit.mpec.pyomo_solve import ThroughPyomoNL
-from mcpkit.mpec.to_pyomo import ToPyomoMPCC, casadi_to_pyomo, standard_pyomo_model
+from mcpkit.lowering.casadi_pyomo import ToPyomoMPCC, casadi_to_pyomo, standard_pyomo_model
+from mcpkit.mpcc import MPCC, ToStandardMPCC
+from mcpkit.mpcc.pyomo_nl import ThroughPyomoNL
 from mcpkit.solvers.elastic import Elastic
 
 
@@ -57,10 +56,10 @@ def test_unsupported_operation_is_named() -> None:
         casadi_to_pyomo(fun, [[1.0, 2.0]])
 
 
-def _general(lbH: np.ndarray, ubH: np.ndarray, lbG: np.ndarray, ubG: np.ndarray) -> GeneralMPCC:
+def _general(lbH: np.ndarray, ubH: np.ndarray, lbG: np.ndarray, ubG: np.ndarray) -> MPCC:
     n = lbH.size
     x = ca.SX.sym("x", 2 * n + 1)
-    return GeneralMPCC(
+    return MPCC(
         x=x, p=ca.SX(0, 1), f=ca.sumsqr(x), g=ca.vertcat(x[-1] - 1, ca.sum1(x)),
         lbg=np.array([0.0, -np.inf]), ubg=np.array([0.0, np.inf]),
         lbx=np.full(2 * n + 1, -5.0), ubx=np.full(2 * n + 1, 5.0), x0=np.zeros(2 * n + 1), p0=np.zeros(0),

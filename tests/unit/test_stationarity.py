@@ -18,15 +18,14 @@ from hypothesis import strategies as st
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpcc import MPCC
-from mcpkit.mpec.problem import GeneralMPCC
-from mcpkit.mpec.stationarity import (
+from mcpkit.mpcc.stationarity import (
     Stationarity,
     StationarityReport,
     attach_stationarity,
     check_b_stationarity,
     classify_stationarity,
 )
-from mcpkit.result import MCPResult, SolutionStatus, Termination
+from mcpkit.result import MPCCResult, SolutionStatus, Termination
 
 ATOL = 1e-8
 NOP = np.zeros(0)
@@ -379,11 +378,11 @@ def test_check_b_stationarity_many_pairs() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _general() -> GeneralMPCC:
+def _general() -> MPCC:
     """0 <= H = x2 <= 1 ⟂ G = x1 (box-MCP pair), f = (x1 + 1)^2 + (x2 - 2)^2."""
     x = ca.SX.sym("x", 2)
     inf = np.array([np.inf])
-    return GeneralMPCC(
+    return MPCC(
         x=x, p=ca.SX(0, 1), f=(x[0] + 1) ** 2 + (x[1] - 2) ** 2, g=ca.SX(0, 1),
         lbg=NOP, ubg=NOP, lbx=-np.inf * np.ones(2), ubx=np.inf * np.ones(2), x0=np.zeros(2),
         p0=NOP, G=x[0], H=x[1], lbG=-inf, ubG=inf, lbH=np.zeros(1), ubH=np.ones(1),
@@ -409,11 +408,11 @@ def test_general_mpcc_is_lifted() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _result(z: np.ndarray) -> MCPResult:
-    return MCPResult(
-        z=z, F=np.full(1, np.nan), termination=Termination.CONVERGED,
-        solution_status=SolutionStatus.SOLUTION, natural_residual=0.0,
-        complementarity_violation=0.0, bound_violation=0.0, pair_states=[], tol=1e-6,
+def _result(x: np.ndarray) -> MPCCResult:
+    nan = np.full(1, np.nan)
+    return MPCCResult(
+        x=x, f=np.nan, g=np.zeros(0), G=nan, H=nan, comp_residual=0.0, constraint_violation=0.0,
+        termination=Termination.CONVERGED, solution_status=SolutionStatus.SOLUTION, tol=1e-6,
         iterations=0, wall_time_s=0.0, backend="casadi", method="scholtes",
     )  # fmt: skip
 
@@ -422,13 +421,13 @@ def test_attach_stationarity() -> None:
     """(1, 0) of the classic example is S (see above); a NaN point is recorded as not feasible."""
     m = _pair2(_quad)
     res = attach_stationarity(_result(np.array([1.0, 0.0])), m, NOP)
-    assert res.extra["stationarity"] == "S"
+    assert res.stationarity == "S" and res.summary()["stationarity"] == "S"
     assert isinstance(res.extra["stationarity_report"], StationarityReport)
     assert res.extra["stationarity_report"].level is Stationarity.S
     res = attach_stationarity(_result(np.zeros(2)), m)
-    assert res.extra["stationarity"] == "C"
+    assert res.stationarity == "C"
     res = attach_stationarity(_result(np.full(2, np.nan)), m)
-    assert res.extra["stationarity"] == "not_feasible"
+    assert res.stationarity == "not_feasible"
     assert res.extra["stationarity_report"].b_stationary is None
 
 

@@ -1,4 +1,4 @@
-r"""Lowering of a general-bounds MPCC (:class:`~mcpkit.mpec.problem.GeneralMPCC`) to Pyomo.
+r"""Lowering of an MPCC (:class:`~mcpkit.mpcc.MPCC`, general pair bounds) to Pyomo.
 
 :class:`ToPyomoMPCC` turns the CasADi expressions :math:`f, g, G, H` into Pyomo expressions by
 replaying the CasADi SX algorithm instruction by instruction (:func:`casadi_to_pyomo`), so the
@@ -10,11 +10,11 @@ Pyomo model computes exactly what the CasADi functions compute. It states
     H_l \le H(x; p) \le H_u \perp G(x; p),\ G_l \le G(x; p) \le G_u
 
 with one ``pyomo.mpec`` ``complements(H_l <= H_j <= H_u, G_j)`` per pair: Pyomo's box semantics
-are those of :mod:`mcpkit.mpec.problem` (:math:`H_j` at its lower bound :math:`\Rightarrow
+are those of :mod:`mcpkit.mpcc.problem` (:math:`H_j` at its lower bound :math:`\Rightarrow
 G_j \ge 0`, strictly inside :math:`\Rightarrow G_j = 0`, at its upper bound :math:`\Rightarrow
 G_j \le 0`). The model can be handed to Pyomo's own MPEC tools (``mpec_nlp``,
 ``TransformationFactory("mpec.simple_nonlinear")``) or to
-:class:`~mcpkit.mpec.pyomo_solve.PyomoMPCCSolver`. :meth:`ToPyomoMPCC.invert` reads :math:`x`
+:class:`~mcpkit.mpcc.MPCCSolver` (``backend="pyomo"``). :meth:`ToPyomoMPCC.invert` reads :math:`x`
 back from the model's variables.
 
 Shared sub-expressions of the CasADi graph (values read more than once) become named Pyomo
@@ -36,8 +36,8 @@ from pyomo.mpec import Complementarity, complements
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.mpcc import MPCC
-from mcpkit.mpec.problem import GeneralMPCC
+from mcpkit.mpcc.problem import MPCC
+from mcpkit.mpcc.standard import shiftable
 
 
 def _if(c: Any, a: Any, b: Any) -> Any:
@@ -270,15 +270,15 @@ def _rows(
 
 
 class ToPyomoMPCC(Lowering):
-    """:class:`GeneralMPCC` -> Pyomo model with ``pyomo.mpec`` complementarity (module docstring)."""
+    """:class:`~mcpkit.mpcc.MPCC` -> Pyomo model with ``pyomo.mpec`` complementarity (module docstring)."""
 
-    def apply(self, problem: GeneralMPCC) -> tuple[pyo.ConcreteModel, PyomoMPCCMap]:
+    def apply(self, problem: MPCC) -> tuple[pyo.ConcreteModel, PyomoMPCCMap]:
         m = _model(problem.name, problem.x0, problem.lbx, problem.ubx, problem.p0)
         f, g, G, H = _expressions(m, problem.x, problem.p, [problem.f, problem.g, problem.G, problem.H])
         m.obj = pyo.Objective(expr=f[0])
         free = _rows(m, "g", g, problem.lbg, problem.ubg)
         # plain bounds on G, except the G >= 0 that a standard pair's complements() states
-        std = problem.is_standard()
+        std = shiftable(problem)
         _rows(m, "G_bounds", G, np.where(std, -np.inf, problem.lbG), problem.ubG)
 
         free_H = np.flatnonzero(np.isinf(problem.lbH) & np.isinf(problem.ubH))
@@ -312,7 +312,7 @@ def standard_pyomo_model(
 
     Rows ``g`` (:math:`g_l \le g \le g_u`), ``mpcc_G`` (:math:`G \ge 0`) and ``mpcc_H``
     (:math:`H \ge 0`), objective ``obj``; the map keeps the Pyomo expressions of :math:`G_j` and
-    :math:`H_j` for the relaxations of :mod:`mcpkit.solvers.pyomo_homotopy`. With
+    :math:`H_j` for Pyomo-side use. With
     ``params_as_vars`` the parameters are variables bounded by their values (for an NL export
     that must not bake them in).
     """

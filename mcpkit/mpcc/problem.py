@@ -1,13 +1,28 @@
-r"""The CasADi-level mathematical program with complementarity constraints (MPCC).
+r"""The mathematical program with complementarity constraints (MPCC), stated once.
 
 .. math::
 
     \min_x\ f(x; p) \quad \text{s.t.}\quad g_l \le g(x; p) \le g_u,\quad
-    x_l \le x \le x_u,\quad 0 \le G(x; p) \perp H(x; p) \ge 0 .
+    x_l \le x \le x_u,\quad H_l \le H(x; p) \le H_u \ \perp\ G(x; p),\quad
+    G_l \le G(x; p) \le G_u .
 
-Every IPOPT route in mcpkit works on this one form: an MCP is lowered to it by
-:class:`mcpkit.lowering.casadi.MCPToMPCC`, user MPCCs (``x, G, H`` and bounds) are wrapped by
-:meth:`MPCC.from_casadi`, and the reformulations in :mod:`mcpkit.solvers` turn it into NLPs.
+Each pair is a box-MCP pair with :math:`H_j` in the variable's role and :math:`G_j` in the
+function's role (PATH's and MathOptInterface's ``Complements`` convention, and AMPL/GAMS's, where
+the MPECLib and MacMPEC files come from):
+
+* :math:`H_j = H_{l,j}` :math:`\Rightarrow G_j \ge 0`;
+* :math:`H_{l,j} < H_j < H_{u,j}` :math:`\Rightarrow G_j = 0`;
+* :math:`H_j = H_{u,j}` :math:`\Rightarrow G_j \le 0`;
+
+and :math:`G_l \le G \le G_u` hold as plain constraints. The defaults
+:math:`G_l = H_l = 0`, :math:`G_u = H_u = \infty` give the standard form
+:math:`0 \le G \perp H \ge 0` (:meth:`MPCC.is_standard`), the one form the reformulations in
+:mod:`mcpkit.solvers` work on; :class:`~mcpkit.mpcc.standard.ToStandardMPCC` lowers any other
+once.
+
+The residual of a pair is the box-MCP natural residual
+:math:`|H_j - \Pi_{[H_{l,j}, H_{u,j}]}(H_j - G_j)|`, which is :math:`|\min(G_j, H_j)|` for a
+standard pair.
 """
 
 from __future__ import annotations
@@ -29,18 +44,20 @@ def casadi_name(name: str) -> str:
 
 @dataclass
 class MPCC:
-    r"""An MPCC with pairs :math:`0 \le G_j \perp H_j \ge 0` (see the module docstring).
+    r"""An MPCC with general pair bounds (see the module docstring).
 
     Attributes
     ----------
     x, p
-        CasADi SX column symbols of the decision variables and parameters.
+        CasADi SX (or MX) column symbols of the decision variables and parameters.
     f, g, G, H
-        SX expressions (scalar objective; column vectors).
-    lbx, ubx, lbg, ubg
+        Expressions (scalar objective; column vectors).
+    lbg, ubg, lbx, ubx
         Numeric bounds (``±inf`` allowed).
     x0, p0
         Default starting point and parameter value.
+    lbG, ubG, lbH, ubH
+        Pair bounds (default ``0`` and ``inf``: the standard :math:`0 \le G \perp H \ge 0`).
     G_implied_by_bounds, H_implied_by_bounds
         ``True`` when :math:`G \ge 0` (resp. :math:`H \ge 0`) already follows from ``lbx``/``ubx``
         (as in the MCP lowering), so reformulations need not add them as constraints.
@@ -60,6 +77,10 @@ class MPCC:
     H: ca.SX | ca.MX
     x0: np.ndarray
     p0: np.ndarray
+    lbG: np.ndarray | None = None
+    ubG: np.ndarray | None = None
+    lbH: np.ndarray | None = None
+    ubH: np.ndarray | None = None
     G_implied_by_bounds: bool = False
     H_implied_by_bounds: bool = False
     name: str = "mpcc"
@@ -69,9 +90,13 @@ class MPCC:
         nx, ng, nc = self.x.numel(), self.g.numel(), self.G.numel()
         if self.H.numel() != nc:
             raise ShapeError(f"MPCC {self.name!r}: G has {nc} rows but H has {self.H.numel()}")
+        for what, default in (("lbG", 0.0), ("ubG", np.inf), ("lbH", 0.0), ("ubH", np.inf)):
+            if getattr(self, what) is None:
+                setattr(self, what, np.full(nc, default))
         for arr, n, what in (
             (self.lbx, nx, "lbx"), (self.ubx, nx, "ubx"), (self.x0, nx, "x0"),
             (self.lbg, ng, "lbg"), (self.ubg, ng, "ubg"), (self.p0, self.p.numel(), "p0"),
+            (self.lbG, nc, "lbG"), (self.ubG, nc, "ubG"), (self.lbH, nc, "lbH"), (self.ubH, nc, "ubH"),
         ):  # fmt: skip
             if np.shape(arr) != (n,):
                 raise ShapeError(f"MPCC {self.name!r}: {what} must have shape ({n},), got {np.shape(arr)}")
@@ -79,7 +104,10 @@ class MPCC:
                 raise NonFiniteError(f"MPCC {self.name!r}: {what} contains NaN")
         if not np.isfinite(self.x0).all() or not np.isfinite(self.p0).all():
             raise NonFiniteError(f"MPCC {self.name!r}: x0 and p0 must be finite")
-        for lo, hi, what in ((self.lbx, self.ubx, "x"), (self.lbg, self.ubg, "g")):
+        for lo, hi, what in (
+            (self.lbx, self.ubx, "x"), (self.lbg, self.ubg, "g"), (self.lbG, self.ubG, "G"),
+            (self.lbH, self.ubH, "H"),
+        ):  # fmt: skip
             bad = np.flatnonzero(lo > hi)
             if bad.size:
                 raise BoundsError(f"MPCC {self.name!r}: lower > upper bound on {what} at {bad[:10].tolist()}")
@@ -102,16 +130,24 @@ class MPCC:
         x0: np.ndarray | float = 0.0,
         p: ca.SX | None = None,
         p0: np.ndarray | float | None = None,
+        lbG: np.ndarray | float = 0.0,
+        ubG: np.ndarray | float = np.inf,
+        lbH: np.ndarray | float = 0.0,
+        ubH: np.ndarray | float = np.inf,
         name: str = "mpcc",
     ) -> MPCC:
-        """Wrap a user's CasADi MPCC (SX symbols ``x``, expressions ``G``, ``H``) with checks."""
+        """Wrap a user's CasADi MPCC (symbols ``x``, expressions ``G``, ``H``) with checks.
+
+        Scalars broadcast; ``lbg``/``ubg`` default to ``0`` (equalities).
+        """
         if not isinstance(x, (ca.SX, ca.MX)) or not x.is_valid_input():
             raise MCPInputError("MPCC.from_casadi: x must be a purely symbolic casadi SX or MX vector")
         T = type(x)
         x = ca.vec(x)
         p = T(0, 1) if p is None else ca.vec(p)
         g = T(0, 1) if g is None else ca.vec(T(g))
-        nx, ng, npar = x.numel(), g.numel(), p.numel()
+        G, H = ca.vec(T(G)), ca.vec(T(H))
+        nx, ng, npar, nc = x.numel(), g.numel(), p.numel(), G.numel()
 
         def vec(v: object, n: int, default: float, what: str) -> np.ndarray:
             arr = np.full(n, default) if v is None else np.asarray(v, dtype=float).reshape(-1)
@@ -130,10 +166,14 @@ class MPCC:
             ubg=vec(ubg, ng, 0.0, "ubg"),
             lbx=vec(lbx, nx, -np.inf, "lbx"),
             ubx=vec(ubx, nx, np.inf, "ubx"),
-            G=ca.vec(T(G)),
-            H=ca.vec(T(H)),
+            G=G,
+            H=H,
             x0=vec(x0, nx, 0.0, "x0"),
             p0=vec(p0, npar, 0.0, "p0"),
+            lbG=vec(lbG, nc, 0.0, "lbG"),
+            ubG=vec(ubG, nc, np.inf, "ubG"),
+            lbH=vec(lbH, nc, 0.0, "lbH"),
+            ubH=vec(ubH, nc, np.inf, "ubH"),
             name=name,
         )
 
@@ -146,6 +186,14 @@ class MPCC:
         """Number of complementarity pairs."""
         return int(self.G.numel())
 
+    def standard_pairs(self) -> np.ndarray:
+        r"""Per pair: exactly :math:`0 \le G_j \perp H_j \ge 0` (zero lower, infinite upper bounds)."""
+        return (self.lbG == 0) & np.isposinf(self.ubG) & (self.lbH == 0) & np.isposinf(self.ubH)
+
+    def is_standard(self) -> bool:
+        r"""Every pair is :math:`0 \le G_j \perp H_j \ge 0` (the reformulations' form)."""
+        return bool(self.standard_pairs().all())
+
     def function(self, what: str) -> ca.Function:
         """Cached ``casadi.Function`` ``(x, p) -> what`` for ``what`` in ``f, g, G, H``."""
         if what not in self._funs:
@@ -157,29 +205,37 @@ class MPCC:
         """Numeric ``f, g, G, H`` at ``(x, p)``."""
         return {k: np.asarray(self.function(k)(x, p), dtype=float).reshape(-1) for k in ("f", "g", "G", "H")}
 
-    def complementarity_residual(self, x: np.ndarray, p: np.ndarray) -> float:
-        r""":math:`\max_j |\min(G_j, H_j)|` at ``(x, p)`` (0 for no pairs)."""
-        Gv = np.asarray(self.function("G")(x, p)).reshape(-1)
-        Hv = np.asarray(self.function("H")(x, p)).reshape(-1)
-        if Gv.size == 0:
-            return 0.0
-        return float(np.max(np.abs(np.minimum(Gv, Hv))))
-
     def residuals(self, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
-        """``(complementarity residual, constraint violation, {"f", "g", "G", "H"})`` at ``(x, p)``."""
+        r"""``(complementarity residual, constraint violation, {"f", "g", "G", "H"})`` at ``(x, p)``.
+
+        * complementarity residual: :math:`\max_j |H_j - \Pi_{[H_{l,j}, H_{u,j}]}(H_j - G_j)|`;
+        * constraint violation: the largest violation of :math:`g_l \le g \le g_u`,
+          :math:`x_l \le x \le x_u`, :math:`G_l \le G \le G_u` and :math:`H_l \le H \le H_u`.
+
+        NaN in any value counts as an infinite residual or violation (it can never pass).
+        """
         v = self.evaluate(x, p)
-        comp = float(np.max(np.abs(np.minimum(v["G"], v["H"])), initial=0.0))
-        return comp, self.constraint_violation(x, p), v
+        Gv, Hv = v["G"], v["H"]
+        with np.errstate(invalid="ignore"):
+            comp = np.abs(Hv - np.clip(Hv - Gv, self.lbH, self.ubH))
+            parts = [
+                self.lbg - v["g"], v["g"] - self.ubg, self.lbx - x, x - self.ubx,
+                self.lbG - Gv, Gv - self.ubG, self.lbH - Hv, Hv - self.ubH,
+            ]  # fmt: skip
+        comp_r = _nan_max(comp)
+        viol = max((_nan_max(a) for a in parts), default=0.0)
+        return comp_r, viol, v
+
+    def complementarity_residual(self, x: np.ndarray, p: np.ndarray) -> float:
+        """The first value of :meth:`residuals`."""
+        return self.residuals(x, p)[0]
 
     def constraint_violation(self, x: np.ndarray, p: np.ndarray) -> float:
-        """Largest violation of ``g``, ``x`` bounds and the sign conditions ``G, H >= 0``."""
-        v = self.evaluate(x, p)
-        parts = [
-            np.maximum(self.lbg - v["g"], 0.0),
-            np.maximum(v["g"] - self.ubg, 0.0),
-            np.maximum(self.lbx - x, 0.0),
-            np.maximum(x - self.ubx, 0.0),
-            np.maximum(-v["G"], 0.0),
-            np.maximum(-v["H"], 0.0),
-        ]
-        return float(max((float(np.max(a, initial=0.0)) for a in parts), default=0.0))
+        """The second value of :meth:`residuals`."""
+        return self.residuals(x, p)[1]
+
+
+def _nan_max(a: np.ndarray) -> float:
+    """``max(a, 0)`` with NaN read as ``inf`` (0 for an empty array)."""
+    a = np.asarray(a, dtype=float)
+    return float(max(np.max(np.where(np.isnan(a), np.inf, a), initial=0.0), 0.0))

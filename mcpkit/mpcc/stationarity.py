@@ -78,8 +78,8 @@ import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
-from mcpkit.mpcc import MPCC, casadi_name
-from mcpkit.mpec.problem import GeneralMPCC, ToStandardMPCC
+from mcpkit.mpcc.problem import MPCC, casadi_name
+from mcpkit.mpcc.standard import ToStandardMPCC
 
 __all__ = [
     "Stationarity",
@@ -186,25 +186,6 @@ def _vector(v: Any, n: int, what: str) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise NonFiniteError(f"classify_stationarity: {what} contains NaN or inf")
     return arr
-
-
-def _lift_general(problem: GeneralMPCC, x: np.ndarray, p: np.ndarray) -> tuple[MPCC, np.ndarray]:
-    """Lower ``problem`` with :class:`ToStandardMPCC` and append the slack values at ``x``.
-
-    The slacks are those of the lowering: ``G_j = w_j - v_j`` with ``w_j`` for a finite lower
-    and ``v_j`` for a finite upper bound on ``H_j`` (``w = max(G, 0)``, ``v = max(-G, 0)`` when
-    both exist, else ``w = G`` or ``v = -G``).
-    """
-    std, _ = ToStandardMPCC().apply(problem)
-    Gv = problem.standard.evaluate(x, p)["G"]
-    slacks: list[float] = []
-    for j in np.flatnonzero(~problem.is_standard()):
-        lo, hi = np.isfinite(problem.lbH[j]), np.isfinite(problem.ubH[j])
-        if lo:
-            slacks.append(max(Gv[j], 0.0) if hi else Gv[j])
-        if hi:
-            slacks.append(max(-Gv[j], 0.0) if lo else -Gv[j])
-    return std, np.concatenate([x, np.asarray(slacks, dtype=float)])
 
 
 def _derivatives(mpcc: MPCC) -> ca.Function:
@@ -484,7 +465,7 @@ def check_b_stationarity(
         ``verdict`` is ``None`` when the biactive set has more than ``max_biactive`` pairs or an
         LP failed; ``d`` is a descent direction when ``verdict`` is ``False``.
     """
-    mpcc, x, p, tol = _validate(mpcc, x, p, tol, max_biactive)
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, max_biactive, None)
     loc = _evaluate(mpcc, x, p)
     comp = float(np.max(np.abs(np.minimum(loc.G, loc.H)), initial=0.0))
     if _violation(mpcc, loc, x) > tol or comp > tol:
@@ -510,12 +491,10 @@ def _positive(v: Any, what: str) -> float:
 
 
 def _validate(
-    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any
+    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any, lowered: MPCC | None
 ) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
-    if not isinstance(mpcc, (MPCC, GeneralMPCC)):
-        raise MCPInputError(
-            f"classify_stationarity: expected an mcpkit MPCC or GeneralMPCC, got {type(mpcc).__name__}"
-        )
+    if not isinstance(mpcc, MPCC):
+        raise MCPInputError(f"classify_stationarity: expected an mcpkit MPCC, got {type(mpcc).__name__}")
     tol = _positive(tol, "tol")
     is_int = isinstance(max_biactive, (int, np.integer)) and not isinstance(max_biactive, bool)
     if not is_int or max_biactive < 0:
@@ -524,8 +503,9 @@ def _validate(
         )
     xv = _vector(x, int(mpcc.x.numel()), "x")
     pv = mpcc.p0 if p is None else _vector(p, int(mpcc.p.numel()), "p")
-    if isinstance(mpcc, GeneralMPCC):
-        mpcc, xv = _lift_general(mpcc, xv, pv)
+    if not mpcc.is_standard():
+        std = ToStandardMPCC().apply(mpcc)[0] if lowered is None else lowered
+        mpcc, xv = std, ToStandardMPCC.lift(mpcc, xv, pv)
     return mpcc, xv, np.asarray(pv, dtype=float), float(tol)
 
 
@@ -537,13 +517,14 @@ def _violation(mpcc: MPCC, loc: _Local, x: np.ndarray) -> float:
 
 
 def classify_stationarity(
-    mpcc: MPCC | GeneralMPCC,
+    mpcc: MPCC,
     x: np.ndarray,
     p: np.ndarray | None = None,
     tol: float = 1e-6,
     lpec_max_biactive: int = 12,
     *,
     residual_tol: float | None = None,
+    lowered: MPCC | None = None,
 ) -> StationarityReport:
     r"""Classify :math:`x` as not feasible, not stationary, weak, C, M, B or S-stationary.
 
@@ -563,10 +544,10 @@ def classify_stationarity(
     Parameters
     ----------
     mpcc
-        A standard :class:`~mcpkit.mpcc.MPCC` (SX or MX). A
-        :class:`~mcpkit.mpec.problem.GeneralMPCC` is lowered with
-        :class:`~mcpkit.mpec.problem.ToStandardMPCC` and ``x`` is lifted by its slacks; indices
-        and multipliers in the report then refer to the lowered problem.
+        An :class:`~mcpkit.mpcc.MPCC` (SX or MX). One with general pair bounds is lowered with
+        :class:`~mcpkit.mpcc.standard.ToStandardMPCC` (or ``lowered`` is used, the output of
+        that lowering a solver already made) and ``x`` is lifted by its slacks; indices and
+        multipliers in the report then refer to the lowered problem.
     x, p
         The point and the parameter values (``p=None``: ``mpcc.p0``).
     tol
@@ -577,13 +558,16 @@ def classify_stationarity(
         Tolerance of the multiplier residual and of the LPEC values (default: ``tol``). Points
         returned by relaxation homotopies are feasible to ``tol`` but often stationary only to a
         looser accuracy; pass e.g. ``residual_tol=1e-4`` to judge them.
+    lowered
+        The standard form of a general ``mpcc``, when it was already built (so it is not built
+        twice).
 
     Raises
     ------
     ShapeError, NonFiniteError, MCPInputError
         Wrong shapes, NaN/inf in ``x`` or ``p`` (or in the functions at ``x``), bad ``tol``.
     """
-    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive)
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive, lowered)
     rtol = tol if residual_tol is None else _positive(residual_tol, "residual_tol")
     loc = _evaluate(mpcc, x, p)
     viol = _violation(mpcc, loc, x)
@@ -671,24 +655,24 @@ def classify_stationarity(
 
 def attach_stationarity(
     result: Any,
-    mpcc: MPCC | GeneralMPCC,
+    mpcc: MPCC,
     p: np.ndarray | None = None,
     tol: float | None = None,
     lpec_max_biactive: int = 12,
     *,
     residual_tol: float | None = None,
+    lowered: MPCC | None = None,
 ) -> Any:
-    """Classify ``result.z`` and store it in ``result.extra``; returns ``result``.
+    """Classify ``result.x`` and store it on the result; returns ``result``.
 
-    Sets ``result.extra["stationarity"]`` to the level's value (e.g. ``"S"``) and
+    Sets ``result.stationarity`` to the level's value (e.g. ``"S"``) and
     ``result.extra["stationarity_report"]`` to the :class:`StationarityReport`. ``tol`` defaults
-    to ``result.tol``; ``residual_tol`` as in :func:`classify_stationarity`. A result without a
-    finite point is recorded as ``not_feasible`` without classification. ``mpcc`` must be the
-    problem whose variables ``result.z`` holds (the :class:`GeneralMPCC` the user posed, or the
-    standard MPCC).
+    to ``result.tol``; ``residual_tol`` and ``lowered`` as in :func:`classify_stationarity`. A
+    result without a finite point is recorded as ``not_feasible`` without classification.
+    ``mpcc`` must be the problem whose variables ``result.x`` holds (the problem the user posed).
     """
     tol = float(result.tol) if tol is None else tol
-    z = np.asarray(result.z, dtype=float)
+    z = np.asarray(result.x, dtype=float)
     if z.size == 0 or not np.isfinite(z).all():
         n_pairs = int(mpcc.G.numel())
         rep = StationarityReport(
@@ -699,7 +683,9 @@ def attach_stationarity(
             complementarity_residual=np.inf,
         )  # fmt: skip
     else:
-        rep = classify_stationarity(mpcc, z, p, tol, lpec_max_biactive, residual_tol=residual_tol)
-    result.extra["stationarity"] = rep.level.value
+        rep = classify_stationarity(
+            mpcc, z, p, tol, lpec_max_biactive, residual_tol=residual_tol, lowered=lowered
+        )
+    result.stationarity = rep.level.value
     result.extra["stationarity_report"] = rep
     return result

@@ -20,7 +20,7 @@ import numpy as np
 
 from mcpkit.errors import ProblemFileError
 from mcpkit.io import read_json
-from mcpkit.mpec.problem import GeneralMPCC
+from mcpkit.mpcc.problem import MPCC
 
 BIG = 1e19
 
@@ -68,8 +68,8 @@ def _call(fun: ca.Function, x: ca.SX, p: ca.SX, key: str, path: Path) -> ca.SX:
     return ca.vec(fun(*args))
 
 
-def load_mpcc_json(path: str | Path) -> GeneralMPCC:
-    """Load a CasADi MPCC JSON file as a :class:`~mcpkit.mpec.problem.GeneralMPCC`."""
+def load_mpcc_json(path: str | Path) -> MPCC:
+    """Load a CasADi MPCC JSON file as a :class:`~mcpkit.mpcc.MPCC` (general pair bounds)."""
     p = Path(path)
     data = read_json(p)
     missing = [k for k in ("w", "G_fun", "H_fun") if k not in data]
@@ -105,7 +105,7 @@ def load_mpcc_json(path: str | Path) -> GeneralMPCC:
         raise ProblemFileError(f"{p}: w0 must be finite")
     p0 = _vec(data, "p0", npar, 0.0, p)
     try:
-        return GeneralMPCC(
+        return MPCC(
             x=x,
             p=psym,
             f=f,

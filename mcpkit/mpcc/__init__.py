@@ -1,0 +1,25 @@
+r"""Mathematical programs with complementarity constraints (MPCCs), in one package.
+
+.. math::
+
+    \min_x f(x; p)\ \text{s.t.}\ g_l \le g(x; p) \le g_u,\ x_l \le x \le x_u,\
+    H_l \le H(x; p) \le H_u \perp G(x; p),\ G_l \le G(x; p) \le G_u .
+
+* :mod:`~mcpkit.mpcc.problem`: the one :class:`MPCC` class (general pair bounds; the standard
+  :math:`0 \le G \perp H \ge 0` by default) and its residuals;
+* :mod:`~mcpkit.mpcc.standard`: the one lowering to the standard form (:class:`ToStandardMPCC`);
+* :mod:`~mcpkit.mpcc.pyomo_nl`: the Pyomo backend's lowering (CasADi graph -> Pyomo -> NL -> CasADi);
+* :mod:`~mcpkit.mpcc.solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
+  returning :class:`~mcpkit.result.MPCCResult`;
+* :mod:`~mcpkit.mpcc.stationarity`: weak, C, M, S and B stationarity of a point;
+* :mod:`~mcpkit.mpcc.loader`: the CasADi MPCC JSON format (nosnoc, MPECLib, MacMPEC, NOSBENCH).
+
+``mcpkit.solve(mpcc)`` and ``mcpkit solve FILE.json`` end here.
+"""
+
+from mcpkit.mpcc.loader import load_mpcc_json
+from mcpkit.mpcc.problem import MPCC, casadi_name
+from mcpkit.mpcc.solver import MPCCSolver, solve_mpcc
+from mcpkit.mpcc.standard import ToStandardMPCC
+
+__all__ = ["MPCC", "MPCCSolver", "ToStandardMPCC", "casadi_name", "load_mpcc_json", "solve_mpcc"]

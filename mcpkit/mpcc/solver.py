@@ -1,0 +1,210 @@
+r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge on the user's pairs.
+
+:class:`MPCCSolver` takes any :class:`~mcpkit.mpcc.MPCC` (general pair bounds allowed) and
+
+1. lowers it **once** to the standard form :math:`0 \le G \perp H \ge 0` with
+   :class:`~mcpkit.mpcc.standard.ToStandardMPCC` (the identity for a standard problem);
+2. on ``backend="pyomo"`` lowers that on through Pyomo (:class:`~mcpkit.mpcc.pyomo_nl.ThroughPyomoNL`:
+   the CasADi graph replayed as a Pyomo model, written by Pyomo's NL writer and read back), so
+   every function IPOPT evaluates comes from the Pyomo model;
+3. runs the one homotopy of :mod:`mcpkit.solvers.homotopy` (reformulation from the registry,
+   adaptive parameter, retries, fallback reformulations, polish, time limit; IPOPT's tolerance
+   tied to ``tol``);
+4. judges every candidate on the **original** problem with :meth:`MPCC.residuals
+   <mcpkit.mpcc.problem.MPCC.residuals>`: ``solved`` means complementarity residual
+   :math:`\le` ``tol`` and constraint violation :math:`\le` ``tol`` (``tol`` defaults to
+   :data:`~mcpkit.options.DEFAULT_TOL` ``["mpcc"]`` = 1e-6);
+5. optionally classifies the point (S, B, M, C, weak; :mod:`mcpkit.mpcc.stationarity`) on the
+   standard form built in step 1, beside the verdict, never folded into it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError
+from mcpkit.lowering.base import Chain, Lowering
+from mcpkit.mpcc.problem import MPCC
+from mcpkit.mpcc.standard import ToStandardMPCC
+from mcpkit.options import SolveOptions
+from mcpkit.problem import as_float_vector
+from mcpkit.registry import resolve
+from mcpkit.residuals import classify_pairs
+from mcpkit.result import MPCCResult, SolutionStatus, Termination
+from mcpkit.solvers.homotopy import Assessment, make_homotopy
+
+#: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
+#: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
+STATIONARITY_TOL = 1e-4
+#: Above this many variables the (dense) stationarity check is skipped, with a note.
+STATIONARITY_MAX_VARS = 3000
+
+
+class MPCCSolver:
+    """An MPCC with one method on one backend, built once; :meth:`solve` for many parameter values.
+
+    Parameters
+    ----------
+    problem
+        The :class:`~mcpkit.mpcc.MPCC` (standard or general pair bounds).
+    method
+        A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
+        ``penalty``, ``elastic``; ``auto`` is ``scholtes``). See ``mcpkit info``.
+    backend
+        ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises
+        :class:`~mcpkit.errors.UnknownOptionError` or :class:`~mcpkit.errors.MCPInputError`.
+    options, **kwargs
+        :class:`~mcpkit.options.SolveOptions` and/or its fields.
+    ipopt
+        Backend ``pyomo`` only: which IPOPT solves the subproblems (``"auto"``: an ``ipopt``
+        executable when one is found, else CasADi's; ``"executable"``, ``"casadi"``,
+        ``"mcpkit_ipopt"``).
+    stationarity
+        Classify each returned point (``result.stationarity``).
+    """
+
+    def __init__(
+        self,
+        problem: MPCC,
+        method: str = "auto",
+        backend: str = "auto",
+        options: SolveOptions | None = None,
+        *,
+        ipopt: str = "auto",
+        stationarity: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(problem, MPCC):
+            raise MCPInputError(f"MPCCSolver expects an mcpkit.MPCC, got {type(problem).__name__}")
+        self.options = SolveOptions.for_problem("mpcc", options, **kwargs)
+        self.route = resolve("mpcc", method, backend)
+        if self.route.backend != "pyomo" and ipopt != "auto":
+            raise MCPInputError("ipopt= chooses the IPOPT of backend='pyomo'; the CasADi backend has one")
+        self.problem = problem
+        self.method = self.route.method
+        self.backend = self.route.backend
+        self.check_stationarity = bool(stationarity)
+        # the one lowering to the standard form; the stationarity check reuses its output
+        self.standard, pair_map = ToStandardMPCC().apply(problem)
+        steps: list[Lowering] = [ToStandardMPCC()]
+        inverse: list[Any] = [pair_map]
+        target = self.standard
+        inner, self.ipopt_used = self.route.inner_solver(ipopt)
+        if self.backend == "pyomo":
+            from mcpkit.mpcc.pyomo_nl import ThroughPyomoNL
+
+            target, nl_inverse = ThroughPyomoNL().apply(self.standard)
+            steps.append(ThroughPyomoNL())
+            inverse.append(nl_inverse)
+        self.chain = Chain(steps)
+        self._inverse = inverse
+        self.mpcc = target
+        self.homotopy = make_homotopy(target, self.method, self.options, inner=inner)
+
+    def _orig_x(self, x: np.ndarray) -> np.ndarray:
+        return self.chain.invert(x, self._inverse)
+
+    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        x = np.clip(x, self.mpcc.lbx, self.mpcc.ubx)
+        comp, viol, _ = self.problem.residuals(self._orig_x(x), p)
+        return x, Assessment(comp, viol)
+
+    def solve(self, p: Any = None, x0: Any = None) -> MPCCResult:
+        """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""
+        mp, orig = self.mpcc, self.problem
+        pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
+        if x0 is None:
+            xs = mp.x0
+        else:
+            xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
+            xs = np.concatenate([xo, mp.x0[xo.size :]])
+        t0 = time.perf_counter()
+        out = self.homotopy.run(xs, pv, self._assess)
+        x = None if out.x is None else self._orig_x(out.x)
+        result = mpcc_result(
+            orig, x, pv, out.termination, self.options.tol,
+            iterations=out.iterations, wall_time_s=time.perf_counter() - t0, backend=self.backend,
+            method=self.method, trace=out.trace, raw_status=out.raw_status,
+            extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
+        )  # fmt: skip
+        if self.check_stationarity:
+            self._attach_stationarity(result, pv)
+        return result
+
+    def _attach_stationarity(self, result: MPCCResult, p: np.ndarray) -> None:
+        from mcpkit.mpcc.stationarity import attach_stationarity
+
+        if self.problem.x.numel() > STATIONARITY_MAX_VARS:
+            result.stationarity = "not checked"
+            return
+        attach_stationarity(result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard)
+
+
+def mpcc_result(
+    orig: MPCC,
+    x: np.ndarray | None,
+    p: np.ndarray,
+    termination: Termination,
+    tol: float,
+    **common: Any,
+) -> MPCCResult:
+    """The :class:`~mcpkit.result.MPCCResult` of a solve, judged on the user's problem ``orig`` at ``x``.
+
+    ``SOLUTION`` needs complementarity residual and constraint violation <= ``tol``; a solver
+    that claims convergence without that is reported as ``STALLED``. ``common`` holds the
+    :class:`~mcpkit.result.SolveResult` fields every route fills.
+    """
+    nc = orig.n_pairs
+    if x is None or not np.isfinite(x).all():
+        nan = np.full
+        return MPCCResult(
+            x=nan(orig.x0.size, np.nan), f=np.nan, g=nan(int(orig.g.numel()), np.nan),
+            G=nan(nc, np.nan), H=nan(nc, np.nan), comp_residual=np.inf, constraint_violation=np.inf,
+            termination=termination, solution_status=SolutionStatus.NO_SOLUTION,
+            message=f"NOT solved {orig.name}: no point produced ({termination.value})", tol=tol, **common,
+        )  # fmt: skip
+    comp, viol, vals = orig.residuals(x, p)
+    if not np.isfinite(viol) or viol > tol:
+        status = SolutionStatus.INFEASIBLE_POINT
+    elif comp <= tol:
+        status = SolutionStatus.SOLUTION
+    else:
+        status = SolutionStatus.INACCURATE
+    if termination is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
+        termination = Termination.STALLED
+    verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
+    return MPCCResult(
+        x=np.asarray(x, dtype=float),
+        f=float(vals["f"][0]),
+        g=vals["g"],
+        G=vals["G"],
+        H=vals["H"],
+        comp_residual=comp,
+        constraint_violation=viol,
+        termination=termination,
+        solution_status=status,
+        # pair states of the box pairs H_l <= H ⟂ G (H in the variable's role)
+        pair_states=classify_pairs(vals["H"], vals["G"], orig.lbH, orig.ubH, tol),
+        message=(
+            f"{verdict} {orig.name}: complementarity residual {comp:.2e}, constraint violation "
+            f"{viol:.2e} (tol {tol:.0e}), termination {termination.value}"
+        ),
+        tol=tol,
+        **common,
+    )
+
+
+def solve_mpcc(
+    mpcc: MPCC,
+    method: str = "auto",
+    backend: str = "auto",
+    options: SolveOptions | None = None,
+    p: Any = None,
+    x0: Any = None,
+    **kwargs: Any,
+) -> MPCCResult:
+    """Solve ``mpcc`` once (see :class:`MPCCSolver`; ``ipopt=`` and ``stationarity=`` pass on)."""
+    return MPCCSolver(mpcc, method, backend, options, **kwargs).solve(p=p, x0=x0)
