@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.mpcc import load_mpcc_json, solve_mpcc
+from mcpkit.options import REFORMULATIONS
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SETS = {"mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev"}
@@ -132,9 +133,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N files")
     ap.add_argument("--no-peer", action="store_true", help="skip mpecss")
     ap.add_argument("--backend", choices=["casadi", "pyomo"], default="casadi", help="mcpkit's backend")
-    ap.add_argument(
-        "--method", default="scholtes", help="mcpkit's reformulation (scholtes, fb, elastic, ...)"
-    )
+    ap.add_argument("--method", choices=REFORMULATIONS, default="scholtes", help="mcpkit's reformulation")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write per-problem rows as JSON")
     ap.add_argument("--plot", type=Path, default=None, help="save a solved-vs-time figure (PNG)")

@@ -9,13 +9,17 @@ the Pyomo backend with a Pyomo solver per subproblem (``mcpkit_ipopt``, the code
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import casadi as ca
 import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.cli import main
+from mcpkit.io import save_lcp_json
 from mcpkit.options import REFORMULATIONS
 from tests.conftest import enumerate_box_lcp
 
@@ -62,3 +66,13 @@ def test_mpcc_reaches_the_better_branch(method: str, backend: str, ipopt: str) -
     near = min(branches, key=lambda b: float(np.abs(res.x - b).max()))
     np.testing.assert_allclose(res.x, near, atol=1e-6, rtol=0)
     assert res.f == pytest.approx(branches[near], abs=1e-6)
+
+
+def test_solve_exit_code_is_the_results_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An LCP without a solution (0 <= z ⟂ -1 >= 0) runs but is not solved: exit 1; solvable: 0."""
+    bad = save_lcp_json(tmp_path / "bad.json", [[0.0]], [-1.0])
+    good = save_lcp_json(tmp_path / "good.json", [[2.0]], [-1.0])
+    assert main(["solve", str(good), "--backend", "casadi", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["solved"] is True
+    assert main(["solve", str(bad), "--backend", "casadi", "--method", "scholtes", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["solved"] is False

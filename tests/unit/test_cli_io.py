@@ -68,3 +68,26 @@ def test_cli_print(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["print", str(p)]) == 0
     out = capsys.readouterr().out
     assert "0 <= z[0] ⟂" in out and "lower bound only" in out
+
+
+@pytest.mark.parametrize(("value", "code"), [(1e-9, 0), (1.0, 1), (math.nan, 1)])
+def test_demo_exit_code_is_the_results_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    value: float,
+    code: int,
+) -> None:
+    """Regression: ``mcpkit demo plate`` exited 1 with every step solved because its summary
+    lacked a ``solved`` key. The exit code now comes from the result's ``solved`` alone."""
+    from mcpkit import cli
+    from mcpkit.result import CompositeResult, ToleranceCheck
+
+    def fake(out: Path, progress: bool) -> CompositeResult:
+        part = ToleranceCheck("closed-form error", value, 1e-6)
+        return CompositeResult(kind="demo:plate", parts=[part], what="run", details={"steps": 3})
+
+    monkeypatch.setitem(cli.DEMOS, "plate", fake)
+    assert main(["demo", "plate", "--out", str(tmp_path), "--json"]) == code
+    out = json.loads(capsys.readouterr().out)
+    assert out["solved"] is (code == 0) and out["kind"] == "demo:plate" and out["steps"] == 3
