@@ -169,7 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend", default="auto", help=f"{', '.join(b.value for b in Backend)} (default auto)"
     )
     p_solve.add_argument(
-        "--tol", type=float, default=None, help="residual tolerance (default 1e-8 for MCPs, 1e-6 for MPCCs)"
+        "--tol",
+        type=float,
+        default=None,
+        help="tolerance (default 1e-8 for MCPs, 1e-6 for MPCC and FCLIB files)",
     )
     p_solve.add_argument("--time-limit", type=float, default=None, help="wall-clock limit in seconds")
     p_solve.add_argument("--json", action="store_true", help="print one JSON summary object")

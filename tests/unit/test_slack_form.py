@@ -64,7 +64,7 @@ def test_slack_positions_follow_the_layout(layout: str) -> None:
     np.testing.assert_array_equal(s[form.v_pos], v)
 
 
-@pytest.mark.parametrize(("case", "exact"), itertools.product(CASES, [False, True]))
+@pytest.mark.parametrize(("case", "exact"), list(itertools.product(CASES, [False, True])))
 def test_lift_then_invert_round_trips_every_box_case(case: str, exact: bool) -> None:
     lo, hi = CASES[case]
     rng = np.random.default_rng(0)
@@ -105,7 +105,7 @@ def test_slack_mpcc_solves_exactly_when_the_box_pair_does(case: str) -> None:
         assert (comp == 0.0 and viol == 0.0) is solves, (case, z, F)
 
 
-@pytest.mark.parametrize(("layout", "kind"), itertools.product(["blocked", "paired"], [ca.SX, ca.MX]))
+@pytest.mark.parametrize(("layout", "kind"), list(itertools.product(["blocked", "paired"], [ca.SX, ca.MX])))
 def test_casadi_emission_rows_bounds_and_sparsity(layout: str, kind: type) -> None:
     form = SlackForm.from_bounds(L, U, layout=layout)  # type: ignore[arg-type]
     Z, F = kind.sym("Z", 6), kind.sym("F", 6)
