@@ -68,7 +68,10 @@ def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> Comp
         "theory_v_ss": vth.tolist(),
         "theory_b": fit["b"],
         "theory_c": fit["c"],
-        "last_period_relative_difference": float(abs(run.period_v[-1] - vth[-1]) / abs(vth[-1])),
+        # None when the run is shorter than one plate period (no complete period to compare)
+        "last_period_relative_difference": (
+            float(abs(run.period_v[-1] - vth[-1]) / abs(vth[-1])) if run.period_v.size else None
+        ),
         "figures": [str(f1), str(f2)],
     }
     return CompositeResult(kind="demo:plate", parts=[run], what="run", wall_time_s=time.perf_counter() - t0,

@@ -113,3 +113,15 @@ def test_demo_plate_short(tmp_path):
     assert d["solved_steps"] == d["steps"] == 600
     assert d["longest_stick_run_steps"] <= 2 and d["min_normal_force_dyn"] > 0
     assert all((tmp_path / f).is_file() for f in ("st_vose_contact.png", "st_vose_velocity.png"))
+
+
+@pytest.mark.slow
+def test_demo_plate_shorter_than_one_period(tmp_path):
+    """A run shorter than one plate period has no complete period to compare with theory: the
+    summary says so (None) instead of raising IndexError."""
+    from mcpkit.models.stewart_trinkle.demos import demo_plate
+
+    result = demo_plate(tmp_path, progress=False, t_end=0.005)
+    d = result.summary()
+    assert result.solved and d["steps"] == 50
+    assert d["period_avg_velocity"] == [] and d["last_period_relative_difference"] is None
