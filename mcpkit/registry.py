@@ -276,6 +276,21 @@ register_method(MethodEntry(
     frozenset({"mcp"}), ("pyomo", "gamspy"), "mcpkit.solvers.path:PathRoute", kind="engine",
     check=_path,
 ))  # fmt: skip
+register_method(MethodEntry(
+    "newton",
+    r"Semismooth Newton on the box Fischer-Burmeister equations :math:`\Phi(z) = 0` "
+    r"(generalised Jacobian :math:`D_a + D_b J_F`), with a crash phase, proximal perturbation, "
+    r"steepest-descent fallback and a non-monotone Armijo search on :math:`\tfrac12\|\Phi\|^2`; "
+    "dense LAPACK or sparse SuperLU on CasADi's Jacobian. No licence needed.",
+    frozenset({"mcp"}), ("casadi", "pyomo"), "mcpkit.solvers.newton:NewtonRoute", kind="engine",
+))  # fmt: skip
+register_method(MethodEntry(
+    "lemke",
+    r"Lemke's complementary pivoting method with the lexicographic ratio test, for MCPs whose "
+    r":math:`F = Mz + q(p)` is affine (box LCPs): exact and finite; a secondary ray is reported "
+    "not solved, with an infeasibility certificate when one is verified.",
+    frozenset({"mcp"}), ("casadi", "pyomo"), "mcpkit.solvers.lemke:LemkeRoute", kind="engine",
+))  # fmt: skip
 
 
 def reformulations() -> tuple[str, ...]:

@@ -1,0 +1,805 @@
+r"""``method="newton"``: a semismooth Newton method for the box MCP :math:`l \le z \le u \perp F(z; p)`.
+
+Reformulation
+-------------
+With the Fischer-Burmeister function (in the sign convention of De Luca, Facchinei & Kanzow)
+
+.. math::
+
+    \varphi(a, b) = \sqrt{a^2 + b^2} - a - b ,\qquad
+    \varphi(a, b) = 0 \iff a \ge 0,\ b \ge 0,\ ab = 0 ,
+
+each pair :math:`(z_i, F_i)` becomes one equation :math:`\Phi_i(z) = 0` (the box extension of
+Billups 1995, also used by Munson, Facchinei, Ferris, Fischer & Kanzow 2001):
+
+=====================  ===============================================================
+bounds of :math:`z_i`  :math:`\Phi_i`
+=====================  ===============================================================
+:math:`l_i, u_i` finite  :math:`\varphi\bigl(z_i - l_i,\ \varphi(u_i - z_i, -F_i)\bigr)`
+:math:`l_i` only       :math:`\varphi(z_i - l_i, F_i)`
+:math:`u_i` only       :math:`-\varphi(u_i - z_i, -F_i)`
+free                   :math:`-F_i`
+fixed (:math:`l_i = u_i`)  :math:`z_i - l_i`
+=====================  ===============================================================
+
+:math:`\Phi(z) = 0` exactly at the solutions of the MCP, and the merit function is
+:math:`\Psi(z) = \tfrac12 \|\Phi(z)\|_2^2`, continuously differentiable with
+:math:`\nabla\Psi = H^T \Phi`. The plain (not the penalised) Fischer-Burmeister function is
+used: the nested two-sided formula needs an inner function whose *sign* says which side of the
+pair is violated (:math:`\varphi(c, d) \ge 0 \iff` not both :math:`c, d > 0` when :math:`c > 0`),
+and Chen, Chen & Kanzow's (2000) penalised
+:math:`\varphi_\lambda = \lambda \varphi - (1 - \lambda) a_+ b_+` loses that property (for large
+positive :math:`c, d` it turns positive), which would create spurious zeros of :math:`\Phi` at
+:math:`z_i = l_i,\ F_i < 0`. One function for every pair also keeps one Jacobian formula.
+:math:`\varphi` is evaluated as :math:`-2ab / (\sqrt{a^2+b^2} + a + b)` when :math:`a + b > 0`,
+which has no cancellation, so :math:`\Phi_i` is exactly zero at a complementary pair.
+
+Generalised Jacobian
+--------------------
+Every row of the element :math:`H \in \partial\Phi(z)` used here has the form
+:math:`H_i = (d_a)_i e_i^T + (d_b)_i \nabla F_i(z)^T`, i.e.
+:math:`H = D_a + D_b J_F(z)` with diagonal :math:`D_a, D_b` from the chain rule
+(:math:`\partial\varphi/\partial a = a/\|(a, b)\| - 1`, and so on). At a degenerate pair
+(:math:`a = b = 0`, inner or outer level) :math:`\varphi` is not differentiable; there the
+element of De Luca, Facchinei & Kanzow (1996) is taken: with :math:`\delta z = e_\beta` (ones on
+the degenerate index set :math:`\beta`), the gradient of :math:`\varphi` is replaced by its limit
+along :math:`z + t\,\delta z`, :math:`t \downarrow 0`, i.e. :math:`(a, b)` by their directional
+derivatives :math:`(\delta a, \delta b) = (1, (J_F e_\beta)_i)` (one Jacobian-vector product).
+
+Globalisation (De Luca, Facchinei & Kanzow 1996; Billups 1995; Munson et al. 2001)
+---------------------------------------------------------------------------------
+1. **Crash phase** (cold starts only; ``warm=True`` skips it). Up to :data:`CRASH_ITERATIONS`
+   projected Newton steps on the natural map :math:`z - \Pi_{[l,u]}(z - F(z))`: the active set
+   is guessed from :math:`z - F(z)` (at or beyond a bound: fix :math:`z_i` there, else solve
+   :math:`F_i = 0` linearised) and the step is projected onto the box. The phase stops when a
+   step is not finite, its natural residual exceeds :data:`CRASH_GROWTH` times the best so far,
+   or an active set comes back without improving; the best point met is handed on. The Newton
+   matrix has the same pattern as :math:`H` (:math:`d_a, d_b \in \{0, 1\}`). For LCPs this is
+   the primal-dual active-set method and often ends at the exact solution.
+2. **Newton direction**: :math:`H d = -\Phi`. If :math:`H` is singular or ill-conditioned, or
+   :math:`d` fails the descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`
+   (:math:`\rho = 10^{-8}`, :math:`p = 2.1`, De Luca-Facchinei-Kanzow), the **proximal
+   perturbation** :math:`J_F + \mu I` (Billups' proximal perturbation of :math:`F`; in :math:`H`
+   this is :math:`D_a + \mu D_b + D_b J_F`, which keeps :math:`H` nonsingular for
+   :math:`P_0` Jacobians, unlike :math:`H + \mu I`) is tried with
+   :math:`\mu = \min(\max(0.1\|\Phi\|_2, 10^{-10}), 1)`, then 10 and 100 times that.
+3. **Steepest descent** :math:`d = -\nabla\Psi = -H^T\Phi` when no Newton direction passes.
+4. **Non-monotone Armijo line search** (Grippo, Lampariello & Lucidi 1986): accept
+   :math:`z + t d`, :math:`t = 1, \tfrac12, \dots`, when
+   :math:`\Psi(z + td) \le \max_{0 \le j < M} \Psi(z_{k-j}) + \sigma t \nabla\Psi^T d` with
+   :math:`M = 10`, :math:`\sigma = 10^{-4}`; points where :math:`F` is not finite are rejected.
+   If the accepted point leaves the box and its projection has no larger merit, the projection
+   is taken instead (this keeps iterates where :math:`F` is usually defined). A **watchdog**
+   guards against non-monotone cycling: when :math:`\Psi` has not reached a new minimum in
+   :data:`WATCHDOG` iterations, the iterate returns to the best point and the reference
+   restarts there (a 2-cycle of full Newton steps on MCPLIB ``kojshin`` from :math:`z = 0`
+   otherwise took 230 iterations; with the watchdog, 13).
+
+Stopping rule
+-------------
+* **converged**: the natural residual :math:`\|z - \Pi_{[l,u]}(z - F(z))\|_\infty \le` ``tol``,
+  measured at :math:`\Pi_{[l,u]}(z)` exactly as :mod:`mcpkit.residuals` measures it on the
+  original pairs (a small step is never convergence);
+* **iteration limit**: ``options.max_inner_iter`` Newton iterations (crash steps included);
+* **time limit**: ``options.time_limit`` seconds;
+* **stalled**: the line search fails on the steepest-descent direction too (a stationary point
+  of :math:`\Psi` that is not a solution, e.g. MCPLIB ``billups`` near :math:`z = 0`), or the
+  natural residual has not improved in :data:`STALL_WINDOW` iterations;
+* **numerical error**: :math:`F` is not finite at the start.
+
+The point returned is the iterate (projected onto the box) with the smallest natural residual,
+with its :math:`F`. ``RouteOutcome.trace`` holds one
+:class:`~mcpkit.result.HomotopyStep` per iteration: ``parameter`` is the proximal perturbation
+:math:`\mu` (0 when none), ``residual`` the natural residual after the step, ``inner_status``
+the step length, ``inner_iterations`` the function evaluations of the line search, ``phase``
+``"crash"``, ``"newton"`` or ``"gradient"``. ``RouteOutcome.extra`` holds ``linear_solver``
+(dense LAPACK or SuperLU), ``factorizations``, ``crash_iterations``, ``gradient_steps``,
+``perturbed_steps`` (iterations with :math:`\mu > 0`), ``watchdog_restarts`` and ``merit``
+(:math:`\Psi` at the returned point).
+
+Linear algebra
+--------------
+:math:`F` and :math:`J_F` are CasADi functions built once per route and evaluated through
+CasADi's buffer interface (no per-call allocation); :math:`J_F` keeps CasADi's sparsity and
+is evaluated once per route when it is constant (LCPs), once per solve when it depends only on
+:math:`p`. :class:`~mcpkit.solvers.newton_linalg.NewtonSystem` factorises :math:`H` with dense
+LAPACK or SuperLU and reuses the pattern and ordering (see that module for what SciPy allows).
+
+References
+----------
+* T. De Luca, F. Facchinei, C. Kanzow, "A semismooth equation approach to the solution of
+  nonlinear complementarity problems", Math. Programming 75 (1996) 407-439.
+* S. C. Billups, "Algorithms for complementarity problems and generalized equations", PhD
+  thesis, University of Wisconsin-Madison, 1995.
+* B. Chen, X. Chen, C. Kanzow, "A penalized Fischer-Burmeister NCP-function", Math.
+  Programming 88 (2000) 211-216.
+* T. S. Munson, F. Facchinei, M. C. Ferris, A. Fischer, C. Kanzow, "The semismooth algorithm
+  for large scale complementarity problems", INFORMS J. Computing 13 (2001) 294-311.
+* L. Grippo, F. Lampariello, S. Lucidi, "A nonmonotone line search technique for Newton's
+  method", SIAM J. Numer. Anal. 23 (1986) 707-716.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import scipy.sparse as sps
+
+from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
+from mcpkit.mpcc.problem import casadi_name
+from mcpkit.options import SolveOptions
+from mcpkit.problem import MCP, AffineFunction
+from mcpkit.result import HomotopyStep, Termination
+from mcpkit.solvers.newton_linalg import NewtonSystem
+from mcpkit.solvers.route import RouteOutcome
+
+#: Armijo constant :math:`\sigma` of the line search.
+ARMIJO_SIGMA = 1e-4
+#: Backtracking factor of the line search.
+BACKTRACK = 0.5
+#: Memory :math:`M` of the non-monotone (Grippo-Lampariello-Lucidi) reference value.
+NONMONOTONE_MEMORY = 10
+#: Descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p` (De Luca-Facchinei-Kanzow).
+DESCENT_RHO = 1e-8
+DESCENT_POWER = 2.1
+#: The line search gives up when :math:`\|t d\|_\infty \le` this times :math:`1 + \|z\|_\infty`.
+STEP_FLOOR = 1e-15
+#: Proximal perturbation :math:`\mu = \min(\max(\text{factor} \|\Phi\|, \text{min}), \text{max})`, tried
+#: with factors 1, 10, 100.
+PROX_FACTOR, PROX_MIN, PROX_MAX, PROX_TRIES = 0.1, 1e-10, 1.0, 3
+#: Crash-phase iterations (projected Newton on the natural map) on a cold start.
+CRASH_ITERATIONS = 10
+#: A crash step is kept while its natural residual stays below this multiple of the best one so far
+#: (and its active set is new or it improves the best); the crash hands over the best point.
+CRASH_GROWTH = 10.0
+#: Watchdog: when the merit has not reached a new minimum in this many non-monotone steps, the
+#: iterate returns to the best point so far and the reference value restarts there.
+WATCHDOG = 5
+#: Stalled when the natural residual has not improved in this many iterations.
+STALL_WINDOW = 100
+#: A pair counts as degenerate (:math:`a = b = 0`) when :math:`\sqrt{a^2+b^2}` is at most this.
+DEGENERATE = 1e-14
+
+#: Bound types of a component (see :func:`bound_kinds`).
+FREE, LOWER, UPPER, BOX, FIXED = range(5)
+
+
+def bound_kinds(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+    r"""Bound type of each component: :data:`FREE`, :data:`LOWER`, :data:`UPPER`, :data:`BOX`, :data:`FIXED`.
+
+    Raises
+    ------
+    ShapeError
+        ``lb`` and ``ub`` are not vectors of one length.
+    NonFiniteError
+        NaN in a bound.
+    BoundsError
+        :math:`l_i > u_i`, :math:`l_i = +\infty` or :math:`u_i = -\infty`.
+    """
+    lb = np.asarray(lb, dtype=float)
+    ub = np.asarray(ub, dtype=float)
+    if lb.ndim != 1 or lb.shape != ub.shape:
+        raise ShapeError(f"bounds must be two vectors of one length, got shapes {lb.shape} and {ub.shape}")
+    if np.isnan(lb).any() or np.isnan(ub).any():
+        raise NonFiniteError("bounds contain NaN")
+    bad = np.flatnonzero((lb > ub) | (lb == math.inf) | (ub == -math.inf))
+    if bad.size:
+        raise BoundsError(
+            f"bounds must satisfy -inf <= l <= u <= inf with l < inf, u > -inf; violated at {bad}"
+        )
+    lo, up = np.isfinite(lb), np.isfinite(ub)
+    kinds = np.full(lb.size, FREE, dtype=np.int8)
+    kinds[lo & ~up] = LOWER
+    kinds[~lo & up] = UPPER
+    kinds[lo & up] = BOX
+    kinds[lo & up & (lb == ub)] = FIXED
+    return kinds
+
+
+def fischer_burmeister(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r""":math:`\varphi(a, b) = \sqrt{a^2 + b^2} - a - b`.
+
+    Evaluated as :math:`-2ab/(\sqrt{a^2+b^2} + a + b)` when :math:`a + b > 0`: that form has no
+    cancellation, so :math:`\varphi` is exactly zero at a
+    complementary pair with one large entry.
+    """
+    r = np.hypot(a, b)
+    s = a + b
+    pos = s > 0
+    return np.where(pos, -2.0 * a * b / np.where(pos, r + s, 1.0), r - s)
+
+
+def _phi_grad(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r""":math:`\varphi(a, b)`, its gradient, and the mask ``hypot(a, b) <= DEGENERATE`` (no gradient)."""
+    r = np.hypot(a, b)
+    s = a + b
+    pos = s > 0
+    phi = np.where(pos, -2.0 * a * b / np.where(pos, r + s, 1.0), r - s)
+    deg = r <= DEGENERATE
+    r = np.where(deg, 1.0, r)
+    return phi, a / r - 1.0, b / r - 1.0, deg
+
+
+class BoxFischerBurmeister:
+    r"""The box Fischer-Burmeister map :math:`\Phi` of fixed bounds and its Jacobian element.
+
+    Every component is written as an inner value :math:`g` and an outer one:
+    :math:`g = \varphi(u - z, -F)` if :math:`u` is finite else :math:`g = F`; then
+    :math:`\Phi = \varphi(z - l, g)` if :math:`l` is finite else :math:`\Phi = -g`; fixed
+    components :math:`\Phi = z - l`. This reproduces the table of the module docstring with
+    whole-vector operations (no per-type index sets).
+
+    Parameters
+    ----------
+    lb, ub
+        Bounds :math:`l \le u` (:math:`\pm\infty` allowed); checked by :func:`bound_kinds`.
+    """
+
+    def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
+        self.kinds = bound_kinds(lb, ub)
+        self.lb = np.asarray(lb, dtype=float).copy()
+        self.ub = np.asarray(ub, dtype=float).copy()
+        self.n = self.lb.size
+        self.has_l = np.isfinite(self.lb)
+        self.has_u = np.isfinite(self.ub)
+        self.fixed = self.kinds == FIXED
+        self._l0 = np.where(self.has_l, self.lb, 0.0)
+        self._u0 = np.where(self.has_u, self.ub, 0.0)
+        self._any_u, self._all_u = bool(self.has_u.any()), bool(self.has_u.all())
+        self._any_l, self._all_l = bool(self.has_l.any()), bool(self.has_l.all())
+        self._i_fixed = np.flatnonzero(self.fixed)
+
+    def residual(self, z: np.ndarray, F: np.ndarray) -> np.ndarray:
+        r""":math:`\Phi(z)` from :math:`z` and :math:`F = F(z)` (module docstring table)."""
+        if self._any_u:
+            g = fischer_burmeister(self._u0 - z, -F)
+            if not self._all_u:
+                g = np.where(self.has_u, g, F)
+        else:
+            g = F
+        if self._any_l:
+            Phi = fischer_burmeister(z - self._l0, g)
+            if not self._all_l:
+                Phi = np.where(self.has_l, Phi, -g)
+        else:
+            Phi = -g
+        if self._i_fixed.size:
+            Phi[self._i_fixed] = z[self._i_fixed] - self._l0[self._i_fixed]
+        return Phi
+
+    def jacobian(
+        self, z: np.ndarray, F: np.ndarray, jv: Callable[[np.ndarray], np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r""":math:`(\Phi, d_a, d_b)`, :math:`H = \mathrm{diag}(d_a) + \mathrm{diag}(d_b) J_F \in \partial\Phi`
+
+        ``jv(v)`` returns :math:`J_F(z) v`; it is called once, only when a pair is degenerate
+        (De Luca-Facchinei-Kanzow element, module docstring).
+        """
+        has_l, has_u, free = self.has_l, self.has_u, ~self.fixed
+        # inner level: g and its derivative g_z e_i + g_J grad F_i
+        if self._any_u:
+            g, pc, pd, deg_in = _phi_grad(self._u0 - z, -F)
+            deg_in &= has_u & free
+            if not self._all_u:
+                g = np.where(has_u, g, F)
+        else:
+            g, deg_in = F, None
+        # outer level
+        if self._any_l:
+            Phi, pa, pg, deg_out = _phi_grad(z - self._l0, g)
+            deg_out &= has_l & free
+            if deg_in is not None:
+                deg_out &= ~deg_in
+            if not self._all_l:
+                Phi = np.where(has_l, Phi, -g)
+        else:
+            Phi, deg_out = -g, None
+        w = None
+        if (deg_in is not None and deg_in.any()) or (deg_out is not None and deg_out.any()):
+            e = np.zeros(self.n)
+            for m in (deg_in, deg_out):
+                if m is not None:
+                    e[m] = 1.0
+            w = jv(e)
+        if deg_in is not None:
+            if w is not None:
+                rho = np.hypot(1.0, w)
+                pc = np.where(deg_in, -1.0 / rho - 1.0, pc)
+                pd = np.where(deg_in, -w / rho - 1.0, pd)
+            gz = -pc if self._all_u else np.where(has_u, -pc, 0.0)
+            gJ = -pd if self._all_u else np.where(has_u, -pd, 1.0)
+        else:
+            gz, gJ = np.zeros(self.n), np.ones(self.n)
+        if deg_out is not None:
+            if w is not None:
+                dg = gz + gJ * w
+                rho = np.hypot(1.0, dg)
+                pa = np.where(deg_out, 1.0 / rho - 1.0, pa)
+                pg = np.where(deg_out, dg / rho - 1.0, pg)
+            da, db = pa + pg * gz, pg * gJ
+            if not self._all_l:
+                da, db = np.where(has_l, da, -gz), np.where(has_l, db, -gJ)
+        else:
+            da, db = -gz, -gJ
+        if self._i_fixed.size:
+            i = self._i_fixed
+            Phi[i], da[i], db[i] = z[i] - self._l0[i], 1.0, 0.0
+        return Phi, da, db
+
+
+def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""The constant Jacobian rows of the declaration's affine blocks :math:`F_B = M z_S + q(p)`.
+
+    Returns ``(rows, r, c, v)``: the row indices those blocks cover, and the nonzeros
+    :math:`J_{rc} = v` of :math:`M` placed at the rows of :math:`B` and the columns of
+    :math:`z_S`. ``M`` may be a NumPy array or a SciPy sparse matrix.
+    """
+    starts = {b.name: b.start for b in problem.blocks}
+    sizes = {b.name: b.size for b in problem.blocks}
+    rows: list[np.ndarray] = []
+    rr: list[np.ndarray] = []
+    cc: list[np.ndarray] = []
+    vv: list[np.ndarray] = []
+    for b in problem.blocks:
+        fb = problem.function_block(b.name)
+        if not isinstance(fb, AffineFunction):
+            continue
+        cols = np.concatenate([np.arange(starts[nm], starts[nm] + sizes[nm]) for nm in fb.over])
+        coo = sps.coo_matrix(fb.M)
+        rows.append(np.arange(b.start, b.start + b.size))
+        rr.append(b.start + coo.row.astype(np.int64))
+        cc.append(cols[coo.col])
+        vv.append(np.asarray(coo.data, dtype=float))
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros(0)
+    return np.concatenate(rows), np.concatenate(rr), np.concatenate(cc), np.concatenate(vv)
+
+
+class CasadiFunctions:
+    r""":math:`F(z; p)` and :math:`J_F(z; p)` of a :class:`~mcpkit.lowering.casadi.CasadiMCP`, built once.
+
+    Both are evaluated through CasADi's buffer interface (``Function.buffer()``): inputs and
+    outputs are preallocated NumPy arrays, so an evaluation allocates nothing and costs well
+    under a microsecond of Python overhead. ``colind``/``row`` are the CSC pattern of
+    :math:`J_F` (CasADi's sparsity); ``jac_depends_on_z``/``jac_depends_on_p`` say when it must
+    be re-evaluated.
+
+    ``constant_rows = (rows, r, c, v)`` (from :func:`affine_jacobian_rows`) gives rows of
+    :math:`J_F` that are known constants (affine blocks of the declaration): CasADi then
+    differentiates only the other rows. CasADi's MX ``jacobian`` of a dense affine block costs
+    seconds at :math:`n = 1000` (about 2 s, measured); the declaration already holds the matrix.
+    """
+
+    def __init__(
+        self,
+        cas: CasadiMCP,
+        constant_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        n = self.n = int(cas.z.numel())
+        self.n_params = int(cas.p.numel())
+        self.name = cas.name
+        self.F_fun = ca.Function(
+            casadi_name(f"{cas.name}_newton_F"), [cas.z, cas.p], [ca.densify(cas.F)], ["z", "p"], ["F"]
+        )
+        crows, cr, cc, cv = (
+            constant_rows
+            if constant_rows is not None
+            else (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
+        )
+        sym_rows = np.setdiff1d(np.arange(n), crows)
+        if sym_rows.size == n:
+            Jexpr = ca.jacobian(cas.F, cas.z)
+        elif sym_rows.size:
+            Jexpr = ca.jacobian(cas.F[sym_rows.tolist()], cas.z)
+        else:
+            Jexpr = type(cas.z)(0, n)
+        self.J_fun = ca.Function(
+            casadi_name(f"{cas.name}_newton_J"), [cas.z, cas.p], [Jexpr], ["z", "p"], ["J"]
+        )
+        sp = self.J_fun.sparsity_out(0)
+        nnz = sp.nnz()
+        self.jac_depends_on_z = bool(nnz and ca.depends_on(Jexpr, cas.z))
+        self.jac_depends_on_p = bool(self.n_params and nnz and ca.depends_on(Jexpr, cas.p))
+        s_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(sp.colind(), dtype=np.int64)))
+        s_row = sym_rows[np.asarray(sp.row(), dtype=np.int64)] if nnz else np.zeros(0, dtype=np.int64)
+        # one CSC pattern for both parts: CasADi's entries then the constants, sorted column-major
+        keys = np.concatenate(
+            [s_col * n + s_row, np.asarray(cc, dtype=np.int64) * n + np.asarray(cr, dtype=np.int64)]
+        )
+        order = np.argsort(keys, kind="stable")
+        pos = np.empty_like(order)
+        pos[order] = np.arange(order.size)
+        col, self.row = np.divmod(keys[order], n)
+        self.colind = np.searchsorted(col, np.arange(n + 1))
+        self._cas_pos = pos[:nnz]
+        self._values = np.zeros(keys.size)
+        self._values[pos[nnz:]] = cv
+        self._z = np.zeros(n)
+        self._p = np.zeros(self.n_params)
+        self._F = np.zeros(n)
+        self._J = np.zeros(nnz)
+        self._fbuf, self._feval = self.F_fun.buffer()
+        self._jbuf, self._jeval = self.J_fun.buffer()
+        for buf, out in ((self._fbuf, self._F), (self._jbuf, self._J)):
+            buf.set_arg(0, memoryview(self._z))
+            buf.set_arg(1, memoryview(self._p))
+            buf.set_res(0, memoryview(out))
+
+    def set_parameters(self, p: np.ndarray) -> None:
+        """Parameter values for the following evaluations."""
+        self._p[:] = p
+
+    def F(self, z: np.ndarray) -> np.ndarray:
+        """:math:`F(z; p)` (a new array)."""
+        self._z[:] = z
+        self._feval()
+        return self._F.copy()
+
+    def J(self, z: np.ndarray) -> np.ndarray:
+        """Nonzeros of :math:`J_F(z; p)` in the CSC order of ``colind``/``row`` (overwritten next call)."""
+        if self._J.size:
+            self._z[:] = z
+            self._jeval()
+            self._values[self._cas_pos] = self._J
+        return self._values
+
+
+def _check_vector(x: Any, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=float).reshape(-1)
+    if arr.size != n:
+        raise ShapeError(f"newton: {what} has {arr.size} entries, expected {n}")
+    if not np.isfinite(arr).all():
+        raise NonFiniteError(f"newton: {what} contains NaN or inf at {np.flatnonzero(~np.isfinite(arr))}")
+    return arr
+
+
+class SemismoothNewton:
+    r"""The algorithm of the module docstring on fixed functions and bounds; :meth:`solve` per parameter.
+
+    Parameters
+    ----------
+    functions
+        :class:`CasadiFunctions` (or any object with the same ``n``, ``n_params``, ``colind``,
+        ``row``, ``jac_depends_on_z``, ``jac_depends_on_p``, ``set_parameters``, ``F``, ``J``).
+    lb, ub
+        Bounds :math:`l \le u`.
+    options
+        ``tol``, ``max_inner_iter`` (Newton iteration limit), ``time_limit``, ``verbose``.
+    dense
+        Force dense or sparse linear algebra (``None``: chosen by size and density).
+    """
+
+    def __init__(
+        self,
+        functions: CasadiFunctions,
+        lb: np.ndarray,
+        ub: np.ndarray,
+        options: SolveOptions,
+        dense: bool | None = None,
+    ) -> None:
+        self.fun = functions
+        self.fb = BoxFischerBurmeister(lb, ub)
+        if self.fb.n != functions.n:
+            raise ShapeError(f"newton: {self.fb.n} bounds for {functions.n} variables")
+        self.lb, self.ub = self.fb.lb, self.fb.ub
+        self.options = options
+        self.system = NewtonSystem(functions.n, functions.colind, functions.row, dense=dense)
+        self._jac_ready = False  # J_F of a constant Jacobian already stored
+
+    # ------------------------------------------------------------------ helpers
+    def _project(self, z: np.ndarray) -> np.ndarray:
+        return np.minimum(np.maximum(z, self.lb), self.ub)
+
+    def _natural(self, z: np.ndarray, F: np.ndarray) -> float:
+        r""":math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty`, as :mod:`mcpkit.residuals` measures it (NaN: inf)."""
+        r = float(np.abs(z - self._project(z - F)).max(initial=0.0))
+        return r if r == r else math.inf
+
+    def _update_jacobian(self, z: np.ndarray) -> None:
+        if self.fun.jac_depends_on_z or not self._jac_ready:
+            self.system.set_jacobian(self.fun.J(z))
+            self._jac_ready = not self.fun.jac_depends_on_z
+
+    def _merit(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+        F = self.fun.F(z)
+        if not np.isfinite(F).all():
+            return None
+        Phi = self.fb.residual(z, F)
+        return F, Phi, 0.5 * float(Phi @ Phi)
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        """Solve at parameters ``p`` from ``z0``; ``warm`` (``z0`` is a previous solution) skips the crash."""
+        t0 = time.perf_counter()
+        n = self.fun.n
+        p = _check_vector(p, self.fun.n_params, "p")
+        z = self._project(_check_vector(z0, n, "z0"))
+        opts = self.options
+        deadline = math.inf if opts.time_limit is None else t0 + opts.time_limit
+        self.fun.set_parameters(p)
+        if self.fun.jac_depends_on_p:
+            self._jac_ready = False
+        run = _Run(self, t0)
+        F = self.fun.F(z)
+        if not np.isfinite(F).all():
+            return run.outcome(z, F, Termination.NUMERICAL_ERROR, "F(z0) is not finite")
+        r = self._natural(z, F)
+        run.record_best(z, F, r)
+        if r > opts.tol and not warm and CRASH_ITERATIONS > 0:
+            z, F, r = self._crash(run, z, F, r, deadline)
+        if r <= opts.tol:
+            return run.outcome(z, F, Termination.CONVERGED, "converged")
+        return self._newton(run, z, F, deadline)
+
+    def _crash(
+        self, run: _Run, z: np.ndarray, F: np.ndarray, r: float, deadline: float
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Projected Newton steps on the natural map (module docstring); returns the best point met."""
+        lb, ub, tol = self.lb, self.ub, self.options.tol
+        fixed = self.fb.fixed
+        best = (z, F, r)
+        seen: set[bytes] = set()
+        for _ in range(CRASH_ITERATIONS):
+            if r <= tol or run.iterations >= self.options.max_inner_iter or time.perf_counter() > deadline:
+                break
+            t_it = time.perf_counter()
+            w = z - F
+            active = (w <= lb) | (w >= ub) | fixed
+            key = np.packbits(active).tobytes()
+            repeated = key in seen
+            seen.add(key)
+            da = active.astype(float)
+            self._update_jacobian(z)
+            if not self.system.factor(da, 1.0 - da):
+                break
+            d = self.system.solve(-(z - self._project(w)))
+            if not np.isfinite(d).all():
+                break
+            zt = self._project(z + d)
+            Ft = self.fun.F(zt)
+            rt = self._natural(zt, Ft) if np.isfinite(Ft).all() else math.inf
+            if not rt < CRASH_GROWTH * best[2] or (repeated and rt >= best[2]):
+                break
+            z, F, r = zt, Ft, rt
+            run.step(r, 0.0, 1.0, 1, "crash", t_it)
+            run.record_best(z, F, r)
+            run.crash += 1
+            if r < best[2]:
+                best = (z, F, r)
+        return best
+
+    def _direction(
+        self, Phi: np.ndarray, da: np.ndarray, db: np.ndarray, grad: np.ndarray
+    ) -> tuple[np.ndarray, float, str]:
+        """Newton direction (perturbed if needed) passing the descent test, else steepest descent."""
+        norm_phi = math.sqrt(float(Phi @ Phi))
+        mu = 0.0
+        for attempt in range(PROX_TRIES + 1):
+            if attempt:
+                mu = min(max(PROX_FACTOR * norm_phi, PROX_MIN), PROX_MAX) * 10.0 ** (attempt - 1)
+            if self.system.factor(da + mu * db, db):
+                d = self.system.solve(-Phi)
+                if np.isfinite(d).all():
+                    nd = math.sqrt(float(d @ d))
+                    if float(grad @ d) <= -DESCENT_RHO * nd**DESCENT_POWER and nd > 0:
+                        return d, mu, "newton"
+        return -grad, mu, "gradient"
+
+    def _line_search(
+        self, z: np.ndarray, d: np.ndarray, slope: float, ref: float
+    ) -> tuple[tuple[float, np.ndarray, np.ndarray, float] | None, int]:
+        r"""Non-monotone Armijo backtracking: ``((t, z + t d, F, \Psi) or None, evaluations)``."""
+        if not slope < 0:
+            return None, 0
+        t, evals = 1.0, 0
+        dn = float(np.abs(d).max(initial=0.0))
+        floor = STEP_FLOOR * (1.0 + float(np.abs(z).max(initial=0.0)))
+        while t * dn > floor:
+            zt = z + t * d
+            evals += 1
+            m = self._merit(zt)
+            if m is not None and m[2] <= ref + ARMIJO_SIGMA * t * slope:
+                return (t, zt, m[0], m[2]), evals
+            t *= BACKTRACK
+        return None, evals
+
+    def _newton(self, run: _Run, z: np.ndarray, F: np.ndarray, deadline: float) -> RouteOutcome:
+        opts = self.options
+        lb, ub = self.lb, self.ub
+        Phi = self.fb.residual(z, F)
+        psi = 0.5 * float(Phi @ Phi)
+        history: deque[float] = deque([psi], maxlen=NONMONOTONE_MEMORY)
+        best_psi, best_point, best_k = psi, (z, F), run.iterations
+        while True:
+            if run.iterations - best_k >= WATCHDOG:
+                (z, F), psi = best_point, best_psi
+                history = deque([psi], maxlen=NONMONOTONE_MEMORY)
+                best_k = run.iterations
+                run.watchdog += 1
+            if run.iterations >= opts.max_inner_iter:
+                return run.best_outcome(Termination.ITERATION_LIMIT, f"{run.iterations} iterations")
+            if time.perf_counter() > deadline:
+                return run.best_outcome(Termination.TIME_LIMIT, f"time limit {opts.time_limit} s")
+            if run.iterations - run.best_at >= STALL_WINDOW:
+                return run.best_outcome(
+                    Termination.STALLED, f"stalled: no better natural residual in {STALL_WINDOW} iterations"
+                )
+            t_it = time.perf_counter()
+            self._update_jacobian(z)
+            Phi, da, db = self.fb.jacobian(z, F, self.system.jv)
+            grad = self.system.htv(da, db, Phi)
+            d, mu, phase = self._direction(Phi, da, db, grad)
+            ref = max(history)
+            step, evals = self._line_search(z, d, float(grad @ d), ref)
+            if step is None and phase == "newton":
+                phase, d = "gradient", -grad
+                step, more = self._line_search(z, d, float(grad @ d), ref)
+                evals += more
+            if step is None:
+                return run.best_outcome(
+                    Termination.STALLED,
+                    f"stalled: line search failed along -grad Psi (Psi = {psi:.3e}, "
+                    f"|grad Psi| = {math.sqrt(float(grad @ grad)):.3e}); "
+                    "a stationary point of the merit function",
+                )
+            t, z, F, psi = step
+            zc, Fc = z, F
+            if ((z < lb) | (z > ub)).any():
+                zc = self._project(z)
+                m = self._merit(zc)
+                if m is None:
+                    Fc = self.fun.F(zc)
+                else:
+                    Fc = m[0]
+                    if m[2] <= psi:
+                        z, F, psi = zc, Fc, m[2]
+                evals += 1
+            history.append(psi)
+            if psi < best_psi:
+                best_psi, best_point, best_k = psi, (z, F), run.iterations + 1
+            r = self._natural(zc, Fc) if np.isfinite(Fc).all() else math.inf
+            run.step(r, mu, t, evals, phase, t_it)
+            run.record_best(zc, Fc, r)
+            if phase == "gradient":
+                run.gradient += 1
+            if mu > 0:
+                run.perturbed += 1
+            if r <= opts.tol:
+                return run.best_outcome(Termination.CONVERGED, "converged")
+
+
+class _Run:
+    """Bookkeeping of one solve: iterations, trace, best point, counters."""
+
+    def __init__(self, engine: SemismoothNewton, t0: float) -> None:
+        self.engine = engine
+        self.t0 = t0
+        self.iterations = 0
+        self.trace: list[HomotopyStep] = []
+        self.best: tuple[np.ndarray, np.ndarray, float] | None = None
+        self.best_at = 0
+        self.crash = self.gradient = self.perturbed = self.watchdog = 0
+        self.factorizations0 = engine.system.factorizations
+        self.verbose = engine.options.verbose
+
+    def record_best(self, z: np.ndarray, F: np.ndarray, r: float) -> None:
+        if self.best is None or r < self.best[2]:
+            self.best = (z, F, r)
+            self.best_at = self.iterations
+
+    def step(self, r: float, mu: float, t: float, evals: int, phase: str, t_it: float) -> None:
+        self.iterations += 1
+        step = HomotopyStep(
+            self.iterations - 1, mu, r, f"t={t:.3g}", evals, time.perf_counter() - t_it, phase
+        )
+        self.trace.append(step)
+        if self.verbose:
+            print(f"newton {step.k:4d} {phase:8s} t={t:9.3e} mu={mu:8.1e} natural residual {r:10.3e}")
+
+    def best_outcome(self, termination: Termination, status: str) -> RouteOutcome:
+        assert self.best is not None
+        z, F, _ = self.best
+        return self.outcome(z, F, termination, status)
+
+    def outcome(self, z: np.ndarray, F: np.ndarray, termination: Termination, status: str) -> RouteOutcome:
+        sysm = self.engine.system
+        finite = bool(np.isfinite(F).all())
+        Phi = self.engine.fb.residual(z, F) if finite else np.array([math.inf])
+        return RouteOutcome(
+            z=z,
+            termination=termination,
+            raw_status=status,
+            iterations=self.iterations,
+            trace=self.trace,
+            extra={
+                "linear_solver": sysm.kind,
+                "factorizations": sysm.factorizations - self.factorizations0,
+                "crash_iterations": self.crash,
+                "gradient_steps": self.gradient,
+                "perturbed_steps": self.perturbed,
+                "watchdog_restarts": self.watchdog,
+                "merit": 0.5 * float(Phi @ Phi),
+            },
+            F=F if finite else None,
+        )
+
+
+class NewtonRoute:
+    r"""The ``newton`` engine: :class:`SemismoothNewton` on the declaration's CasADi or Pyomo functions.
+
+    Parameters
+    ----------
+    problem
+        The declaration :math:`l \le z \le u \perp F(z; p)`.
+    backend
+        ``"casadi"`` (:func:`~mcpkit.lowering.casadi.lower_to_casadi`) or ``"pyomo"`` (the Pyomo
+        model read back through its NL import, :func:`~mcpkit.solvers.pyomo_route.nl_casadi_mcp`).
+    options
+        ``tol``, ``max_inner_iter`` (Newton iterations), ``time_limit``, ``verbose``.
+
+    Raises
+    ------
+    MCPInputError
+        ``problem`` is not an MCP or ``backend`` is not one of the two.
+    """
+
+    method = "newton"
+
+    def __init__(self, problem: MCP, backend: str, options: SolveOptions) -> None:
+        if not isinstance(problem, MCP):
+            raise MCPInputError(f"NewtonRoute expects an mcpkit.MCP, got {type(problem).__name__}")
+        name = str(getattr(backend, "value", backend)).lower()
+        if name not in ("casadi", "pyomo"):
+            raise MCPInputError(f"method 'newton' runs on backends 'casadi' and 'pyomo', not {backend!r}")
+        problem.validate()
+        if name == "casadi":
+            cas = lower_to_casadi(problem)
+            constant = affine_jacobian_rows(problem)
+        else:
+            from mcpkit.solvers.pyomo_route import nl_casadi_mcp
+
+            cas = nl_casadi_mcp(problem)
+            constant = None  # F comes from the Pyomo model: all of it is differentiated by CasADi
+        self._setup(cas, name, options, constant_rows=constant)
+        self.problem: MCP | None = problem
+
+    @classmethod
+    def from_casadi(
+        cls,
+        cas: CasadiMCP,
+        options: SolveOptions | None = None,
+        backend: str = "casadi",
+        dense: bool | None = None,
+    ) -> NewtonRoute:
+        """The engine on an already lowered :class:`~mcpkit.lowering.casadi.CasadiMCP` (no declaration)."""
+        route = cls.__new__(cls)
+        route._setup(cas, backend, options or SolveOptions(), dense=dense)
+        route.problem = None
+        return route
+
+    def _setup(
+        self,
+        cas: CasadiMCP,
+        backend: str,
+        options: SolveOptions,
+        dense: bool | None = None,
+        constant_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.options = options
+        self.casadi = cas
+        self.engine = SemismoothNewton(
+            CasadiFunctions(cas, constant_rows), cas.lb, cas.ub, options, dense=dense
+        )
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        """Run the semismooth Newton method at parameters ``p`` from ``z0`` (module docstring)."""
+        return self.engine.solve(p, z0, warm)
