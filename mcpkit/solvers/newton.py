@@ -12,25 +12,26 @@ With the Fischer-Burmeister function (in the sign convention of De Luca, Facchin
 each pair :math:`(z_i, F_i)` becomes one equation :math:`\Phi_i(z) = 0` (the box extension of
 Billups 1995, also used by Munson, Facchinei, Ferris, Fischer & Kanzow 2001):
 
-=====================  ===============================================================
-bounds of :math:`z_i`  :math:`\Phi_i`
-=====================  ===============================================================
-:math:`l_i, u_i` finite  :math:`\varphi\bigl(z_i - l_i,\ \varphi(u_i - z_i, -F_i)\bigr)`
-:math:`l_i` only       :math:`\varphi(z_i - l_i, F_i)`
-:math:`u_i` only       :math:`-\varphi(u_i - z_i, -F_i)`
-free                   :math:`-F_i`
-fixed (:math:`l_i = u_i`)  :math:`z_i - l_i`
-=====================  ===============================================================
+==========================  ===========================================================
+bounds of :math:`z_i`       :math:`\Phi_i`
+==========================  ===========================================================
+:math:`l_i, u_i` finite     :math:`\varphi\bigl(z_i - l_i,\ \varphi(u_i - z_i, -F_i)\bigr)`
+:math:`l_i` only            :math:`\varphi(z_i - l_i, F_i)`
+:math:`u_i` only            :math:`-\varphi(u_i - z_i, -F_i)`
+free                        :math:`-F_i`
+fixed (:math:`l_i = u_i`)   :math:`z_i - l_i`
+==========================  ===========================================================
 
 :math:`\Phi(z) = 0` exactly at the solutions of the MCP, and the merit function is
 :math:`\Psi(z) = \tfrac12 \|\Phi(z)\|_2^2`, continuously differentiable with
-:math:`\nabla\Psi = H^T \Phi`. The plain (not the penalised) Fischer-Burmeister function is
-used: the nested two-sided formula needs an inner function whose *sign* says which side of the
-pair is violated (:math:`\varphi(c, d) \ge 0 \iff` not both :math:`c, d > 0` when :math:`c > 0`),
-and Chen, Chen & Kanzow's (2000) penalised
-:math:`\varphi_\lambda = \lambda \varphi - (1 - \lambda) a_+ b_+` loses that property (for large
-positive :math:`c, d` it turns positive), which would create spurious zeros of :math:`\Phi` at
-:math:`z_i = l_i,\ F_i < 0`. One function for every pair also keeps one Jacobian formula.
+:math:`\nabla\Psi = H^T \Phi`. The plain Fischer-Burmeister function is used, not Chen,
+Chen & Kanzow's (2000) penalised :math:`\varphi_\lambda = \lambda\varphi - (1 - \lambda) a_+ b_+`:
+:math:`\varphi` is smooth everywhere except at :math:`a = b = 0`, while :math:`a_+ b_+` adds a
+kink at every strictly complementary active pair (:math:`a = 0 < b`), i.e. exactly at the
+points the iteration converges to; Billups' box extension and the safeguards of Munson et al.
+are stated for :math:`\varphi`; and the global advantages of :math:`\varphi_\lambda`
+(bounded level sets of :math:`\Psi` under weaker conditions) matter least here, where the crash
+phase and the watchdog handle the early iterations.
 :math:`\varphi` is evaluated as :math:`-2ab / (\sqrt{a^2+b^2} + a + b)` when :math:`a + b > 0`,
 which has no cancellation, so :math:`\Phi_i` is exactly zero at a complementary pair.
 
@@ -44,11 +45,19 @@ Every row of the element :math:`H \in \partial\Phi(z)` used here has the form
 element of De Luca, Facchinei & Kanzow (1996) is taken: with :math:`\delta z = e_\beta` (ones on
 the degenerate index set :math:`\beta`), the gradient of :math:`\varphi` is replaced by its limit
 along :math:`z + t\,\delta z`, :math:`t \downarrow 0`, i.e. :math:`(a, b)` by their directional
-derivatives :math:`(\delta a, \delta b) = (1, (J_F e_\beta)_i)` (one Jacobian-vector product).
+derivatives, e.g. :math:`(\delta a, \delta b) = (1, (J_F e_\beta)_i)` for a lower bound (one
+Jacobian-vector product for all degenerate pairs).
 
 Globalisation (De Luca, Facchinei & Kanzow 1996; Billups 1995; Munson et al. 2001)
----------------------------------------------------------------------------------
-1. **Crash phase** (cold starts only; ``warm=True`` skips it). Up to :data:`CRASH_ITERATIONS`
+----------------------------------------------------------------------------------
+1. **Row scaling** (affine :math:`F` only, i.e. a constant Jacobian): the method works on
+   :math:`S F` with :math:`S = \mathrm{diag}(1/\|\nabla F_i\|_\infty)` (clipped to
+   :math:`[10^{-8}, 10^{8}]`); the MCP's solutions do not change, the natural residual of the
+   stopping rule stays unscaled. It is what lets the badly scaled Siconos LCPs ``tobenna`` and
+   ``deltasigma2`` (row norms from :math:`10^{-4}` to :math:`2.5 \cdot 10^{5}`) converge. For a
+   nonlinear :math:`F` a scaling frozen at the start hurt (4 MCPLIB starts failed), so none is
+   applied.
+2. **Crash phase** (cold starts only; ``warm=True`` skips it). Up to :data:`CRASH_ITERATIONS`
    projected Newton steps on the natural map :math:`z - \Pi_{[l,u]}(z - F(z))`: the active set
    is guessed from :math:`z - F(z)` (at or beyond a bound: fix :math:`z_i` there, else solve
    :math:`F_i = 0` linearised) and the step is projected onto the box. The phase stops when a
@@ -56,15 +65,15 @@ Globalisation (De Luca, Facchinei & Kanzow 1996; Billups 1995; Munson et al. 200
    or an active set comes back without improving; the best point met is handed on. The Newton
    matrix has the same pattern as :math:`H` (:math:`d_a, d_b \in \{0, 1\}`). For LCPs this is
    the primal-dual active-set method and often ends at the exact solution.
-2. **Newton direction**: :math:`H d = -\Phi`. If :math:`H` is singular or ill-conditioned, or
+3. **Newton direction**: :math:`H d = -\Phi`. If :math:`H` is singular or ill-conditioned, or
    :math:`d` fails the descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`
    (:math:`\rho = 10^{-8}`, :math:`p = 2.1`, De Luca-Facchinei-Kanzow), the **proximal
    perturbation** :math:`J_F + \mu I` (Billups' proximal perturbation of :math:`F`; in :math:`H`
    this is :math:`D_a + \mu D_b + D_b J_F`, which keeps :math:`H` nonsingular for
    :math:`P_0` Jacobians, unlike :math:`H + \mu I`) is tried with
    :math:`\mu = \min(\max(0.1\|\Phi\|_2, 10^{-10}), 1)`, then 10 and 100 times that.
-3. **Steepest descent** :math:`d = -\nabla\Psi = -H^T\Phi` when no Newton direction passes.
-4. **Non-monotone Armijo line search** (Grippo, Lampariello & Lucidi 1986): accept
+4. **Steepest descent** :math:`d = -\nabla\Psi = -H^T\Phi` when no Newton direction passes.
+5. **Non-monotone Armijo line search** (Grippo, Lampariello & Lucidi 1986): accept
    :math:`z + t d`, :math:`t = 1, \tfrac12, \dots`, when
    :math:`\Psi(z + td) \le \max_{0 \le j < M} \Psi(z_{k-j}) + \sigma t \nabla\Psi^T d` with
    :math:`M = 10`, :math:`\sigma = 10^{-4}`; points where :math:`F` is not finite are rejected.
@@ -100,10 +109,16 @@ the step length, ``inner_iterations`` the function evaluations of the line searc
 Linear algebra
 --------------
 :math:`F` and :math:`J_F` are CasADi functions built once per route and evaluated through
-CasADi's buffer interface (no per-call allocation); :math:`J_F` keeps CasADi's sparsity and
-is evaluated once per route when it is constant (LCPs), once per solve when it depends only on
-:math:`p`. :class:`~mcpkit.solvers.newton_linalg.NewtonSystem` factorises :math:`H` with dense
-LAPACK or SuperLU and reuses the pattern and ordering (see that module for what SciPy allows).
+CasADi's buffer interface (no per-call allocation), with CasADi's sparsity. On backend
+``casadi`` the rows of affine blocks :math:`F_B = M z_S + q(p)` take their (constant) Jacobian
+from the declaration's matrix instead of CasADi's MX ``jacobian``, which costs about 2 s for a
+dense :math:`1000 \times 1000` block; on backend ``pyomo`` CasADi differentiates the NL import.
+:math:`J_F` is evaluated once per route when it is constant (LCPs), once per solve when it
+depends on :math:`p` only, else at every iterate.
+:class:`~mcpkit.solvers.newton_linalg.NewtonSystem` factorises :math:`H` with dense LAPACK or
+SuperLU and reuses the pattern and the ordering (see that module for what SciPy allows).
+:class:`SemismoothNewton` only needs an object with ``F(z)``, ``J(z)`` and the CSC pattern
+(:class:`CasadiFunctions` is one), so callables from a functional interface can drive it too.
 
 References
 ----------
@@ -164,6 +179,10 @@ CRASH_GROWTH = 10.0
 WATCHDOG = 5
 #: Stalled when the natural residual has not improved in this many iterations.
 STALL_WINDOW = 100
+#: Row scaling: :math:`F_i` is replaced by :math:`s_i F_i`, :math:`s_i = 1/\|\nabla F_i(z_0)\|_\infty`
+#: clipped to ``[1/SCALE_MAX, 1/SCALE_MIN]`` (the MCP's solutions do not change).
+SCALE_ROWS = True
+SCALE_MIN, SCALE_MAX = 1e-8, 1e8
 #: A pair counts as degenerate (:math:`a = b = 0`) when :math:`\sqrt{a^2+b^2}` is at most this.
 DEGENERATE = 1e-14
 
@@ -255,6 +274,8 @@ class BoxFischerBurmeister:
         self._any_u, self._all_u = bool(self.has_u.any()), bool(self.has_u.all())
         self._any_l, self._all_l = bool(self.has_l.any()), bool(self.has_l.all())
         self._i_fixed = np.flatnonzero(self.fixed)
+        self._free_l = self.has_l & ~self.fixed
+        self._free_u = self.has_u & ~self.fixed
 
     def residual(self, z: np.ndarray, F: np.ndarray) -> np.ndarray:
         r""":math:`\Phi(z)` from :math:`z` and :math:`F = F(z)` (module docstring table)."""
@@ -282,11 +303,11 @@ class BoxFischerBurmeister:
         ``jv(v)`` returns :math:`J_F(z) v`; it is called once, only when a pair is degenerate
         (De Luca-Facchinei-Kanzow element, module docstring).
         """
-        has_l, has_u, free = self.has_l, self.has_u, ~self.fixed
+        has_l, has_u = self.has_l, self.has_u
         # inner level: g and its derivative g_z e_i + g_J grad F_i
         if self._any_u:
             g, pc, pd, deg_in = _phi_grad(self._u0 - z, -F)
-            deg_in &= has_u & free
+            deg_in &= self._free_u
             if not self._all_u:
                 g = np.where(has_u, g, F)
         else:
@@ -294,7 +315,7 @@ class BoxFischerBurmeister:
         # outer level
         if self._any_l:
             Phi, pa, pg, deg_out = _phi_grad(z - self._l0, g)
-            deg_out &= has_l & free
+            deg_out &= self._free_l
             if deg_in is not None:
                 deg_out &= ~deg_in
             if not self._all_l:
@@ -315,19 +336,19 @@ class BoxFischerBurmeister:
                 pd = np.where(deg_in, -w / rho - 1.0, pd)
             gz = -pc if self._all_u else np.where(has_u, -pc, 0.0)
             gJ = -pd if self._all_u else np.where(has_u, -pd, 1.0)
-        else:
-            gz, gJ = np.zeros(self.n), np.ones(self.n)
+        else:  # no upper bounds: g = F, g_z = 0, g_J = 1
+            gz, gJ = 0.0, 1.0
         if deg_out is not None:
             if w is not None:
                 dg = gz + gJ * w
                 rho = np.hypot(1.0, dg)
                 pa = np.where(deg_out, 1.0 / rho - 1.0, pa)
                 pg = np.where(deg_out, dg / rho - 1.0, pg)
-            da, db = pa + pg * gz, pg * gJ
+            da, db = (pa, pg) if deg_in is None else (pa + pg * gz, pg * gJ)
             if not self._all_l:
                 da, db = np.where(has_l, da, -gz), np.where(has_l, db, -gJ)
         else:
-            da, db = -gz, -gJ
+            da, db = -gz * np.ones(self.n), -gJ * np.ones(self.n)
         if self._i_fixed.size:
             i = self._i_fixed
             Phi[i], da[i], db[i] = z[i] - self._l0[i], 1.0, 0.0
@@ -410,17 +431,18 @@ class CasadiFunctions:
         self.jac_depends_on_p = bool(self.n_params and nnz and ca.depends_on(Jexpr, cas.p))
         s_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(sp.colind(), dtype=np.int64)))
         s_row = sym_rows[np.asarray(sp.row(), dtype=np.int64)] if nnz else np.zeros(0, dtype=np.int64)
-        # one CSC pattern for both parts: CasADi's entries then the constants, sorted column-major
-        keys = np.concatenate(
-            [s_col * n + s_row, np.asarray(cc, dtype=np.int64) * n + np.asarray(cr, dtype=np.int64)]
-        )
-        order = np.argsort(keys, kind="stable")
+        # one CSC pattern for both parts: CasADi's entries then the constants; SciPy's COO -> CSC
+        # conversion sorts them (in C), carrying each entry's index as its value
+        rows = np.concatenate([s_row, np.asarray(cr, dtype=np.int64)])
+        cols = np.concatenate([s_col, np.asarray(cc, dtype=np.int64)])
+        tag = sps.csc_matrix((np.arange(1.0, rows.size + 1.0), (rows, cols)), shape=(n, n))
+        tag.sort_indices()
+        order = tag.data.astype(np.int64) - 1
         pos = np.empty_like(order)
         pos[order] = np.arange(order.size)
-        col, self.row = np.divmod(keys[order], n)
-        self.colind = np.searchsorted(col, np.arange(n + 1))
+        self.colind, self.row = tag.indptr.astype(np.int64), tag.indices.astype(np.int64)
         self._cas_pos = pos[:nnz]
-        self._values = np.zeros(keys.size)
+        self._values = np.zeros(rows.size)
         self._values[pos[nnz:]] = cv
         self._z = np.zeros(n)
         self._p = np.zeros(self.n_params)
@@ -493,6 +515,8 @@ class SemismoothNewton:
         self.options = options
         self.system = NewtonSystem(functions.n, functions.colind, functions.row, dense=dense)
         self._jac_ready = False  # J_F of a constant Jacobian already stored
+        self._scale = np.ones(functions.n)  # row scaling S of F (module docstring)
+        self._scale_at_start = True  # recompute S at each solve's start (J_F not constant)
 
     # ------------------------------------------------------------------ helpers
     def _project(self, z: np.ndarray) -> np.ndarray:
@@ -512,7 +536,7 @@ class SemismoothNewton:
         F = self.fun.F(z)
         if not np.isfinite(F).all():
             return None
-        Phi = self.fb.residual(z, F)
+        Phi = self.fb.residual(z, self._scale * F)
         return F, Phi, 0.5 * float(Phi @ Phi)
 
     # ------------------------------------------------------------------ solve
@@ -531,6 +555,11 @@ class SemismoothNewton:
         F = self.fun.F(z)
         if not np.isfinite(F).all():
             return run.outcome(z, F, Termination.NUMERICAL_ERROR, "F(z0) is not finite")
+        if SCALE_ROWS and not self.fun.jac_depends_on_z and (self._scale_at_start or not self._jac_ready):
+            self._update_jacobian(z)
+            norms = self.system.row_norms()
+            self._scale = 1.0 / np.where(norms > 0, np.clip(norms, SCALE_MIN, SCALE_MAX), 1.0)
+            self._scale_at_start = self.fun.jac_depends_on_z or self.fun.jac_depends_on_p
         r = self._natural(z, F)
         run.record_best(z, F, r)
         if r > opts.tol and not warm and CRASH_ITERATIONS > 0:
@@ -551,14 +580,14 @@ class SemismoothNewton:
             if r <= tol or run.iterations >= self.options.max_inner_iter or time.perf_counter() > deadline:
                 break
             t_it = time.perf_counter()
-            w = z - F
+            w = z - self._scale * F
             active = (w <= lb) | (w >= ub) | fixed
             key = np.packbits(active).tobytes()
             repeated = key in seen
             seen.add(key)
             da = active.astype(float)
             self._update_jacobian(z)
-            if not self.system.factor(da, 1.0 - da):
+            if not self.system.factor(da, (1.0 - da) * self._scale):
                 break
             d = self.system.solve(-(z - self._project(w)))
             if not np.isfinite(d).all():
@@ -585,13 +614,13 @@ class SemismoothNewton:
         for attempt in range(PROX_TRIES + 1):
             if attempt:
                 mu = min(max(PROX_FACTOR * norm_phi, PROX_MIN), PROX_MAX) * 10.0 ** (attempt - 1)
-            if self.system.factor(da + mu * db, db):
+            if self.system.factor(da + mu * db if mu else da, db):
                 d = self.system.solve(-Phi)
                 if np.isfinite(d).all():
                     nd = math.sqrt(float(d @ d))
                     if float(grad @ d) <= -DESCENT_RHO * nd**DESCENT_POWER and nd > 0:
                         return d, mu, "newton"
-        return -grad, mu, "gradient"
+        return -grad, 0.0, "gradient"
 
     def _line_search(
         self, z: np.ndarray, d: np.ndarray, slope: float, ref: float
@@ -614,7 +643,8 @@ class SemismoothNewton:
     def _newton(self, run: _Run, z: np.ndarray, F: np.ndarray, deadline: float) -> RouteOutcome:
         opts = self.options
         lb, ub = self.lb, self.ub
-        Phi = self.fb.residual(z, F)
+        scale = self._scale
+        Phi = self.fb.residual(z, scale * F)
         psi = 0.5 * float(Phi @ Phi)
         history: deque[float] = deque([psi], maxlen=NONMONOTONE_MEMORY)
         best_psi, best_point, best_k = psi, (z, F), run.iterations
@@ -634,7 +664,8 @@ class SemismoothNewton:
                 )
             t_it = time.perf_counter()
             self._update_jacobian(z)
-            Phi, da, db = self.fb.jacobian(z, F, self.system.jv)
+            Phi, da, db = self.fb.jacobian(z, scale * F, lambda v: scale * self.system.jv(v))
+            db = db * scale  # H = D_a + D_b S J_F for the row-scaled function S F
             grad = self.system.htv(da, db, Phi)
             d, mu, phase = self._direction(Phi, da, db, grad)
             ref = max(history)

@@ -75,30 +75,23 @@ class NewtonSystem:
         col = np.repeat(np.arange(n, dtype=np.int64), np.diff(colind))
         self.j_nnz = int(row.size)
         self.j_rows = row
-        # pattern of H: J's entries and the diagonal, CSC order (column-major, rows sorted);
-        # J's keys are already sorted, so only the missing diagonal entries are inserted
+        # J's keys col * n + row are sorted (CSC); the diagonal entries J lacks are added to H
         jkeys = col * n + row
         dkeys = np.arange(n, dtype=np.int64) * (n + 1)
         at = np.searchsorted(jkeys, dkeys)
-        missing = (
-            (at >= jkeys.size) | (jkeys[np.minimum(at, jkeys.size - 1)] != dkeys)
-            if jkeys.size
-            else np.ones(n, bool)
-        )
-        keys = np.insert(jkeys, at[missing], dkeys[missing])
-        h_col, h_row = np.divmod(keys, n)
-        self.h_indices = h_row.astype(np.int32)
-        self.h_indptr = np.searchsorted(h_col, np.arange(n + 1)).astype(np.int32)
-        self.j_pos = np.arange(jkeys.size) + np.searchsorted(dkeys[missing], jkeys, side="right")
-        self.d_pos = np.searchsorted(keys, dkeys)
-        density = keys.size / max(n * n, 1)
+        hit = jkeys[np.minimum(at, jkeys.size - 1)] == dkeys if jkeys.size else np.zeros(n, dtype=bool)
+        self._missing = ~((at < jkeys.size) & hit)
+        self._jkeys, self._dkeys, self._at = jkeys, dkeys, at
+        density = (jkeys.size + int(self._missing.sum())) / max(n * n, 1)
         if dense is None:
             dense = n <= DENSE_MAX_N or (density >= DENSE_MIN_DENSITY and n <= DENSE_LIMIT_N)
         self.dense = bool(dense)
         self.kind = "dense LAPACK getrf" if self.dense else "SuperLU splu"
         self.factorizations = 0
+        self._j_finite = True
         self.jacobian = np.zeros(self.j_nnz)
         """Current nonzeros of :math:`J_F` (CSC order); write with :meth:`set_jacobian`."""
+        self._h_pattern: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         if self.dense:
             self._flat = row * n + col
             self._Jd = np.zeros((n, n))
@@ -109,7 +102,8 @@ class NewtonSystem:
             self._J = sps.csc_matrix(
                 (self.jacobian, row.astype(np.int32), colind.astype(np.int32)), shape=(n, n)
             )
-            self._h_data = np.zeros(keys.size)
+            self.h_indices, self.h_indptr, self.j_pos, self.d_pos = self._pattern()
+            self._h_data = np.zeros(self.h_indices.size)
             self._symmetric = self._structurally_symmetric()
             self._inv: np.ndarray | None = None  # ordering of the first factorisation
             self._perm_data: np.ndarray | None = None
@@ -122,8 +116,11 @@ class NewtonSystem:
     def set_jacobian(self, values: np.ndarray) -> None:
         """Store the nonzeros of :math:`J_F` (CSC order of the pattern)."""
         self.jacobian[:] = values
+        self._j_finite = bool(np.isfinite(self.jacobian).all())
         if self.dense:
             self._Jd.flat[self._flat] = self.jacobian
+        elif self._J.data is not self.jacobian:  # SciPy copied the data array at construction
+            self._J.data[:] = self.jacobian
 
     def jv(self, v: np.ndarray) -> np.ndarray:
         r""":math:`J_F v`."""
@@ -133,6 +130,12 @@ class NewtonSystem:
         r""":math:`J_F^T v`."""
         return self._Jd.T @ v if self.dense else self._J.T @ v
 
+    def row_norms(self) -> np.ndarray:
+        r""":math:`\max_j |J_{ij}|` for every row :math:`i` of :math:`J_F`."""
+        if self.dense:
+            return np.abs(self._Jd).max(axis=1, initial=0.0)
+        return np.asarray(abs(self._J).max(axis=1).todense()).reshape(-1)
+
     def htv(self, da: np.ndarray, db: np.ndarray, v: np.ndarray) -> np.ndarray:
         r""":math:`H^T v = d_a \circ v + J_F^T (d_b \circ v)` (the merit gradient for :math:`v = \Phi`)."""
         return da * v + self.jtv(db * v)
@@ -141,12 +144,24 @@ class NewtonSystem:
         r""":math:`H v = d_a \circ v + d_b \circ (J_F v)`."""
         return da * v + db * self.jv(v)
 
+    def _pattern(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CSC ``(indices, indptr)`` of :math:`H` and where J's entries and the diagonal sit in it."""
+        if self._h_pattern is None:
+            n, jkeys, dkeys, miss = self.n, self._jkeys, self._dkeys, self._missing
+            keys = np.insert(jkeys, self._at[miss], dkeys[miss])
+            h_col, h_row = np.divmod(keys, n)
+            indptr = np.searchsorted(h_col, np.arange(n + 1)).astype(np.int32)
+            j_pos = np.arange(jkeys.size) + np.searchsorted(dkeys[miss], jkeys, side="right")
+            self._h_pattern = (h_row.astype(np.int32), indptr, j_pos, np.searchsorted(keys, dkeys))
+        return self._h_pattern
+
     def matrix(self, da: np.ndarray, db: np.ndarray) -> sps.csc_matrix:
         """:math:`H` as a CSC matrix (for tests and diagnostics)."""
-        data = np.zeros(self.h_indices.size)
-        data[self.j_pos] = db[self.j_rows] * self.jacobian
-        data[self.d_pos] += da
-        return sps.csc_matrix((data, self.h_indices, self.h_indptr), shape=(self.n, self.n))
+        indices, indptr, j_pos, d_pos = self._pattern()
+        data = np.zeros(indices.size)
+        data[j_pos] = db[self.j_rows] * self.jacobian
+        data[d_pos] += da
+        return sps.csc_matrix((data, indices, indptr), shape=(self.n, self.n))
 
     # ------------------------------------------------------------------ factorisation
     def factor(self, da: np.ndarray, db: np.ndarray) -> bool:
@@ -170,11 +185,11 @@ class NewtonSystem:
         return x
 
     def _factor_dense(self, da: np.ndarray, db: np.ndarray) -> bool:
+        if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
+            return False
         H = self._Hd
         np.multiply(self._Jd, db[:, None], out=H)
         H.flat[self._diag] += da
-        if not np.isfinite(H).all():
-            return False
         lu, piv, info = sla.lapack.dgetrf(H, overwrite_a=True)
         if info < 0:  # pragma: no cover - an illegal argument is a bug
             raise RuntimeError(f"LAPACK dgetrf: illegal argument {-info}")
@@ -193,12 +208,12 @@ class NewtonSystem:
         return (P - P.T).count_nonzero() == 0
 
     def _factor_sparse(self, da: np.ndarray, db: np.ndarray) -> bool:
+        if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
+            return False
         data = self._h_data
         data[:] = 0.0
         data[self.j_pos] = db[self.j_rows] * self.jacobian
         data[self.d_pos] += da
-        if not np.isfinite(data).all():
-            return False
         try:
             if self._inv is None:
                 H = sps.csc_matrix((data, self.h_indices, self.h_indptr), shape=(self.n, self.n))

@@ -218,6 +218,7 @@ def test_newton_system_assembles_factorises_and_solves(dense: bool) -> None:
         np.testing.assert_allclose(system.htv(da, db, b), H.T @ b, atol=1e-12)
         np.testing.assert_allclose(system.hv(da, db, b), H @ b, atol=1e-12)
     assert system.factorizations == 3
+    np.testing.assert_array_equal(system.row_norms(), np.abs(J.toarray()).max(axis=1))
 
 
 @pytest.mark.parametrize("dense", [True, False])
