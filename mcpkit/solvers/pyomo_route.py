@@ -29,7 +29,6 @@ import pyomo.environ as pyo
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.lowering.pyomo import ToPyomo
-from mcpkit.mpcc.problem import casadi_name
 from mcpkit.options import REFORMULATIONS, SolveOptions
 from mcpkit.problem import MCP
 from mcpkit.solvers.inner import select_inner
@@ -79,19 +78,7 @@ def nl_casadi_mcp(problem: MCP) -> CasadiMCP:
         Fx[i] = nlp.body(g, m.mcp_F[k])
     Fv = ca.vertcat(*Fx) if Fx else ca.SX(0, 1)
     z, p, Fv = _matrix_form_if_linear(z, p, Fv)
-    name = f"{problem.name}_pyomo"
-    return CasadiMCP(
-        z=z,
-        p=p,
-        F=Fv,
-        lb=problem.lb,
-        ub=problem.ub,
-        z0=problem.start,
-        p0=problem.parameter_values,
-        blocks={b.name: b.slice for b in problem.blocks},
-        F_fun=ca.Function(casadi_name(f"{name}_F"), [z, p], [Fv], ["z", "p"], ["F"]),
-        name=name,
-    )
+    return CasadiMCP.of(problem, z, p, Fv, name=f"{problem.name}_pyomo")
 
 
 class PyomoRoute(SlackFormRoute):
