@@ -15,22 +15,9 @@ to the complementarity solution, and the active-set polish finishes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import casadi as ca
-import numpy as np
 
-from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
-from mcpkit.solvers.reformulation import (
-    AdaptiveDecrease,
-    NLPTemplate,
-    ParameterController,
-    Reformulation,
-    assemble,
-    geometric,
-    sign_constraints,
-)
+from mcpkit.solvers.reformulation import PairRelaxation
 
 
 def fischer_burmeister(a: ca.SX, b: ca.SX, eps: ca.SX | float) -> ca.SX:
@@ -38,25 +25,12 @@ def fischer_burmeister(a: ca.SX, b: ca.SX, eps: ca.SX | float) -> ca.SX:
     return a + b - ca.sqrt(a**2 + b**2 + 2 * eps**2)
 
 
-class FischerBurmeister(Reformulation):
+class FischerBurmeister(PairRelaxation):
     """Smoothed Fischer-Burmeister equations :math:`\\phi_\\varepsilon(G_j, H_j) = 0`."""
 
     name = "fb"
     parameter_name = "epsilon"
+    pair_equality = True
 
-    def build(self, mpcc: MPCC) -> NLPTemplate:
-        eps = mpcc.sym("epsilon")
-        rows, lo, hi = sign_constraints(mpcc)
-        nc = mpcc.n_pairs
-        if nc:
-            rows.append(fischer_burmeister(mpcc.G, mpcc.H, eps))
-            lo.append(np.zeros(nc))
-            hi.append(np.zeros(nc))
-        return assemble(mpcc, eps, mpcc.f, rows, lo, hi)
-
-    def schedule(self, options: SolveOptions) -> Iterator[float]:
-        return geometric(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
-
-    def controller(self, options: SolveOptions) -> ParameterController:
-        """Adaptive decrease (:class:`~mcpkit.solvers.reformulation.AdaptiveDecrease`)."""
-        return AdaptiveDecrease(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+    def pair_rows(self, G: ca.SX | ca.MX, H: ca.SX | ca.MX, t: ca.SX | ca.MX) -> ca.SX | ca.MX:
+        return fischer_burmeister(G, H, t)

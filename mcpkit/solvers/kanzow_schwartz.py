@@ -22,45 +22,17 @@ every reformulation (:mod:`mcpkit.solvers.homotopy`). This file and one registry
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import casadi as ca
-import numpy as np
 
-from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
-from mcpkit.solvers.reformulation import (
-    AdaptiveDecrease,
-    NLPTemplate,
-    ParameterController,
-    Reformulation,
-    assemble,
-    geometric,
-    sign_constraints,
-)
+from mcpkit.solvers.reformulation import PairRelaxation
 
 
-class KanzowSchwartz(Reformulation):
+class KanzowSchwartz(PairRelaxation):
     r""":math:`\varphi(G_j, H_j; t) / t^2 \le 0` (see the module docstring)."""
 
     name = "kanzow_schwartz"
     parameter_name = "t"
 
-    def build(self, mpcc: MPCC) -> NLPTemplate:
-        t = mpcc.sym("t")
-        rows, lo, hi = sign_constraints(mpcc)
-        nc = mpcc.n_pairs
-        if nc:
-            a, b = mpcc.G - t, mpcc.H - t
-            phi = ca.if_else(a + b >= 0, a * b, -0.5 * (a * a + b * b))
-            rows.append(phi / (t * t))
-            lo.append(np.full(nc, -np.inf))
-            hi.append(np.zeros(nc))
-        return assemble(mpcc, t, mpcc.f, rows, lo, hi)
-
-    def schedule(self, options: SolveOptions) -> Iterator[float]:
-        return geometric(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
-
-    def controller(self, options: SolveOptions) -> ParameterController:
-        """Adaptive decrease (:class:`~mcpkit.solvers.reformulation.AdaptiveDecrease`)."""
-        return AdaptiveDecrease(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+    def pair_rows(self, G: ca.SX | ca.MX, H: ca.SX | ca.MX, t: ca.SX | ca.MX) -> ca.SX | ca.MX:
+        a, b = G - t, H - t
+        return ca.if_else(a + b >= 0, a * b, -0.5 * (a * a + b * b)) / (t * t)

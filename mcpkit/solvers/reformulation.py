@@ -100,6 +100,40 @@ class Reformulation(ABC):
         return options.inner_tol_factor * options.tol
 
 
+class PairRelaxation(Reformulation):
+    r"""A reformulation that replaces each pair by one row in :math:`(G_j, H_j, t)`, :math:`t \to 0`.
+
+    The NLP is the MPCC's own constraints, the sign rows :math:`G, H \ge 0` (unless the bounds
+    imply them) and :math:`r(G_j, H_j; t) = 0` (:attr:`pair_equality`) or :math:`\le 0`, with the
+    objective unchanged; :math:`t` follows the adaptive decrease. Subclasses give
+    :meth:`pair_rows` (Scholtes, Fischer-Burmeister, Kanzow-Schwartz).
+    """
+
+    #: ``True``: the pair rows are equations; ``False``: ``<= 0``.
+    pair_equality: bool = False
+
+    def pair_rows(self, G: ca.SX | ca.MX, H: ca.SX | ca.MX, t: ca.SX | ca.MX) -> ca.SX | ca.MX:
+        """The rows :math:`r(G, H; t)` (elementwise)."""
+        raise NotImplementedError
+
+    def build(self, mpcc: MPCC) -> NLPTemplate:
+        t = mpcc.sym(self.parameter_name)
+        rows, lo, hi = sign_constraints(mpcc)
+        nc = mpcc.n_pairs
+        if nc:
+            rows.append(self.pair_rows(mpcc.G, mpcc.H, t))
+            lo.append(np.zeros(nc) if self.pair_equality else np.full(nc, -np.inf))
+            hi.append(np.zeros(nc))
+        return assemble(mpcc, t, mpcc.f, rows, lo, hi)
+
+    def schedule(self, options: SolveOptions) -> Iterator[float]:
+        return geometric(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+
+    def controller(self, options: SolveOptions) -> ParameterController:
+        """Adaptive decrease (:class:`AdaptiveDecrease`)."""
+        return AdaptiveDecrease(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+
+
 def geometric(start: float, factor: float, stop: float, limit: int) -> Iterator[float]:
     """``start, start*factor, ...`` while above ``stop`` (at most ``limit`` values), then ``stop``."""
     t = start

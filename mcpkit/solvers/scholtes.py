@@ -16,47 +16,21 @@ residual of the original pairs and finishes with an active-set polish.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import casadi as ca
 
-import numpy as np
-
-from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
-from mcpkit.solvers.reformulation import (
-    AdaptiveDecrease,
-    NLPTemplate,
-    ParameterController,
-    Reformulation,
-    assemble,
-    geometric,
-    sign_constraints,
-)
+from mcpkit.solvers.reformulation import PairRelaxation
 
 
-class Scholtes(Reformulation):
+class Scholtes(PairRelaxation):
     """Scholtes relaxation; ``equality=True`` uses :math:`G_j H_j = \\sigma`."""
 
     parameter_name = "sigma"
 
     def __init__(self, equality: bool = False) -> None:
-        self.equality = equality
+        self.pair_equality = equality
         self.name = "scholtes_eq" if equality else "scholtes"
 
-    def build(self, mpcc: MPCC) -> NLPTemplate:
-        sigma = mpcc.sym("sigma")
-        rows, lo, hi = sign_constraints(mpcc)
-        nc = mpcc.n_pairs
-        if nc:
-            # scaled by sigma: IPOPT's absolute feasibility tolerance then means a relative
-            # tolerance on the product, so the relaxation keeps tightening as sigma -> 0
-            rows.append(mpcc.G * mpcc.H / sigma - 1)
-            lo.append(np.zeros(nc) if self.equality else np.full(nc, -np.inf))
-            hi.append(np.zeros(nc))
-        return assemble(mpcc, sigma, mpcc.f, rows, lo, hi)
-
-    def schedule(self, options: SolveOptions) -> Iterator[float]:
-        return geometric(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
-
-    def controller(self, options: SolveOptions) -> ParameterController:
-        """Adaptive decrease (:class:`~mcpkit.solvers.reformulation.AdaptiveDecrease`)."""
-        return AdaptiveDecrease(options.sigma0, options.sigma_factor, options.sigma_min, options.max_outer)
+    def pair_rows(self, G: ca.SX | ca.MX, H: ca.SX | ca.MX, t: ca.SX | ca.MX) -> ca.SX | ca.MX:
+        # scaled by sigma: IPOPT's absolute feasibility tolerance then means a relative
+        # tolerance on the product, so the relaxation keeps tightening as sigma -> 0
+        return G * H / t - 1
