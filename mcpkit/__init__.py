@@ -18,6 +18,7 @@ from mcpkit.errors import (
     SolverNotAvailableError,
     UnknownOptionError,
 )
+from mcpkit.functional import solve_mcp
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP
@@ -65,4 +66,5 @@ __all__ = [
     "Termination",
     "UnknownOptionError",
     "solve",
+    "solve_mcp",
 ]

@@ -2,7 +2,9 @@
 
 * ``mcpkit info`` lists backends and solvers, their versions and where each was found.
 * ``mcpkit solve FILE [--method M] [--backend B] [--tol T] [--time-limit S] [--json]`` solves a
-  problem file (see :mod:`mcpkit.io` for the formats).
+  problem file (see :mod:`mcpkit.io` for the formats; MCP files in the ``mcpkit-mcp`` format and
+  MCPLIB ports, MPCC JSON with ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.mcp_file`, and
+  ``known_solution_distance`` is reported when the file's metadata has known solutions).
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
@@ -66,9 +68,9 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def _solve_file(args: argparse.Namespace) -> Any:
-    """Load ``args.file`` by its kind and solve it; returns a result following ``Outcome``."""
-    from mcpkit.io import file_kind, load_mcp
+def _solve_file(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """Load ``args.file`` by its kind and solve it: a result (``Outcome``) and extra summary fields."""
+    from mcpkit.io import file_kind
     from mcpkit.solve import solve
 
     kind = file_kind(args.file)
@@ -76,18 +78,23 @@ def _solve_file(args: argparse.Namespace) -> Any:
     if kind == "fclib":
         from mcpkit.models.fclib import solve_fclib_file
 
-        return solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts)
+        return solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts), {}
     if kind == "mpcc-json":
         from mcpkit.mpcc import load_mpcc_json
 
         problem = load_mpcc_json(args.file)
-        return solve(problem, backend=args.backend, method=args.method, stationarity=True, **opts)
-    return solve(load_mcp(args.file), backend=args.backend, method=args.method, **opts)
+        return solve(problem, backend=args.backend, method=args.method, stationarity=True, **opts), {}
+    from mcpkit.mcp_file import known_solution_distance, load_any_mcp
+
+    mcp, meta = load_any_mcp(args.file)  # LCP files, mcpkit-mcp files, MCPLIB ports
+    result = solve(mcp, backend=args.backend, method=args.method, **opts)
+    distance = known_solution_distance(meta, result.z)
+    return result, ({} if distance is None else {"known_solution_distance": distance})
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    result = _solve_file(args)
-    summary = result.summary()
+    result, extra = _solve_file(args)
+    summary = result.summary() | extra
     if args.json:
         _print_json(summary)
     else:
@@ -98,9 +105,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    from mcpkit.io import load_mcp
+    from mcpkit.mcp_file import load_any_mcp
 
-    mcp = load_mcp(args.file)
+    mcp, _ = load_any_mcp(args.file)
     print(mcp.to_latex(max_rows=args.max_rows) if args.latex else mcp.to_text(max_rows=args.max_rows))
     if not args.latex:
         print()
@@ -157,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_info.set_defaults(func=cmd_info)
 
     p_solve = sub.add_parser(
-        "solve", help="solve a problem file (.json LCP or CasADi MPCC, .npz LCP, .hdf5 FCLIB)"
+        "solve",
+        help="solve a problem file (.json LCP, mcpkit-mcp or CasADi MPCC, .npz LCP, .hdf5 FCLIB)",
     )
     p_solve.add_argument("file", help="problem file")
     p_solve.add_argument(

@@ -6,10 +6,34 @@ Formats, chosen by content and extension:
   LCP :math:`l \le z \le u \perp Mz + q`; ``lb``/``ub`` optional (default 0 and ``inf``), scalars
   or lists, with ``"inf"``/``"-inf"`` strings or ``null`` for infinite bounds.
 * **LCP NPZ** (``.npz``): arrays ``M``, ``q`` and optional ``lb``, ``ub``.
+* **Sparse LCP NPZ** (``.npz``): ``M`` stored as :func:`scipy.sparse.save_npz` stores it (keys
+  ``format``, ``shape``, ``data`` and ``indices``/``indptr``, ``row``/``col`` or ``offsets``:
+  any format :func:`scipy.sparse.load_npz` reads), kept sparse. ``q`` (and optional ``lb``,
+  ``ub``) either as arrays of the same name in that file (what :func:`save_lcp_npz` writes; the
+  file stays readable by ``load_npz``) or in companion ``.npy`` files beside ``NAME.npz``:
+  ``NAME.q.npy``, ``NAME.lb.npy``, ``NAME.ub.npy`` (a vector each, or a scalar bound; a value
+  given in both places is an error). From SciPy, two lines::
+
+      scipy.sparse.save_npz("obstacle.npz", M)
+      numpy.save("obstacle.q.npy", q)
+
+* **Matrix Market LCP** (``.mtx``): ``NAME.mtx`` holds ``M`` (read with
+  :func:`scipy.io.mmread`: ``coordinate`` files stay sparse, ``array`` files are dense), and
+  ``q`` is the companion ``NAME_q.mtx`` (an ``n x 1`` or ``1 x n`` Matrix Market matrix, the
+  SuiteSparse ``NAME_b.mtx`` convention), required; ``NAME_lb.mtx`` and ``NAME_ub.mtx`` likewise,
+  optional (``Infinity`` entries allowed). From SciPy::
+
+      scipy.io.mmwrite("obstacle.mtx", M)
+      scipy.io.mmwrite("obstacle_q.mtx", q.reshape(-1, 1))
+
+  :func:`save_lcp_mtx` writes all of them.
 * **FCLIB** (``.hdf5``/``.h5``): a 3-D friction-contact problem, handled by
   :mod:`mcpkit.models.fclib`.
+* **Nonlinear MCP** (``.json`` with ``"format": "mcpkit-mcp"``): a serialized CasADi function
+  :math:`F(z, p)` with bounds, start and parameter values; see :mod:`mcpkit.mcp_file`.
 * **CasADi MPCC JSON** (keys ``w``, ``G_fun``, ...): loaded by
-  :func:`mcpkit.mpcc.load_mpcc_json` (general pair bounds allowed).
+  :func:`mcpkit.mpcc.load_mpcc_json` (general pair bounds allowed); with an ``mcplib_meta`` key
+  (the MCPLIB ports) read as an MCP by :func:`mcpkit.mcp_file.load_any_mcp`.
 
 Every failure to read or interpret a file raises :class:`~mcpkit.errors.ProblemFileError`
 naming the file and the problem, before any solver runs.
@@ -19,10 +43,13 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.problem import MCP
@@ -70,7 +97,7 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
     ub = math.inf if ub is None else ub
     try:
         return MCP.lcp(
-            np.asarray(data["M"], dtype=float),
+            data["M"] if sps.issparse(data["M"]) else np.asarray(data["M"], dtype=float),
             np.asarray(data["q"], dtype=float),
             lb=lb,
             ub=ub,
@@ -82,8 +109,110 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
         raise ProblemFileError(f"{path}: M and q must be numeric arrays ({exc})") from None
 
 
+#: What reading a file in a given format can raise when the file is not in that format.
+_READ_ERRORS = (
+    OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile, zlib.error,
+)  # fmt: skip
+
+#: The optional or required vectors of an LCP file beside ``M``.
+_VECTORS = ("q", "lb", "ub")
+
+
+def _vector(value: Any, key: str, n: int, source: Path) -> np.ndarray:
+    """``value`` as a scalar or a length-``n`` float vector (``q``: length ``n`` only), naming ``source``."""
+    v = value.toarray() if sps.issparse(value) else np.asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise ProblemFileError(f"{source}: {key} must hold real numbers, got dtype {v.dtype}")
+    if v.ndim == 2 and 1 in v.shape:
+        v = v.reshape(-1)
+    if v.shape != (n,) and not (key != "q" and v.ndim == 0):
+        want = f"{n} values" if key == "q" else f"a scalar or {n} values"
+        raise ProblemFileError(f"{source}: {key} must be {want} (M is {n}x{n}), got shape {v.shape}")
+    return v.astype(float)
+
+
+def _read_npz(p: Path) -> dict[str, Any]:
+    """The LCP arrays of an NPZ file: the dense layout (key ``M``) or a sparse ``M`` with its vectors."""
+    try:
+        with np.load(p, allow_pickle=False) as npz:
+            if not hasattr(npz, "files"):
+                raise ProblemFileError(f"{p}: a single .npy array, not an NPZ archive")
+            files = set(npz.files)
+            if "M" in files:
+                return {k: npz[k] for k in files}
+            if not {"format", "shape", "data"} <= files:
+                raise ProblemFileError(
+                    f"{p}: NPZ file holds neither the dense LCP arrays (M, q) nor a sparse matrix written by "
+                    f"scipy.sparse.save_npz (format, shape, data, ...); keys present: {sorted(files)[:12]}"
+                )
+            data: dict[str, Any] = {k: npz[k] for k in _VECTORS if k in files}
+        data["M"] = sps.load_npz(p)
+    except ProblemFileError:
+        raise
+    except _READ_ERRORS as exc:
+        raise ProblemFileError(f"cannot read {p} as NPZ: {exc}") from None
+    n = data["M"].shape[0]
+    for key in _VECTORS:
+        side = p.with_name(f"{p.stem}.{key}.npy")
+        if side.is_file():
+            if key in data:
+                raise ProblemFileError(f"{p}: {key} is given twice, in the file and in {side.name}")
+            try:
+                value = np.load(side, allow_pickle=False)
+            except _READ_ERRORS as exc:
+                raise ProblemFileError(f"cannot read {side} as NPY: {exc}") from None
+            if not isinstance(value, np.ndarray):
+                raise ProblemFileError(f"{side}: expected one array written by numpy.save")
+            data[key] = _vector(value, key, n, side)
+        elif key in data:
+            data[key] = _vector(data[key], key, n, p)
+    if "q" not in data:
+        raise ProblemFileError(
+            f"{p}: sparse LCP NPZ without q: store it in the file (save_lcp_npz) or beside it as "
+            f"{p.stem}.q.npy (numpy.save)"
+        )
+    return data
+
+
+def _read_mtx(p: Path, key: str) -> Any:
+    """One Matrix Market file (:func:`scipy.io.mmread`): a sparse COO matrix or a dense array."""
+    import scipy.io
+
+    try:
+        value = scipy.io.mmread(p)
+    except _READ_ERRORS as exc:
+        raise ProblemFileError(f"cannot read {p} as Matrix Market ({key}): {exc}") from None
+    if np.iscomplexobj(value):
+        raise ProblemFileError(f"{p}: {key} must be real, the file holds complex numbers")
+    return value
+
+
+def _read_mtx_lcp(p: Path) -> dict[str, Any]:
+    """``M`` from ``NAME.mtx``, ``q`` from ``NAME_q.mtx``, optional ``NAME_lb.mtx``, ``NAME_ub.mtx``."""
+    M = _read_mtx(p, "M")
+    shape = M.shape
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ProblemFileError(f"{p}: M must be a square matrix, got shape {shape}")
+    data: dict[str, Any] = {"M": M}
+    for key in _VECTORS:
+        side = p.with_name(f"{p.stem}_{key}.mtx")
+        if side.is_file():
+            data[key] = _vector(_read_mtx(side, key), key, shape[0], side)
+        elif key == "q":
+            raise ProblemFileError(
+                f"{p}: a Matrix Market LCP needs q beside it in {side.name} "
+                f"(scipy.io.mmwrite({side.name!r}, q.reshape(-1, 1)))"
+            )
+    return data
+
+
 def file_kind(path: str | Path) -> str:
-    """``"lcp-json"``, ``"lcp-npz"``, ``"fclib"`` or ``"mpcc-json"`` (raises for others)."""
+    """The kind of a problem file (raises :class:`~mcpkit.errors.ProblemFileError` for others).
+
+    ``"lcp-json"``, ``"lcp-npz"``, ``"lcp-mtx"`` (LCPs), ``"mcp-json"`` (the nonlinear-MCP format
+    of :mod:`mcpkit.mcp_file`), ``"mcp-mpcc-json"`` (a CasADi MPCC JSON port of an MCPLIB model,
+    recognised by its ``mcplib_meta`` key, read as an MCP), ``"mpcc-json"`` or ``"fclib"``.
+    """
     p = Path(path)
     if not p.exists():
         raise ProblemFileError(f"no such file: {p}")
@@ -94,33 +223,43 @@ def file_kind(path: str | Path) -> str:
         return "fclib"
     if suffix == ".npz":
         return "lcp-npz"
+    if suffix == ".mtx":
+        return "lcp-mtx"
     if suffix == ".json":
         data = read_json(p)
         if "M" in data and "q" in data:
             return "lcp-json"
+        if "format" in data or "F" in data:  # mcpkit.mcp_file checks the format and version
+            return "mcp-json"
         if "w" in data and ("G_fun" in data or "H_fun" in data):
-            return "mpcc-json"
+            return "mcp-mpcc-json" if "mcplib_meta" in data else "mpcc-json"
         raise ProblemFileError(
-            f"{p}: JSON file is neither an LCP (keys M, q) nor a CasADi MPCC (keys w, G_fun, H_fun); "
+            f"{p}: JSON file is neither an LCP (keys M, q), an mcpkit-mcp file (keys format, F, ...) "
+            f"nor a CasADi MPCC (keys w, G_fun, H_fun); "
             f"keys present: {sorted(data)[:12]}"
         )
-    raise ProblemFileError(f"{p}: unknown problem file type {suffix!r} (expected .json, .npz, .hdf5 or .h5)")
+    raise ProblemFileError(
+        f"{p}: unknown problem file type {suffix!r} (expected .json, .npz, .mtx, .hdf5 or .h5)"
+    )
 
 
 def load_mcp(path: str | Path) -> MCP:
-    """Load an LCP file (JSON or NPZ) as an :class:`~mcpkit.MCP`."""
+    """Load an MCP file as an :class:`~mcpkit.MCP`: an LCP (JSON, NPZ with a dense or sparse ``M``,
+    Matrix Market), an ``mcpkit-mcp`` nonlinear MCP or an MCPLIB port (:mod:`mcpkit.mcp_file`)."""
     p = Path(path)
     kind = file_kind(p)
     if kind == "lcp-json":
         return lcp_from_mapping(read_json(p), p)
     if kind == "lcp-npz":
-        try:
-            with np.load(p, allow_pickle=False) as npz:
-                return lcp_from_mapping({k: npz[k] for k in npz.files}, p)
-        except (OSError, ValueError) as exc:
-            raise ProblemFileError(f"cannot read {p} as NPZ: {exc}") from None
+        return lcp_from_mapping(_read_npz(p), p)
+    if kind == "lcp-mtx":
+        return lcp_from_mapping(_read_mtx_lcp(p), p)
+    if kind in ("mcp-json", "mcp-mpcc-json"):
+        from mcpkit.mcp_file import load_any_mcp
+
+        return load_any_mcp(p)[0]
     raise ProblemFileError(
-        f"{p}: {kind} files are not plain MCPs; use `mcpkit solve` which dispatches on the type"
+        f"{p}: {kind} files are not MCPs; use `mcpkit solve`, which dispatches on the type"
     )
 
 
@@ -137,6 +276,58 @@ def save_lcp_json(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = mat
     p.write_text(
         json.dumps({"M": np.asarray(M, dtype=float).tolist(), "q": enc(q), "lb": enc(lb), "ub": enc(ub)})
     )
+    return p
+
+
+def save_lcp_npz(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = math.inf) -> Path:
+    r"""Write the box LCP :math:`l \le z \le u \perp Mz + q` as one NPZ file; returns its path.
+
+    A ``scipy.sparse`` ``M`` is written in CSR exactly as :func:`scipy.sparse.save_npz` writes it
+    (so ``scipy.sparse.load_npz(path)`` reads ``M`` back), with ``q``, ``lb``, ``ub`` as extra
+    arrays in the same file (the sparse LCP NPZ of the module docstring); a dense ``M`` is written
+    in the dense layout (arrays ``M``, ``q``, ``lb``, ``ub``). The file is compressed.
+    """
+    p = Path(path)
+    arrays: dict[str, np.ndarray] = {
+        "q": np.asarray(q, dtype=float).reshape(-1),
+        "lb": np.asarray(lb, dtype=float),
+        "ub": np.asarray(ub, dtype=float),
+    }
+    if sps.issparse(M):
+        C = sps.csr_array(M, dtype=float)
+        C.sum_duplicates()
+        arrays.update(
+            format=np.array(b"csr"),
+            shape=np.asarray(C.shape),
+            data=C.data,
+            indices=C.indices,
+            indptr=C.indptr,
+            _is_array=np.array(True),
+        )
+    else:
+        arrays["M"] = np.asarray(M, dtype=float)
+    with p.open("wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    return p
+
+
+def save_lcp_mtx(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = math.inf) -> Path:
+    r"""Write the box LCP as Matrix Market files: ``NAME.mtx`` (``M``) and ``NAME_{q,lb,ub}.mtx``.
+
+    ``path`` must end in ``.mtx``. A sparse ``M`` is written in ``coordinate`` format (its stored
+    entries), a dense one in ``array`` format; the vectors as ``n x 1`` arrays (bounds broadcast
+    to :math:`n` values, ``Infinity`` for infinite ones). Returns the path of ``NAME.mtx``.
+    """
+    import scipy.io
+
+    p = Path(path)
+    if p.suffix.lower() != ".mtx":
+        raise MCPInputError(f"save_lcp_mtx: the path must end in .mtx, got {p.name!r}")
+    n = M.shape[0] if sps.issparse(M) else np.asarray(M).shape[0]
+    scipy.io.mmwrite(p, sps.coo_array(M) if sps.issparse(M) else np.asarray(M, dtype=float))
+    for key, value in (("q", q), ("lb", lb), ("ub", ub)):
+        vec = np.broadcast_to(np.asarray(value, dtype=float).reshape(-1), (n,)).reshape(-1, 1)
+        scipy.io.mmwrite(p.with_name(f"{p.stem}_{key}.mtx"), np.ascontiguousarray(vec))
     return p
 
 

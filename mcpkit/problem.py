@@ -16,6 +16,8 @@ Written compactly, :math:`l \le z \le u \perp F(z; p)`. The operand order is alw
 Variables and functions come in named blocks (``normal``, ``friction``, ...). Function
 blocks are either sympy expressions (any smooth nonlinear function) or affine blocks
 :math:`F_B = M z_{S} + q(p)` kept as arrays, so large LCPs never expand into sympy trees.
+:math:`M` may be a dense NumPy array or any ``scipy.sparse`` matrix (kept as CSR, memory
+:math:`O(\mathrm{nnz})`); a numeric :math:`q` is kept as a float array (:class:`NumericRows`).
 Parameters :math:`p` are sympy symbols whose values can change between solves without
 rebuilding anything (time stepping, parametric studies).
 
@@ -31,11 +33,51 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 
 ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
+
+
+class SymbolRange(Sequence[sp.Symbol]):
+    """The symbols ``name_0, ..., name_{size-1}`` (real), created on access.
+
+    sympy caches symbols by name and assumptions, so item ``k`` is always the same symbol; a
+    block of :math:`10^5` variables whose function is affine never creates its symbols (about
+    3.5 s and 50 MB as a tuple). Iterating creates them all.
+    """
+
+    __slots__ = ("name", "size")
+
+    def __init__(self, name: str, size: int) -> None:
+        self.name, self.size = name, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self[j] for j in range(*k.indices(self.size)))
+        j = int(k) + self.size if int(k) < 0 else int(k)
+        if not 0 <= j < self.size:
+            raise IndexError(f"symbol index {k} out of range for block {self.name!r} of size {self.size}")
+        return sp.Symbol(f"{self.name}_{j}", real=True)
+
+    def __iter__(self) -> Any:
+        return (sp.Symbol(f"{self.name}_{j}", real=True) for j in range(self.size))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SymbolRange):
+            return (self.name, self.size) == (other.name, other.size)
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash((SymbolRange, self.name, self.size))
+
+    def __repr__(self) -> str:
+        return f"SymbolRange({self.name!r}, {self.size})"
 
 
 @dataclass(frozen=True)
@@ -45,7 +87,7 @@ class _Block:
     name: str
     start: int
     size: int
-    symbols: tuple[sp.Symbol, ...]
+    symbols: SymbolRange
     latex: str
 
     @property
@@ -76,18 +118,77 @@ class SymbolicFunction:
     exprs: tuple[sp.Expr, ...]
 
 
+class NumericRows(Sequence[sp.Expr]):
+    r"""Read-only sequence of sympy numbers backed by a float array: a numeric :math:`q` of an affine block.
+
+    Item ``k`` is ``sympy.Float(values[k])``, created on access, so a numeric :math:`q` with
+    :math:`10^5` rows costs one float array instead of :math:`10^5` sympy objects (about 1.5 s
+    to create). ``values`` is the array itself (read-only).
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        arr = np.array(values, dtype=float).reshape(-1)
+        arr.flags.writeable = False
+        self.values = arr
+
+    def __len__(self) -> int:
+        return int(self.values.size)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return NumericRows(self.values[k])
+        return sp.Float(float(self.values[k]))
+
+    def __iter__(self) -> Any:
+        return (sp.Float(v) for v in self.values.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NumericRows):
+            return bool(np.array_equal(self.values, other.values))
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples, so not hashable like them
+
+    def __repr__(self) -> str:
+        return f"NumericRows({self.values!r})"
+
+
 @dataclass(frozen=True)
 class AffineFunction:
     r"""Function block :math:`F_B(z; p) = M\,z_S + q(p)` kept as arrays.
 
     ``over`` names the variable blocks whose stacked values form :math:`z_S` (all blocks, in
-    declaration order, when the block was added). ``q`` holds one sympy expression per row so
-    that it may depend on parameters; numeric rows are plain sympy numbers.
+    declaration order, when the block was added). ``M`` is a dense ``numpy`` array or a
+    ``scipy.sparse.csr_array`` in canonical form (sorted indices, no duplicates, no stored
+    zeros). ``q`` holds one sympy expression per row so that it may depend on parameters;
+    numeric rows are plain sympy numbers (a :class:`NumericRows` when ``q`` was given as a float
+    array, see :attr:`q_values`).
     """
 
-    M: np.ndarray
-    q: tuple[sp.Expr, ...]
+    M: np.ndarray | sps.csr_array
+    q: tuple[sp.Expr, ...] | NumericRows
     over: tuple[str, ...]
+
+    @property
+    def is_sparse(self) -> bool:
+        """``M`` is a SciPy sparse (CSR) matrix."""
+        return sps.issparse(self.M)
+
+    @property
+    def nnz(self) -> int:
+        """Number of nonzero entries of ``M`` (stored entries when sparse)."""
+        return int(self.M.nnz) if sps.issparse(self.M) else int(np.count_nonzero(self.M))
+
+    @property
+    def q_values(self) -> np.ndarray | None:
+        """``q`` as a float array when every row is a number (``None`` when ``q`` depends on parameters)."""
+        if isinstance(self.q, NumericRows):
+            return self.q.values
+        if all(e.is_number for e in self.q):
+            return np.array([float(e) for e in self.q], dtype=float)
+        return None
 
 
 FunctionBlock = SymbolicFunction | AffineFunction
@@ -111,11 +212,69 @@ def as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> 
     return arr.copy()
 
 
+def as_affine_matrix(M: Any, shape: tuple[int, int] | None, what: str) -> np.ndarray | sps.csr_array:
+    r"""``M`` as a finite float matrix: a dense copy, or for ``scipy.sparse`` input a canonical CSR copy.
+
+    A sparse ``M`` (any format) is never densified: it is converted to ``csr_array`` with
+    duplicates summed, indices sorted and stored zeros dropped (memory :math:`O(\mathrm{nnz})`);
+    finiteness is checked on the stored values. ``shape`` (if given) is the required shape.
+
+    Raises
+    ------
+    MCPInputError
+        ``M`` is not numeric (or complex).
+    ShapeError
+        ``M`` is not 2-D or not of shape ``shape``.
+    NonFiniteError
+        An entry is NaN or infinite.
+    """
+    if sps.issparse(M):
+        if M.ndim != 2:
+            raise ShapeError(f"{what}: M must be a 2-D matrix, got a {M.ndim}-D sparse array")
+        if M.dtype.kind not in "biuf":
+            raise MCPInputError(f"{what}: M must hold real numbers, got dtype {M.dtype}")
+        if shape is not None and M.shape != shape:
+            raise ShapeError(f"{what}: M must have shape {shape}, got {M.shape}")
+        Mx = sps.csr_array(M, dtype=float, copy=True)
+        Mx.sum_duplicates()
+        bad = ~np.isfinite(Mx.data)
+        if bad.any():
+            k = np.flatnonzero(bad)[:5]
+            rows = np.searchsorted(Mx.indptr, k, side="right") - 1
+            where = [(int(r), int(c)) for r, c in zip(rows, Mx.indices[k], strict=True)]
+            raise NonFiniteError(f"{what}: M contains NaN or inf (sparse entries at (row, col) {where})")
+        Mx.eliminate_zeros()
+        return Mx
+    try:
+        Md = np.asarray(M, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"{what}: M is not numeric ({exc})") from exc
+    if Md.ndim != 2 or (shape is not None and Md.shape != shape):
+        want = f"shape {shape}" if shape is not None else "a 2-D matrix"
+        raise ShapeError(f"{what}: M must have {want}, got {Md.shape}")
+    if not np.isfinite(Md).all():
+        raise NonFiniteError(f"{what}: M contains NaN or inf")
+    return Md.copy()
+
+
 def _check_name(name: str, taken: Iterable[str], kind: str) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise MCPInputError(f"{kind} name must be a Python identifier, got {name!r}")
     if name in taken:
         raise MCPInputError(f"{kind} block {name!r} is already declared")
+
+
+def _numeric_rows(q: Any, what: str) -> NumericRows | None:
+    """``q`` as :class:`NumericRows` when it is a float NumPy array (1-D or a column/row), else ``None``."""
+    if not (isinstance(q, np.ndarray) and q.dtype.kind == "f" and q.ndim >= 1):
+        return None
+    if q.ndim > 1 and sum(d > 1 for d in q.shape) > 1:
+        return None  # not a vector: let the generic path report it row by row
+    rows = NumericRows(q)
+    bad = np.flatnonzero(~np.isfinite(rows.values))
+    if bad.size:
+        raise NonFiniteError(f"{what}[{int(bad[0])}] contains nan or infinity: {rows.values[bad[0]]}")
+    return rows
 
 
 def _sympify_rows(exprs: Any, what: str) -> tuple[sp.Expr, ...]:
@@ -201,6 +360,12 @@ class MCP:
         sympy.Matrix
             Column of the block's symbols, for use in function expressions.
         """
+        return sp.Matrix(list(self._declare_variables(name, size, lb, ub, start, latex).symbols))
+
+    def _declare_variables(
+        self, name: str, size: int, lb: ArrayLike, ub: ArrayLike, start: ArrayLike | None, latex: str | None
+    ) -> VariableBlock:
+        """:meth:`add_variables` without building the sympy column (the new block)."""
         _check_name(name, self._vars, "variable")
         if name in self._params:
             raise MCPInputError(f"name {name!r} is already used by a parameter block")
@@ -222,14 +387,13 @@ class MCP:
             if start is None
             else as_float_vector(start, size, f"variable block {name!r} start", allow_inf=False)
         )
-        syms = tuple(sp.Symbol(f"{name}_{k}", real=True) for k in range(size))
-        block = VariableBlock(name, self.n, size, syms, latex or _default_latex(name))
+        block = VariableBlock(name, self.n, size, SymbolRange(name, size), latex or _default_latex(name))
         self._vars[name] = block
         self._lb.append(lo)
         self._ub.append(hi)
         self._start.append(np.clip(z0, lo, hi))
         self._version += 1
-        return sp.Matrix(syms)
+        return block
 
     def add_parameters(
         self, name: str, size: int, value: ArrayLike = 0.0, latex: str | None = None
@@ -259,11 +423,11 @@ class MCP:
             raise ShapeError(f"parameter block {name!r}: size must be a positive integer")
         size = int(size)
         val = as_float_vector(value, size, f"parameter block {name!r} value", allow_inf=False)
-        syms = tuple(sp.Symbol(f"{name}_{k}", real=True) for k in range(size))
+        syms = SymbolRange(name, size)
         self._params[name] = ParameterBlock(name, self.n_params, size, syms, latex or _default_latex(name))
         self._pvalues.append(val)
         self._version += 1
-        return sp.Matrix(syms)
+        return sp.Matrix(list(syms))
 
     def add_functions(self, block: str, exprs: Any) -> None:
         r"""Pair the variable block ``block`` with the function block :math:`F_B(z; p)`.
@@ -302,9 +466,12 @@ class MCP:
         block
             The variable block to pair.
         M
-            Dense array of shape ``(size_B, sum of sizes of the blocks in over)``; finite.
+            Matrix of shape ``(size_B, sum of sizes of the blocks in over)``, finite: a dense
+            array, or any ``scipy.sparse`` matrix or array, kept sparse (canonical CSR, see
+            :func:`as_affine_matrix`) and lowered as one sparse matrix-vector product.
         q
-            ``size_B`` numbers or sympy expressions in the parameters (finite).
+            ``size_B`` numbers or sympy expressions in the parameters (finite). A float NumPy
+            array is kept as one (:class:`NumericRows`), without a sympy object per row.
         over
             Names of the variable blocks stacked into :math:`z_S` (default: every block
             declared so far, in order).
@@ -315,14 +482,14 @@ class MCP:
             if nm not in self._vars:
                 raise MCPInputError(f"add_affine({block!r}): unknown variable block {nm!r} in over")
         ncols = sum(self._vars[nm].size for nm in names)
-        try:
-            Mx = np.asarray(M, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise MCPInputError(f"add_affine({block!r}): M is not numeric ({exc})") from exc
-        if Mx.ndim != 2 or Mx.shape != (vb.size, ncols):
-            raise ShapeError(f"add_affine({block!r}): M must have shape ({vb.size}, {ncols}), got {Mx.shape}")
-        if not np.isfinite(Mx).all():
-            raise NonFiniteError(f"add_affine({block!r}): M contains NaN or inf")
+        Mx = as_affine_matrix(M, (vb.size, ncols), f"add_affine({block!r})")
+        qrows = _numeric_rows(q, f"q[{block}]")
+        if qrows is not None:
+            if len(qrows) != vb.size:
+                raise ShapeError(f"add_affine({block!r}): q has {len(qrows)} rows, expected {vb.size}")
+            self._funcs[block] = AffineFunction(Mx, qrows, names)
+            self._version += 1
+            return
         qrows = _sympify_rows(q, f"q[{block}]")
         if len(qrows) == 1 and vb.size > 1 and not isinstance(q, (list, tuple, np.ndarray, sp.MatrixBase)):
             qrows = qrows * vb.size
@@ -335,7 +502,7 @@ class MCP:
                     f"add_affine({block!r}): q[{k}] may depend on parameters only, "
                     f"found {sorted(map(str, e.free_symbols - pset))}"
                 )
-        self._funcs[block] = AffineFunction(Mx.copy(), qrows, names)
+        self._funcs[block] = AffineFunction(Mx, qrows, names)
         self._version += 1
 
     def add_equations(
@@ -391,6 +558,25 @@ class MCP:
 
     # ------------------------------------------------------------ conveniences
     @classmethod
+    def from_casadi(
+        cls,
+        F: Any,
+        lb: ArrayLike,
+        ub: ArrayLike,
+        z0: ArrayLike | None = None,
+        p0: ArrayLike | None = None,
+        name: str | None = None,
+    ) -> MCP:
+        r"""The MCP :math:`l \le z \le u \perp F(z; p)` of a ``casadi.Function`` ``(z[, p]) -> F``.
+
+        An affine :math:`F` becomes one affine block, otherwise its SX graph is replayed into
+        sympy expressions (see :func:`mcpkit.lowering.from_casadi.mcp_from_casadi`).
+        """
+        from mcpkit.lowering.from_casadi import mcp_from_casadi
+
+        return mcp_from_casadi(F, lb, ub, z0, p0, name)
+
+    @classmethod
     def lcp(
         cls,
         M: ArrayLike,
@@ -403,10 +589,12 @@ class MCP:
         r"""The (box) linear complementarity problem :math:`l \le z \le u \perp Mz + q`.
 
         With the default bounds this is the LCP :math:`0 \le z \perp Mz + q \ge 0`.
-        ``M`` must be square and finite; ``q`` finite with ``len(q) == M.shape[0]``.
+        ``M`` must be square and finite; ``q`` finite with ``len(q) == M.shape[0]``. ``M`` may be
+        dense or any ``scipy.sparse`` matrix (kept sparse: see :meth:`add_affine`).
         """
+        sparse = sps.issparse(M)
         try:
-            Mx = np.asarray(M, dtype=float)
+            Mx = M if sparse else np.asarray(M, dtype=float)
             qx = np.asarray(q, dtype=float)
         except (TypeError, ValueError) as exc:
             raise MCPInputError(f"lcp: M and q must be numeric ({exc})") from exc
@@ -414,13 +602,13 @@ class MCP:
             raise ShapeError(f"lcp: M must be a square matrix, got shape {Mx.shape}")
         if qx.reshape(-1).shape != (Mx.shape[0],):
             raise ShapeError(f"lcp: q must have {Mx.shape[0]} entries, got shape {qx.shape}")
-        if not np.isfinite(Mx).all():
+        if not sparse and not np.isfinite(Mx).all():  # a sparse M is checked once, by add_affine
             raise NonFiniteError("lcp: M contains NaN or inf")
         if not np.isfinite(qx).all():
             raise NonFiniteError("lcp: q contains NaN or inf")
         mcp = cls(name)
-        mcp.add_variables(block, Mx.shape[0], lb=lb, ub=ub)
-        mcp.add_affine(block, Mx, qx.reshape(-1).tolist())
+        mcp._declare_variables(block, Mx.shape[0], lb, ub, None, None)
+        mcp.add_affine(block, Mx, qx.reshape(-1))
         return mcp
 
     @classmethod
@@ -541,7 +729,15 @@ class MCP:
                 if name not in self._params:
                     raise MCPInputError(f"unknown parameter block {name!r}")
                 pb = self._params[name]
-                out[pb.slice] = as_float_vector(value, pb.size, f"parameter {name!r}", allow_inf=False)
+                if (isinstance(value, (float, int)) and not isinstance(value, bool)) or (
+                    isinstance(value, np.ndarray) and value.shape == (pb.size,) and value.dtype.kind in "fi"
+                ):
+                    out[pb.start : pb.start + pb.size] = value  # fast path; finiteness checked below
+                else:
+                    out[pb.slice] = as_float_vector(value, pb.size, f"parameter {name!r}", allow_inf=False)
+            if not np.isfinite(out).all():
+                for name, value in p.items():  # name the offending block
+                    as_float_vector(value, self._params[name].size, f"parameter {name!r}", allow_inf=False)
             return out
         return as_float_vector(p, self.n_params, "parameter vector p", allow_inf=False)
 
@@ -588,11 +784,14 @@ class MCP:
                 out.extend(fb.exprs)
             else:
                 zs = [s for nm in fb.over for s in self._vars[nm].symbols]
+                M = fb.M
                 for r in range(b.size):
-                    row = sum(
-                        (sp.Float(c) * s for c, s in zip(fb.M[r], zs, strict=True) if c != 0.0),
-                        sp.Integer(0),
-                    )
+                    if sps.issparse(M):
+                        lo, hi = M.indptr[r], M.indptr[r + 1]
+                        terms = zip(M.data[lo:hi].tolist(), (zs[j] for j in M.indices[lo:hi]), strict=True)
+                    else:
+                        terms = zip(M[r], zs, strict=True)
+                    row = sum((sp.Float(c) * s for c, s in terms if c != 0.0), sp.Integer(0))
                     out.append(row + fb.q[r])
         return out
 

@@ -28,7 +28,7 @@ import difflib
 import enum
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError, UnknownOptionError
@@ -337,6 +337,9 @@ class Route:
     """Registered backend name (never ``"auto"``)."""
     note: str = ""
     """Why ``"auto"`` chose this route (empty when nothing was automatic)."""
+    fallbacks: tuple[Route, ...] = ()
+    """Routes tried in order when this one's point fails mcpkit's check (``method="auto"`` for
+    MCPs only; see :mod:`mcpkit.solvers.fallback`)."""
 
     @property
     def entry(self) -> MethodEntry:
@@ -361,20 +364,25 @@ class Route:
         return select_inner(ipopt)
 
 
-def _auto_mcp_method(backend: str) -> tuple[str, str]:
+#: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solvers.fallback`).
+AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
+
+
+def _auto_mcp_method(backend: str) -> tuple[str, str, tuple[str, ...]]:
+    """``(first method, note, methods to try next)`` of ``method="auto"`` for an MCP on ``backend``."""
     from mcpkit.availability import pathampl_executable
 
-    if backend == "casadi":
-        return "scholtes", "auto: backend casadi; used the Scholtes homotopy on IPOPT"
-    if backend == "pyomo":
-        if pathampl_executable() is not None:
-            return "path", "auto: pathampl found, so PATH was used through Pyomo"
-        return "scholtes", "auto: no pathampl for Pyomo; used the Scholtes homotopy on IPOPT"
+    then = "then Lemke (LCPs) and the Scholtes homotopy if Newton fails"
     if backend == "gamspy":
-        return "path", "auto: backend gamspy means PATH"
-    if METHODS["path"].available():
-        return "path", "auto: PATH is available, so PATH was used"
-    return "scholtes", "auto: PATH not available; used the Scholtes homotopy on IPOPT"
+        return "path", "auto: backend gamspy means PATH", ()
+    if backend == "pyomo" and pathampl_executable() is not None:
+        return "path", "auto: pathampl found, so PATH ran first, through Pyomo", AUTO_MCP_FALLBACKS
+    if backend == "auto" and METHODS["path"].available():
+        return "path", "auto: PATH is available, so PATH ran first", AUTO_MCP_FALLBACKS
+    if backend == "casadi":
+        return "newton", f"auto: semismooth Newton on CasADi, {then}", AUTO_MCP_FALLBACKS[1:]
+    why = "no pathampl for Pyomo" if backend == "pyomo" else "PATH not available"
+    return "newton", f"auto: {why}; semismooth Newton, {then}", AUTO_MCP_FALLBACKS[1:]
 
 
 def _auto_backend(method: str) -> str:
@@ -389,7 +397,9 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
     """The :class:`Route` for ``method`` on ``backend`` for a problem of ``kind``.
 
     ``"auto"`` method: for an MCP, PATH when reachable through ``backend`` (or anywhere, for
-    ``backend="auto"``), else ``scholtes``; for an MPCC, ``scholtes``. ``"auto"`` backend: the
+    ``backend="auto"``), else ``newton``; later methods of :data:`AUTO_MCP_FALLBACKS`
+    (``newton``, ``lemke``, ``scholtes``) become :attr:`Route.fallbacks`, tried in order when a
+    point fails the check (:mod:`mcpkit.solvers.fallback`); for an MPCC, ``scholtes``. ``"auto"`` backend: the
     method's first registered backend (for PATH: ``pyomo`` when ``pathampl`` is found, else
     ``gamspy``).
 
@@ -408,10 +418,9 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
     if b != "auto" and kind not in BACKENDS[b].problems:
         able = [n for n, e in BACKENDS.items() if kind in e.problems]
         raise MCPInputError(f"backend {b!r} does not take {kind.upper()}s; backends that do: {able}")
+    then: tuple[str, ...] = ()
     if m == "auto":
-        m, note = (
-            _auto_mcp_method(b) if kind == "mcp" else ("scholtes", "auto: MPCCs use the Scholtes homotopy")
-        )
+        m, note, then = _auto_mcp_method(b) if kind == "mcp" else ("scholtes", "auto: MPCCs use Scholtes", ())
     entry = METHODS[m]
     if kind not in entry.problems:
         able = [n for n, e in METHODS.items() if kind in e.problems]
@@ -420,7 +429,8 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
         b = _auto_backend(m)
     elif b not in entry.backends:
         raise MCPInputError(f"method {m!r} runs on backends {list(entry.backends)}, not {b!r}")
-    return Route(kind, m, b, note)
+    fallbacks = tuple(Route(kind, f, b if b in METHODS[f].backends else METHODS[f].backends[0]) for f in then)
+    return Route(kind, m, b, note, fallbacks)
 
 
 def _load(target: str) -> Any:
@@ -436,8 +446,13 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
     """
     if route.kind != "mcp":
         raise MCPInputError(f"build_mcp_route: route is for {route.kind!r}, not 'mcp'")
-    if ipopt != "auto" and not (route.is_reformulation and route.backend == "pyomo"):
+    chain = (route, *route.fallbacks)
+    if ipopt != "auto" and not any(r.is_reformulation and r.backend == "pyomo" for r in chain):
         raise MCPInputError("ipopt= chooses the IPOPT of the homotopy on backend 'pyomo' only")
+    if route.fallbacks:
+        from mcpkit.solvers.fallback import FallbackRoute
+
+        return FallbackRoute(problem, [replace(r, fallbacks=()) for r in chain], options, ipopt)
     if route.is_reformulation:
         cls = _load(BACKENDS[route.backend].mcp_route)
         extra = {"ipopt": ipopt} if route.backend == "pyomo" else {}

@@ -80,26 +80,34 @@ def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarr
 
 
 def classify_pairs(
-    z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray, tol: float
+    z: np.ndarray,
+    F: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    tol: float,
+    per_pair: np.ndarray | None = None,
 ) -> list[PairState]:
     r"""Label each pair with a :class:`PairState`.
 
     A bound counts as active when :math:`|z_i - l_i| \le \tau` and :math:`F_i` counts as zero
     when :math:`|F_i| \le \tau`, with :math:`\tau = 10\,\mathrm{tol}`. A pair whose natural
-    residual exceeds ``tol`` is :attr:`PairState.VIOLATED`.
+    residual exceeds ``tol`` is :attr:`PairState.VIOLATED`. The labels are tried in the order
+    fixed, violated, degenerate, at lower, at upper, between; the first that holds is taken.
+    ``per_pair`` is :func:`natural_residual_vector` of the point when already computed.
     """
     act = 10.0 * tol
-    per = natural_residual_vector(z, F, lb, ub)
+    per = natural_residual_vector(z, F, lb, ub) if per_pair is None else per_pair
     with np.errstate(invalid="ignore"):
         at_l = np.abs(z - lb) <= act
         at_u = np.abs(ub - z) <= act
         f0 = np.abs(F) <= act
-    codes = np.select(
-        [lb == ub, ~(per <= tol), (at_l | at_u) & f0, at_l & (F > 0), at_u & (F < 0)],
-        [4, 5, 3, 0, 2],
-        default=1,
-    )
-    return [_ORDER[c] for c in codes]
+        codes = np.ones(z.shape, dtype=np.int8)  # BETWEEN; then the labels in reverse priority
+        codes[at_u & (F < 0)] = 2
+        codes[at_l & (F > 0)] = 0
+        codes[(at_l | at_u) & f0] = 3
+        codes[~(per <= tol)] = 5
+        codes[lb == ub] = 4
+    return [_ORDER[c] for c in codes.tolist()]
 
 
 _ORDER = [

@@ -26,6 +26,7 @@ from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.registry import build_mcp_route, resolve
 from mcpkit.residuals import classify_pairs, compute_residuals
 from mcpkit.result import MCPResult, MPCCResult, Termination, judge
+from mcpkit.solvers.ipopt import check_ipopt_options
 from mcpkit.solvers.route import Route, RouteOutcome
 
 
@@ -71,6 +72,7 @@ class Solver:
                 "mcpkit.solve() for Pyomo models and mcpkit.mpcc.MPCCSolver for MPCCs"
             )
         self.options = SolveOptions.for_problem("mcp", options, **kwargs)
+        check_ipopt_options(self.options.ipopt_options)
         problem.validate()
         self.problem = problem
         self._version = problem.version
@@ -111,7 +113,7 @@ class Solver:
             start = self._last_z
         else:
             start = self.problem.start
-        start = np.clip(start, self.cas.lb, self.cas.ub)
+        start = np.minimum(np.maximum(start, self.cas.lb), self.cas.ub)
         t0 = time.perf_counter()
         try:
             out = self.route.solve(pv, start, warm)
@@ -128,13 +130,13 @@ class Solver:
         have = out.z is not None and np.isfinite(out.z).all()
         if have:
             assert out.z is not None
-            z = np.clip(np.asarray(out.z, dtype=float), lb, ub)
+            z = np.minimum(np.maximum(np.asarray(out.z, dtype=float), lb), ub)
             if out.F is not None and np.array_equal(z, out.z):
                 F = out.F
             else:
                 F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
             r = compute_residuals(z, F, lb, ub)
-            states = classify_pairs(z, F, lb, ub, tol)
+            states = classify_pairs(z, F, lb, ub, tol, r.per_pair)
         else:
             z = np.full(self.problem.n, np.nan)
             F = np.full(self.problem.n, np.nan)
@@ -145,7 +147,8 @@ class Solver:
         if termination is Termination.CONVERGED and not status.name == "SOLUTION":
             # a route's "converged" that fails mcpkit's check is not convergence
             termination = Termination.STALLED
-        route = f"{self.method.value}/{self.route.backend}"
+        method, backend = out.method or self.method.value, out.backend or self.route.backend
+        route = f"{method}/{backend}"
         verdict = "solved" if status.name == "SOLUTION" else "NOT solved"
         msg = (
             f"{verdict} by {route}: natural residual {r.natural:.2e} "
@@ -165,8 +168,8 @@ class Solver:
             tol=tol,
             iterations=out.iterations,
             wall_time_s=wall,
-            backend=self.route.backend,
-            method=self.method.value,
+            backend=backend,
+            method=method,
             trace=list(out.trace),
             raw_status=out.raw_status,
             message=msg,

@@ -24,6 +24,7 @@ deep DAG would be written as an exponentially large tree.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ from pyomo.mpec import Complementarity, complements
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
+from mcpkit.lowering.sx_replay import ARITHMETIC_BINARY, ARITHMETIC_UNARY, elementary, replay_sx
 from mcpkit.mpcc.problem import MPCC
 from mcpkit.mpcc.standard import shiftable
 
@@ -67,24 +69,11 @@ def _not(c: Any) -> Any:
 
 
 _UNARY: dict[int, Callable[[Any], Any]] = {
+    **ARITHMETIC_UNARY,
     ca.OP_NOT: _not,
-    ca.OP_ASSIGN: lambda a: a,
-    ca.OP_NEG: lambda a: -a,
-    ca.OP_SQ: lambda a: a * a,
     ca.OP_TWICE: lambda a: 2.0 * a,
     ca.OP_INV: lambda a: 1.0 / a,
-    ca.OP_SQRT: pyo.sqrt,
-    ca.OP_EXP: pyo.exp,
-    ca.OP_LOG: pyo.log,
-    ca.OP_SIN: pyo.sin,
-    ca.OP_COS: pyo.cos,
-    ca.OP_TAN: pyo.tan,
-    ca.OP_ASIN: pyo.asin,
-    ca.OP_ACOS: pyo.acos,
-    ca.OP_ATAN: pyo.atan,
-    ca.OP_SINH: pyo.sinh,
-    ca.OP_COSH: pyo.cosh,
-    ca.OP_TANH: pyo.tanh,
+    **elementary(pyo),
     ca.OP_ASINH: pyo.asinh,
     ca.OP_ACOSH: pyo.acosh,
     ca.OP_ATANH: pyo.atanh,
@@ -96,12 +85,7 @@ _UNARY: dict[int, Callable[[Any], Any]] = {
     ca.OP_EXPM1: lambda a: pyo.exp(a) - 1.0,
 }
 _BINARY: dict[int, Callable[[Any, Any], Any]] = {
-    ca.OP_ADD: lambda a, b: a + b,
-    ca.OP_SUB: lambda a, b: a - b,
-    ca.OP_MUL: lambda a, b: a * b,
-    ca.OP_DIV: lambda a, b: a / b,
-    ca.OP_POW: lambda a, b: a**b,
-    ca.OP_CONSTPOW: lambda a, b: a**b,
+    **ARITHMETIC_BINARY,
     ca.OP_FMIN: lambda a, b: _if(_le(a, b), a, b),
     ca.OP_FMAX: lambda a, b: _if(_le(b, a), a, b),
     ca.OP_LE: _le,
@@ -110,91 +94,39 @@ _BINARY: dict[int, Callable[[Any, Any], Any]] = {
     ca.OP_HYPOT: lambda a, b: pyo.sqrt(a * a + b * b),
     ca.OP_COPYSIGN: lambda a, b: abs(a) * _sign(b),
 }
-_NAMES = {getattr(ca, n): n for n in dir(ca) if n.startswith("OP_")}
-#: Values never wrapped in a named Expression: leaves and logical (non-numeric) results.
-_NOT_NAMED = {ca.OP_CONST, ca.OP_INPUT, ca.OP_LE, ca.OP_LT, ca.OP_NOT}
 
 
 def casadi_to_pyomo(
     fun: ca.Function, inputs: Sequence[Sequence[Any]], block: pyo.Block | None = None
 ) -> list[list[Any]]:
-    """Evaluate the SX algorithm of ``fun`` on Pyomo objects.
+    """The outputs of ``fun`` as Pyomo expressions (:func:`~mcpkit.lowering.sx_replay.replay_sx`).
 
-    Parameters
-    ----------
-    fun
-        A CasADi function (MX functions are expanded to SX first).
-    inputs
-        One sequence per input of ``fun``: Pyomo variables, parameters or numbers, one per
-        element (dense, column-major).
-    block
-        Where to put named ``Expression`` components for shared sub-expressions
-        (``None``: inline them).
-
-    Returns
-    -------
-    list of list
-        One dense list per output (structural zeros as ``0.0``).
-
-    Raises
-    ------
-    MCPInputError
-        When an input has the wrong length or the graph uses an operation with no Pyomo
-        counterpart (named in the message).
+    ``inputs`` are Pyomo variables, parameters or numbers, one per element of each input; with a
+    ``block``, values read more than once become named ``Expression`` components of it (``None``:
+    inlined). Returns one dense list per output (structural zeros as ``0.0``). An input of the
+    wrong length or an operation with no Pyomo counterpart (named in the message) raises
+    :class:`~mcpkit.errors.MCPInputError`.
     """
-    if not fun.is_a("SXFunction"):
-        fun = fun.expand()
-    for k, vals in enumerate(inputs):
-        if len(vals) != fun.numel_in(k):
-            raise MCPInputError(
-                f"casadi_to_pyomo: input {k} needs {fun.numel_in(k)} entries, got {len(vals)}"
-            )
-    n = fun.n_instructions()
-    ops = [fun.instruction_id(k) for k in range(n)]
-    ins = [fun.instruction_input(k) for k in range(n)]
-    outs = [fun.instruction_output(k) for k in range(n)]
-    # reads of each instruction's value (work slots are reused, so count by producer)
-    producer: dict[int, int] = {}
-    reads = [0] * n
-    for k in range(n):
-        if ops[k] != ca.OP_INPUT:
-            for w in ins[k]:
-                if w in producer:
-                    reads[producer[w]] += 1
-        if ops[k] != ca.OP_OUTPUT:
-            producer[outs[k][0]] = k
+    names = itertools.count()
+
+    def named(val: Any) -> Any:  # a shared sub-expression becomes one named Expression
+        if isinstance(val, int | float | bool):
+            return val
+        k = next(names)
+        block.cse[k] = val
+        return block.cse[k]
+
     if block is not None:
         block.cse = pyo.Expression(pyo.Any)
-    nz_to_el = [fun.sparsity_in(k).find() for k in range(fun.n_in())]  # nonzero -> element
-    result = [[0.0] * fun.numel_out(k) for k in range(fun.n_out())]
-    rows_out = [fun.sparsity_out(k).find() for k in range(fun.n_out())]
-    work: dict[int, Any] = {}
-    n_cse = 0
-    for k in range(n):
-        op, i, o = ops[k], ins[k], outs[k]
-        if op == ca.OP_CONST:
-            val: Any = float(fun.instruction_constant(k))
-        elif op == ca.OP_INPUT:
-            val = inputs[i[0]][nz_to_el[i[0]][i[1]]]
-        elif op == ca.OP_OUTPUT:
-            result[o[0]][rows_out[o[0]][o[1]]] = work[i[0]]
-            continue
-        elif op in _BINARY:
-            val = _BINARY[op](work[i[0]], work[i[1]])
-        elif op in _UNARY:
-            val = _UNARY[op](work[i[0]])
-        else:
-            raise MCPInputError(
-                f"casadi_to_pyomo: operation {_NAMES.get(op, op)} has no Pyomo counterpart "
-                f"(in {fun.name()}); use backend='casadi'"
-            )
-        if block is not None and reads[k] >= 2 and op not in _NOT_NAMED:
-            if not isinstance(val, int | float | bool):
-                block.cse[n_cse] = val
-                val = block.cse[n_cse]
-                n_cse += 1
-        work[o[0]] = val
-    return result
+    return replay_sx(
+        fun,
+        inputs,
+        _UNARY,
+        _BINARY,
+        share=None if block is None else named,
+        what="casadi_to_pyomo",
+        hint="; use backend='casadi'",
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ neither               :math:`F_i(z) = 0` (:math:`z_i` free)
 :math:`l = u`          :math:`z_i = l` (:math:`F_i` unrestricted)
 =====================  ==========================================================
 
-Large affine blocks print in matrix form :math:`M z_S + q`. The lowering is reversible in
+Large affine blocks print in matrix form :math:`M z_S + q` (a sparse :math:`M` with its number
+of nonzeros); a large block with varying bounds prints its first and last rows, expanded from
+those rows of :math:`M` only. Symbols are named on demand, so printing a declaration with
+:math:`10^5` variables never creates its :math:`10^5` sympy symbols. The lowering is reversible in
 the sense of :class:`~mcpkit.lowering.base.Lowering`: the inverse data map each printed
 component name back to its place in ``z``, so values read off by printed name can be put
 back into a stacked vector.
@@ -24,11 +27,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+from mcpkit.problem import MCP, AffineFunction, ParameterBlock, SymbolicFunction, VariableBlock
 
 
 def _indexed_latex(stem: str, k: int) -> str:
@@ -53,31 +57,60 @@ class NameMap:
     n: int
 
 
-def _names(problem: MCP, latex: bool) -> tuple[dict[sp.Symbol, str], dict[str, int]]:
-    sym_names: dict[sp.Symbol, str] = {}
-    index: dict[str, int] = {}
-    for b in problem.blocks:
-        for k, s in enumerate(b.symbols):
-            if b.size == 1:  # a one-component block prints as a scalar
-                name = b.latex if latex else b.name
-            else:
-                name = _indexed_latex(b.latex, k) if latex else f"{b.name}[{k}]"
-            sym_names[s] = name
-            index[name] = b.start + k
-    for pb in problem.parameter_blocks:
-        for k, s in enumerate(pb.symbols):
-            if pb.size == 1:
-                sym_names[s] = pb.latex if latex else pb.name
-            else:
-                sym_names[s] = _indexed_latex(pb.latex, k) if latex else f"{pb.name}[{k}]"
-    return sym_names, index
+class _SymbolNames:
+    """Printed name of a variable or parameter symbol, found from its block (no table of all symbols).
+
+    A block's symbols are ``f"{block}_{k}"`` (:class:`~mcpkit.problem.SymbolRange`); a
+    one-component block prints as a scalar, others as ``name[k]`` (text) or ``name_{k}`` (LaTeX).
+    """
+
+    def __init__(self, problem: MCP, latex: bool) -> None:
+        self.latex = latex
+        self.blocks = {b.name: b for b in (*problem.blocks, *problem.parameter_blocks)}
+
+    def name(self, b: VariableBlock | ParameterBlock, k: int) -> str:
+        if b.size == 1:
+            return b.latex if self.latex else b.name
+        return _indexed_latex(b.latex, k) if self.latex else f"{b.name}[{k}]"
+
+    def get(self, s: sp.Symbol) -> str | None:
+        head, _, k = s.name.rpartition("_")
+        b = self.blocks.get(head)
+        if b is None or not k.isdigit() or int(k) >= b.size or b.symbols[int(k)] != s:
+            return None
+        return self.name(b, int(k))
 
 
-def _expr(e: sp.Expr, names: dict[sp.Symbol, str], latex: bool) -> str:
+def _names(problem: MCP, latex: bool) -> tuple[_SymbolNames, dict[str, int]]:
+    names = _SymbolNames(problem, latex)
+    index = {names.name(b, k): b.start + k for b in problem.blocks for k in range(b.size)}
+    return names, index
+
+
+def _expr(e: sp.Expr, names: _SymbolNames, latex: bool) -> str:
+    found = {s: nm for s in e.free_symbols if (nm := names.get(s)) is not None}
     if latex:
-        return sp.latex(e, symbol_names=names)
-    sub = {s: sp.Symbol(names[s]) for s in e.free_symbols if s in names}
-    return sp.sstr(e.xreplace(sub))
+        return sp.latex(e, symbol_names=found)
+    return sp.sstr(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
+
+
+def _affine_row(problem: MCP, fb: AffineFunction, r: int) -> sp.Expr:
+    r"""Row :math:`r` of :math:`M z_S + q` as a sympy expression, from that row of :math:`M` only."""
+    over = [problem.blocks[[b.name for b in problem.blocks].index(nm)] for nm in fb.over]
+    ends = np.cumsum([b.size for b in over])
+    M = fb.M
+    if sps.issparse(M):
+        lo, hi = M.indptr[r], M.indptr[r + 1]
+        cols, vals = M.indices[lo:hi], M.data[lo:hi]
+    else:
+        cols = np.flatnonzero(M[r])
+        vals = M[r, cols]
+    terms = []
+    for j, c in zip(cols.tolist(), vals.tolist(), strict=True):
+        k = int(np.searchsorted(ends, j, side="right"))
+        b = over[k]
+        terms.append(sp.Float(c) * b.symbols[j - (int(ends[k]) - b.size)])
+    return sum(terms, sp.Integer(0)) + fb.q[r]
 
 
 def _condition(zname: str, fstr: str, lo: float, hi: float, latex: bool) -> str:
@@ -108,24 +141,25 @@ def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[s
             zb = b.latex if latex else b.name
             zs = ", ".join(problem.blocks[[x.name for x in problem.blocks].index(o)].latex for o in fb.over)
             zs_txt = ", ".join(fb.over)
-            qnum = all(q.is_number for q in fb.q)
+            qnum = fb.q_values is not None
             shape = f"{fb.M.shape[0]}\\times{fb.M.shape[1]}" if latex else f"{fb.M.shape[0]}x{fb.M.shape[1]}"
             if latex:
                 fstr = f"M_{{\\mathrm{{{b.name}}}}} ({zs}) + q_{{\\mathrm{{{b.name}}}}}"
             else:
                 fstr = f"M_{b.name} @ ({zs_txt}) + q_{b.name}"
             cond = _condition(zb, fstr, lb[b.start], ub[b.start], latex)
-            note = f"M_{b.name} is {shape}" + ("" if qnum else ", q depends on parameters")
+            sparse = f", sparse with {fb.nnz} nonzeros" if fb.is_sparse else ""
+            note = f"M_{b.name} is {shape}{sparse}" + ("" if qnum else ", q depends on parameters")
             lines.append(cond + (rf"\quad \text{{({note})}}" if latex else f"   [{note}]"))
             continue
-        exprs = fb.exprs if isinstance(fb, SymbolicFunction) else problem.function_exprs()[b.slice]
         shown = range(b.size) if b.size <= max_rows else [*range(max_rows - 1), b.size - 1]
         for k in shown:
             if b.size > max_rows and k == b.size - 1:
                 lines.append(r"\vdots" if latex else "...")
             i = b.start + k
-            zname = names[b.symbols[k]]
-            lines.append(_condition(zname, _expr(exprs[k], names, latex), lb[i], ub[i], latex))
+            zname = names.name(b, k)
+            e = fb.exprs[k] if isinstance(fb, SymbolicFunction) else _affine_row(problem, fb, k)
+            lines.append(_condition(zname, _expr(e, names, latex), lb[i], ub[i], latex))
     return lines, index
 
 

@@ -18,7 +18,9 @@ Each variable block becomes one indexed ``Var`` (bounds :math:`l, u`; initial va
 declaration's start), each parameter block one mutable ``Param`` (so values change without
 rebuilding), each function block one indexed ``Complementarity``. Symbolic blocks are
 lambdified from sympy into Pyomo expressions; affine blocks :math:`F_B = M z_S + q(p)` become
-linear sums built directly from the rows of :math:`M` (no sympy expansion).
+linear sums built directly from the rows of :math:`M` (no sympy expansion): the nonzeros of
+each row of a dense :math:`M`, or the stored entries of each CSR row of a sparse one (no dense
+scan: time :math:`O(\mathrm{nnz} + n)`). A numeric :math:`q` enters as plain floats.
 
 :func:`from_pyomo` goes the other way: a user's Pyomo model with ``Complementarity``
 components becomes a backend-neutral MCP, with the map needed to write a solution back
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sps
 import sympy as sp
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.relational_expr import EqualityExpression
@@ -213,23 +216,25 @@ class ToPyomo(Lowering):
                     comp[k].fix(float(lo[k]))
             var_names[vb.name] = nm
             zdata.extend(comp[k] for k in range(vb.size))
-        syms = list(problem.variables) + list(problem.parameters)
+        syms: list[sp.Symbol] | None = None  # every symbol, built only for symbolic blocks
         vals = zdata + pdata
         slices = {b.name: b.slice for b in problem.blocks}
         F: list[Any] = []
         for vb in problem.blocks:
             fb = problem.function_block(vb.name)
             if isinstance(fb, SymbolicFunction):
+                if syms is None:
+                    syms = list(problem.variables) + list(problem.parameters)
                 F.extend(sympy_to_pyomo(fb.exprs, syms, vals))
             elif isinstance(fb, AffineFunction):
                 cols = [d for nmb in fb.over for d in zdata[slices[nmb]]]
-                q = sympy_to_pyomo(fb.q, list(problem.parameters), pdata)
-                for r in range(vb.size):
-                    row = fb.M[r]
-                    nz = np.flatnonzero(row)
-                    F.append(
-                        pyo.quicksum((float(row[j]) * cols[j] for j in nz), start=q[r]) if nz.size else q[r]
-                    )
+                qnum = fb.q_values
+                q = (
+                    qnum.tolist()
+                    if qnum is not None
+                    else sympy_to_pyomo(fb.q, list(problem.parameters), pdata)
+                )
+                F.extend(_affine_rows(fb.M, cols, q))
             else:  # pragma: no cover - closed union
                 raise TypeError(f"unknown function block type {type(fb).__name__}")
         cc_names: dict[str, str] = {}
@@ -262,6 +267,29 @@ class ToPyomo(Lowering):
         """The stacked ``z`` (declaration order) from the Pyomo variables' current values."""
         vals = [v.value for v in inverse_data.variables(solution)]
         return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
+
+
+def _affine_rows(M: Any, cols: Sequence[Any], q: Sequence[Any]) -> list[Any]:
+    r"""Pyomo expressions :math:`\sum_j M_{rj}\, x_j + q_r`, one per row, over the nonzeros of ``M``.
+
+    ``M`` is dense (each row scanned once for its nonzeros) or a CSR matrix (its stored entries
+    read from ``indptr``/``indices``/``data``; no dense row is formed). A row with no nonzero
+    is its constant :math:`q_r`.
+    """
+    out: list[Any] = []
+    if sps.issparse(M):
+        ptr, idx, val = M.indptr.tolist(), M.indices.tolist(), M.data.tolist()
+        for r in range(M.shape[0]):
+            lo, hi = ptr[r], ptr[r + 1]
+            out.append(
+                pyo.quicksum((val[k] * cols[idx[k]] for k in range(lo, hi)), start=q[r]) if hi > lo else q[r]
+            )
+        return out
+    for r in range(M.shape[0]):
+        row = M[r]
+        nz = np.flatnonzero(row)
+        out.append(pyo.quicksum((float(row[j]) * cols[j] for j in nz), start=q[r]) if nz.size else q[r])
+    return out
 
 
 def _pair(z: Any, F: Any, form: SlackForm, i: int) -> Any:

@@ -411,15 +411,24 @@ class RecoveringHomotopy:
             self._fallbacks[name] = solver
         return self._fallbacks[name]
 
-    def run(self, x0: np.ndarray, p: np.ndarray, assess: Assessor, **start: Any) -> HomotopyOutcome:
+    def run(
+        self,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        *,
+        time_limit: float | None = None,
+        **start: Any,
+    ) -> HomotopyOutcome:
         """Run the requested homotopy, then the fallbacks if needed (see the class docstring).
 
         ``start`` holds :meth:`HomotopySolver.run`'s ``warm_start``, ``lam_x0`` and ``lam_g0``
-        for the requested homotopy; the fallbacks start cold from ``x0``.
+        for the requested homotopy; the fallbacks start cold from ``x0``. ``time_limit`` bounds
+        the whole call (default ``options.time_limit``).
         """
         t0 = time.perf_counter()
-        limit = self.options.time_limit
-        best = self.primary.run(x0, p, assess, **start)
+        limit = self.options.time_limit if time_limit is None else time_limit
+        best = self.primary.run(x0, p, assess, time_limit=limit, **start)
         if best.termination in (Termination.CONVERGED, Termination.TIME_LIMIT, Termination.INTERRUPTED):
             return best
         trace, iterations = list(best.trace), best.iterations

@@ -7,6 +7,7 @@ homotopy steps only change numbers), with primal-dual warm starts.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from abc import ABC, abstractmethod
@@ -96,6 +97,35 @@ WARM_START_OPTIONS: dict[str, Any] = {
     "warm_start_slack_bound_frac": 1e-9,
     "warm_start_slack_bound_push": 1e-9,
 }
+
+
+@functools.lru_cache(maxsize=64)
+def _check_option_names(names: frozenset[str]) -> None:
+    x = ca.SX.sym("x")
+    opts: dict[str, Any] = {f"ipopt.{k}": 0 for k in names}  # IPOPT checks names here, values at solve
+    try:
+        ca.nlpsol("mcpkit_option_check", "ipopt", {"x": x, "f": x * x}, opts)
+    except RuntimeError as exc:
+        _raise_unknown_option(exc)
+
+
+def _raise_unknown_option(exc: RuntimeError) -> None:
+    """Turn CasADi's "No such IPOPT option" into :class:`~mcpkit.errors.UnknownOptionError`."""
+    m = re.search(r"No such IPOPT option: (\S+)", str(exc))
+    if m:
+        raise UnknownOptionError(
+            f"unknown IPOPT option {m.group(1)!r} (see the IPOPT options reference)"
+        ) from None
+
+
+def check_ipopt_options(options: dict[str, Any] | None) -> None:
+    """Raise :class:`~mcpkit.errors.UnknownOptionError` now if ``options`` names an option IPOPT lacks.
+
+    Routes that may never build IPOPT (``method="auto"`` solved by ``newton``) call this so a
+    misspelt option fails before anything runs, not only when a fallback first needs IPOPT.
+    """
+    if options:
+        _check_option_names(frozenset(options))
 
 
 def ipopt_option_dict(
@@ -273,11 +303,7 @@ class IpoptNLP(InnerSolver):
         try:
             self.solver = ca.nlpsol(casadi_name(name), "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
         except RuntimeError as exc:
-            m = re.search(r"No such IPOPT option: (\S+)", str(exc))
-            if m:
-                raise UnknownOptionError(
-                    f"unknown IPOPT option {m.group(1)!r} (see the IPOPT options reference)"
-                ) from None
+            _raise_unknown_option(exc)
             raise
 
     def _run(self, call: InnerCall) -> InnerResult:

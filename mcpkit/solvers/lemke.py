@@ -101,6 +101,13 @@ Box LCPs and MCPs
   :math:`v_i \to \infty` with :math:`x_i = u_i - l_i` and :math:`w_i \to \infty`), so Lemke
   always ends at a solution of a finitely boxed LCP.
 
+Lemke's method is a dense tableau method, so a sparse :math:`M` of the declaration (a SciPy
+matrix in :meth:`~mcpkit.MCP.lcp` or :meth:`~mcpkit.MCP.add_affine`) is converted to a dense
+array here, once per route; above :data:`SPARSE_DENSE_LIMIT` variables that conversion
+(:math:`8n^2` bytes, 0.8 GB at :math:`n = 10^4`, before the tableau) is refused at construction
+with :class:`~mcpkit.errors.MCPInputError` pointing to ``method="newton"``, which keeps
+:math:`M` sparse.
+
 ``M`` comes from the declaration's affine blocks when every function block is affine, otherwise
 from the CasADi lowering's Jacobian, which must not depend on :math:`z` (checked with
 ``casadi.depends_on``; a nonlinear MCP raises :class:`~mcpkit.errors.MCPInputError` at
@@ -150,6 +157,9 @@ from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.route import RouteOutcome
+
+#: Largest :math:`n` for which a declaration with a sparse :math:`M` is densified for Lemke's method.
+SPARSE_DENSE_LIMIT = 10_000
 
 #: Statuses of :class:`LemkeResult`.
 LEMKE_STATUSES: tuple[str, ...] = (
@@ -963,16 +973,30 @@ class AffineData:
     CasADi Jacobian :math:`\partial F/\partial z` (which must not depend on :math:`z`);
     :math:`q(p) = F(0; p)`.
 
+    A sparse :math:`M` in the declaration is densified (Lemke's tableau is dense).
+
     Raises
     ------
     MCPInputError
-        When :math:`F` is not affine in :math:`z` (the message names the blocks).
+        When :math:`F` is not affine in :math:`z` (the message names the blocks), or when a
+        block's :math:`M` is sparse and :math:`n >` :data:`SPARSE_DENSE_LIMIT`.
     """
 
     def __init__(self, problem: MCP) -> None:
         from mcpkit.lowering.casadi import lower_to_casadi
 
         problem.validate()
+        sparse = [
+            b.name
+            for b in problem.blocks
+            if isinstance(fb := problem.function_block(b.name), AffineFunction) and fb.is_sparse
+        ]
+        if sparse and problem.n > SPARSE_DENSE_LIMIT:
+            raise MCPInputError(
+                f"method='lemke' is a dense tableau method: the sparse M of blocks {sparse} would be "
+                f"densified to {problem.n}x{problem.n} ({8e-9 * problem.n**2:.1f} GB) with n = {problem.n} "
+                f"> SPARSE_DENSE_LIMIT = {SPARSE_DENSE_LIMIT}. Use method='newton', which keeps M sparse."
+            )
         self.problem = problem
         self.cas = lower_to_casadi(problem)
         n = problem.n
@@ -991,7 +1015,8 @@ class AffineData:
                 for nm in fb.over:
                     sl = slices[nm]
                     width = sl.stop - sl.start
-                    M[b.slice, sl] += fb.M[:, col : col + width]
+                    part = fb.M[:, col : col + width]
+                    M[b.slice, sl] += part.toarray() if fb.is_sparse else part
                     col += width
             self.M_const = M
             self.source = "declaration"

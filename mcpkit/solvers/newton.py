@@ -64,7 +64,12 @@ Globalisation (De Luca, Facchinei & Kanzow 1996; Billups 1995; Munson et al. 200
    step is not finite, its natural residual exceeds :data:`CRASH_GROWTH` times the best so far,
    or an active set comes back without improving; the best point met is handed on. The Newton
    matrix has the same pattern as :math:`H` (:math:`d_a, d_b \in \{0, 1\}`). For LCPs this is
-   the primal-dual active-set method and often ends at the exact solution.
+   the primal-dual active-set method (Hintermüller, Ito & Kunisch 2002) and often ends at the
+   exact solution; its iterates solve the linear system of a guessed active set exactly, so the
+   natural residual may jump before it falls (a 2-D obstacle problem, :math:`n = 10^4`: 0.03,
+   then 0.9, then :math:`10^{-15}`). For a constant Jacobian the growth test is therefore
+   dropped and up to :data:`CRASH_ITERATIONS_AFFINE` steps are allowed; the repeated-active-set
+   test still ends a cycle, and the best point met is handed on as before.
 3. **Newton direction**: :math:`H d = -\Phi`. If :math:`H` is singular or ill-conditioned, or
    :math:`d` fails the descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`
    (:math:`\rho = 10^{-8}`, :math:`p = 2.1`, De Luca-Facchinei-Kanzow), the **proximal
@@ -171,6 +176,8 @@ STEP_FLOOR = 1e-15
 PROX_FACTOR, PROX_MIN, PROX_MAX, PROX_TRIES = 0.1, 1e-10, 1.0, 3
 #: Crash-phase iterations (projected Newton on the natural map) on a cold start.
 CRASH_ITERATIONS = 10
+#: Crash-phase iterations when the Jacobian is constant (the primal-dual active-set method).
+CRASH_ITERATIONS_AFFINE = 30
 #: A crash step is kept while its natural residual stays below this multiple of the best one so far
 #: (and its active set is new or it improves the best); the crash hands over the best point.
 CRASH_GROWTH = 10.0
@@ -360,7 +367,9 @@ def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     Returns ``(rows, r, c, v)``: the row indices those blocks cover, and the nonzeros
     :math:`J_{rc} = v` of :math:`M` placed at the rows of :math:`B` and the columns of
-    :math:`z_S`. ``M`` may be a NumPy array or a SciPy sparse matrix.
+    :math:`z_S`. ``M`` may be a NumPy array (its nonzeros are found once) or the declaration's
+    SciPy sparse matrix, whose stored entries are taken as they are: time and memory
+    :math:`O(\mathrm{nnz})`, no dense step.
     """
     starts = {b.name: b.start for b in problem.blocks}
     sizes = {b.name: b.size for b in problem.blocks}
@@ -373,7 +382,7 @@ def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if not isinstance(fb, AffineFunction):
             continue
         cols = np.concatenate([np.arange(starts[nm], starts[nm] + sizes[nm]) for nm in fb.over])
-        coo = sps.coo_matrix(fb.M)
+        coo = fb.M.tocoo() if sps.issparse(fb.M) else sps.coo_array(fb.M)
         rows.append(np.arange(b.start, b.start + b.size))
         rr.append(b.start + coo.row.astype(np.int64))
         cc.append(cols[coo.col])
@@ -576,7 +585,9 @@ class SemismoothNewton:
         fixed = self.fb.fixed
         best = (z, F, r)
         seen: set[bytes] = set()
-        for _ in range(CRASH_ITERATIONS):
+        affine = not self.fun.jac_depends_on_z
+        growth = math.inf if affine else CRASH_GROWTH
+        for _ in range(CRASH_ITERATIONS_AFFINE if affine else CRASH_ITERATIONS):
             if r <= tol or run.iterations >= self.options.max_inner_iter or time.perf_counter() > deadline:
                 break
             t_it = time.perf_counter()
@@ -595,7 +606,7 @@ class SemismoothNewton:
             zt = self._project(z + d)
             Ft = self.fun.F(zt)
             rt = self._natural(zt, Ft) if np.isfinite(Ft).all() else math.inf
-            if not rt < CRASH_GROWTH * best[2] or (repeated and rt >= best[2]):
+            if not rt < growth * best[2] or (repeated and rt >= best[2]):
                 break
             z, F, r = zt, Ft, rt
             run.step(r, 0.0, 1.0, 1, "crash", t_it)
@@ -830,7 +841,38 @@ class NewtonRoute:
         self.engine = SemismoothNewton(
             CasadiFunctions(cas, constant_rows), cas.lb, cas.ub, options, dense=dense
         )
+        from mcpkit.solvers.newton_warm import CompiledWarmStep
+
+        self._warm_step: CompiledWarmStep | None = None  # built on the first warm solve
+        self._warm_ok = CompiledWarmStep.applies(cas.z, cas.n)
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Run the semismooth Newton method at parameters ``p`` from ``z0`` (module docstring)."""
+        self.engine.options = self.options  # a caller may have replaced them (see Route.options)
+        if warm and self._warm_ok:
+            fast = self._compiled_warm_step(p, z0)
+            if fast is not None:
+                return fast
         return self.engine.solve(p, z0, warm)
+
+    def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
+        """The fast path of :mod:`mcpkit.solvers.newton_warm`: its point if it passes the check."""
+        from mcpkit.solvers.newton_warm import CompiledWarmStep
+
+        if self._warm_step is None:
+            c = self.casadi
+            self._warm_step = CompiledWarmStep(c.z, c.p, c.F, c.lb, c.ub, self.options.tol, c.name)
+        p = np.asarray(p, dtype=float).reshape(-1)
+        z, iters, wall = self._warm_step.run(p, z0)
+        if z is None:
+            return None
+        fun = self.engine.fun
+        fun.set_parameters(p)
+        F = fun.F(z)
+        r = self.engine._natural(z, F)
+        if not r <= self.options.tol:
+            return None
+        step = HomotopyStep(0, 0.0, r, "casadi rootfinder", iters, wall, "compiled")
+        extra = {"linear_solver": "casadi rootfinder (dense LU)", "warm_step": "compiled"}
+        status = "converged (compiled warm step)"
+        return RouteOutcome(z, Termination.CONVERGED, status, iters, [step], extra, F)

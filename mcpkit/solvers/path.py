@@ -9,8 +9,9 @@ with no relaxation parameter. Two interfaces:
 * ``"gamspy"``: GAMSPy's bundled PATH (demo license: at most 1000 rows/columns for MCPs).
   Each affine block :math:`F_B = M z_S + q(p)` becomes one indexed equation
   ``F_B(i) .. sum(j, M(i,j) z_S(j)) + q(i) =n= 0`` matched with the indexed variable
-  ``z_B(i)``; each component of a symbolic block becomes one scalar variable matched with one
-  scalar equation (sympy lambdified into GAMSPy expressions). Parameters are GAMSPy
+  ``z_B(i)`` (a sparse :math:`M` gives the parameter ``M`` its records straight from the COO
+  triplets, never a dense array); each component of a symbolic block becomes one scalar
+  variable matched with one scalar equation (sympy lambdified into GAMSPy expressions). Parameters are GAMSPy
   ``Parameter``\ s updated before each solve, so the model is built once.
 
 ``options.tol`` is PATH's ``convergence_tolerance``; ``options.path_options`` are passed
@@ -34,6 +35,27 @@ from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
 from mcpkit.result import Termination
 from mcpkit.solvers.route import RouteOutcome
+
+
+def _matrix_records(M: Any, matrix: bool = True) -> Any:
+    """GAMSPy records of a block of :math:`M` (``matrix=False``: of a one-column block, as a vector).
+
+    Dense: the array itself (as GAMSPy takes it). Sparse: a DataFrame of the stored entries,
+    one row per nonzero: the domain labels ``"0", "1", ...`` (columns ``row``, ``col``; GAMSPy
+    reads them by position), then ``value``; built from COO, never densified.
+    """
+    import scipy.sparse as sps
+
+    if not sps.issparse(M):
+        return M if matrix else np.asarray(M).reshape(-1)
+    import pandas as pd
+
+    coo = sps.coo_array(M)
+    data = {"row": coo.row.astype(str)}
+    if matrix:
+        data["col"] = coo.col.astype(str)
+    data["value"] = coo.data
+    return pd.DataFrame(data)
 
 
 def _which_interface(backend: str) -> str:
@@ -245,16 +267,20 @@ class _GamspyPath:
                     ob = problem._vars[nm]
                     Msub = fb.M[:, col : col + ob.size]
                     col += ob.size
-                    if not Msub.any():
+                    if not (Msub.nnz if fb.is_sparse else Msub.any()):
                         continue
                     if self.kind[nm] == "affine":
                         so = self.sets[nm]
                         j = gp.Alias(c, f"a_{b.name}_{nm}", so)
-                        Mp = gp.Parameter(c, f"M_{b.name}_{nm}", domain=[s, so], records=Msub)
+                        rec = _matrix_records(Msub)
+                        Mp = gp.Parameter(c, f"M_{b.name}_{nm}", domain=[s, so], records=rec)
                         expr = expr + gp.Sum(j, Mp[i, j] * self.vars[nm][j])
                     else:
-                        for k in np.flatnonzero(Msub.any(axis=0)):
-                            mc = gp.Parameter(c, f"Mc_{b.name}_{nm}_{k}", domain=s, records=Msub[:, k])
+                        Mc = Msub.tocsc() if fb.is_sparse else Msub
+                        used = np.flatnonzero(np.diff(Mc.indptr) if fb.is_sparse else Msub.any(axis=0))
+                        for k in used:
+                            rec = _matrix_records(Mc[:, [int(k)]], False) if fb.is_sparse else Msub[:, k]
+                            mc = gp.Parameter(c, f"Mc_{b.name}_{nm}_{k}", domain=s, records=rec)
                             expr = expr + mc[i] * self.vars[nm][int(k)]
                 eq = gp.Equation(c, f"F_{b.name}", domain=s, type="nonbinding")
                 eq[i] = expr == zero

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mcpkit.options import SolveOptions
 from mcpkit.result import HomotopyStep, Termination
 
 
@@ -34,6 +35,10 @@ class RouteOutcome:
     """Documented route-specific extras (e.g. which PATH was used)."""
     F: np.ndarray | None = None
     """``F(z; p)`` when the route already evaluated it at exactly ``z`` (saves one evaluation)."""
+    method: str | None = None
+    """The method that produced ``z`` when a route chains several (``None``: the route's own)."""
+    backend: str | None = None
+    """The backend of that method (``None``: the route's own)."""
 
 
 class Route(Protocol):
@@ -41,6 +46,9 @@ class Route(Protocol):
 
     backend: str
     method: str
+    options: SolveOptions
+    """Read at every :meth:`solve`, so a caller may replace it between solves (the chain of
+    :mod:`mcpkit.solvers.fallback` does, to hand on what is left of the time limit)."""
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution."""

@@ -123,7 +123,15 @@ class SlackFormRoute:
         lam_x = lam_g = None
         if warm and self._last is not None:
             _, lam_x, lam_g = self._last
-        out = self.homotopy.run(x0, p, self._assess, warm_start=warm, lam_x0=lam_x, lam_g0=lam_g)
+        out = self.homotopy.run(
+            x0,
+            p,
+            self._assess,
+            warm_start=warm,
+            lam_x0=lam_x,
+            lam_g0=lam_g,
+            time_limit=self.options.time_limit,
+        )
         if out.x is not None:
             self._last = (out.x, out.lam_x, out.lam_g)
         z = None if out.x is None else np.asarray(out.x[: self.slack_map.n], dtype=float)

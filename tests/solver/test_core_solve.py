@@ -105,7 +105,7 @@ def test_warm_start_from_previous_solution_costs_fewer_iterations() -> None:
     mcp.add_variables("z", 30)
     qq = mcp.add_parameters("q", 30, value=q)
     mcp.add_affine("z", M, list(qq))
-    solver = mcpkit.Solver(mcp, backend="casadi", tol=1e-9)
+    solver = mcpkit.Solver(mcp, backend="casadi", method="scholtes", tol=1e-9)
     cold = solver.solve(warm_start=False)
     warm = solver.solve(p={"q": q + 1e-4 * rng.standard_normal(30)})
     assert cold.solved and warm.solved

@@ -11,7 +11,6 @@ import json
 import math
 from pathlib import Path
 
-import casadi as ca
 import numpy as np
 import pytest
 import sympy as sp
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 import mcpkit
 from mcpkit import MCP, Termination
 from mcpkit.io import load_mcp
-from mcpkit.mpcc import load_mpcc_json
+from mcpkit.mcp_file import load_any_mcp
 from tests.conftest import SHARED_DATA, enumerate_box_lcp, random_p_matrix
 
 pytestmark = pytest.mark.solver
@@ -140,51 +139,9 @@ def test_nonlinear_ncp_known_solutions(backend: str, start: list[float]) -> None
 
 
 # ------------------------------------------------------------------ MCPLIB
-_SYMPY = {
-    ca.OP_ADD: lambda a, b: a + b, ca.OP_SUB: lambda a, b: a - b, ca.OP_MUL: lambda a, b: a * b,
-    ca.OP_DIV: lambda a, b: a / b, ca.OP_NEG: lambda a: -a, ca.OP_POW: lambda a, b: a**b,
-    ca.OP_CONSTPOW: lambda a, b: a**b, ca.OP_SQ: lambda a: a**2, ca.OP_TWICE: lambda a: 2 * a,
-    ca.OP_SQRT: sp.sqrt, ca.OP_EXP: sp.exp, ca.OP_LOG: sp.log, ca.OP_INV: lambda a: 1 / a,
-}  # fmt: skip
-
-
-def casadi_to_sympy(f: ca.Function, symbols: list[sp.Symbol]) -> list[sp.Expr]:
-    """The (dense) first output of an SX function as sympy expressions, by replaying its instructions."""
-    work: dict[int, sp.Expr] = {}
-    out: list[sp.Expr] = [sp.Integer(0)] * f.nnz_out(0)
-    for k in range(f.n_instructions()):
-        op, args, res = f.instruction_id(k), f.instruction_input(k), f.instruction_output(k)
-        if op == ca.OP_INPUT:
-            work[res[0]] = symbols[args[1]]
-        elif op == ca.OP_OUTPUT:
-            out[res[1]] = work[args[0]]
-        elif op == ca.OP_CONST:
-            c = float(f.instruction_constant(k))
-            work[res[0]] = sp.Integer(int(c)) if c.is_integer() else sp.Float(c)
-        else:
-            work[res[0]] = _SYMPY[op](*(work[j] for j in args))
-    return out
-
-
 def mcplib_mcp(path: Path) -> tuple[MCP, dict]:
-    """An MCPLIB port (zero-objective CasADi MPCC JSON, see ``SOURCE.md``) as an MCP.
-
-    Each pair has ``H_k = s z_j + c`` (``s = +1``: ``z_j`` above its lower bound, or ``H = z``
-    with the box in ``lbH/ubH``; ``s = -1``: ``z_j`` below its upper bound), so ``F_j = s G_k``.
-    """
-    m = load_mpcc_json(path)
-    n = int(m.x.numel())
-    assert m.g.numel() == 0 and m.G.numel() == n  # no free variables in this subset
-    S = np.array(ca.evalf(ca.jacobian(m.H, m.x)))
-    F: list[ca.SX] = [ca.SX(0)] * n
-    for k in range(n):
-        (j,) = np.flatnonzero(S[k])
-        assert abs(S[k, j]) == 1.0
-        F[j] = S[k, j] * m.G[k]
-    mcp = MCP(m.name)
-    z = mcp.add_variables("z", n, lb=m.lbx, ub=m.ubx, start=m.x0)
-    mcp.add_functions("z", casadi_to_sympy(ca.Function("F", [m.x], [ca.densify(ca.vertcat(*F))]), list(z)))
-    return mcp, json.loads(path.read_text())["mcplib_meta"]
+    """An MCPLIB port (zero-objective CasADi MPCC JSON, see ``SOURCE.md``) as an MCP, with its meta."""
+    return load_any_mcp(path)
 
 
 MCPLIB_FILES = sorted(p.name for p in MCPLIB.glob("*.json") if not p.name.endswith(".lcp.json"))
@@ -234,24 +191,8 @@ def test_mcplib_lcp_files(name: str) -> None:
 
 SICONOS = SHARED_DATA / "lcp-siconos"
 SICONOS_FILES = sorted(p.name for p in SICONOS.glob("*.json"))
-#: A singular (rank 31 of 32), badly conditioned MLCP on which the merit function stalls at a
-#: natural residual of about 6e-3 from the file's start; Lemke's method solves it.
-SICONOS_HARD = {"mlcp_Buck2.json"}
-
-
 @pytest.mark.skipif(not SICONOS.is_dir(), reason=f"{SICONOS} not present (see ../shared/README.md)")
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n, marks=pytest.mark.xfail(strict=True, reason="merit-function stall (see SICONOS_HARD)")
-        )
-        if n in SICONOS_HARD
-        else n
-        for n in SICONOS_FILES
-    ]
-    or ["none"],
-)
+@pytest.mark.parametrize("name", SICONOS_FILES or ["none"])
 def test_siconos_lcp_set(name: str) -> None:
     mcp = load_mcp(SICONOS / name)
     data = json.loads((SICONOS / name).read_text())

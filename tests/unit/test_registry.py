@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ def test_every_reformulation_is_importable_and_named() -> None:
     [
         ("mcp", "scholtes", "auto", ("scholtes", "casadi")),
         ("mcp", "fb", "pyomo", ("fb", "pyomo")),
-        ("mcp", "auto", "casadi", ("scholtes", "casadi")),
+        ("mcp", "auto", "casadi", ("newton", "casadi")),
         ("mpcc", "auto", "auto", ("scholtes", "casadi")),
         ("mpcc", "elastic", "pyomo", ("elastic", "pyomo")),
         ("mcp", Method.PENALTY, Backend.CASADI, ("penalty", "casadi")),
@@ -153,8 +154,42 @@ def test_expired_gamspy_licence_reads_as_path_unavailable(monkeypatch: pytest.Mo
     try:
         assert not availability.path_available()
         assert not registry.METHODS["path"].available()
-        assert resolve("mcp", "auto", "auto").method == "scholtes"
+        r = resolve("mcp", "auto", "auto")
+        assert r.method == "newton" and "PATH not available" in r.note
+        assert [(f.method, f.backend) for f in r.fallbacks] == [("lemke", "casadi"), ("scholtes", "casadi")]
         with pytest.raises(SolverNotAvailableError, match="licence expired"):
             mcpkit.Solver(mcpkit.MCP.lcp(np.eye(1), [-1.0]), method="path", backend="gamspy")
     finally:
         availability._gamspy_path.cache_clear()
+
+
+@pytest.mark.parametrize("backend", ["casadi", "pyomo"])
+def test_auto_chain_without_path(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PATH, auto is newton, then lemke, then scholtes, each on the chosen backend."""
+    from mcpkit import availability
+
+    monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
+    r = resolve("mcp", "auto", backend)
+    chain = [(x.method, x.backend) for x in (r, *r.fallbacks)]
+    assert chain == [("newton", backend), ("lemke", backend), ("scholtes", backend)]
+    assert all(not f.fallbacks for f in r.fallbacks)
+
+
+def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH first when present (engines after it on their own backends); no chain for an explicit
+    method, for backend gamspy (PATH only) or for MPCCs."""
+    path = dataclasses.replace(
+        registry.METHODS["path"], check=lambda: (registry.Availability.LIMITED, "probe ok")
+    )
+    monkeypatch.setitem(registry.METHODS, "path", path)
+    from mcpkit import availability
+
+    monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
+    r = resolve("mcp", "auto", "auto")
+    assert r.method == "path" and r.backend == "gamspy"
+    assert [(f.method, f.backend) for f in r.fallbacks] == [
+        ("newton", "casadi"), ("lemke", "casadi"), ("scholtes", "casadi")
+    ]  # fmt: skip
+    assert resolve("mcp", "newton", "casadi").fallbacks == ()
+    assert resolve("mcp", "auto", "gamspy").fallbacks == ()
+    assert resolve("mpcc", "auto", "auto").fallbacks == ()

@@ -1,0 +1,162 @@
+r"""``method="auto"`` for MCPs: engines tried in order until one returns a solution.
+
+The chain :func:`mcpkit.registry.resolve` builds for ``method="auto"`` is
+
+1. ``path`` when PATH is reachable (``pathampl``, or GAMSPy with a licence that passed its probe);
+2. ``newton``, the licence-free semismooth Newton engine;
+3. ``lemke`` when :math:`F` is affine (an LCP): exact and finite, and it proves infeasibility
+   when it can;
+4. ``scholtes``: the IPOPT relaxation homotopy.
+
+Each attempt's point is judged the way :class:`mcpkit.Solver` judges every point, on the original
+pairs: it is accepted when its natural residual and bound violation are at most ``tol``. The
+next method runs only if the previous one was not accepted, and never after
+
+* a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
+  is left of it, through its route's ``options``, which routes read at every solve);
+* an **interrupt**;
+* a **verified proof that no solution exists** (Lemke's infeasibility certificate), since no
+  other method can then succeed.
+
+Later routes are built only when first needed, so a problem ``newton`` solves never pays for
+building IPOPT. A method that cannot take the problem (``lemke`` on a nonlinear :math:`F`) is
+skipped and the reason recorded.
+
+What the result shows: ``trace`` holds every attempt's records in order (their ``phase`` says
+which method made them: ``"crash"``, ``"newton"``, ``"gradient"``, ``"pivot"``, ``"relax"``,
+``"polish"``...); ``iterations`` is their sum; ``method`` is the method whose point is returned;
+``extra["attempts"]`` lists one dict per attempt with ``method``, ``termination``,
+``natural_residual``, ``iterations``, ``wall_time_s`` and ``raw_status`` (or ``skipped`` with the
+reason). When no attempt is accepted, the point with the smallest natural residual is returned
+(``method`` names its method, ``extra`` is its extras plus any infeasibility certificate) with
+the termination and raw status of the last attempt, which say why the chain stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError, SolverNotAvailableError
+from mcpkit.options import SolveOptions
+from mcpkit.residuals import compute_residuals
+from mcpkit.result import Termination
+from mcpkit.solvers.route import Route, RouteOutcome
+
+#: Terminations after which no later method is tried.
+FINAL = (Termination.TIME_LIMIT, Termination.INTERRUPTED)
+
+
+class FallbackRoute:
+    """Routes tried in order (module docstring); built by :func:`mcpkit.registry.build_mcp_route`.
+
+    Parameters
+    ----------
+    problem
+        The MCP declaration.
+    routes
+        The :class:`mcpkit.registry.Route` of each method, in the order to try them.
+    options
+        Stopping rules shared by every attempt (``time_limit`` bounds the whole chain).
+    ipopt
+        Passed to the IPOPT homotopy on backend ``pyomo``.
+    """
+
+    def __init__(self, problem: Any, routes: list[Any], options: SolveOptions, ipopt: str = "auto") -> None:
+        from mcpkit.registry import build_mcp_route
+
+        if not routes:
+            raise MCPInputError("FallbackRoute needs at least one route")
+        self._build = build_mcp_route
+        self.problem = problem
+        self.specs = list(routes)
+        self.options = options
+        self.ipopt = ipopt
+        self.backend: str = self.specs[0].backend
+        self.method: str = self.specs[0].method
+        self._routes: dict[int, Route | str] = {0: self._make(0)}  # the first one is built now
+
+    def _make(self, k: int) -> Route | str:
+        spec = self.specs[k]
+        ipopt = self.ipopt if spec.is_reformulation and spec.backend == "pyomo" else "auto"
+        try:
+            return self._build(self.problem, spec, self.options, ipopt)
+        except (MCPInputError, SolverNotAvailableError) as exc:  # lemke on a nonlinear F, ...
+            return f"{type(exc).__name__}: {exc}"
+
+    def _route(self, k: int) -> Route | str:
+        if k not in self._routes:
+            self._routes[k] = self._make(k)
+        return self._routes[k]
+
+    def _accepted(self, out: RouteOutcome, p: np.ndarray) -> tuple[bool, float]:
+        """Does the attempt's point pass mcpkit's check; and its natural residual."""
+        if out.z is None or not np.isfinite(out.z).all():
+            return False, float("inf")
+        lb, ub = self.problem.lb, self.problem.ub
+        z = np.clip(np.asarray(out.z, dtype=float), lb, ub)
+        F = out.F if out.F is not None and np.array_equal(z, out.z) else None
+        if F is None:
+            from mcpkit.lowering.casadi import lower_to_casadi
+
+            F = np.asarray(lower_to_casadi(self.problem).F_fun(z, p), dtype=float).reshape(-1)
+            out.F, out.z = F, z
+        r = compute_residuals(z, F, lb, ub)
+        tol = self.options.tol
+        return bool(r.natural <= tol and r.bounds <= tol), r.natural
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""
+        t0 = time.perf_counter()
+        limit = self.options.time_limit
+        attempts: list[dict[str, Any]] = []
+        trace, iterations = [], 0
+        best: tuple[float, RouteOutcome, str] | None = None
+        for k, spec in enumerate(self.specs):
+            remaining = None if limit is None else limit - (time.perf_counter() - t0)
+            if k > 0 and remaining is not None and remaining <= 0:
+                attempts.append({"method": spec.method, "skipped": "no time left"})
+                break
+            route = self._route(k)
+            if isinstance(route, str):
+                attempts.append({"method": spec.method, "skipped": route})
+                continue
+            if k > 0:
+                route.options = dataclasses.replace(self.options, time_limit=remaining)  # type: ignore[attr-defined]
+            ta = time.perf_counter()
+            try:
+                out = route.solve(p, z0, warm)
+            except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
+                attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
+                continue
+            ok, nat = self._accepted(out, p)
+            attempts.append({
+                "method": spec.method, "termination": out.termination.value, "natural_residual": nat,
+                "iterations": out.iterations, "wall_time_s": time.perf_counter() - ta,
+                "raw_status": out.raw_status,
+            })  # fmt: skip
+            trace.extend(out.trace)
+            iterations += out.iterations
+            if best is None or nat < best[0]:
+                best = (nat, out, spec)
+            if ok:
+                best = (nat, out, spec)
+                break
+            if out.termination in FINAL or "infeasibility_certificate" in out.extra:
+                break
+        if best is None:  # every method was skipped
+            reasons = "; ".join(f"{a['method']}: {a['skipped']}" for a in attempts)
+            return RouteOutcome(None, Termination.SOLVER_ERROR, f"no method could run ({reasons})", 0,
+                                extra={"attempts": attempts})  # fmt: skip
+        _, chosen, chosen_spec = best
+        extra = dict(chosen.extra)
+        if "infeasibility_certificate" in out.extra:
+            extra["infeasibility_certificate"] = out.extra["infeasibility_certificate"]
+        extra["attempts"] = attempts
+        return dataclasses.replace(
+            chosen, termination=out.termination, raw_status=out.raw_status, trace=trace,
+            iterations=iterations, extra=extra, method=chosen_spec.method, backend=chosen_spec.backend,
+        )  # fmt: skip
