@@ -1,4 +1,4 @@
-r"""FCLIB 3-D local friction-contact problems as Stewart–Trinkle quadratic-cone NCPs.
+r"""FCLIB 3-D local friction-contact problems: loading, the Siconos error, and three formulations.
 
 An FCLIB *local* problem (Acary et al., FCLIB) with :math:`n_c` contacts asks for reactions
 :math:`r_i = (r_{n}, r_{t}, r_{o})_i` and velocities :math:`u = Wr + q` with, per contact,
@@ -7,48 +7,85 @@ An FCLIB *local* problem (Acary et al., FCLIB) with :math:`n_c` contacts asks fo
     K_i = \{r: \|r_{t,o}\| \le \mu_i r_n\},\quad \hat u_i = u_i + \mu_i\|u_{t,o,i}\|\,e_n,\quad
     K_i^* \ni \hat u_i \perp r_i \in K_i
 
-(De Saxcé's modified velocity). It is posed here as the NCP of seed 004 eq (9) — the same
-quadratic friction law — with :math:`u` kept as free variables of the affine block
-:math:`u - Wr - q = 0`:
+(De Saxcé's modified velocity). Its solutions are those of Coulomb's law with Signorini's
+condition (separation :math:`r = 0, u_n \ge 0`; sticking :math:`r \in K, u = 0`; sliding
+:math:`u_n = 0`, :math:`r_t = -\mu r_n u_t/\|u_t\|`). :func:`solve_fclib_file` poses it in one of
+the :class:`FCLIBFormulation` forms:
 
-.. math::
-    0 \le r_n \perp u_n \ge 0,\quad
-    \mu r_n u_t + r_t\sigma = 0,\quad \mu r_n u_o + r_o\sigma = 0,\quad
-    0 \le \sigma \perp \mu^2 r_n^2 - r_t^2 - r_o^2 \ge 0 .
+* ``alart_curnier`` (default) and ``fb_soc``: the square nonsmooth equations of
+  :mod:`mcpkit.models.fclib_equations` in the reactions only (:math:`u = Wr + q` substituted),
+  a free MCP solved by the semismooth Newton engine through :func:`mcpkit.solve_mcp`;
+* ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variables of
+  the affine block :math:`u - Wr - q = 0`, declared as an :class:`~mcpkit.MCP` and solved by
+  :func:`mcpkit.solve` with any registered method:
 
-Both have the same solutions (sliding: :math:`\sigma = \|u_{t,o}\|`, :math:`u_n = 0`; sticking:
-:math:`u = 0`; separation: :math:`r = 0`, :math:`u_n\ge0`). Unknowns are scaled before solving:
-:math:`r = s_r\hat r`, :math:`u = s_u\hat u` with :math:`s_u = \|q\|_\infty` and
-:math:`s_r = s_u/\overline{\mathrm{diag}(W)}`.
+  .. math::
+      0 \le r_n \perp u_n \ge 0,\quad
+      \mu r_n u_t + r_t\sigma = 0,\quad \mu r_n u_o + r_o\sigma = 0,\quad
+      0 \le \sigma \perp \mu^2 r_n^2 - r_t^2 - r_o^2 \ge 0 ,
 
-**Residual** (reported as ``friction_residual``): the natural-map residual of the
-De Saxcé formulation as in Siconos ``fc3d_compute_error`` with :math:`\rho = 1`,
+  (sliding: :math:`\sigma = \|u_{t,o}\|`), unknowns scaled as :math:`r = s_r\hat r`,
+  :math:`u = s_u\hat u` with :math:`s_u = \|q\|_\infty`, :math:`s_r = s_u/\overline{\mathrm{diag}(W)}`.
+
+**Residual** (reported as ``friction_residual``, the verdict's physical check): the natural-map
+residual of the De Saxcé formulation as in Siconos ``fc3d_compute_error`` with :math:`\rho = 1`,
 
 .. math::
     \mathrm{err}(r) = \frac{\bigl(\sum_i \|r_i - \Pi_{K_i}(r_i - \hat u_i)\|_2^2\bigr)^{1/2}}
                            {\|q\|_2},\qquad u = Wr + q,
 
-(division skipped when :math:`\|q\|_2` is below machine epsilon).
+(division skipped when :math:`\|q\|_2` is below machine epsilon). A file is solved when the MCP
+solve met its own tolerance (natural residual of the posed formulation) **and**
+:math:`\mathrm{err}(r) \le` ``tol``.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import ProblemFileError
+from mcpkit.errors import MCPInputError, ProblemFileError
+from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
+from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
 from mcpkit.result import RESULT_KEYS, SUMMARY_KEYS, FromParts, MCPResult, ToleranceCheck, summary_head
 
-DEFAULT_TOL = 1e-6
-"""Natural-residual tolerance of the scaled NCP used by :func:`solve_fclib_file`. With the
-mcpkit default 1e-8 the three IPOPT homotopies stall between 1e-7 and 5e-7 on the 48-contact
-test problem (see ``docs/fclib.md``); 1e-6 gives friction residuals ~4e-7."""
+DEFAULT_TOL = 1e-8
+"""Tolerance of :func:`solve_fclib_file` on the Siconos error and on the posed MCP's natural
+residual (the ``alart_curnier`` default reaches it on every shared problem; see ``docs/fclib.md``)."""
+
+
+class FCLIBFormulation(str, enum.Enum):
+    """How :func:`solve_fclib_file` poses an FCLIB problem (module docstring)."""
+
+    NCP = "ncp"
+    """The quadratic-cone NCP of seed 004 eq (9) in :math:`(r_n, r_t, r_o, \\sigma, u)`, declared as an
+    :class:`~mcpkit.MCP` and solved by :func:`mcpkit.solve` with any registered method."""
+    ALART_CURNIER = "alart_curnier"
+    """Alart–Curnier equations in the reactions (:class:`~mcpkit.models.fclib_equations.ContactLaw`),
+    a free MCP for the semismooth Newton engine, with a Tikhonov-continuation fallback."""
+    FB_SOC = "fb_soc"
+    """Second-order-cone Fischer–Burmeister equations on De Saxcé's velocity, solved like
+    ``alart_curnier`` (needs :math:`\\mu > 0`)."""
+
+
+#: The formulation :func:`solve_fclib_file` uses unless told (see ``docs/fclib.md``).
+DEFAULT_FORMULATION = FCLIBFormulation.ALART_CURNIER
+#: Newton iterations allowed to the first (unregularised) attempt of the equation formulations
+#: before the Tikhonov continuation takes over (the shared problems that converge in it need at most 73).
+PLAIN_ITERATIONS = 120
+#: Tikhonov continuation :math:`\varepsilon_k / \overline{\mathrm{diag}\,W}`, each stage warm from the
+#: last, then a polish at :math:`\varepsilon = 0` (fallback for statically indeterminate problems).
+TIKHONOV_SEQUENCE = (1e-2, 1e-4, 1e-6, 1e-8)
+#: At most this many re-solves with a tighter MCP tolerance when the MCP met ``tol`` but the
+#: Siconos error did not (each warm from the last point).
+TIGHTEN_ROUNDS = 3
 
 
 class FCLIBProblem:
@@ -229,32 +266,64 @@ def reactions_from(z_blocks: dict[str, np.ndarray], s_r: float) -> np.ndarray:
     return r * s_r
 
 
+@dataclass(frozen=True)
+class FCLIBStage:
+    r"""One Newton solve of :func:`solve_fclib_file` with an equation formulation (``FCLIBResult.stages``).
+
+    ``name`` is ``"plain"`` (from :math:`r = 0`, :math:`\varepsilon = 0`), ``"tikhonov"`` (one step
+    of the continuation, :math:`\varepsilon > 0`), ``"polish"`` (:math:`\varepsilon = 0` from the
+    continuation's point) or ``"tighten"`` (:math:`\varepsilon = 0` with a smaller MCP tolerance);
+    ``eps`` the Tikhonov term relative to :math:`\overline{\mathrm{diag}\,W}`; ``tol`` the MCP
+    tolerance of the stage; ``solved`` the MCP verdict at that tolerance; ``friction_residual``
+    the Siconos error of its point (``None`` without a finite point).
+    """
+
+    name: str
+    eps: float
+    tol: float
+    solved: bool
+    iterations: int
+    natural_residual: float
+    friction_residual: float | None
+    wall_time_s: float
+
+    def summary(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
 @dataclass(repr=False)
 class FCLIBResult(FromParts):
-    """An FCLIB file solved as the quadratic-cone NCP (an :class:`~mcpkit.result.Outcome`).
+    r"""An FCLIB file solved in one :class:`FCLIBFormulation` (an :class:`~mcpkit.result.Outcome`).
 
-    Its parts are the NCP solve (:attr:`solve`, judged on the scaled NCP's natural residual) and
-    the physical check :attr:`friction`: :func:`friction_residual` of the unscaled reactions at
-    most the same ``tol``; ``solved`` and ``termination`` come from them
-    (:class:`~mcpkit.result.FromParts`).
+    Its parts are the MCP solve (:attr:`solve`, judged on the posed formulation's natural
+    residual at its own tolerance) and the physical check :attr:`friction`:
+    :func:`friction_residual` of the unscaled reactions at most ``tol``; ``solved`` and
+    ``termination`` come from them (:class:`~mcpkit.result.FromParts`).
 
     Attributes
     ----------
     path
         The file.
     solve
-        The :class:`~mcpkit.result.MCPResult` of the scaled NCP.
+        The :class:`~mcpkit.result.MCPResult` of the posed MCP (for the equation formulations the
+        last stage on the unregularised equations; its ``tol`` may be below ``tol`` after a
+        ``"tighten"`` stage).
     friction
-        The friction-residual :class:`~mcpkit.result.ToleranceCheck`.
+        The friction-residual :class:`~mcpkit.result.ToleranceCheck` (tolerance ``tol``).
     reactions
         Unscaled reactions :math:`(r_n, r_t, r_o)_i` (``None`` without a point).
     reference_friction_residual, reference_friction_residual_stored_u, reference_consistency
         The file's reference solution: its residual with :math:`u = Wr + q`, with the stored
-        :math:`u`, and :math:`\\max|Wr_\\mathrm{ref} + q - u_\\mathrm{ref}|` (``None`` when absent).
+        :math:`u`, and :math:`\max|Wr_\mathrm{ref} + q - u_\mathrm{ref}|` (``None`` when absent).
     n_contacts, title
         From the file.
     wall_time_s
         Posing and solving (not reading the file).
+    formulation
+        The :class:`FCLIBFormulation` value.
+    stages
+        The Newton solves of an equation formulation in order (empty for ``ncp``).
     """
 
     path: str
@@ -267,13 +336,15 @@ class FCLIBResult(FromParts):
     n_contacts: int
     title: str
     wall_time_s: float
+    formulation: str = FCLIBFormulation.NCP.value
+    stages: tuple[FCLIBStage, ...] = field(default_factory=tuple)
 
     kind = "fclib"
     part_name = "check"
 
     @property
     def parts(self) -> list[Any]:
-        """The NCP solve, then the friction check."""
+        """The MCP solve, then the friction check."""
         return [self.solve, self.friction]
 
     @property
@@ -288,18 +359,25 @@ class FCLIBResult(FromParts):
         """The friction residual (``None`` without a point)."""
         return self.friction.value if self.friction.finite else None
 
+    @property
+    def newton_iterations(self) -> int:
+        """Iterations of every stage (equation formulations) or of the solve (``ncp``)."""
+        return sum(st.iterations for st in self.stages) if self.stages else int(self.solve.iterations)
+
     def __repr__(self) -> str:
         fr = self.friction_residual
         return (
             f"FCLIBResult(solved={self.solved}, termination={self.termination.value}, "
             f"friction_residual={'none' if fr is None else f'{fr:.2e}'} (tol {self.friction.tol:.0e}), "
-            f"n_contacts={self.n_contacts}, route={self.solve.method}/{self.solve.backend}, "
+            f"n_contacts={self.n_contacts}, formulation={self.formulation}, "
+            f"route={self.solve.method}/{self.solve.backend}, "
             f"wall_time_s={self.wall_time_s:.3f}, file={self.path!r})"
         )
 
     def summary(self) -> dict[str, Any]:
         """:data:`~mcpkit.result.SUMMARY_KEYS` (those of the solve after the verdict's head), then
-        the friction and reference residuals, the contact count and the title."""
+        the friction and reference residuals, the contact count, the title, the formulation,
+        the total Newton iterations and the stages."""
         out = summary_head(self.kind, self, self.wall_time_s)
         s = self.solve.summary()
         out.update({k: s[k] for k in SUMMARY_KEYS if k not in RESULT_KEYS})
@@ -310,54 +388,225 @@ class FCLIBResult(FromParts):
             reference_consistency=self.reference_consistency,
             n_contacts=self.n_contacts,
             title=self.title,
+            formulation=self.formulation,
+            newton_iterations=self.newton_iterations,
+            stages=[st.summary() for st in self.stages],
         )
         return out
 
 
-def solve_fclib_file(path: str | Path, **solve_options: Any) -> FCLIBResult:
-    """Load, pose as the quadratic-cone NCP, solve, and judge by the friction residual.
+def _err(prob: FCLIBProblem, r: np.ndarray | None) -> float | None:
+    if r is None or not np.isfinite(r).all():
+        return None
+    return friction_residual(prob.W, prob.q, prob.mu, r)
+
+
+class _Stages:
+    """The staged Newton solves of an equation formulation (see :func:`solve_equations`)."""
+
+    def __init__(self, prob: FCLIBProblem, law: ContactLaw, options: SolveOptions) -> None:
+        self.prob, self.law, self.options = prob, law, options
+        self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
+        self.iterations_left = options.max_inner_iter
+        self.exact = ContactEquations(prob.W, prob.q, prob.mu, law)
+        self.stages: list[FCLIBStage] = []
+
+    def expired(self) -> bool:
+        return time.perf_counter() >= self.deadline or self.iterations_left < 1
+
+    def run(
+        self, name: str, eq: ContactEquations, z0: np.ndarray, tol: float, cap: int | None = None
+    ) -> tuple[MCPResult, float | None]:
+        """One ``solve_mcp(method="newton")`` on ``eq`` from ``z0``; records the stage."""
+        import mcpkit
+
+        t0 = time.perf_counter()
+        limit = self.iterations_left if cap is None else min(cap, self.iterations_left)
+        kw: dict[str, Any] = {}
+        if math.isfinite(self.deadline):
+            kw["time_limit"] = max(self.deadline - t0, 1e-3)
+        res = mcpkit.solve_mcp(
+            eq.F, eq.J, -np.inf, np.inf, z0, method="newton", convergence_tolerance=tol,
+            major_iteration_limit=max(int(limit), 1), output=self.options.verbose,
+            jacobian_structure=eq.pattern, **kw,
+        )  # fmt: skip
+        have = bool(np.isfinite(res.z).all())
+        err = _err(self.prob, eq.reactions(res.z)) if have else None
+        self.iterations_left -= int(res.iterations)
+        wall = time.perf_counter() - t0
+        stage = FCLIBStage(
+            name, eq.eps / eq.d_mean, tol, bool(res.solved), int(res.iterations),
+            float(res.natural_residual), err, wall,
+        )  # fmt: skip
+        self.stages.append(stage)
+        return res, err
+
+
+def _better(a: tuple[MCPResult, float | None], b: tuple[MCPResult, float | None]) -> bool:
+    """``a`` is a better final point than ``b``: solved first, then the smaller Siconos error."""
+    ka = (not a[0].solved, math.inf if a[1] is None else a[1])
+    kb = (not b[0].solved, math.inf if b[1] is None else b[1])
+    return ka < kb
+
+
+def solve_equations(
+    prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions
+) -> tuple[MCPResult, np.ndarray | None, list[FCLIBStage]]:
+    r"""Solve ``prob`` as the free MCP :math:`F(\hat r) = 0` of the equations of a contact law.
+
+    The system is :class:`~mcpkit.models.fclib_equations.ContactEquations`.
+
+    Stages (each a semismooth Newton solve through :func:`mcpkit.solve_mcp`, recorded as an
+    :class:`FCLIBStage`):
+
+    1. ``plain``: :math:`\varepsilon = 0` from :math:`\hat r = 0`, at most :data:`PLAIN_ITERATIONS`
+       iterations;
+    2. if that did not meet ``tol``: the Tikhonov continuation: :math:`\varepsilon =`
+       :data:`TIKHONOV_SEQUENCE` (times :math:`\overline{\mathrm{diag}\,W}`), each from the last
+       point to the MCP tolerance :math:`10^{-2}\varepsilon` (whatever ``tol``: the polish needs a
+       point close to the solution set), then ``polish`` at
+       :math:`\varepsilon = 0`; the better of the two :math:`\varepsilon = 0` results is kept;
+    3. ``tighten`` (at most :data:`TIGHTEN_ROUNDS`): when the MCP met its tolerance but the Siconos
+       error did not meet ``tol``, re-solve from that point with the MCP tolerance multiplied by
+       :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`.
+
+    ``options.max_inner_iter`` bounds the iterations of all stages together and
+    ``options.time_limit`` their wall time. Returns the last :math:`\varepsilon = 0` MCP result
+    kept, the unscaled reactions (``None`` without a finite point) and the stages.
+    """
+    run = _Stages(prob, ContactLaw(law), options)
+    tol = options.tol
+    exact = run.exact
+    best = run.run("plain", exact, np.zeros(exact.n), tol, cap=PLAIN_ITERATIONS)
+    if not best[0].solved:
+        z = np.zeros(exact.n)
+        for e in TIKHONOV_SEQUENCE:
+            if run.expired():
+                break
+            eq = ContactEquations(prob.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
+            res, _ = run.run("tikhonov", eq, z, 1e-2 * e)
+            if np.isfinite(res.z).all():
+                z = res.z
+        if not run.expired():
+            polished = run.run("polish", exact, z, tol)
+            if _better(polished, best):
+                best = polished
+    mcp_tol = tol
+    for _ in range(TIGHTEN_ROUNDS):
+        res, err = best
+        if not res.solved or err is None or err <= tol or run.expired():
+            break
+        mcp_tol *= max(1e-3, 0.5 * tol / err)
+        tightened = run.run("tighten", exact, res.z, mcp_tol)
+        if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
+            best = tightened
+    res = best[0]
+    r = exact.reactions(res.z) if np.isfinite(res.z).all() else None
+    return res, r, run.stages
+
+
+def _name(value: Any) -> str:
+    """A method or backend given as a name or an enum member, lower case (``""`` for ``None``)."""
+    return str(getattr(value, "value", value) or "").lower()
+
+
+def _options(formulation: FCLIBFormulation, solve_options: dict[str, Any]) -> tuple[str, str, SolveOptions]:
+    """Method, backend and :class:`~mcpkit.options.SolveOptions`; typed errors before any solve."""
+    opts = dict(solve_options)
+    method, backend = _name(opts.pop("method", None)), _name(opts.pop("backend", None))
+    opts.setdefault("tol", DEFAULT_TOL)
+    options = SolveOptions.from_kwargs(**opts)  # unknown names raise UnknownOptionError
+    if formulation is FCLIBFormulation.NCP:
+        return method or "newton", backend or "casadi", options
+    if method not in ("", "auto", "newton"):
+        raise MCPInputError(
+            f"FCLIB formulation {formulation.value!r} is solved by the semismooth Newton engine "
+            f"(method 'newton' or 'auto'), not {method!r}; use formulation='ncp' for other methods"
+        )
+    if backend not in ("", "auto", "casadi"):
+        raise MCPInputError(
+            f"FCLIB formulation {formulation.value!r} evaluates its equations with CasADi in this "
+            f"process (backend 'auto' or 'casadi'), not {backend!r}; use formulation='ncp'"
+        )
+    return "newton", "casadi", options
+
+
+def solve_fclib_file(
+    path: str | Path,
+    formulation: FCLIBFormulation | str | None = None,
+    **solve_options: Any,
+) -> FCLIBResult:
+    """Load, pose in ``formulation``, solve, and judge by the Siconos error.
 
     Parameters
     ----------
     path
         FCLIB HDF5 file (local 3-D problem).
+    formulation
+        An :class:`FCLIBFormulation` or its value. ``None``: :data:`DEFAULT_FORMULATION`, or
+        ``ncp`` when ``method`` names a method other than ``"newton"``/``"auto"`` (the equation
+        formulations run on the Newton engine only; this keeps ``mcpkit solve FILE --method fb``
+        meaningful).
     **solve_options
-        ``method`` (default ``"fb"``), ``backend`` (default ``"casadi"``) and any
-        :class:`~mcpkit.options.SolveOptions` field (``tol`` defaults to :data:`DEFAULT_TOL`
-        on the natural residual of the *scaled* NCP; the friction residual is judged against the
-        same ``tol``).
+        ``method`` and ``backend``: for ``ncp`` any registered pair (default ``"newton"`` on
+        ``"casadi"``); for ``alart_curnier`` and ``fb_soc`` only ``"newton"``/``"auto"`` on
+        ``"casadi"``/``"auto"`` (:func:`solve_equations`). Any
+        :class:`~mcpkit.options.SolveOptions` field: ``tol`` (default :data:`DEFAULT_TOL`) is the
+        tolerance of the MCP's natural residual and of the Siconos error; the equation
+        formulations also use ``time_limit``, ``max_inner_iter`` (Newton iterations, all stages)
+        and ``verbose``.
 
     Returns
     -------
     FCLIBResult
-        ``solved`` when the NCP met its tolerance and :func:`friction_residual` of the unscaled
-        reactions is at most ``tol``; ``summary()`` carries
+        ``solved`` when the posed MCP met its tolerance and :func:`friction_residual` of the
+        unscaled reactions is at most ``tol``; ``summary()`` carries
         :data:`~mcpkit.result.SUMMARY_KEYS`, ``friction_residual``,
         ``reference_friction_residual``, ``reference_friction_residual_stored_u``,
-        ``reference_consistency``, ``n_contacts`` and ``title``.
+        ``reference_consistency``, ``n_contacts``, ``title``, ``formulation``,
+        ``newton_iterations`` and ``stages``.
+
+    Raises
+    ------
+    UnknownOptionError
+        An unknown formulation or option name.
+    MCPInputError
+        A method or backend the formulation cannot use; ``fb_soc`` with a zero friction
+        coefficient.
+    ProblemFileError
+        The file cannot be read as an FCLIB local problem.
     """
     import mcpkit
+    from mcpkit.options import parse_choice
 
-    opts = dict(solve_options)
-    method = opts.pop("method", "fb")
-    backend = opts.pop("backend", "casadi")
-    opts.setdefault("tol", DEFAULT_TOL)
+    if formulation is None:
+        method = _name(solve_options.get("method"))
+        formulation = DEFAULT_FORMULATION if method in ("", "auto", "newton") else FCLIBFormulation.NCP
+    form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
+    method, backend, options = _options(form, solve_options)
     prob = load_fclib(path)
+    if form is FCLIBFormulation.FB_SOC and np.any(prob.mu <= 0):
+        raise MCPInputError("FCLIB formulation 'fb_soc' needs mu > 0 at every contact; use 'alart_curnier'")
     t0 = time.perf_counter()
-    mcp, s_r, s_u = fclib_ncp(prob)
-    res = mcpkit.solve(mcp, method=method, backend=backend, **opts)
+    stages: list[FCLIBStage] = []
+    if form is FCLIBFormulation.NCP:
+        mcp, s_r, _ = fclib_ncp(prob)
+        res = mcpkit.solve(mcp, method=method, backend=backend, options=options)
+        have = bool(np.isfinite(res.z).all())
+        r = reactions_from(mcp.split(res.z), s_r) if have else None
+    else:
+        res, r, stages = solve_equations(prob, ContactLaw(form.value), options)
     wall = time.perf_counter() - t0
-    have = bool(np.isfinite(res.z).all())
-    r = reactions_from(mcp.split(res.z), s_r) if have else None
-    fr = friction_residual(prob.W, prob.q, prob.mu, r) if r is not None else None
+    fr = _err(prob, r)
     ref = ref_stored = consistency = None
     if prob.r_ref is not None:
         ref = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref)
         ref_stored = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref, prob.u_ref)
         consistency = float(np.abs(prob.W @ prob.r_ref + prob.q - prob.u_ref).max())
-    check = ToleranceCheck("friction residual", fr, float(res.tol), kind="friction")
+    check = ToleranceCheck("friction residual", fr, float(options.tol), kind="friction")
     return FCLIBResult(
         path=str(path), solve=res, friction=check, reactions=r,
         reference_friction_residual=ref, reference_friction_residual_stored_u=ref_stored,
         reference_consistency=consistency, n_contacts=prob.nc, title=prob.title, wall_time_s=wall,
+        formulation=form.value, stages=tuple(stages),
     )  # fmt: skip
