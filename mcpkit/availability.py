@@ -22,7 +22,8 @@ PATH_HOWTO = (
     "  * pip install gamspy            (bundles PATH under a demo license with size limits), or\n"
     "  * put the `pathampl` executable on your PATH (PATH's AMPL interface, used through "
     "Pyomo's 'path' solver).\n"
-    "Without PATH, use method='scholtes' (the default for method='auto'), 'fb' or 'penalty'."
+    "Without PATH, method='auto' uses mcpkit's own engines (newton, then lemke for LCPs, then the "
+    "scholtes homotopy); or ask for one of them by name."
 )
 
 
@@ -159,13 +160,21 @@ def path_status() -> tuple[bool, str]:
     return ok, (where if ok else f"no pathampl executable on PATH; {where}")
 
 
+def path_unavailable_reason() -> str | None:
+    """``None`` when PATH can be used, else why not (the probe's words for a refused licence):
+    the reason a test that needs PATH skips with."""
+    ok, where = path_status()
+    return None if ok else where
+
+
 def require_path() -> str:
-    """Which PATH interface to use (``"ampl"`` or ``"gamspy"``); raise with the how-to if none."""
+    """Which PATH interface to use (``"ampl"`` or ``"gamspy"``); raise
+    :class:`~mcpkit.errors.SolverNotAvailableError` with the reason and the how-to if none."""
     if pathampl_executable() is not None:
         return "ampl"
     if _gamspy_path()[0]:
         return "gamspy"
-    raise SolverNotAvailableError(PATH_HOWTO)
+    raise SolverNotAvailableError(f"PATH is not usable here: {path_status()[1]}.\n{PATH_HOWTO}")
 
 
 def components() -> list[Component]:

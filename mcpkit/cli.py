@@ -1,37 +1,73 @@
 """The ``mcpkit`` command line.
 
 * ``mcpkit info`` lists backends and solvers, their versions and where each was found.
-* ``mcpkit solve FILE [--method M] [--backend B] [--tol T] [--time-limit S] [--json]`` solves a
-  problem file (see :mod:`mcpkit.io` for the formats; MCP files in the ``mcpkit-mcp`` format and
-  MCPLIB ports, MPCC JSON with ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.mcp_file`, and
-  ``known_solution_distance`` is reported when the file's metadata has known solutions).
+* ``mcpkit solve FILE [--method M] [--backend B] [--tol T] [--time-limit S] [--out OUT] [--json
+  [--with-solution]] [--no-progress]`` solves a problem file (see :mod:`mcpkit.io` for the
+  formats; MCP files in the ``mcpkit-mcp`` format and MCPLIB ports, MPCC JSON with
+  ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.mcp_file`, and ``known_solution_distance``
+  is reported when the file's metadata has known solutions). ``--out`` writes the solution and
+  the verdict (:func:`mcpkit.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
+  the text output prints solutions of at most :data:`SMALL` unknowns. ``--time-limit`` bounds
+  the whole call: loading, lowering, solving and checking (the solver gets what loading and
+  lowering left, less a small reserve; a watchdog interrupts it if it overruns). On a terminal a
+  live line on stderr shows each Newton or homotopy step and its residual (``--no-progress``
+  turns it off).
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min).
 
-Every command's exit status comes from its result's ``solved`` (the ``Outcome`` protocol of
-:mod:`mcpkit.result`): 0 when solved (for demos and file sets: every part), 1 when the solver ran
-but did not meet the tolerance, 2 for bad input or a missing solver. ``--method`` and
-``--backend`` accept the names in :mod:`mcpkit.registry` (``mcpkit info`` lists them).
+Exit status (:data:`EXIT_CODES`), the same for every command: 0 when the result is solved (the
+``solved`` of the ``Outcome`` protocol of :mod:`mcpkit.result`, mcpkit's own residual check; for
+demos and file sets every part), 1 when the solver ran but the result is not solved (tolerance
+not met, a time or iteration limit, no solution), 2 for bad input (file, option, output path) or
+a requested solver that is not available (any :class:`~mcpkit.errors.MCPKitError`; argparse's
+usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
+:mod:`mcpkit.registry` (``mcpkit info`` lists them).
 """
 
 from __future__ import annotations
 
+import _thread
 import argparse
+import contextlib
+import dataclasses
 import json
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from mcpkit.errors import MCPKitError
-from mcpkit.options import Backend, Method
+from mcpkit.errors import MCPInputError, MCPKitError
+from mcpkit.options import DEFAULT_TOL, Backend, Method
+
+#: Exit status of every command.
+EXIT_SOLVED, EXIT_NOT_SOLVED, EXIT_BAD_INPUT = 0, 1, 2
+
+#: The exit codes as ``--help`` and the README state them.
+EXIT_CODES = """exit status (every command):
+  0  solved: mcpkit's own check of the result met the tolerance (demos: every part)
+  1  ran but not solved: tolerance not met, time or iteration limit, no solution
+  2  bad input (file, option, output path) or a requested solver not available"""
+
+#: The text output of ``mcpkit solve`` prints solutions with at most this many unknowns.
+SMALL = 20
+
+
+def exit_code(outcome: Any) -> int:
+    """:data:`EXIT_SOLVED` when ``outcome.solved`` (mcpkit's verdict), else :data:`EXIT_NOT_SOLVED`."""
+    return EXIT_SOLVED if outcome.solved else EXIT_NOT_SOLVED
 
 
 def _print_json(obj: Any) -> None:
-    print(json.dumps(obj, default=str))
+    from mcpkit.io import json_ready
+
+    print(json.dumps(json_ready(obj), allow_nan=False))
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -43,7 +79,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     routes = describe()
     if args.json:
         _print_json({"mcpkit": __version__, "components": [c.__dict__ for c in comps], "registry": routes})
-        return 0
+        return EXIT_SOLVED
     print(f"mcpkit {__version__} (Python {sys.version.split()[0]})")
     width = max(len(c.name) for c in comps)
     for c in comps:
@@ -56,52 +92,307 @@ def cmd_info(args: argparse.Namespace) -> int:
         mark = "yes" if r["available"] else "no "
         where = f" on {', '.join(r['backends'])}" if "backends" in r else ""
         print(f"  {r['kind']:<13} {r['name']:<{width}}  {mark}  {'/'.join(r['problems'])}{where}")
-    return 0
+    return EXIT_SOLVED
 
 
+# --------------------------------------------------------------------------- time budget
+def _process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``; 0 where unknown)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - float(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class _OutOfTime(Exception):
+    """The time limit ran out before the solver could start."""
+
+
+@dataclasses.dataclass
+class TimeLimitOutcome:
+    """The result of a call whose time limit ran out before or outside the solve (an ``Outcome``)."""
+
+    kind: str
+    stage: str
+    limit: float
+    wall_time_s: float
+    solved: bool = False
+
+    @property
+    def termination(self) -> Any:
+        from mcpkit.result import Termination
+
+        return Termination.TIME_LIMIT
+
+    @property
+    def message(self) -> str:
+        return f"NOT solved: the time limit of {self.limit:g} s ran out while {self.stage}"
+
+    def summary(self) -> dict[str, Any]:
+        from mcpkit.result import summary_head
+
+        return summary_head(self.kind, self, self.wall_time_s)
+
+
+class Budget:
+    r"""The wall-clock budget of one command: ``limit`` seconds from ``start`` (a ``perf_counter``).
+
+    The solver is given :meth:`solve_limit`, what is left less a reserve of
+    :math:`\max(0.25, 0.03\,\mathrm{limit})` s for the residual check and the output; a watchdog
+    (:meth:`watchdog`) interrupts the main thread at :math:`1.05\,\mathrm{limit} + 0.5` s, inside the
+    promised :math:`1.1\,\mathrm{limit} + 2` s, if a solver overruns its own limit.
+    """
+
+    def __init__(self, limit: float | None, start: float) -> None:
+        self.limit = limit
+        self.start = start
+        self.fired = threading.Event()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def solve_limit(self) -> float | None:
+        """Seconds the solver may take now (``None`` without a limit)."""
+        if self.limit is None:
+            return None
+        return self.limit - self.elapsed() - max(0.25, 0.03 * self.limit)
+
+    def check(self, kind: str, stage: str) -> None:
+        """Raise :class:`_OutOfTime` when nothing is left for the solver after ``stage``."""
+        left = self.solve_limit()
+        if left is not None and left <= 0:
+            raise _OutOfTime(TimeLimitOutcome(kind, stage, float(self.limit or 0), self.elapsed()))
+
+    @contextlib.contextmanager
+    def watchdog(self) -> Iterator[None]:
+        """Raise :class:`TimeLimitInterrupt` in the main thread if the call overruns the limit.
+
+        The interrupt is delivered as a private signal (``SIGUSR2``) with its own handler, not as
+        SIGINT, whose handler a library may have replaced (GAMSPy installs one that kills its
+        GAMS process). Without ``SIGUSR2`` (Windows) there is no watchdog.
+        """
+        signum = getattr(signal, "SIGUSR2", None)
+        if self.limit is None or signum is None or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        delay = max(0.0, 1.05 * self.limit + 0.5 - self.elapsed())
+
+        def handler(*_: Any) -> None:
+            raise TimeLimitInterrupt(f"time limit of {self.limit:g} s")
+
+        def fire() -> None:
+            self.fired.set()
+            _thread.interrupt_main(signum)
+
+        previous = signal.signal(signum, handler)
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            timer.join()
+            try:
+                if self.fired.is_set():
+                    time.sleep(0.01)  # a pending interrupt surfaces here, inside the caller's handler
+            finally:
+                signal.signal(signum, previous)
+
+
+class TimeLimitInterrupt(KeyboardInterrupt):
+    """Raised by :meth:`Budget.watchdog` (a ``KeyboardInterrupt``, so solvers stop as on Ctrl-C)."""
+
+
+# ----------------------------------------------------------------------------- progress
+class ProgressLine:
+    """A live line on ``stream``: the step, phase, residual and parameter of each engine step.
+
+    Called with each :class:`~mcpkit.result.HomotopyStep` (``SolveOptions.progress``); redraws
+    at most every ``interval`` seconds; :meth:`close` erases it.
+    """
+
+    def __init__(self, stream: TextIO, label: str, interval: float = 0.1) -> None:
+        self.stream = stream
+        self.label = label
+        self.interval = interval
+        self.t0 = time.perf_counter()
+        self.last = -float("inf")
+        self.width = 0
+        self.steps = 0
+
+    def text(self, step: Any) -> str:
+        return (
+            f"{self.label}: {step.phase} step {self.steps}, residual {step.residual:.2e}, "
+            f"parameter {step.parameter:.1e}, {time.perf_counter() - self.t0:.1f} s"
+        )
+
+    def __call__(self, step: Any) -> None:
+        self.steps += 1
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        line = self.text(step)
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = max(self.width, len(line))
+
+    def close(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def _progress_wanted(args: argparse.Namespace, stream: TextIO) -> bool:
+    """Progress on ``stream`` unless ``--no-progress`` or ``stream`` is not a terminal."""
+    isatty = getattr(stream, "isatty", None)
+    return not args.no_progress and callable(isatty) and bool(isatty())
+
+
+# -------------------------------------------------------------------------------- solve
 def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     if args.tol is not None:
         opts["tol"] = args.tol
-    if args.time_limit is not None:
-        opts["time_limit"] = args.time_limit
     return opts
 
 
-def _solve_file(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """Load ``args.file`` by its kind and solve it: a result (``Outcome``) and extra summary fields."""
-    from mcpkit.io import file_kind
-    from mcpkit.solve import solve
+def _family(kind: str) -> str:
+    """The problem family of a file kind: ``"fclib"``, ``"mpcc"`` or ``"mcp"``."""
+    return "fclib" if kind == "fclib" else "mpcc" if kind == "mpcc-json" else "mcp"
+
+
+def _solve_file(
+    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """Load ``args.file`` by its kind and solve it within ``budget``.
+
+    Returns the result (an ``Outcome``), extra summary fields, and the solution arrays
+    (:func:`mcpkit.io.solution_arrays`; ``None`` for a :class:`TimeLimitOutcome`).
+    """
+    from mcpkit.io import parse_once
+
+    with parse_once():  # kind detection and loading parse a JSON file once
+        return _load_and_solve(args, budget, progress)
+
+
+def _load_and_solve(
+    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    from mcpkit.io import check_solution_path, file_kind, solution_arrays
+    from mcpkit.solve import Solver, solve
 
     kind = file_kind(args.file)
+    family = args.family = _family(kind)
+    if args.out is not None:
+        check_solution_path(args.out, family, args.file)  # before anything is solved
     opts = _solve_options(args)
-    if kind == "fclib":
-        from mcpkit.models.fclib import solve_fclib_file
+    if progress is not None:
+        opts["progress"] = progress
+    if family == "fclib":
+        from mcpkit.models.fclib import load_fclib, solve_fclib_file
 
-        return solve_fclib_file(args.file, method=args.method, backend=args.backend, **opts), {}
-    if kind == "mpcc-json":
+        budget.check("fclib", "starting")
+        res = solve_fclib_file(
+            args.file, method=args.method, backend=args.backend, time_limit=budget.solve_limit(), **opts
+        )
+        prob = load_fclib(args.file)
+        return res, {}, solution_arrays(res, delassus=(prob.W, prob.q))
+    if family == "mpcc":
         from mcpkit.mpcc import load_mpcc_json
 
         problem = load_mpcc_json(args.file)
-        return solve(problem, backend=args.backend, method=args.method, stationarity=True, **opts), {}
+        budget.check("mpcc", "loading the file")
+        res = solve(
+            problem,
+            backend=args.backend,
+            method=args.method,
+            stationarity=True,
+            time_limit=budget.solve_limit(),
+            **opts,
+        )
+        return res, {}, solution_arrays(res)
     from mcpkit.mcp_file import known_solution_distance, load_any_mcp
 
     mcp, meta = load_any_mcp(args.file)  # LCP files, mcpkit-mcp files, MCPLIB ports
-    result = solve(mcp, backend=args.backend, method=args.method, **opts)
+    budget.check("mcp", "loading the file")
+    solver = Solver(mcp, backend=args.backend, method=args.method, time_limit=budget.solve_limit(), **opts)
+    budget.check("mcp", "lowering the problem")
+    limit = budget.solve_limit()
+    if limit is not None:  # what lowering left (routes read their options at solve time)
+        solver.route.options = dataclasses.replace(solver.route.options, time_limit=limit)
+    result = solver.solve(warm_start=False)
     distance = known_solution_distance(meta, result.z)
-    return result, ({} if distance is None else {"known_solution_distance": distance})
+    extra = {} if distance is None else {"known_solution_distance": distance}
+    return result, extra, solution_arrays(result)
+
+
+def _format_vector(v: Any) -> str:
+    import numpy as np
+
+    if np.ndim(v) == 0:
+        return f"{float(v):.10g}"
+    return np.array2string(np.asarray(v, dtype=float), precision=8, separator=", ", max_line_width=100)
+
+
+def _print_solution(arrays: dict[str, Any]) -> None:
+    from mcpkit.io import solution_size
+
+    n = solution_size(arrays)
+    if n > SMALL:
+        print(f"solution: {n} unknowns, not printed (write them with --out FILE or --json --with-solution)")
+        return
+    print("solution:")
+    for key, value in arrays.items():
+        if isinstance(value, dict):
+            for name, v in value.items():
+                print(f"  {key}[{name}] = {_format_vector(v)}")
+        else:
+            print(f"  {key} = {_format_vector(value)}")
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    result, extra = _solve_file(args)
+    from mcpkit.io import write_solution
+
+    budget: Budget = args.budget
+    progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
+    try:
+        with budget.watchdog():
+            try:
+                result, extra, arrays = _solve_file(args, budget, progress)
+            except _OutOfTime as exc:
+                result, extra, arrays = exc.args[0], {}, None
+    except KeyboardInterrupt:  # TimeLimitInterrupt, or a native solver's own after it
+        if not budget.fired.is_set():
+            raise
+        stage = "running (interrupted at the limit)"
+        result = TimeLimitOutcome(
+            getattr(args, "family", "mcp"), stage, float(budget.limit or 0), budget.elapsed()
+        )
+        extra, arrays = {}, None
+    finally:
+        if progress is not None:
+            progress.close()
     summary = result.summary() | extra
+    if args.out is not None and arrays is not None:
+        write_solution(args.out, result, source=args.file, summary=summary, arrays=arrays)
     if args.json:
+        if args.with_solution:
+            summary["solution"] = arrays
         _print_json(summary)
     else:
         print(repr(result))
         for key, value in summary.items():
             print(f"{key}: {value}")
-    return 0 if result.solved else 1
+        if arrays is not None:
+            _print_solution(arrays)
+        if args.out is not None:
+            print(f"written: {args.out}" if arrays is not None else f"not written (no solution): {args.out}")
+    return exit_code(result)
 
 
 def cmd_print(args: argparse.Namespace) -> int:
@@ -112,7 +403,7 @@ def cmd_print(args: argparse.Namespace) -> int:
     if not args.latex:
         print()
         print(mcp.explain())
-    return 0
+    return EXIT_SOLVED
 
 
 def _demo_from(module: str, func: str) -> Callable[[Path, bool], Any]:
@@ -140,9 +431,20 @@ DEMOS: dict[str, Callable[[Path, bool], Any]] = {
 }
 
 
+def demo_folder(out: str | Path) -> Path:
+    """``out`` as the demo's figure folder, created if missing; a typed error if it is a file."""
+    d = Path(out)
+    if d.exists() and not d.is_dir():
+        raise MCPInputError(f"--out {d} is a file, not a folder; the demo writes its figures into a folder")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent that is a file, no permission, ...
+        raise MCPInputError(f"--out {d}: cannot create the folder ({exc.strerror or exc})") from None
+    return d
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = demo_folder(args.out)
     result = DEMOS[args.name](out, not args.no_progress and not args.json)
     summary = result.summary()
     if args.json:
@@ -150,12 +452,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
-    return 0 if result.solved else 1
+    return exit_code(result)
+
+
+def _tol_help() -> str:
+    from mcpkit.models.fclib import DEFAULT_TOL as FCLIB_TOL
+
+    return (
+        f"tolerance of mcpkit's verdict; default by problem kind: MCP files (LCP .json/.npz/.mtx, "
+        f"mcpkit-mcp, MCPLIB ports) {DEFAULT_TOL['mcp']:g} on the natural residual, MPCC JSON "
+        f"{DEFAULT_TOL['mpcc']:g} on the complementarity residual and constraint violation, FCLIB "
+        f".hdf5 {FCLIB_TOL:g} on the posed MCP and the Siconos friction error"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
-        prog="mcpkit", description="Complementarity modelling for contact mechanics."
+        prog="mcpkit",
+        description="Complementarity modelling for contact mechanics.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -165,7 +482,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_solve = sub.add_parser(
         "solve",
-        help="solve a problem file (.json LCP, mcpkit-mcp or CasADi MPCC, .npz LCP, .hdf5 FCLIB)",
+        help="solve a problem file (.json LCP, mcpkit-mcp or CasADi MPCC, .npz/.mtx LCP, .hdf5 FCLIB)",
+        description="Solve a problem file; the exit status is mcpkit's verdict on the result.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
     )
     p_solve.add_argument("file", help="problem file")
     p_solve.add_argument(
@@ -176,14 +496,27 @@ def build_parser() -> argparse.ArgumentParser:
     p_solve.add_argument(
         "--backend", default="auto", help=f"{', '.join(b.value for b in Backend)} (default auto)"
     )
+    p_solve.add_argument("--tol", type=float, default=None, help=_tol_help())
     p_solve.add_argument(
-        "--tol",
+        "--time-limit",
         type=float,
         default=None,
-        help="tolerance (default 1e-8 for MCPs, 1e-6 for MPCC and FCLIB files)",
+        help="wall-clock limit in seconds for the whole call: loading, lowering, solving, checking",
     )
-    p_solve.add_argument("--time-limit", type=float, default=None, help="wall-clock limit in seconds")
+    p_solve.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="write the solution and the verdict: .json or .npz (z by block and F; x, G, H for "
+        "MPCCs; r and u for FCLIB), or .h5/.hdf5 for FCLIB (the problem with a 'solution' group)",
+    )
     p_solve.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_solve.add_argument(
+        "--with-solution", action="store_true", help="with --json: add the solution under 'solution'"
+    )
+    p_solve.add_argument(
+        "--no-progress", action="store_true", help="no live progress line on stderr (off when not a terminal)"
+    )
     p_solve.set_defaults(func=cmd_solve)
 
     p_print = sub.add_parser("print", help="print the MCP in a file as mathematics")
@@ -192,7 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
     p_print.set_defaults(func=cmd_print)
 
-    p_demo = sub.add_parser("demo", help="run a demo and write its figures")
+    p_demo = sub.add_parser(
+        "demo", help="run a demo and write its figures", epilog=EXIT_CODES, formatter_class=raw
+    )
     p_demo.add_argument("name", choices=sorted(DEMOS))
     p_demo.add_argument("--out", default="mcpkit-demo", help="folder for figures (default ./mcpkit-demo)")
     p_demo.add_argument("--json", action="store_true", help="print one JSON summary object")
@@ -202,14 +537,127 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mcpkit`` command."""
+    """Entry point of the ``mcpkit`` command; returns the exit status (:data:`EXIT_CODES`).
+
+    Run as the program (``argv`` None) the time budget of ``--time-limit`` counts from the
+    process start (imports included); called with ``argv`` from the call.
+    """
+    start = time.perf_counter() - (_process_age() if argv is None else 0.0)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.budget = Budget(getattr(args, "time_limit", None), start)
+    if getattr(args, "with_solution", False) and not args.json:
+        parser.error("--with-solution needs --json")
+    limit = args.budget.limit
+    if limit is not None and not limit > 0:
+        print(
+            f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT
+    if argv is None and limit is not None and hasattr(os, "fork"):
+        return _run_bounded(args)  # the program: a hard bound even on native code
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; :class:`~mcpkit.errors.MCPKitError` is exit status 2 with its message."""
     try:
         return int(args.func(args))
     except MCPKitError as exc:
         print(f"mcpkit: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+
+
+def _run_bounded(args: argparse.Namespace) -> int:
+    r"""Run the command in a forked child and stop it at :math:`1.1\,\mathrm{limit} + 1` s.
+
+    The child keeps its own budget (the solver's limit, the watchdog of :class:`Budget`); this
+    bound holds even when native code (a CasADi NL import, a factorization) ignores interrupts.
+    The child's stdout comes back through a pipe and is printed only when it finishes, so a
+    stopped child leaves no half output: the parent prints a :class:`TimeLimitOutcome` and
+    returns :data:`EXIT_NOT_SOLVED`. The child runs in its own process group (PATH's GAMS
+    processes are stopped with it); Ctrl-C is passed on to it.
+    """
+    import select
+
+    budget: Budget = args.budget
+    assert budget.limit is not None
+    deadline = budget.start + 1.1 * budget.limit + 1.0
+    out_r, out_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: run, hand stdout back, leave without interpreter teardown
+        code = EXIT_NOT_SOLVED
+        try:
+            os.close(out_r)
+            os.setpgid(0, 0)
+            with os.fdopen(out_w, "w") as out, contextlib.redirect_stdout(out):
+                code = _run(args)
+        except BaseException:  # an unexpected error: its traceback, then exit status 1
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(out_w)
+    chunks: list[bytes] = []
+    stopped = False
+    status: int | None = None
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)  # also from this side, so killpg never races the child's setpgid
+    try:
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                stopped = True
+                break
+            try:
+                ready, _, _ = select.select([out_r], [], [], min(left, 0.5))
+            except KeyboardInterrupt:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGINT)  # the child reports what it has
+                continue
+            if ready:
+                data = os.read(out_r, 1 << 16)
+                if not data:
+                    break
+                chunks.append(data)
+            else:
+                done, code = os.waitpid(pid, os.WNOHANG)
+                if done == pid:  # gone, though something else holds the pipe: take what it wrote
+                    status = code
+                    while select.select([out_r], [], [], 0)[0] and (data := os.read(out_r, 1 << 16)):
+                        chunks.append(data)
+                    break
+    except BaseException:  # never leave the child running
+        stopped = True
+        raise
+    finally:
+        if stopped:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+        os.close(out_r)
+    if status is None:
+        status = os.waitpid(pid, 0)[1]
+    if stopped:
+        outcome = TimeLimitOutcome(
+            _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
+        )
+        if args.json:
+            _print_json(outcome.summary())
+        else:
+            print(outcome.message)
+        return exit_code(outcome)
+    sys.stdout.write(b"".join(chunks).decode(errors="replace"))
+    sys.stdout.flush()
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else EXIT_NOT_SOLVED
+
+
+def _guess_family(file: str) -> str:
+    """The problem family from the suffix alone (``.json`` files may be MCPs or MPCCs: ``"mcp"``)."""
+    return "fclib" if Path(file).suffix.lower() in (".h5", ".hdf5") else "mcp"
 
 
 if __name__ == "__main__":  # pragma: no cover

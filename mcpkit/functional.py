@@ -51,9 +51,9 @@ Result
 ------
 An :class:`~mcpkit.MCPResult`, as :func:`mcpkit.solve` returns, judged on the user's own
 :math:`F` (the callable, the CasADi function, or :math:`Mz + q`): natural residual
-:math:`\|z - \Pi_{[l,u]}(z - F(z))\|_\infty \le` ``convergence_tolerance`` and no bound
-violation, with the residual code of :mod:`mcpkit.residuals` and the verdict of
-:func:`mcpkit.result.judge`.
+:math:`\max_i |\operatorname{mid}(z_i - l_i, z_i - u_i, F_i(z))|`, complementarity violation
+and bound violation all :math:`\le` ``convergence_tolerance``, with the residual code of
+:mod:`mcpkit.residuals` and the verdict of :func:`mcpkit.result.judge`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.options import Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.residuals import classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, SolutionStatus, Termination, judge
+from mcpkit.result import MCPResult, SolutionStatus, judge, mcp_termination, verdict_message
 
 #: Option names :func:`solve_mcp` accepts (PATH's where PATH has them).
 OPTIONS = (
@@ -144,24 +144,21 @@ def judged(
     r"""``template`` with its verdict re-made on ``F_at`` (the user's :math:`F`) at ``z``.
 
     Residuals from :func:`~mcpkit.residuals.compute_residuals`, pair states from
-    :func:`~mcpkit.residuals.classify_pairs`, status from :func:`~mcpkit.result.judge`; a
-    termination ``CONVERGED`` that the check does not confirm becomes ``STALLED``, as in
-    :class:`mcpkit.Solver`. The other fields (iterations, trace, route) are the template's.
+    :func:`~mcpkit.residuals.classify_pairs`, status from :func:`~mcpkit.result.judge` (every
+    measure <= tol); the termination corrected by :func:`~mcpkit.result.mcp_termination`
+    (``CONVERGED`` the check does not confirm, or ``LOCALLY_INFEASIBLE`` without a certificate,
+    becomes ``STALLED``), as in :class:`mcpkit.Solver`. The other fields (iterations, trace,
+    route) are the template's.
     """
     tol = template.tol
     have = z is not None and bool(np.isfinite(z).all())
     zz = np.clip(np.asarray(z, dtype=float), lb, ub) if have else np.full(lb.size, np.nan)
     F = np.asarray(F_at(zz), dtype=float).reshape(-1) if have else np.full(lb.size, np.nan)
     r = compute_residuals(zz, F, lb, ub)
-    status = judge(r.natural, r.bounds, tol, have)
-    term = template.termination
-    if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
-        term = Termination.STALLED
-    verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
-    message = (
-        f"{verdict} by {template.method}/{template.backend} (solve_mcp, judged on the given F): "
-        f"natural residual {r.natural:.2e} (tol {tol:.0e}), termination {term.value}{note}"
-    )
+    status = judge(r.natural, r.bounds, tol, have, r.complementarity)
+    term = mcp_termination(template.termination, status, template.extra)
+    who = f"by {template.method}/{template.backend} (solve_mcp, judged on the given F)"
+    message = verdict_message(who, status, r.natural, r.complementarity, r.bounds, tol, term) + note
     return dataclasses.replace(
         template,
         z=zz,

@@ -41,10 +41,17 @@ naming the file and the problem, before any solver runs.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import json
 import math
+import os
+import struct
+import tempfile
+import tokenize
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +78,51 @@ def _bound(value: Any, what: str, path: Path) -> Any:
     return value
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """Parse a JSON file into a dict, with a typed error naming the file."""
+#: Parsed JSON files by ``(path, mtime, size)`` while :func:`parse_once` is active, else None.
+_JSON_MEMO: dict[tuple[str, int, int], dict[str, Any]] | None = None
+
+
+@contextlib.contextmanager
+def parse_once() -> Iterator[None]:
+    """Within the block :func:`read_json` parses each (unchanged) file once.
+
+    Detecting a file's kind and loading it read the same JSON several times (:func:`file_kind`,
+    then the loader); for a large LCP file each parse costs seconds. ``mcpkit solve`` loads
+    inside this block; the parsed objects are dropped when it ends.
+    """
+    global _JSON_MEMO
+    outer = _JSON_MEMO
+    _JSON_MEMO = {} if outer is None else outer
     try:
-        text = path.read_text()
+        yield
+    finally:
+        _JSON_MEMO = outer
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Parse a JSON file into a dict, with a typed error naming the file (see :func:`parse_once`)."""
+    memo, key = _JSON_MEMO, None
+    if memo is not None:
+        try:
+            st = path.stat()
+            key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None
+        if key is not None and key in memo:
+            return dict(memo[key])
+    data = _parse_json(path)
+    if memo is not None and key is not None:
+        memo[key] = data
+    return dict(data)
+
+
+def _parse_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProblemFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProblemFileError(f"{path} is not a UTF-8 text (JSON) file: {exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -109,9 +155,12 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
         raise ProblemFileError(f"{path}: M and q must be numeric arrays ({exc})") from None
 
 
-#: What reading a file in a given format can raise when the file is not in that format.
+#: What reading a file in a given format can raise when the file is not in that format (a
+#: corrupted NPY header fails in ``ast``/``tokenize``; an unknown ZIP method is NotImplementedError,
+#: a flipped encryption flag RuntimeError).
 _READ_ERRORS = (
     OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile, zlib.error,
+    SyntaxError, tokenize.TokenError, NotImplementedError, RuntimeError, struct.error, MemoryError,
 )  # fmt: skip
 
 #: The optional or required vectors of an LCP file beside ``M``.
@@ -339,3 +388,212 @@ def output_dir(out_dir: str | Path) -> Path:
         raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+# ------------------------------------------------------------------------------ solutions
+#: Suffixes ``mcpkit solve --out`` writes: JSON and NPZ for every problem kind, HDF5 for FCLIB.
+SOLUTION_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "mcp": (".json", ".npz"),
+    "mpcc": (".json", ".npz"),
+    "fclib": (".json", ".npz", ".h5", ".hdf5"),
+}
+
+_KIND_NAMES = {"mcp": "an MCP", "mpcc": "an MPCC", "fclib": "an FCLIB"}
+
+#: Version of the solution files :func:`write_solution` writes (key ``version``).
+SOLUTION_VERSION = 1
+
+
+def json_ready(obj: Any) -> Any:
+    """``obj`` as strict JSON values: arrays as lists, enums by value, ``±inf`` as the strings
+    ``"inf"``/``"-inf"`` (as in the LCP JSON format) and NaN as ``null``."""
+    if isinstance(obj, dict):
+        return {str(k): json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_ready(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_ready(obj.tolist())
+    if isinstance(obj, enum.Enum):
+        return json_ready(obj.value)
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        v = float(obj)
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else v
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
+
+
+def solution_kind(result: Any) -> str:
+    """``"mcp"``, ``"mpcc"`` or ``"fclib"``: the kind of a solve result, for its solution file."""
+    kind = str(getattr(result, "kind", ""))
+    if kind not in SOLUTION_SUFFIXES:
+        raise MCPInputError(f"no solution layout for a result of kind {kind!r}")
+    return kind
+
+
+def check_solution_path(path: str | Path, kind: str, source: str | Path | None = None) -> Path:
+    """``path`` as a solution file for a ``kind`` problem, checked before anything is solved.
+
+    Raises :class:`~mcpkit.errors.MCPInputError` for a suffix the kind has no layout for
+    (:data:`SOLUTION_SUFFIXES`), a missing parent folder, a folder at ``path``, or ``path`` being
+    the problem file ``source`` itself.
+    """
+    p = Path(path)
+    allowed = SOLUTION_SUFFIXES[kind]
+    if p.suffix.lower() not in allowed:
+        raise MCPInputError(
+            f"--out {p}: {_KIND_NAMES[kind]} solution is written as {', '.join(allowed)} (by the suffix), "
+            f"not {p.suffix or 'a name without suffix'!r}"
+        )
+    if p.is_dir():
+        raise MCPInputError(f"--out {p} is a folder; give a file name")
+    if not p.parent.is_dir():
+        raise MCPInputError(f"--out {p}: the folder {p.parent} does not exist")
+    if source is not None and p.exists() and p.resolve() == Path(source).resolve():
+        raise MCPInputError(f"--out {p} is the problem file itself; choose another name")
+    return p
+
+
+def solution_arrays(result: Any, delassus: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    r"""The solution of a result by name, as the solution files store it.
+
+    * MCP (:class:`~mcpkit.result.MCPResult`): ``{"z": {block: z_B}, "F": {block: F_B}}``, the
+      point and :math:`F(z)` of every variable block in declaration order;
+    * MPCC (:class:`~mcpkit.result.MPCCResult`): ``x``, the pair functions ``G``, ``H`` and the
+      constraints ``g`` at ``x``, and the objective ``f``;
+    * FCLIB (``FCLIBResult`` of ``mcpkit.models.fclib``): the reactions ``r`` (its
+      ``reactions``) and velocities :math:`u = Wr + q` in FCLIB's layout, :math:`(r_n, r_t,
+      r_o)_i` contact after contact; ``delassus`` is the problem's ``(W, q)`` (core does not
+      read contact models, so the caller passes them).
+
+    A result without a point holds NaN.
+    """
+    kind = solution_kind(result)
+    if kind == "mcp":
+        blocks = result.blocks or {"z": slice(0, result.z.size)}
+        return {
+            "z": {name: np.asarray(result.z[sl], dtype=float) for name, sl in blocks.items()},
+            "F": {name: np.asarray(result.F[sl], dtype=float) for name, sl in blocks.items()},
+        }
+    if kind == "mpcc":
+        return {
+            "x": np.asarray(result.x, dtype=float),
+            "G": np.asarray(result.G, dtype=float),
+            "H": np.asarray(result.H, dtype=float),
+            "g": np.asarray(result.g, dtype=float),
+            "f": float(result.f),
+        }
+    if delassus is None:
+        raise MCPInputError("solution_arrays: an FCLIB result needs delassus=(W, q) for u = W r + q")
+    W, q = delassus
+    q = np.asarray(q, dtype=float).reshape(-1)
+    r = result.reactions
+    if r is None:
+        return {"r": np.full(q.size, np.nan), "u": np.full(q.size, np.nan)}
+    r = np.asarray(r, dtype=float).reshape(-1)
+    return {"r": r, "u": np.asarray(W @ r, dtype=float).reshape(-1) + q}
+
+
+def solution_size(arrays: dict[str, Any]) -> int:
+    """Number of unknowns in :func:`solution_arrays` (``z``, ``x`` or ``r``)."""
+    for key in ("z", "x", "r"):
+        if key in arrays:
+            value = arrays[key]
+            return sum(v.size for v in value.values()) if isinstance(value, dict) else int(np.size(value))
+    return 0
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` to a temporary file beside ``path``, then rename it over ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_solution(
+    path: str | Path,
+    result: Any,
+    source: str | Path | None = None,
+    summary: dict[str, Any] | None = None,
+    arrays: dict[str, Any] | None = None,
+) -> Path:
+    """Write a result's solution and verdict to ``path`` (``.json``, ``.npz``; FCLIB also ``.h5``).
+
+    Layouts (``version`` :data:`SOLUTION_VERSION`):
+
+    * ``.json``: one object ``{"format": "mcpkit-solution", "version", "source", "kind",
+      "solved", "summary", ...}`` plus the arrays of :func:`solution_arrays` (MCP blocks as
+      objects by name), numbers as in :func:`json_ready`;
+    * ``.npz``: one array per vector, ``z.<block>`` and ``F.<block>`` for an MCP, ``x``, ``G``,
+      ``H``, ``g``, ``f`` for an MPCC, ``r`` and ``u`` for FCLIB; ``solved`` (bool) and ``summary``
+      (the JSON text of the summary); readable with ``numpy.load`` without pickle;
+    * ``.h5``/``.hdf5`` (FCLIB): the problem's ``fclib_local`` group copied from the source
+      file and the ``solution`` group with datasets ``r`` and ``u`` (FCLIB's layout, as a
+      reference solution is stored), plus an ``mcpkit`` group with attributes ``solved`` and
+      ``summary``; the file is again an FCLIB problem whose reference solution is this one.
+
+    ``summary`` defaults to ``result.summary()``, ``arrays`` to :func:`solution_arrays` of the
+    result (FCLIB results need them given). The file is written whole or not at all.
+    """
+    kind = solution_kind(result)
+    p = check_solution_path(path, kind, source)
+    arrays = solution_arrays(result) if arrays is None else arrays
+    summ = json_ready(result.summary() if summary is None else summary)
+    head = {
+        "format": "mcpkit-solution",
+        "version": SOLUTION_VERSION,
+        "source": None if source is None else str(source),
+        "kind": kind,
+        "solved": bool(result.solved),
+        "summary": summ,
+    }
+    suffix = p.suffix.lower()
+    if suffix == ".json":
+        text = json.dumps(json_ready(head | arrays), allow_nan=False)
+        _atomic_write(p, lambda t: t.write_text(text + "\n", encoding="utf-8"))
+    elif suffix == ".npz":
+        flat: dict[str, np.ndarray] = {}
+        for key, value in arrays.items():
+            if isinstance(value, dict):
+                flat.update({f"{key}.{name}": np.asarray(v) for name, v in value.items()})
+            else:
+                flat[key] = np.asarray(value)
+        flat.update(solved=np.array(bool(result.solved)), summary=np.array(json.dumps(head)))
+
+        def save(t: Path) -> None:
+            with t.open("wb") as fh:
+                np.savez_compressed(fh, **flat)
+
+        _atomic_write(p, save)
+    else:
+        _atomic_write(p, lambda t: _write_fclib_hdf5(t, result, arrays, head))
+    return p
+
+
+def _write_fclib_hdf5(path: Path, result: Any, arrays: dict[str, Any], head: dict[str, Any]) -> None:
+    import h5py
+
+    with h5py.File(path, "w") as out:
+        source = head["source"] or getattr(result, "path", None)
+        if source is not None:
+            try:
+                with h5py.File(source, "r") as src:
+                    if "fclib_local" in src:
+                        src.copy(src["fclib_local"], out, "fclib_local")
+            except OSError as exc:
+                raise ProblemFileError(f"cannot copy the problem from {source}: {exc}") from None
+        sol = out.create_group("solution")
+        sol.create_dataset("r", data=np.asarray(arrays["r"], dtype=float))
+        sol.create_dataset("u", data=np.asarray(arrays["u"], dtype=float))
+        meta = out.create_group("mcpkit")
+        meta.attrs["solved"] = bool(head["solved"])
+        meta.attrs["summary"] = json.dumps(head)

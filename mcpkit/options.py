@@ -10,11 +10,18 @@ from __future__ import annotations
 import difflib
 import enum
 import math
+import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from mcpkit import registry
 from mcpkit.errors import MCPInputError, UnknownOptionError
+
+if TYPE_CHECKING:
+    from mcpkit.result import HomotopyStep
 
 
 class _Choice(str, enum.Enum):
@@ -61,6 +68,14 @@ REFORMULATIONS: tuple[str, ...] = registry.reformulations()
 DEFAULT_TOL: dict[str, float] = {"mcp": 1e-8, "mpcc": 1e-6}
 
 
+#: The options that take a real number (``time_limit`` also None) and those that take a count.
+_REAL_OPTIONS = (
+    "tol", "time_limit", "sigma0", "sigma_factor", "sigma_min", "rho0", "rho_factor",
+    "polish_trigger", "inner_tol_factor",
+)  # fmt: skip
+_COUNT_OPTIONS = ("max_outer", "max_inner_iter", "max_retries")
+
+
 def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
     """The member of ``cls`` named ``value`` (case-insensitive), or
     :class:`~mcpkit.errors.UnknownOptionError` listing the valid names with a suggestion."""
@@ -83,6 +98,12 @@ class SolveOptions:
     ``bound_violation <= tol``. IPOPT's own tolerances are tied to it: each subproblem
     is solved to ``inner_tol_factor * max(tol, parameter)`` and the polish to
     ``inner_tol_factor * tol``.
+
+    Types are checked, not coerced: a real option (``tol``, ``time_limit``, ``sigma0``, ...)
+    takes an ``int`` or a ``float`` (NumPy scalars included), a count (``max_outer``, ...) an
+    integer, a switch (``polish``, ``verbose``) a ``bool``. Anything else, including a numeric
+    string such as ``tol="1e-6"``, raises :class:`~mcpkit.errors.MCPInputError` naming the option:
+    strings are parsed where they are read (the command line, a file), never guessed here.
     """
 
     tol: float = 1e-8
@@ -122,8 +143,14 @@ class SolveOptions:
     """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
     verbose: bool = False
     """Print the homotopy trace and the inner solver's output."""
+    progress: Callable[[HomotopyStep], None] | None = None
+    """Called with each :class:`~mcpkit.result.HomotopyStep` as an engine records it (a Newton
+    iteration of ``newton``, a homotopy step or polish of the IPOPT reformulations), for live
+    progress displays (``mcpkit solve`` draws one on a terminal). Must be cheap; exceptions
+    propagate."""
 
     def __post_init__(self) -> None:
+        self._check_types()
         checks = [
             (self.tol > 0 and math.isfinite(self.tol), "tol must be a positive finite number"),
             (self.max_outer >= 1, "max_outer must be >= 1"),
@@ -150,6 +177,36 @@ class SolveOptions:
             if not isinstance(getattr(self, name), dict):
                 raise MCPInputError(f"SolveOptions.{name} must be a dict of option names to values")
 
+    def _check_types(self) -> None:
+        """:class:`~mcpkit.errors.MCPInputError` for an option of the wrong type (class docstring)."""
+
+        def bad(name: str, want: str) -> MCPInputError:
+            value = getattr(self, name)
+            hint = ""
+            if isinstance(value, str):
+                hint = f" (a string: write {name}={value}, not {name}={value!r})"
+            return MCPInputError(
+                f"SolveOptions.{name} must be {want}, got {type(value).__name__} {value!r}{hint}"
+            )
+
+        for name in _REAL_OPTIONS:
+            value = getattr(self, name)
+            if value is None and name == "time_limit":
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise bad(name, "a real number" + (" or None" if name == "time_limit" else ""))
+        for name in _COUNT_OPTIONS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise bad(name, "an integer")
+        for name in ("polish", "verbose"):
+            if not isinstance(getattr(self, name), bool | np.bool_) and getattr(self, name) not in (0, 1):
+                raise bad(name, "True or False")
+        if self.progress is not None and not callable(self.progress):
+            raise bad("progress", "a callable taking a HomotopyStep, or None")
+        if not isinstance(self.fallback_methods, tuple | list):
+            raise bad("fallback_methods", "a tuple of reformulation names")
+
     @classmethod
     def names(cls) -> list[str]:
         """Valid option names."""
@@ -172,3 +229,23 @@ class SolveOptions:
                 extra = f" Did you mean {hint[0]!r}?" if hint else ""
                 raise UnknownOptionError(f"unknown option {key!r}; valid options: {valid}.{extra}")
         return replace(base or cls(), **kwargs)
+
+
+class _ReportingTrace(list):  # type: ignore[type-arg]
+    """A trace list that hands each appended step to a progress callback."""
+
+    def __init__(self, report: Callable[[Any], None]) -> None:
+        super().__init__()
+        self._report = report
+
+    def append(self, step: Any) -> None:
+        super().append(step)
+        self._report(step)
+
+
+def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
+    """An empty trace for an engine's :class:`~mcpkit.result.HomotopyStep` records: a plain list,
+    or, with :attr:`SolveOptions.progress` set, one whose ``append`` also calls it (the one hook
+    engines need for live progress)."""
+    report = getattr(options, "progress", None)
+    return [] if report is None else _ReportingTrace(report)

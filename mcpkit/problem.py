@@ -21,6 +21,12 @@ blocks are either sympy expressions (any smooth nonlinear function) or affine bl
 Parameters :math:`p` are sympy symbols whose values can change between solves without
 rebuilding anything (time stepping, parametric studies).
 
+A function block may also be a *block expression* (:class:`BlockFunction`, :mod:`mcpkit.blocks`)
+written over whole blocks, e.g. ``Wn.T @ v + psi_h`` with a matrix parameter ``Wn``
+(:meth:`MCP.add_parameter_block`, stored flattened in :math:`p`: see
+:class:`MatrixParameterBlock`). It is printed as written, lowered with one product per matrix,
+and expanded to sympy rows (:meth:`BlockFunction.expand`) for consumers that read rows.
+
 The declaration is pure data: it never calls a solver. Lowerings in :mod:`mcpkit.lowering`
 turn it into CasADi, Pyomo or printed mathematics.
 """
@@ -36,6 +42,7 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 
 ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
@@ -89,6 +96,8 @@ class _Block:
     size: int
     symbols: SymbolRange
     latex: str
+    dim: str | None = None
+    """Printed size label of a vector block (``"n_c"``: :math:`\\mathbb{R}^{n_c}`); ``None``: the number."""
 
     @property
     def slice(self) -> slice:
@@ -109,6 +118,69 @@ class VariableBlock(_Block):
 @dataclass(frozen=True)
 class ParameterBlock(_Block):
     """A named block of parameters :math:`p_B` occupying ``p[start:start+size]``."""
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixParameterBlock(ParameterBlock):
+    r"""A matrix parameter :math:`A \in \mathbb{R}^{m\times n}` stored flattened in ``p[start:start+size]``.
+
+    Layout of the flat storage (what :meth:`MCP.parameter_vector`, :meth:`MCP.set_parameters`,
+    ``Solver.solve(p=...)`` and horizons read):
+
+    * dense (``pattern is None``): row-major, ``p[start + i*n + j] = A[i, j]``, i.e. NumPy's
+      ``A.reshape(-1)``; ``size = m*n``;
+    * sparse: only the entries of the fixed sparsity ``pattern`` (a canonical ``csr_array``),
+      in CSR order (row by row, columns ascending), i.e. ``scipy.sparse.csr_array(A)``'s
+      ``data`` after ``sort_indices()``; ``size = pattern.nnz``. Entries outside the pattern are
+      structurally zero.
+
+    Values may be given as the flat vector, as a 2-D array of shape ``(m, n)`` or as a
+    ``scipy.sparse`` matrix (zero outside the pattern). ``dims`` are the printed row and column
+    size labels.
+    """
+
+    shape: tuple[int, int] = (0, 0)
+    pattern: sps.csr_array | None = None
+    dims: tuple[str | None, str | None] = (None, None)
+
+    def flat_value(self, value: Any, what: str) -> np.ndarray:
+        """``value`` (flat vector, ``(m, n)`` array or sparse matrix) as the block's flat storage."""
+        m, n = self.shape
+        if not sps.issparse(value):
+            arr = np.asarray(value, dtype=float) if isinstance(value, (np.ndarray, list, tuple)) else None
+            if arr is None or arr.ndim != 2 or arr.shape != (m, n):
+                return as_float_vector(value, self.size, what, allow_inf=False)
+            if self.pattern is None:
+                return as_float_vector(arr.reshape(-1), self.size, what, allow_inf=False)
+            value = sps.csr_array(arr)
+        if value.shape != (m, n):
+            raise ShapeError(f"{what}: expected a {m}x{n} matrix, got shape {value.shape}")
+        if self.pattern is None:
+            return as_float_vector(value.toarray().reshape(-1), self.size, what, allow_inf=False)
+        C = sps.csr_array(value, dtype=float)
+        C.sum_duplicates()
+        if not np.isfinite(C.data).all():
+            raise NonFiniteError(f"{what}: contains NaN or inf")
+        mask = sps.csr_array((np.ones(self.size), self.pattern.indices, self.pattern.indptr), shape=(m, n))
+        outside = abs(C) - abs(C.multiply(mask))
+        if outside.count_nonzero():
+            raise ShapeError(f"{what}: the value has nonzeros outside the declared sparsity pattern")
+        rows, cols = _pattern_coordinates(self.pattern)
+        vals = np.asarray(C[rows, cols], dtype=float).reshape(-1)
+        return as_float_vector(vals, self.size, what, allow_inf=False)
+
+    def matrix(self, flat: ArrayLike) -> np.ndarray | sps.csr_array:
+        """The matrix of a flat storage vector (dense array, or CSR with the pattern)."""
+        v = np.asarray(flat, dtype=float).reshape(-1)
+        if self.pattern is None:
+            return v.reshape(self.shape)
+        return sps.csr_array((v, self.pattern.indices, self.pattern.indptr), shape=self.shape)
+
+
+def _pattern_coordinates(P: sps.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of every stored entry of a CSR pattern, in CSR order."""
+    rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+    return rows, P.indices.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -191,7 +263,48 @@ class AffineFunction:
         return None
 
 
-FunctionBlock = SymbolicFunction | AffineFunction
+@dataclass(frozen=True, eq=False)
+class BlockFunction:
+    r"""Function block :math:`F_B(z; p)` given as one block expression (:mod:`mcpkit.blocks`).
+
+    ``expr`` is a vector expression of the block's size over this MCP's variable and parameter
+    blocks. It prints as written (:mod:`mcpkit.lowering.printer`), lowers to CasADi with one
+    matrix product per matrix leaf and to Pyomo with sparse row sums, and :meth:`expand` gives
+    the sympy rows that entrywise consumers (the entrywise printer, GAMSPy) read.
+    """
+
+    expr: bx.Expr
+
+    def expand(self) -> tuple[sp.Expr, ...]:
+        """One sympy expression per row (entrywise; builds every symbol: small problems only)."""
+        cached = self.__dict__.get("_rows")
+        if cached is None:
+            cached = bx.expand(self.expr)
+            object.__setattr__(self, "_rows", cached)
+        return cached
+
+    @property
+    def variables(self) -> list[str]:
+        """Variable blocks the expression depends on."""
+        return bx.variable_names(self.expr)
+
+    @property
+    def is_affine(self) -> bool:
+        """The expression is affine in the variables (parameters may enter anywhere)."""
+        return bx.is_affine(self.expr)
+
+    @property
+    def is_scalar(self) -> bool:
+        """Every leaf is a scalar and no node is a matrix (the block and entrywise forms coincide)."""
+        return all(x.shape == (1,) for x in bx.walk(self.expr))
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries of the matrix leaves (matrix parameters and constants)."""
+        return sum(bx.leaf_nnz(leaf) for leaf in bx.matrix_leaves(self.expr))
+
+
+FunctionBlock = SymbolicFunction | AffineFunction | BlockFunction
 
 
 def as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
@@ -255,6 +368,13 @@ def as_affine_matrix(M: Any, shape: tuple[int, int] | None, what: str) -> np.nda
     if not np.isfinite(Md).all():
         raise NonFiniteError(f"{what}: M contains NaN or inf")
     return Md.copy()
+
+
+def _block_value(pb: ParameterBlock, value: Any, what: str) -> np.ndarray:
+    """A parameter block's value as its flat storage (matrix blocks accept ``(m, n)`` and sparse values)."""
+    if isinstance(pb, MatrixParameterBlock):
+        return pb.flat_value(value, what)
+    return as_float_vector(value, pb.size, what, allow_inf=False)
 
 
 def _check_name(name: str, taken: Iterable[str], kind: str) -> None:
@@ -328,6 +448,8 @@ class MCP:
     _start: list[np.ndarray] = field(default_factory=list, repr=False)
     _pvalues: list[np.ndarray] = field(default_factory=list, repr=False)
     _version: int = field(default=0, repr=False)
+    _dims: dict[str, int] = field(default_factory=dict, repr=False)
+    _refs: dict[str, bx.Expr] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ declare
     def add_variables(
@@ -338,6 +460,7 @@ class MCP:
         ub: ArrayLike = math.inf,
         start: ArrayLike | None = None,
         latex: str | None = None,
+        dim: str | None = None,
     ) -> sp.Matrix:
         r"""Declare a block of ``size`` variables with bounds :math:`l_B \le z_B \le u_B`.
 
@@ -354,16 +477,45 @@ class MCP:
             Starting point for solvers (default: the projection of 0 onto the box).
         latex
             LaTeX stem for printing (default: the name).
+        dim
+            Printed size label (``"n_c"``: the block prints as :math:`\in \mathbb{R}^{n_c}`); one
+            label names one size throughout the MCP.
 
         Returns
         -------
         sympy.Matrix
             Column of the block's symbols, for use in function expressions.
         """
-        return sp.Matrix(list(self._declare_variables(name, size, lb, ub, start, latex).symbols))
+        return sp.Matrix(list(self._declare_variables(name, size, lb, ub, start, latex, dim).symbols))
+
+    def add_variable_block(
+        self,
+        name: str,
+        size: int,
+        lb: ArrayLike = 0.0,
+        ub: ArrayLike = math.inf,
+        start: ArrayLike | None = None,
+        latex: str | None = None,
+        dim: str | None = None,
+    ) -> bx.Var:
+        r"""Declare a variable block :math:`l_B \le z_B \le u_B` and return it as a block expression.
+
+        The same as :meth:`add_variables` (see there for the arguments), but the result is the
+        :class:`~mcpkit.blocks.Var` of the whole block, for block-level functions
+        (``m.add_functions("lam_n", Wn.T @ v + psi_h)``).
+        """
+        self._declare_variables(name, size, lb, ub, start, latex, dim)
+        return self.ref(name)  # type: ignore[return-value]
 
     def _declare_variables(
-        self, name: str, size: int, lb: ArrayLike, ub: ArrayLike, start: ArrayLike | None, latex: str | None
+        self,
+        name: str,
+        size: int,
+        lb: ArrayLike,
+        ub: ArrayLike,
+        start: ArrayLike | None,
+        latex: str | None,
+        dim: str | None = None,
     ) -> VariableBlock:
         """:meth:`add_variables` without building the sympy column (the new block)."""
         _check_name(name, self._vars, "variable")
@@ -387,7 +539,8 @@ class MCP:
             if start is None
             else as_float_vector(start, size, f"variable block {name!r} start", allow_inf=False)
         )
-        block = VariableBlock(name, self.n, size, SymbolRange(name, size), latex or _default_latex(name))
+        self._check_dim(dim, size, f"variable block {name!r}")
+        block = VariableBlock(name, self.n, size, SymbolRange(name, size), latex or _default_latex(name), dim)
         self._vars[name] = block
         self._lb.append(lo)
         self._ub.append(hi)
@@ -396,7 +549,7 @@ class MCP:
         return block
 
     def add_parameters(
-        self, name: str, size: int, value: ArrayLike = 0.0, latex: str | None = None
+        self, name: str, size: int, value: ArrayLike = 0.0, latex: str | None = None, dim: str | None = None
     ) -> sp.Matrix:
         """Declare a block of parameters whose values may change between solves.
 
@@ -410,32 +563,194 @@ class MCP:
             Current value(s), finite. Change them later with :meth:`set_parameters`.
         latex
             LaTeX stem for printing.
+        dim
+            Printed size label (see :meth:`add_variables`).
 
         Returns
         -------
         sympy.Matrix
             Column of the parameter symbols.
         """
-        _check_name(name, self._params, "parameter")
-        if name in self._vars:
-            raise MCPInputError(f"name {name!r} is already used by a variable block")
+        return sp.Matrix(list(self._declare_parameters(name, size, value, latex, dim).symbols))
+
+    def _declare_parameters(
+        self, name: str, size: int, value: ArrayLike, latex: str | None, dim: str | None
+    ) -> ParameterBlock:
+        """:meth:`add_parameters` without building the sympy column (the new block)."""
+        self._check_parameter_name(name)
         if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
             raise ShapeError(f"parameter block {name!r}: size must be a positive integer")
         size = int(size)
         val = as_float_vector(value, size, f"parameter block {name!r} value", allow_inf=False)
-        syms = SymbolRange(name, size)
-        self._params[name] = ParameterBlock(name, self.n_params, size, syms, latex or _default_latex(name))
+        self._check_dim(dim, size, f"parameter block {name!r}")
+        block = ParameterBlock(
+            name, self.n_params, size, SymbolRange(name, size), latex or _default_latex(name), dim
+        )
+        self._params[name] = block
         self._pvalues.append(val)
         self._version += 1
-        return sp.Matrix(list(syms))
+        return block
+
+    def add_parameter_block(
+        self,
+        name: str,
+        shape: int | tuple[int, int],
+        value: Any = 0.0,
+        latex: str | None = None,
+        dim: str | tuple[str | None, str | None] | None = None,
+        pattern: Any = None,
+    ) -> bx.Param:
+        r"""Declare a vector or matrix parameter and return it as a block expression.
+
+        Parameters
+        ----------
+        name
+            Block name (a Python identifier, distinct from every other block).
+        shape
+            ``size`` for a vector :math:`p_B \in \mathbb{R}^{size}`, ``(m, n)`` for a matrix
+            :math:`A \in \mathbb{R}^{m \times n}` (a :class:`MatrixParameterBlock`, stored
+            flattened: row-major when dense, the pattern's entries in CSR order when sparse).
+        value
+            Current value: a scalar (broadcast), the flat vector, or for a matrix an ``(m, n)``
+            array or ``scipy.sparse`` matrix. Change it between solves like any parameter.
+        latex
+            LaTeX stem (``"W_n"``).
+        dim
+            Printed size label(s): ``"n_c"`` for a vector, ``("n_v", "n_c")`` for a matrix.
+        pattern
+            Fixed sparsity of a matrix parameter (any matrix whose nonzeros mark the structure);
+            ``None``: dense, unless ``value`` is a ``scipy.sparse`` matrix, whose pattern is then
+            taken. Memory and lowering cost :math:`O(\mathrm{nnz})`.
+
+        Returns
+        -------
+        mcpkit.blocks.Param
+            The parameter as a block expression (``Wn.T @ v``).
+        """
+        if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+            if pattern is not None:
+                raise MCPInputError(f"parameter block {name!r}: a pattern needs a matrix shape (m, n)")
+            if dim is not None and not isinstance(dim, str):
+                raise MCPInputError(f"parameter block {name!r}: dim of a vector is one label, got {dim!r}")
+            self._declare_parameters(name, int(shape), value, latex, dim)
+            return self.ref(name)  # type: ignore[return-value]
+        try:
+            m, n = (int(d) for d in shape)  # type: ignore[union-attr]
+        except (TypeError, ValueError) as exc:
+            raise ShapeError(
+                f"parameter block {name!r}: shape must be a size or (m, n), got {shape!r}"
+            ) from exc
+        if m < 1 or n < 1:
+            raise ShapeError(f"parameter block {name!r}: shape must be positive, got {shape!r}")
+        self._check_parameter_name(name)
+        dims: tuple[str | None, str | None] = (None, None)
+        if dim is not None:
+            if isinstance(dim, str) or len(dim) != 2:
+                raise MCPInputError(f"parameter block {name!r}: dim of a matrix is (rows, cols), got {dim!r}")
+            dims = (dim[0], dim[1])
+        if pattern is None and sps.issparse(value):
+            pattern = value
+        pat: sps.csr_array | None = None
+        if pattern is not None:
+            P = sps.csr_array(
+                pattern if sps.issparse(pattern) else np.asarray(pattern, dtype=float), dtype=float
+            )
+            if P.shape != (m, n):
+                raise ShapeError(f"parameter block {name!r}: pattern has shape {P.shape}, expected {(m, n)}")
+            P.sum_duplicates()
+            P.eliminate_zeros()
+            P.sort_indices()
+            if P.nnz == 0:
+                raise ShapeError(f"parameter block {name!r}: the sparsity pattern is empty")
+            pat = sps.csr_array((np.ones(P.nnz), P.indices.copy(), P.indptr.copy()), shape=(m, n))
+        size = m * n if pat is None else int(pat.nnz)
+        block = MatrixParameterBlock(
+            name,
+            self.n_params,
+            size,
+            SymbolRange(name, size),
+            latex or _default_latex(name),
+            None,
+            (m, n),
+            pat,
+            dims,
+        )
+        what = f"parameter block {name!r} value"
+        val = np.full(size, float(value)) if np.isscalar(value) else block.flat_value(value, what)
+        if not np.isfinite(val).all():
+            raise NonFiniteError(f"{what}: contains NaN or inf")
+        self._check_dim(dims[0], m, f"parameter block {name!r} rows")
+        self._check_dim(dims[1], n, f"parameter block {name!r} columns")
+        self._params[name] = block
+        self._pvalues.append(val)
+        self._version += 1
+        return self.ref(name)  # type: ignore[return-value]
+
+    def declare_dim(self, label: str, size: int) -> None:
+        """Name a size for printing (e.g. ``n_d`` when only ``n_c*n_d`` labels a block)."""
+        if not isinstance(label, str) or not label.isidentifier():
+            raise MCPInputError(f"a size label must be a Python identifier, got {label!r}")
+        self._check_dim(label, size, f"declare_dim({label!r})")
+
+    def _check_dim(self, label: str | None, size: int, what: str) -> None:
+        """Register ``label = size``; a plain label names one size, a product ``a*b`` is checked."""
+        if label is None:
+            return
+        if not isinstance(label, str) or not label.strip():
+            raise MCPInputError(f"{what}: dim must be a non-empty string, got {label!r}")
+        factors = [f.strip() for f in label.split("*")]
+        if len(factors) == 1 and factors[0].isidentifier():
+            known = self._dims.get(label)
+            if known is not None and known != size:
+                raise ShapeError(f"{what}: size label {label!r} is {known} elsewhere, here {size}")
+            self._dims[label] = int(size)
+        elif all(f.isidentifier() and f in self._dims for f in factors):
+            prod = math.prod(self._dims[f] for f in factors)
+            if prod != size:
+                raise ShapeError(f"{what}: size label {label!r} = {prod}, but the block has {size}")
+
+    def _check_parameter_name(self, name: str) -> None:
+        _check_name(name, self._params, "parameter")
+        if name in self._vars:
+            raise MCPInputError(f"name {name!r} is already used by a variable block")
+
+    def ref(self, name: str) -> bx.Var | bx.Param:
+        """The declared variable or parameter block ``name`` as a block expression (:mod:`mcpkit.blocks`)."""
+        hit = self._refs.get(name)
+        if hit is not None and getattr(hit, "block", None) is (
+            self._vars.get(name) or self._params.get(name)
+        ):
+            return hit  # type: ignore[return-value]
+        if name in self._vars:
+            ref: bx.Var | bx.Param = bx.Var(self._vars[name])
+        elif name in self._params:
+            ref = bx.Param(self._params[name])
+        else:
+            raise MCPInputError(
+                f"no block named {name!r}; variables: {list(self._vars) or 'none'}, "
+                f"parameters: {list(self._params) or 'none'}"
+            )
+        self._refs[name] = ref
+        return ref
+
+    @property
+    def dims(self) -> dict[str, int]:
+        """Printed size labels and their sizes (``{"n_c": 50, "n_v": 3}``)."""
+        return dict(self._dims)
 
     def add_functions(self, block: str, exprs: Any) -> None:
         r"""Pair the variable block ``block`` with the function block :math:`F_B(z; p)`.
 
         ``exprs`` is a sympy Matrix or a sequence of expressions (numbers allowed), one per
-        component of the block, built from variable and parameter symbols of this MCP.
+        component of the block, built from variable and parameter symbols of this MCP; or one
+        block expression (:mod:`mcpkit.blocks`) of the block's size over this MCP's blocks,
+        kept as written (:class:`BlockFunction`).
         """
         vb = self._require_unpaired(block)
+        if isinstance(exprs, bx.Expr):
+            self._funcs[block] = self._block_function(block, vb, exprs)
+            self._version += 1
+            return
         rows = _sympify_rows(exprs, f"F[{block}]")
         if len(rows) != vb.size:
             raise ShapeError(
@@ -451,6 +766,30 @@ class MCP:
                 )
         self._funcs[block] = SymbolicFunction(rows)
         self._version += 1
+
+    def _block_function(self, name: str, vb: VariableBlock, expr: bx.Expr) -> BlockFunction:
+        """Check a block expression for pairing with ``vb``: its shape and that its blocks are ours."""
+        if expr.is_matrix:
+            raise ShapeError(
+                f"F[{name}] is a matrix {expr.shape}; a function block is a vector of size {vb.size}"
+            )
+        if expr.shape != (vb.size,) and not (expr.shape == (1,) and vb.size == 1):
+            raise ShapeError(
+                f"F[{name}] has {expr.shape[0]} components but variable block {name!r} has {vb.size}"
+            )
+        for leaf in bx.walk(expr):
+            if isinstance(leaf, bx.Var):
+                mine = self._vars.get(leaf.block.name)
+            elif isinstance(leaf, bx.Param):
+                mine = self._params.get(leaf.block.name)
+            else:
+                continue
+            if mine is not leaf.block:
+                raise MCPInputError(
+                    f"F[{name}] uses block {leaf.block.name!r} of another MCP "
+                    "(take blocks with this MCP's ref())"
+                )
+        return BlockFunction(expr)
 
     def add_affine(
         self,
@@ -701,9 +1040,8 @@ class MCP:
         for name, value in values.items():
             if name not in self._params:
                 raise MCPInputError(f"unknown parameter block {name!r}; declared: {names or 'none'}")
-            pb = self._params[name]
-            self._pvalues[names.index(name)] = as_float_vector(
-                value, pb.size, f"parameter block {name!r} value", allow_inf=False
+            self._pvalues[names.index(name)] = _block_value(
+                self._params[name], value, f"parameter block {name!r} value"
             )
 
     def set_start(self, **values: ArrayLike) -> None:
@@ -734,10 +1072,10 @@ class MCP:
                 ):
                     out[pb.start : pb.start + pb.size] = value  # fast path; finiteness checked below
                 else:
-                    out[pb.slice] = as_float_vector(value, pb.size, f"parameter {name!r}", allow_inf=False)
+                    out[pb.slice] = _block_value(pb, value, f"parameter {name!r}")
             if not np.isfinite(out).all():
                 for name, value in p.items():  # name the offending block
-                    as_float_vector(value, self._params[name].size, f"parameter {name!r}", allow_inf=False)
+                    _block_value(self._params[name], value, f"parameter {name!r}")
             return out
         return as_float_vector(p, self.n_params, "parameter vector p", allow_inf=False)
 
@@ -782,6 +1120,8 @@ class MCP:
             fb = self._funcs[b.name]
             if isinstance(fb, SymbolicFunction):
                 out.extend(fb.exprs)
+            elif isinstance(fb, BlockFunction):
+                out.extend(fb.expand())
             else:
                 zs = [s for nm in fb.over for s in self._vars[nm].symbols]
                 M = fb.M
@@ -811,17 +1151,21 @@ class MCP:
 
         return to_latex(self, **kwargs)
 
+    def _repr_latex_(self) -> str:
+        """Notebook rendering: :meth:`to_latex` in display math."""
+        return f"$${self.to_latex()}$$"
+
     def to_text(self, **kwargs: Any) -> str:
         """Plain-text rendering of the MCP; see :func:`mcpkit.lowering.printer.to_text`."""
         from mcpkit.lowering.printer import to_text
 
         return to_text(self, **kwargs)
 
-    def explain(self) -> str:
-        """A short prose explanation of every pair's complementarity case."""
+    def explain(self, **kwargs: Any) -> str:
+        """Prose explanation of every block's case; see :func:`~mcpkit.lowering.printer.explain`."""
         from mcpkit.lowering.printer import explain
 
-        return explain(self)
+        return explain(self, **kwargs)
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{b.name}[{b.size}]" for b in self._vars.values())

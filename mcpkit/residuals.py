@@ -2,13 +2,38 @@ r"""Residuals of an MCP point, always measured on the original pairs :math:`(z_i
 
 For bounds :math:`l \le u` and a point :math:`z` with function value :math:`F = F(z)`:
 
-* natural residual :math:`r_{\mathrm{nat}} = \| z - \Pi_{[l,u]}(z - F) \|_\infty`, zero exactly at
-  solutions (it is the residual PATH reports, and it is scale-aware through :math:`F`);
+* natural residual :math:`r_{\mathrm{nat}} = \max_i |\rho_i|` with the *min-map*
+
+  .. math::
+
+      \rho_i = \operatorname{mid}(z_i - l_i,\ z_i - u_i,\ F_i)
+             = \max\bigl(z_i - u_i,\ \min(z_i - l_i,\ F_i)\bigr),
+
+  the median of the three numbers (:math:`z_i - u_i \le z_i - l_i`). It equals
+  :math:`z_i - \Pi_{[l_i,u_i]}(z_i - F_i)` exactly in real arithmetic, so it is zero exactly at
+  solutions and is the residual PATH reports; per bound type it reads :math:`F_i` (free),
+  :math:`\min(z_i - l_i, F_i)` (lower bound only), :math:`\max(z_i - u_i, F_i)` (upper bound
+  only), the median of three (box), :math:`z_i - l_i` (fixed, :math:`l_i = u_i`). It is
+  *computed* in that form, never as :math:`z - \Pi(z - F)`: :math:`F_i` enters unchanged, each
+  :math:`z_i - l_i`, :math:`z_i - u_i` is one subtraction with relative error at most the unit
+  roundoff (exact when :math:`z_i` is near the bound), and min/max are exact, so no digit of
+  :math:`F_i` is lost however large :math:`|z_i|` is. The projected form subtracts two nearly
+  equal numbers when :math:`|z_i| \gg |F_i|` (:math:`z_i = 3\cdot 10^{17}`, :math:`F_i = -1`,
+  :math:`l_i = 0` gives 0 instead of 1);
 * complementarity violation
   :math:`r_{\mathrm{comp}} = \max_i \max\bigl(\min(z_i - l_i, F_i^+),\ \min(u_i - z_i, F_i^-)\bigr)`
-  with :math:`F^+ = \max(F, 0)`, :math:`F^- = \max(-F, 0)` and :math:`z_i - l_i` clipped at 0
-  (an infinite bound makes the min equal to :math:`F^\pm`: a sign that nothing can balance);
+  with :math:`F^+ = \max(F, 0)`, :math:`F^- = \max(-F, 0)` and :math:`z_i - l_i`,
+  :math:`u_i - z_i` clipped at 0 (an infinite bound makes the min equal to :math:`F^\pm`: a
+  sign that nothing can balance). For :math:`l \le z \le u` it equals :math:`r_{\mathrm{nat}}`
+  (the two are the same number computed two ways; both are reported and both are judged);
 * bound violation :math:`r_{\mathrm{bnd}} = \max_i \max(l_i - z_i,\ z_i - u_i,\ 0)`.
+
+All three are absolute: in the units of :math:`F` (first two) and of :math:`z` (the
+:math:`z - l` entries and the third), with no rescaling by the size of :math:`F` or :math:`z`
+at the point (a scale taken at the point hides exactly the failures above: at
+:math:`z \approx 3\cdot 10^{17}` every :math:`F_i` is tiny relative to :math:`|M||z|`). NaN in
+any entry counts as an infinite residual, and so does a non-finite :math:`F_i` (an overflow) in
+the first two.
 
 Each pair is labelled with a :class:`PairState`.
 """
@@ -43,24 +68,37 @@ class Residuals:
     """Residual measures of a point; see the module docstring for the definitions."""
 
     natural: float
-    """:math:`\\|z - \\Pi_{[l,u]}(z - F)\\|_\\infty`."""
+    """:math:`\\max_i |\\operatorname{mid}(z_i - l_i, z_i - u_i, F_i)|` (the natural residual
+    :math:`\\|z - \\Pi_{[l,u]}(z - F)\\|_\\infty`, computed without cancellation)."""
     complementarity: float
     """Largest per-pair complementarity violation."""
     bounds: float
     """Largest bound violation :math:`\\max(l - z, z - u, 0)`."""
     per_pair: np.ndarray
-    """Per-pair natural residual :math:`|z_i - \\Pi_{[l_i,u_i]}(z_i - F_i)|`."""
+    """Per-pair natural residual :math:`|\\operatorname{mid}(z_i - l_i, z_i - u_i, F_i)|`."""
 
 
 def natural_residual_vector(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
-    r"""Per-component natural map :math:`z - \Pi_{[l,u]}(z - F)` (absolute value)."""
-    with np.errstate(invalid="ignore"):
-        r = np.abs(z - np.clip(z - F, lb, ub))
-    return np.where(np.isnan(r), np.inf, r)
+    r"""Per-pair min-map :math:`|\max(z_i - u_i, \min(z_i - l_i, F_i))|` (module docstring).
+
+    Equal to :math:`|z_i - \Pi_{[l_i,u_i]}(z_i - F_i)|` in real arithmetic, computed without the
+    cancellation of that form; an infinite bound makes its entry :math:`\pm\infty`, which the
+    min/max then drop. A NaN anywhere in a pair or a non-finite :math:`F_i` (an overflow, which
+    no tolerance can judge) gives :math:`+\infty`.
+    """
+    z = np.asarray(z, dtype=float)
+    F = np.asarray(F, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.abs(np.maximum(z - ub, np.minimum(z - lb, F)))
+    return np.where(np.isnan(r) | ~np.isfinite(F), np.inf, r)
 
 
 def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> Residuals:
-    """All residual measures of the point ``z`` with ``F = F(z)``; NaN counts as infinite."""
+    """All residual measures of the point ``z`` with ``F = F(z)`` (module docstring).
+
+    NaN counts as infinite, and so does a non-finite :math:`F_i` in the two measures on
+    :math:`F`.
+    """
     z = np.asarray(z, dtype=float)
     F = np.asarray(F, dtype=float)
     per = natural_residual_vector(z, F, lb, ub)
@@ -69,7 +107,7 @@ def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarr
         du = np.maximum(ub - z, 0.0)
         comp = np.maximum(np.minimum(dl, np.maximum(F, 0.0)), np.minimum(du, np.maximum(-F, 0.0)))
         bnd = np.maximum(np.maximum(lb - z, z - ub), 0.0)
-    comp = np.where(np.isnan(comp), np.inf, comp)
+    comp = np.where(np.isnan(comp) | ~np.isfinite(F), np.inf, comp)
     bnd = np.where(np.isnan(bnd), np.inf, bnd)
     return Residuals(
         natural=float(per.max(initial=0.0)),

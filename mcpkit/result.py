@@ -3,8 +3,9 @@ r"""One result vocabulary for every solve route.
 Following Pyomo's ``contrib.solver`` results, *why the solver stopped* (:class:`Termination`)
 is kept apart from *what the returned point is* (:class:`SolutionStatus`). The latter is
 decided by mcpkit from residuals measured on the original pairs, never taken from a solver's
-word: a solve is :attr:`MCPResult.solved` exactly when the natural residual and the bound
-violation both met the tolerance.
+word: a solve is :attr:`MCPResult.solved` exactly when every measure it reports (natural
+residual, complementarity violation, bound violation; :mod:`mcpkit.residuals`) met the tolerance
+(:func:`judge`).
 
 :class:`MCPResult` (an MCP) and :class:`MPCCResult` (an MPCC) share :class:`SolveResult`
 and read like :class:`scipy.optimize.OptimizeResult` (``x``, ``success``, ``message``, ``nit``).
@@ -41,7 +42,15 @@ class Termination(enum.Enum):
     """No further progress: tiny steps, restoration failure, or a relaxation parameter at its
     floor without meeting the tolerance. Never counted as success."""
     LOCALLY_INFEASIBLE = "locally_infeasible"
-    """A subproblem was reported (locally) infeasible and recovery failed."""
+    """The problem was shown to have no solution, or (MPCC) no feasible point near the one returned.
+
+    For an MCP only with a certificate in ``extra["infeasibility_certificate"]`` (Lemke's
+    secondary ray with a verified Farkas vector, or on a copositive-plus :math:`M`); a solver's
+    own "infeasible" without one (IPOPT's ``Infeasible_Problem_Detected`` on a reformulation,
+    PATH's "infeasible") is reported as :attr:`STALLED`, its words kept in ``raw_status``. For an
+    MPCC: IPOPT found the NLP locally infeasible *and* the returned point violates the MPCC's
+    own constraints by more than ``tol`` (a point that meets them shows the relaxation, not the
+    MPCC, was infeasible: :attr:`STALLED`)."""
     NUMERICAL_ERROR = "numerical_error"
     """NaN/inf in evaluations or a linear-algebra failure."""
     SOLVER_ERROR = "solver_error"
@@ -54,9 +63,10 @@ class SolutionStatus(enum.Enum):
     """What the returned point is, judged by mcpkit's own residual check."""
 
     SOLUTION = "solution"
-    """Natural residual and bound violation are both <= tol."""
+    """Every reported measure is finite and <= tol (MCP: natural residual, complementarity
+    violation, bound violation; MPCC: complementarity residual, constraint violation)."""
     INACCURATE = "inaccurate"
-    """Within the bounds (<= tol) but the natural residual exceeds tol."""
+    """Within the bounds (<= tol) but a residual on the pairs exceeds tol (or is not finite)."""
     INFEASIBLE_POINT = "infeasible_point"
     """The point violates its bounds by more than tol."""
     NO_SOLUTION = "no_solution"
@@ -297,12 +307,14 @@ class MCPResult(SolveResult):
     F
         :math:`F(z; p)` evaluated on the declaration (not on a reformulation).
     natural_residual
-        :math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty`; ``solved`` means it and the bound violation
-        are at most :attr:`tol`.
+        :math:`\max_i |\operatorname{mid}(z_i - l_i, z_i - u_i, F_i)|`, the natural residual
+        :math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty` computed without cancellation
+        (:mod:`mcpkit.residuals`).
     complementarity_violation
         Largest per-pair complementarity violation (see :mod:`mcpkit.residuals`).
     bound_violation
-        Largest bound violation.
+        Largest bound violation. ``solved`` means all three are at most :attr:`tol`
+        (:func:`judge`).
     blocks
         Block name -> slice into ``z`` (use :meth:`block`).
     """
@@ -429,15 +441,69 @@ def _finite_or_none(v: float) -> float | None:
     return float(v) if np.isfinite(v) else None
 
 
-def judge(natural: float, bounds: float, tol: float, have_point: bool) -> SolutionStatus:
-    """mcpkit's verdict on a point from its residuals (never from a solver's word)."""
+def judge(
+    natural: float,
+    bounds: float,
+    tol: float,
+    have_point: bool,
+    complementarity: float | None = None,
+) -> SolutionStatus:
+    r"""mcpkit's verdict on a point from its residuals (never from a solver's word).
+
+    .. math::
+        \text{SOLUTION} \iff \text{a point} \wedge r_{\mathrm{bnd}} \le \text{tol} \wedge
+        r_{\mathrm{nat}} \le \text{tol} \wedge r_{\mathrm{comp}} \le \text{tol},
+
+    every measure finite (NaN or :math:`\infty` never passes). Otherwise ``NO_SOLUTION``
+    without a point, ``INFEASIBLE_POINT`` when :math:`r_{\mathrm{bnd}}` fails, else
+    ``INACCURATE``. ``complementarity`` is :math:`r_{\mathrm{comp}}` of
+    :func:`~mcpkit.residuals.compute_residuals` (every caller in mcpkit passes it); ``None``
+    judges without it, which for a point inside the bounds is the same verdict.
+    """
     if not have_point:
         return SolutionStatus.NO_SOLUTION
-    if not np.isfinite(bounds) or bounds > tol:
+    if not bounds <= tol:
         return SolutionStatus.INFEASIBLE_POINT
-    if natural <= tol:
+    if natural <= tol and (complementarity is None or complementarity <= tol):
         return SolutionStatus.SOLUTION
     return SolutionStatus.INACCURATE
+
+
+def mcp_termination(term: Termination, status: SolutionStatus, extra: dict[str, Any]) -> Termination:
+    """The termination an MCP result reports, from the route's ``term`` and mcpkit's ``status``.
+
+    * ``CONVERGED`` that the residual check did not confirm is ``STALLED``;
+    * ``LOCALLY_INFEASIBLE`` stands only with ``extra["infeasibility_certificate"]`` (a verified
+      proof that the MCP has no solution, e.g. Lemke's); a solver's word alone (IPOPT's
+      ``Infeasible_Problem_Detected`` on a reformulation, PATH's "infeasible") is ``STALLED``.
+    """
+    if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
+        return Termination.STALLED
+    if term is Termination.LOCALLY_INFEASIBLE and "infeasibility_certificate" not in extra:
+        return Termination.STALLED
+    return term
+
+
+def verdict_message(
+    who: str,
+    status: SolutionStatus,
+    natural: float,
+    complementarity: float,
+    bounds: float,
+    tol: float,
+    termination: Termination,
+) -> str:
+    """``"solved <who>: natural residual ... (tol ...), termination ..."``, naming every failed measure."""
+    verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
+    msg = f"{verdict} {who}: natural residual {natural:.2e} (tol {tol:.0e})"
+    failed = [
+        f"{name} {value:.2e}"
+        for name, value in (("complementarity violation", complementarity), ("bound violation", bounds))
+        if not value <= tol
+    ]
+    if failed and status is not SolutionStatus.NO_SOLUTION:
+        msg += ", " + ", ".join(failed)
+    return f"{msg}, termination {termination.value}"
 
 
 class FromParts:

@@ -8,7 +8,10 @@ r"""``mcpkit.solve`` and the re-usable :class:`Solver`: declare -> lower -> solv
 
 Whatever the route, the returned point is judged here, on the declaration: :math:`F(z; p)` is
 evaluated from the MCP itself and the natural residual, complementarity violation and bound
-violation are computed on the original pairs.
+violation are computed on the original pairs (:mod:`mcpkit.residuals`); the point is a solution
+exactly when all three are at most ``tol`` (:func:`mcpkit.result.judge`). The termination is
+the route's, corrected by :func:`mcp_termination`: "converged" that the check does not confirm
+is ``stalled``, and "locally infeasible" without an infeasibility certificate is ``stalled``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.registry import build_mcp_route, resolve
 from mcpkit.residuals import classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, MPCCResult, Termination, judge
+from mcpkit.result import MCPResult, MPCCResult, Termination, judge, mcp_termination, verdict_message
 from mcpkit.solvers.ipopt import check_ipopt_options
 from mcpkit.solvers.route import Route, RouteOutcome
 
@@ -142,18 +145,11 @@ class Solver:
             F = np.full(self.problem.n, np.nan)
             r = compute_residuals(z, F, lb, ub)
             states = []
-        status = judge(r.natural, r.bounds, tol, have)
-        termination = out.termination
-        if termination is Termination.CONVERGED and not status.name == "SOLUTION":
-            # a route's "converged" that fails mcpkit's check is not convergence
-            termination = Termination.STALLED
+        status = judge(r.natural, r.bounds, tol, have, r.complementarity)
+        termination = mcp_termination(out.termination, status, out.extra)
         method, backend = out.method or self.method.value, out.backend or self.route.backend
         route = f"{method}/{backend}"
-        verdict = "solved" if status.name == "SOLUTION" else "NOT solved"
-        msg = (
-            f"{verdict} by {route}: natural residual {r.natural:.2e} "
-            f"(tol {tol:.0e}), termination {termination.value}"
-        )
+        msg = verdict_message(f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination)
         if self.choice_note:
             msg += f"; {self.choice_note}"
         return MCPResult(

@@ -28,11 +28,12 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import CasadiBuilder, SlackForm
 from mcpkit.mpcc import MPCC, casadi_name
-from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+from mcpkit.problem import MCP, AffineFunction, BlockFunction, MatrixParameterBlock, SymbolicFunction
 
 #: sympy function name -> CasADi implementation, used when lambdifying into SX.
 CASADI_FUNCTIONS: dict[str, object] = {
@@ -66,6 +67,84 @@ def sympy_to_casadi(exprs: list[sp.Expr], symbols: list[sp.Symbol], values: list
     return [ca.SX(o) for o in out]
 
 
+class CasadiBlocks(bx.Backend):
+    r"""Block expressions on CasADi ``SX`` or ``MX`` symbols ``z`` and ``p`` (matrix operations).
+
+    A matrix parameter is one matrix built from its flat storage in ``p`` (dense: a reshape of
+    the row-major entries; sparse: its pattern filled with the stored entries), a matrix
+    constant one ``DM`` (sparse when given sparse); each is applied with one ``mtimes`` per use,
+    never entry by entry.
+    """
+
+    def __init__(self, problem: MCP, z: ca.SX | ca.MX, p: ca.SX | ca.MX) -> None:
+        self.T = type(z)
+        self.z, self.p = z, p
+        self._mats: dict[tuple[int, bool], tuple[object, object]] = {}
+
+    def var(self, block: object) -> object:
+        return self.z[block.slice]  # type: ignore[attr-defined]
+
+    def param(self, block: object) -> object:
+        return self.p[block.slice]  # type: ignore[attr-defined]
+
+    def const(self, values: np.ndarray) -> object:
+        return float(values[0]) if values.size == 1 else ca.DM(values)
+
+    def _matrix(self, leaf: bx.Param | bx.Const) -> object:
+        if isinstance(leaf, bx.Const):
+            return sparse_dm(leaf.value) if sps.issparse(leaf.value) else ca.DM(np.asarray(leaf.value))
+        b = leaf.block
+        assert isinstance(b, MatrixParameterBlock)
+        m, n = b.shape
+        flat = self.p[b.slice]
+        if b.pattern is None:
+            return ca.reshape(flat, n, m).T  # row-major storage; CasADi reshapes column-major
+        colptr, rows, pos = bx.leaf_csc(leaf)  # CSC structure; pos: each entry's place in the storage
+        pattern = ca.Sparsity(m, n, colptr.tolist(), rows.tolist())
+        return self.T(pattern, flat[pos.tolist()])
+
+    def apply_leaf(self, leaf: bx.Param | bx.Const, y: object, transpose: bool) -> object:
+        key = (id(leaf), transpose)
+        if key not in self._mats:
+            base = self._mats.get((id(leaf), False))
+            A = base[0] if base is not None else self._matrix(leaf)
+            self._mats[(id(leaf), False)] = (A, leaf)
+            if transpose:
+                self._mats[key] = (A.T, leaf)  # type: ignore[attr-defined]
+        return ca.mtimes(self._mats[key][0], y)
+
+    def add(self, a: object, b: object) -> object:
+        return a + b  # type: ignore[operator]
+
+    def sub(self, a: object, b: object) -> object:
+        return a - b  # type: ignore[operator]
+
+    def neg(self, a: object) -> object:
+        return -a  # type: ignore[operator]
+
+    def mul(self, a: object, b: object) -> object:
+        return a * b  # type: ignore[operator]
+
+    def div(self, a: object, b: object) -> object:
+        return a / b  # type: ignore[operator]
+
+    def pow(self, a: object, k: int | float) -> object:
+        return a**k  # type: ignore[operator]
+
+    def func(self, name: str, a: object) -> object:
+        return CASADI_FUNCTIONS[name](a)  # type: ignore[operator]
+
+    def total(self, a: object) -> object:
+        return ca.sum1(a)
+
+
+def block_function_nnz(problem: MCP) -> int:
+    """Stored entries of the matrix leaves of every block function (sizes the SX/MX choice)."""
+    return sum(
+        fb.nnz for b in problem.blocks if isinstance(fb := problem.function_block(b.name), BlockFunction)
+    )
+
+
 @dataclass
 class CasadiMCP:
     r"""The CasADi image of an MCP: :math:`l \le z \le u \perp F(z; p)` with SX symbols."""
@@ -96,9 +175,23 @@ class CasadiMCP:
         """Number of variables."""
         return int(self.z.numel())
 
+    def jacobian(self) -> ca.SX | ca.MX:
+        r""":math:`\partial F/\partial z` (sparse), differentiated one block of rows at a time.
+
+        Per block, CasADi picks forward or reverse mode for that block alone: a few dense rows
+        (the equations of motion of a body with many contacts) take one reverse sweep each and
+        the many sparse contact rows a few forward sweeps, where one whole-:math:`F` pass would
+        colour every column (or row) separately, :math:`O(n\,\mathrm{nnz})` (for a rigid body
+        with 500 contacts and 8 directions: 0.13 s instead of 5 s with MX, 86 s with SX).
+        """
+        blocks = sorted(self.blocks.values(), key=lambda sl: sl.start)
+        if len(blocks) <= 1:
+            return ca.jacobian(self.F, self.z)
+        return ca.vertcat(*[ca.jacobian(self.F[sl], self.z) for sl in blocks])
+
     def jacobian_function(self) -> ca.Function:
-        r"""``(z, p) -> \partial F / \partial z`` (sparse)."""
-        return ca.Function(casadi_name(f"{self.name}_J"), [self.z, self.p], [ca.jacobian(self.F, self.z)])
+        r"""``(z, p) -> \partial F / \partial z`` (sparse; see :meth:`jacobian`)."""
+        return ca.Function(casadi_name(f"{self.name}_J"), [self.z, self.p], [self.jacobian()])
 
 
 class ToCasadi(Lowering):
@@ -107,6 +200,11 @@ class ToCasadi(Lowering):
     An affine block :math:`F_B = M z_S + q(p)` is one matrix-vector product with a constant
     ``DM``: dense for a NumPy ``M``, sparse (:func:`sparse_dm`, same pattern) for a SciPy
     sparse ``M``, never expanded entry by entry. A numeric :math:`q` is one constant ``DM``.
+    A block function (:class:`~mcpkit.problem.BlockFunction`) is evaluated on ``z`` and ``p``
+    directly with matrix operations (:class:`CasadiBlocks`): one ``mtimes`` per matrix leaf. A
+    *scalar* block function (every leaf a scalar, no matrix: nothing to multiply blockwise) is
+    lowered in SX mode from its sympy rows like a symbolic block, so a scalar model gives the
+    same CasADi graph (and the same rounding) whether it is declared entrywise or by blocks.
 
     Parameters
     ----------
@@ -115,7 +213,8 @@ class ToCasadi(Lowering):
         (matrix graphs: affine blocks stay one matrix product, so building derivatives
         of a 200x200 LCP takes milliseconds instead of seconds), or ``"auto"``: MX when the
         affine blocks hold more than :attr:`dense_limit` entries, counting every entry of a
-        dense ``M`` and the stored nonzeros of a sparse one. For a 2-D Laplacian with
+        dense ``M``, the stored nonzeros of a sparse one and the stored entries of the matrix
+        parameters and constants of block functions. For a 2-D Laplacian with
         :math:`n = 10^5` (:math:`5 \cdot 10^5` nonzeros) the MX graph builds ``F`` and its
         Jacobian in about 1 s; the SX graph takes about 5 s.
     """
@@ -133,7 +232,7 @@ class ToCasadi(Lowering):
             (fb.M.nnz if fb.is_sparse else fb.M.size)
             for b in problem.blocks
             if isinstance(fb := problem.function_block(b.name), AffineFunction)
-        )
+        ) + block_function_nnz(problem)
         use_mx = self.symbolic == "MX" or (self.symbolic == "auto" and entries > self.dense_limit)
         T = ca.MX if use_mx else ca.SX
         z = T.sym("z", problem.n)
@@ -141,18 +240,30 @@ class ToCasadi(Lowering):
         # symbolic blocks are always built as SX scalar graphs, then called on z, p
         zs = ca.SX.sym("z", problem.n)
         ps = ca.SX.sym("p", problem.n_params)
-        pl = [ps[i] for i in range(problem.n_params)]
+        pl: list[ca.SX] = []  # the entries of ps, built only for sympy rows (O(n_params) Python)
+
+        def p_entries() -> list[ca.SX]:
+            if len(pl) != problem.n_params:
+                pl[:] = [ps[i] for i in range(problem.n_params)]
+            return pl
+
         slices = {b.name: b.slice for b in problem.blocks}
         syms: list[sp.Symbol] | None = None  # every symbol, built only for symbolic blocks
         vals: list[ca.SX] = []
         parts: list[object] = []
+        blocks = bx.Evaluator(CasadiBlocks(problem, z, p))  # shared: a definition is built once
         for b in problem.blocks:
             fb = problem.function_block(b.name)
-            if isinstance(fb, SymbolicFunction):
+            scalar_rows = isinstance(fb, BlockFunction) and not use_mx and fb.is_scalar
+            if isinstance(fb, BlockFunction) and not scalar_rows:
+                val = blocks.value(fb.expr)
+                parts.append(T(ca.DM(val)) if isinstance(val, (float, ca.DM)) else val)
+            elif isinstance(fb, SymbolicFunction) or scalar_rows:
                 if syms is None:
                     syms = list(problem.variables) + list(problem.parameters)
-                    vals = [zs[i] for i in range(problem.n)] + pl
-                rows = ca.vertcat(*sympy_to_casadi(list(fb.exprs), syms, vals))
+                    vals = [zs[i] for i in range(problem.n)] + p_entries()
+                exprs = fb.exprs if isinstance(fb, SymbolicFunction) else fb.expand()  # type: ignore[union-attr]
+                rows = ca.vertcat(*sympy_to_casadi(list(exprs), syms, vals))
                 parts.append(
                     ca.Function(f"F_{b.name}", [zs, ps], [rows])(z, p)
                     if use_mx
@@ -164,7 +275,7 @@ class ToCasadi(Lowering):
                 if qnum is not None:
                     qv = ca.DM(qnum)
                 else:
-                    q_sx = ca.vertcat(*sympy_to_casadi(list(fb.q), list(problem.parameters), pl))
+                    q_sx = ca.vertcat(*sympy_to_casadi(list(fb.q), list(problem.parameters), p_entries()))
                     qv = (
                         ca.Function(f"q_{b.name}", [ps], [q_sx])(p)
                         if use_mx

@@ -12,13 +12,23 @@ neither               :math:`F_i(z) = 0` (:math:`z_i` free)
 :math:`l = u`          :math:`z_i = l` (:math:`F_i` unrestricted)
 =====================  ==========================================================
 
-Large affine blocks print in matrix form :math:`M z_S + q` (a sparse :math:`M` with its number
-of nonzeros); a large block with varying bounds prints its first and last rows, expanded from
-those rows of :math:`M` only. Symbols are named on demand, so printing a declaration with
-:math:`10^5` variables never creates its :math:`10^5` sympy symbols. The lowering is reversible in
-the sense of :class:`~mcpkit.lowering.base.Lowering`: the inverse data map each printed
-component name back to its place in ``z``, so values read off by printed name can be put
-back into a stacked vector.
+**Block level** (the default when a function block is a block expression,
+:class:`~mcpkit.problem.BlockFunction`): the printer prints what the user declared, one line per
+block pair with its size (:math:`\beta_n \in \mathbb{R}^{n_c}`), transposes and products as
+written (``Wn.T @ v`` in text, :math:`W_n^T\nu` in LaTeX; elementwise products of vectors as
+:math:`\circ`), the named definitions under "where", and the parameters with their shapes
+under "given" (values with ``values=True``); the size labels' values close the print. The
+number of lines does not depend on the block sizes. ``expand=True`` gives the entrywise form.
+
+**Entrywise** (``expand=True``, and the default for declarations without block expressions):
+one line per component. Large affine blocks print in matrix form :math:`M z_S + q` (a sparse
+:math:`M` with its number of nonzeros); a large block with varying bounds prints its first and
+last rows, expanded from those rows of :math:`M` only. Symbols are named on demand, so printing
+a declaration with :math:`10^5` variables never creates its :math:`10^5` sympy symbols.
+
+The lowering is reversible in the sense of :class:`~mcpkit.lowering.base.Lowering`: the inverse
+data map each printed component name back to its place in ``z``, so values read off by printed
+name can be put back into a stacked vector.
 """
 
 from __future__ import annotations
@@ -30,12 +40,21 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.problem import MCP, AffineFunction, ParameterBlock, SymbolicFunction, VariableBlock
+from mcpkit.problem import (
+    MCP,
+    AffineFunction,
+    BlockFunction,
+    MatrixParameterBlock,
+    ParameterBlock,
+    SymbolicFunction,
+    VariableBlock,
+)
 
 
-def _indexed_latex(stem: str, k: int) -> str:
+def _indexed_latex(stem: str, k: int | str) -> str:
     if stem.endswith("}") and "_{" in stem:
         return f"{stem[:-1]},{k}}}"
     return f"{stem}_{{{k}}}"
@@ -69,6 +88,13 @@ class _SymbolNames:
         self.blocks = {b.name: b for b in (*problem.blocks, *problem.parameter_blocks)}
 
     def name(self, b: VariableBlock | ParameterBlock, k: int) -> str:
+        if isinstance(b, MatrixParameterBlock):
+            if b.pattern is None:
+                i, j = divmod(k, b.shape[1])
+            else:
+                i = int(np.searchsorted(b.pattern.indptr, k, side="right")) - 1
+                j = int(b.pattern.indices[k])
+            return _indexed_latex(b.latex, f"{i},{j}") if self.latex else f"{b.name}[{i},{j}]"
         if b.size == 1:
             return b.latex if self.latex else b.name
         return _indexed_latex(b.latex, k) if self.latex else f"{b.name}[{k}]"
@@ -113,20 +139,25 @@ def _affine_row(problem: MCP, fb: AffineFunction, r: int) -> sp.Expr:
     return sum(terms, sp.Integer(0)) + fb.q[r]
 
 
-def _condition(zname: str, fstr: str, lo: float, hi: float, latex: bool) -> str:
+def _condition(zname: str, fstr: str, lo: float | str, hi: float | str, latex: bool) -> str:
+    """The pair ``zname ⟂ fstr`` in its box case (a bound: a number or the printed name of a bound vector)."""
     le = r" \le " if latex else " <= "
     ge = r" \ge " if latex else " >= "
     perp = r" \perp " if latex else " ⟂ "
+    lo_s = lo if isinstance(lo, str) else _num(lo, latex)
+    hi_s = hi if isinstance(hi, str) else _num(hi, latex)
+    lo_inf = not isinstance(lo, str) and math.isinf(lo)
+    hi_inf = not isinstance(hi, str) and math.isinf(hi)
     if lo == hi:
-        return f"{zname} = {_num(lo, latex)}" + (r"\quad (F \text{ free})" if latex else "   (F free)")
-    if math.isinf(lo) and math.isinf(hi):
+        return f"{zname} = {lo_s}" + (r"\quad (F \text{ free})" if latex else "   (F free)")
+    if lo_inf and hi_inf:
         free = r"\quad (" + zname + r"\ \text{free})" if latex else f"   ({zname} free)"
         return f"{fstr} = 0{free}"
-    if math.isinf(hi):
-        return f"{_num(lo, latex)}{le}{zname}{perp}{fstr}{ge}0"
-    if math.isinf(lo):
-        return f"{zname}{le}{_num(hi, latex)}{perp}{fstr}{le}0"
-    return f"{_num(lo, latex)}{le}{zname}{le}{_num(hi, latex)}{perp}{fstr}"
+    if hi_inf:
+        return f"{lo_s}{le}{zname}{perp}{fstr}{ge}0"
+    if lo_inf:
+        return f"{zname}{le}{hi_s}{perp}{fstr}{le}0"
+    return f"{lo_s}{le}{zname}{le}{hi_s}{perp}{fstr}"
 
 
 def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[str, int]]:
@@ -158,20 +189,425 @@ def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[s
                 lines.append(r"\vdots" if latex else "...")
             i = b.start + k
             zname = names.name(b, k)
-            e = fb.exprs[k] if isinstance(fb, SymbolicFunction) else _affine_row(problem, fb, k)
+            if isinstance(fb, SymbolicFunction):
+                e = fb.exprs[k]
+            elif isinstance(fb, BlockFunction):
+                e = fb.expand()[k]
+            else:
+                e = _affine_row(problem, fb, k)
             lines.append(_condition(zname, _expr(e, names, latex), lb[i], ub[i], latex))
     return lines, index
 
 
-class ToLatex(Lowering):
-    """MCP -> LaTeX ``aligned`` block; the inverse maps printed names back to ``z``."""
+# ------------------------------------------------------------------ block expressions
+_ADD, _NEG, _MUL, _POW, _ATOM = 1, 2, 3, 4, 5
+_LATEX_FUNCS = {
+    "sin": r"\sin", "cos": r"\cos", "tan": r"\tan", "exp": r"\exp", "log": r"\log", "tanh": r"\tanh",
+    "sinh": r"\sinh", "cosh": r"\cosh", "atan": r"\arctan",
+}  # fmt: skip
 
-    def __init__(self, max_rows: int = 8) -> None:
+Label = str | int
+
+
+def sym_shape(e: bx.Expr) -> tuple[Label, ...]:
+    """Printed shape of a block expression: per axis its size label (``"n_c"``) or its size."""
+    if isinstance(e, (bx.Var, bx.Param)):
+        b = e.block
+        if isinstance(b, MatrixParameterBlock):
+            return tuple(d if d is not None else s for d, s in zip(b.dims, b.shape, strict=True))
+        return (b.dim if b.dim is not None else b.size,)
+    if isinstance(e, (bx.Const, bx.Named)) and e.dim is not None:
+        dims = (e.dim,) if isinstance(e.dim, str) else tuple(e.dim)
+        return tuple(d if d is not None else s for d, s in zip(dims, e.shape, strict=True))
+    if isinstance(e, bx.Named):
+        return sym_shape(e.expr)
+    if isinstance(e, bx.Const):
+        return tuple(e.shape)
+    if isinstance(e, bx.MatMul):
+        return sym_shape(e.a)[:1] + sym_shape(e.b)[1:]
+    if isinstance(e, bx.Transpose):
+        inner = sym_shape(e.arg)
+        return (inner[1], inner[0]) if len(inner) == 2 else (1, inner[0])
+    if isinstance(e, bx.Diag):
+        d = sym_shape(e.arg)[0]
+        return (d, d)
+    if isinstance(e, bx.Total):
+        return (1,)
+    parts = [sym_shape(c) for c in e.children() if c.shape == e.shape]
+    for axis in parts:  # prefer a labelled operand of the result's shape
+        if any(isinstance(d, str) for d in axis):
+            return axis
+    return parts[0] if parts else tuple(e.shape)
+
+
+def _vectorish(e: bx.Expr) -> bool:
+    """A vector with more than one entry or a size label (so :math:`\\circ` marks its products)."""
+    if e.is_matrix:
+        return False
+    d = sym_shape(e)[0]
+    return isinstance(d, str) or d > 1
+
+
+def _label(d: Label, latex: bool) -> str:
+    if not latex:
+        return str(d)
+    return str(d).replace("*", " ") if isinstance(d, str) else str(d)
+
+
+def space(shape: tuple[Label, ...], latex: bool) -> str:
+    r"""``R^n_c`` / ``\mathbb{R}^{n_c}`` for a printed shape (``R`` for a scalar)."""
+    R = r"\mathbb{R}" if latex else "R"
+    if len(shape) == 1:
+        d = shape[0]
+        if d == 1:
+            return R
+        if latex:
+            return f"{R}^{{{_label(d, True)}}}"
+        txt = str(d)
+        return f"{R}^{txt}" if txt.isidentifier() or txt.isdigit() else f"{R}^({txt})"
+    r, c = (_label(d, latex) for d in shape)
+    return f"{R}^{{{r} \\times {c}}}" if latex else f"{R}^({r} x {c})"
+
+
+def _base(s: str, prec: int, need: int, latex: bool) -> str:
+    if prec < need:
+        return rf"\left({s}\right)" if latex else f"({s})"
+    return s
+
+
+def _sup(stem: str) -> str:
+    """A LaTeX stem safe to put a superscript on (braced when it has one already)."""
+    return f"{{{stem}}}" if "^" in stem else stem
+
+
+def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
+    """``(string, precedence)`` of a block expression as written."""
+    if isinstance(e, (bx.Var, bx.Param)):
+        return (e.block.latex if latex else e.block.name), _ATOM
+    if isinstance(e, bx.Named):
+        return ((e.latex or _default_stem(e.name)) if latex else e.name), _ATOM
+    if isinstance(e, bx.Const):
+        if e.name is not None:
+            return ((e.latex or _default_stem(e.name)) if latex else e.name), _ATOM
+        if e.shape == (1,):
+            v = e.number
+            return _num(v, latex), (_ATOM if v >= 0 else _NEG)
+        if e.is_matrix:
+            m, n = e.shape
+            return (rf"C_{{{m}\times{n}}}" if latex else f"const({m}x{n})"), _ATOM
+        vals = ", ".join(_num(float(x), latex) for x in np.asarray(e.value)[:6])
+        more = ", …" if e.shape[0] > 6 else ""
+        return (rf"({vals}{more})^{{T}}" if latex else f"[{vals}{more}]"), _ATOM
+    if isinstance(e, bx.Add):
+        out = []
+        for k, (sign, t) in enumerate(e.terms):
+            ts, tp = _fmt(t, latex)
+            if k == 0:
+                out.append(ts if sign > 0 else "-" + _base(ts, tp, _MUL, latex))
+            else:
+                out.append((" + " if sign > 0 else " - ") + _base(ts, tp, _MUL, latex))
+        return "".join(out), _ADD
+    if isinstance(e, bx.Neg):
+        s, p = _fmt(e.arg, latex)
+        return "-" + _base(s, p, _MUL, latex), _NEG
+    if isinstance(e, (bx.Mul, bx.Div, bx.MatMul)):
+        (a, pa), (b, pb) = _fmt(e.a, latex), _fmt(e.b, latex)
+        if isinstance(e, bx.Div) and latex and not (_vectorish(e.a) and _vectorish(e.b)):
+            return rf"\frac{{{a}}}{{{b}}}", _ATOM
+        # a matrix product inside an elementwise one (and vice versa) is parenthesised for reading
+        mixed = (bx.MatMul,) if not isinstance(e, bx.MatMul) else (bx.Mul, bx.Div)
+        pa = _MUL - 1 if isinstance(e.a, mixed) else pa
+        left, right = _base(a, pa, _MUL, latex), _base(b, pb, _MUL + 1, latex)
+        if not latex:
+            op = {bx.Mul: " * ", bx.Div: " / ", bx.MatMul: " @ "}[type(e)]
+        elif isinstance(e, bx.Div):
+            op = r" \oslash "
+        elif isinstance(e, bx.Mul) and _vectorish(e.a) and _vectorish(e.b):
+            op = r" \circ "
+        elif isinstance(e, bx.Mul) and isinstance(e.b, bx.Const) and e.b.is_number:
+            op = r" \cdot "
+        else:
+            op = " "
+        return left + op + right, _MUL
+    if isinstance(e, bx.Pow):
+        s, p = _fmt(e.arg, latex)
+        k = e.k
+        if not latex:
+            return _base(s, p, _ATOM, latex) + "**" + (f"{k:g}" if k >= 0 else f"({k:g})"), _POW
+        leaf = isinstance(e.arg, (bx.Var, bx.Param, bx.Const, bx.Named, bx.Transpose))
+        base = _sup(s) if leaf and p >= _ATOM else _base(s, _ADD, _ATOM, latex)
+        ks = f"{k:g}"
+        return base + (f"^{{\\circ {ks}}}" if _vectorish(e.arg) else f"^{{{ks}}}"), _POW
+    if isinstance(e, bx.Func):
+        s, _ = _fmt(e.arg, latex)
+        if not latex:
+            return f"{'abs' if e.name == 'Abs' else e.name}({s})", _ATOM
+        if e.name == "sqrt":
+            return rf"\sqrt{{{s}}}", _ATOM
+        if e.name == "Abs":
+            return rf"\left|{s}\right|", _ATOM
+        return rf"{_LATEX_FUNCS[e.name]}\left({s}\right)", _ATOM
+    if isinstance(e, bx.Transpose):
+        s, p = _fmt(e.arg, latex)
+        if not latex:
+            return _base(s, p, _ATOM, latex) + ".T", _ATOM
+        return (_sup(s) if p >= _ATOM else _base(s, p, _ATOM, latex)) + "^{T}", _ATOM
+    if isinstance(e, bx.Diag):
+        s, _ = _fmt(e.arg, latex)
+        return (rf"\operatorname{{diag}}\left({s}\right)" if latex else f"diag({s})"), _ATOM
+    if isinstance(e, bx.Total):
+        s, p = _fmt(e.arg, latex)
+        if latex:
+            return r"\mathbf{1}^{T} " + _base(s, p, _MUL + 1, latex), _MUL
+        return f"total({s})", _ATOM
+    raise TypeError(f"cannot print {type(e).__name__}")  # pragma: no cover - closed set
+
+
+def _default_stem(name: str) -> str:
+    from mcpkit.problem import _default_latex
+
+    return _default_latex(name)
+
+
+def expr_text(e: bx.Expr) -> str:
+    """A block expression as written, in Python syntax (``Wn.T @ v + psi_h``)."""
+    return _fmt(e, False)[0]
+
+
+def expr_latex(e: bx.Expr) -> str:
+    r"""A block expression in LaTeX (``W_n^{T} \nu + \psi_n/h``; :math:`\circ` for vector products)."""
+    return _fmt(e, True)[0]
+
+
+# ------------------------------------------------------------------ block-level MCP
+def _case_words(case: str, z: str, lo: str = "l", hi: str = "u") -> str:
+    """The box case of a pair in words, with the bounds printed as ``lo`` and ``hi``."""
+    if case == "fixed":
+        return f"fixed: {z} = {lo} and F is unrestricted"
+    if case == "free":
+        return "free: the equation F = 0 holds"
+    if case == "lower":
+        gap = z if lo == "0" else f"({z} - {lo})"
+        return f"lower bound only: {z} >= {lo}, F >= 0 and {gap} * F = 0"
+    if case == "upper":
+        gap = f"-{z}" if hi == "0" else f"({hi} - {z})"
+        return f"upper bound only: {z} <= {hi}, F <= 0 and {gap} * F = 0"
+    return f"box: F >= 0 where {z} = {lo}, F = 0 where {lo} < {z} < {hi}, F <= 0 where {z} = {hi}"
+
+
+def _case_key(lo: float, hi: float) -> str:
+    if lo == hi:
+        return "fixed"
+    if math.isinf(lo) and math.isinf(hi):
+        return "free"
+    if math.isinf(hi):
+        return "lower"
+    return "upper" if math.isinf(lo) else "box"
+
+
+@dataclass
+class _Printout:
+    """The parts of a block-level print (each a list of lines)."""
+
+    pairs: list[tuple[str, str]]
+    where: list[tuple[str, str]]
+    given: list[str]
+    sizes: str
+    bounds: list[str]
+
+
+def _block_bounds(problem: MCP, b: VariableBlock, latex: bool) -> tuple[float | str, float | str, str | None]:
+    """``(lo, hi, note)``: numbers when uniform over the block, else printed names of the bound vectors."""
+    lo, hi = problem.lb[b.slice], problem.ub[b.slice]
+    keys = {_case_key(float(a), float(c)) for a, c in zip(lo, hi, strict=True)}
+    lname = rf"l_{{{b.latex}}}" if latex else f"lb_{b.name}"
+    uname = rf"u_{{{b.latex}}}" if latex else f"ub_{b.name}"
+    if len(keys) > 1:
+        counts: dict[str, int] = {}
+        for a, c in zip(lo, hi, strict=True):
+            k = _case_key(float(a), float(c))
+            counts[k] = counts.get(k, 0) + 1
+        note = "mixed bounds: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+        return lname, uname, note
+    lo_v: float | str = float(lo[0]) if np.all(lo == lo[0]) else lname
+    hi_v: float | str = float(hi[0]) if np.all(hi == hi[0]) else uname
+    if keys == {"fixed"} and isinstance(lo_v, str):
+        hi_v = lo_v
+    return lo_v, hi_v, None
+
+
+def _block_condition(
+    zname: str, fstr: str, lo: float | str, hi: float | str, latex: bool, note: str | None
+) -> str:
+    if note is None:
+        return _condition(zname, fstr, lo, hi, latex)
+    le, perp = (r" \le ", r" \perp ") if latex else (" <= ", " ⟂ ")
+    tail = rf"\quad \text{{({note})}}" if latex else f"   ({note})"
+    return f"{lo}{le}{zname}{le}{hi}{perp}{fstr}{tail}"
+
+
+def _value_text(values: np.ndarray, latex: bool, shape: tuple[int, ...] | None = None) -> str:
+    arr = np.asarray(values, dtype=float)
+    if shape is not None:
+        arr = arr.reshape(shape)
+    if latex:
+        if arr.ndim == 2 and arr.shape[0] <= 6 and arr.shape[1] <= 6:
+            rows = r" \\ ".join(" & ".join(_num(float(x), True) for x in row) for row in arr)
+            return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
+        if arr.ndim == 1 and arr.size <= 8:
+            return "(" + ", ".join(_num(float(x), True) for x in arr) + ")"
+        return r"\dots"
+    with np.printoptions(threshold=12, edgeitems=3, linewidth=10**9):
+        return np.array2string(arr, separator=", ").replace("\n", "")
+
+
+def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _Printout:
+    problem.validate()
+    names, _ = _names(problem, latex)
+    pairs: list[tuple[str, str]] = []
+    defs: list[bx.Named] = []
+    consts: dict[int, bx.Const] = {}
+    bounds: list[str] = []
+    ind = "∈" if not latex else r"\in"
+    for b in problem.blocks:
+        fb = problem.function_block(b.name)
+        zname = b.latex if latex else b.name
+        size = f"{zname} {ind} {space(sym_shape(bx.Var(b)), latex)}"
+        lo, hi, note = _block_bounds(problem, b, latex)
+        for bound, arr in ((lo, problem.lb), (hi, problem.ub)):
+            if isinstance(bound, str) and bound not in [x.split(" ")[0] for x in bounds]:
+                shown = f" = {_value_text(arr[b.slice], latex)}" if values else ""
+                bounds.append(f"{bound} {ind} {space(sym_shape(bx.Var(b)), latex)}{shown}")
+        if isinstance(fb, BlockFunction):
+            for d in bx.definitions(fb.expr):
+                if all(d is not x for x in defs):
+                    defs.append(d)
+            for leaf in bx.walk(fb.expr):
+                if isinstance(leaf, bx.Const) and leaf.name is not None:
+                    consts.setdefault(id(leaf), leaf)
+            fstr = expr_latex(fb.expr) if latex else expr_text(fb.expr)
+            pairs.append((_block_condition(zname, fstr, lo, hi, latex, note), size))
+        elif isinstance(fb, AffineFunction):
+            zs = ", ".join((problem._vars[o].latex if latex else o) for o in fb.over)
+            if latex:
+                fstr = rf"M_{{\mathrm{{{b.name}}}}} ({zs}) + q_{{\mathrm{{{b.name}}}}}"
+            else:
+                fstr = f"M_{b.name} @ ({zs}) + q_{b.name}"
+            m, n = fb.M.shape
+            shape = rf"{m}\times{n}" if latex else f"{m}x{n}"
+            sparse = f", sparse with {fb.nnz} nonzeros" if fb.is_sparse else ""
+            qdep = "" if fb.q_values is not None else ", q depends on parameters"
+            text = f"M_{b.name} is {shape}{sparse}{qdep}"
+            cond = _block_condition(zname, fstr, lo, hi, latex, note)
+            pairs.append((cond + (rf"\quad \text{{[{text}]}}" if latex else f"   [{text}]"), size))
+        else:
+            shown = range(b.size) if b.size <= max_rows else [*range(max_rows - 1), b.size - 1]
+            lb, ub = problem.lb, problem.ub
+            for k in shown:
+                if b.size > max_rows and k == b.size - 1:
+                    pairs.append((r"\vdots" if latex else "...", ""))
+                i = b.start + k
+                row = _condition(names.name(b, k), _expr(fb.exprs[k], names, latex), lb[i], ub[i], latex)
+                pairs.append((row, size if k == shown[0] else ""))
+    where = []
+    for d in sorted(defs, key=lambda x: x.order):
+        dname = (d.latex or _default_stem(d.name)) if latex else d.name
+        body = expr_latex(d.expr) if latex else expr_text(d.expr)
+        where.append((f"{dname} = {body}", f"{dname} {ind} {space(sym_shape(d), latex)}"))
+    given = []
+    pv = problem.parameter_values
+    for pb in problem.parameter_blocks:
+        pname = pb.latex if latex else pb.name
+        shape = sym_shape(bx.Param(pb))
+        line = f"{pname} {ind} {space(shape, latex)}"
+        if values:
+            flat = pv[pb.slice]
+            if isinstance(pb, MatrixParameterBlock):
+                mat = pb.matrix(flat)
+                line += " = " + _value_text(mat.toarray() if sps.issparse(mat) else mat, latex)
+            else:
+                line += " = " + _value_text(flat, latex)
+        elif isinstance(pb, MatrixParameterBlock) and pb.pattern is not None:
+            line += r"\ \text{(sparse)}" if latex else " (sparse)"
+        given.append(line)
+    for c in consts.values():
+        cname = (c.latex or _default_stem(c.name or "")) if latex else c.name
+        line = f"{cname} {ind} {space(sym_shape(c), latex)}"
+        kind = "constant" if not sps.issparse(c.value) else "constant, sparse"
+        line += rf"\ \text{{({kind})}}" if latex else f" ({kind})"
+        if values:
+            v = c.value.toarray() if sps.issparse(c.value) else np.asarray(c.value)
+            line += " = " + _value_text(v, latex)
+        given.append(line)
+    sep = r",\ " if latex else ", "
+    sizes = sep.join(f"{k} = {v}" for k, v in sorted(problem.dims.items()))
+    return _Printout(pairs, where, given + bounds, sizes, bounds)
+
+
+def _block_text(problem: MCP, values: bool, max_rows: int) -> str:
+    out = _block_printout(problem, False, values, max_rows)
+    width = max(len(c) for c, _ in out.pairs + out.where) + 4
+    lines = [f"MCP {problem.name!r}: find {', '.join(b.name for b in problem.blocks)} such that"]
+    lines += [f"  {c:<{width}}{s}".rstrip() for c, s in out.pairs]
+    if out.where:
+        lines.append("where")
+        lines += [f"  {c:<{width}}{s}".rstrip() for c, s in out.where]
+    if out.given:
+        lines.append("given")
+        lines += [f"  {g}" for g in out.given]
+    if out.sizes:
+        lines.append(f"sizes: {out.sizes}")
+    return "\n".join(lines)
+
+
+def _block_latex(problem: MCP, values: bool, max_rows: int) -> str:
+    out = _block_printout(problem, True, values, max_rows)
+    unknowns = r",\ ".join(b.latex for b in problem.blocks)
+    rows = [rf"&\text{{find }} {unknowns} \text{{ such that}}"]
+    rows += [rf"&\quad {c} && {s}".rstrip() for c, s in out.pairs]
+    if out.where:
+        rows.append(r"&\text{where}")
+        rows += [rf"&\quad {c} && {s}" for c, s in out.where]
+    if out.given:
+        rows.append(r"&\text{given } " + r",\ ".join(out.given))
+    if out.sizes:
+        rows.append(rf"&\text{{with }} {out.sizes}")
+    return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+
+def _block_level(problem: MCP, expand: bool | None) -> bool:
+    if expand is None:
+        problem.validate()
+        return any(isinstance(problem.function_block(b.name), BlockFunction) for b in problem.blocks)
+    return not expand
+
+
+class ToLatex(Lowering):
+    """MCP -> LaTeX ``aligned`` block; the inverse maps printed names back to ``z``.
+
+    Parameters
+    ----------
+    max_rows
+        Entrywise form: rows shown per block before eliding.
+    expand
+        ``True``: entrywise; ``False``: block level; ``None`` (default): block level when a
+        function block is a block expression.
+    values
+        Block level: print the parameters' current values in the "given" list.
+    """
+
+    def __init__(self, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> None:
         if max_rows < 2:
             raise MCPInputError("ToLatex: max_rows must be >= 2")
         self.max_rows = max_rows
+        self.expand = expand
+        self.values = values
 
     def apply(self, problem: MCP) -> tuple[str, NameMap]:
+        if _block_level(problem, self.expand):
+            return _block_latex(problem, self.values, self.max_rows), NameMap(
+                _names(problem, True)[1], problem.n
+            )
         lines, index = _render(problem, True, self.max_rows)
         body = " \\\\\n".join(f"  & {ln}" for ln in lines)
         params = ""
@@ -193,9 +629,13 @@ class ToLatex(Lowering):
 
 
 class ToText(ToLatex):
-    """MCP -> plain text, one pair per line (``⟂`` reads "complementary to")."""
+    """MCP -> plain text, one pair (block level: one block pair) per line (``⟂`` reads "complementary to")."""
 
     def apply(self, problem: MCP) -> tuple[str, NameMap]:
+        if _block_level(problem, self.expand):
+            return _block_text(problem, self.values, self.max_rows), NameMap(
+                _names(problem, False)[1], problem.n
+            )
         lines, index = _render(problem, False, self.max_rows)
         head = f"MCP {problem.name!r}: find z = ({', '.join(b.name for b in problem.blocks)})"
         if problem.n_params:
@@ -203,41 +643,65 @@ class ToText(ToLatex):
         return head + " such that\n" + "\n".join(f"  {ln}" for ln in lines), NameMap(index, problem.n)
 
 
-def to_latex(problem: MCP, max_rows: int = 8) -> str:
-    """LaTeX of the MCP (``aligned`` environment); blocks longer than ``max_rows`` are elided."""
-    return ToLatex(max_rows).apply(problem)[0]
+def to_latex(problem: MCP, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
+    """LaTeX of the MCP (``aligned`` environment): block level or entrywise (see :class:`ToLatex`)."""
+    return ToLatex(max_rows, expand, values).apply(problem)[0]
 
 
-def to_text(problem: MCP, max_rows: int = 8) -> str:
-    """Plain-text rendering of the MCP, one complementarity pair per line."""
-    return ToText(max_rows).apply(problem)[0]
+def to_text(problem: MCP, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
+    """Plain text of the MCP: one block pair (entrywise: one pair) per line (see :class:`ToLatex`)."""
+    return ToText(max_rows, expand, values).apply(problem)[0]
 
 
-def explain(problem: MCP) -> str:
-    """Prose explanation of every block's complementarity case (what each bound means)."""
+def explain(problem: MCP, values: bool = False) -> str:
+    """Prose explanation, one line per block: its size, its box case in words and its function.
+
+    Block functions are quoted as written, with whether they are affine in the variables;
+    definitions, parameters (shapes, and values with ``values=True``) and size labels follow.
+    """
     problem.validate()
     lb, ub = problem.lb, problem.ub
-    out = [f"MCP {problem.name!r} has {problem.n} pairs (z_i, F_i) in {len(problem.blocks)} blocks."]
+    nb = len(problem.blocks)
+    pairs, blocks = ("pair" if problem.n == 1 else "pairs"), ("block" if nb == 1 else "blocks")
+    out = [f"MCP {problem.name!r} has {problem.n} {pairs} (z_i, F_i) in {nb} {blocks}."]
+    defs: list[bx.Named] = []
     for b in problem.blocks:
         lo, hi = lb[b.slice], ub[b.slice]
         kinds: dict[str, int] = {}
         for li, ui in zip(lo, hi, strict=True):
-            if li == ui:
-                k = "fixed: z_i = l_i and F_i is unrestricted"
-            elif math.isinf(li) and math.isinf(ui):
-                k = "free: the equation F_i = 0 holds"
-            elif math.isinf(ui):
-                k = "lower bound only: z_i >= l_i, F_i >= 0, and (z_i - l_i) * F_i = 0"
-            elif math.isinf(li):
-                k = "upper bound only: z_i <= u_i, F_i <= 0, and (u_i - z_i) * F_i = 0"
-            else:
-                k = "box: F_i >= 0 if z_i = l_i, F_i = 0 if l_i < z_i < u_i, F_i <= 0 if z_i = u_i"
+            k = _case_key(float(li), float(ui))
             kinds[k] = kinds.get(k, 0) + 1
+        if len(kinds) == 1:
+            uniform = np.all(lo == lo[0]) and np.all(hi == hi[0])
+            ls, us = (_num(float(lo[0]), False), _num(float(hi[0]), False)) if uniform else ("l", "u")
+            case = _case_words(next(iter(kinds)), b.name, ls, us)
+            desc = case + " (componentwise)" if b.size > 1 or b.dim else case
+        else:
+            desc = "mixed bounds: " + "; ".join(f"{c} x {_case_words(k, b.name)}" for k, c in kinds.items())
         fb = problem.function_block(b.name)
-        form = "affine (M z + q)" if isinstance(fb, AffineFunction) else "symbolic"
-        desc = "; ".join(f"{c} x {k}" for k, c in kinds.items())
-        out.append(f"- block {b.name!r} ({b.size} pairs, {form} F): {desc}.")
+        if isinstance(fb, BlockFunction):
+            dep = ", ".join(fb.variables) or "no variable"
+            form = f"F = {expr_text(fb.expr)} is {'affine' if fb.is_affine else 'nonlinear'} in {dep}"
+            defs += [d for d in bx.definitions(fb.expr) if all(d is not x for x in defs)]
+        elif isinstance(fb, AffineFunction):
+            nz = f"{fb.nnz} nonzero" + ("s" if fb.nnz != 1 else "")
+            form = f"F = M z + q is affine ({fb.M.shape[0]}x{fb.M.shape[1]} M with {nz})"
+        else:
+            form = "F is given row by row (symbolic)"
+        size = space(sym_shape(bx.Var(b)), False)
+        count = f"{b.size} pair" + ("s" if b.size != 1 else "")
+        out.append(f"- {b.name} ∈ {size} ({count}): {desc}; {form}.")
+    for d in sorted(defs, key=lambda x: x.order):
+        out.append(f"Definition: {d.name} = {expr_text(d.expr)} ∈ {space(sym_shape(d), False)}.")
     if problem.n_params:
-        names = ", ".join(f"{pb.name}[{pb.size}]" for pb in problem.parameter_blocks)
-        out.append(f"Parameters {names} enter F and may change between solves.")
+        pv = problem.parameter_values
+        parts = []
+        for pb in problem.parameter_blocks:
+            item = f"{pb.name} ∈ {space(sym_shape(bx.Param(pb)), False)}"
+            if values:
+                item += " = " + _value_text(pv[pb.slice], False)
+            parts.append(item)
+        out.append(f"Given parameters {', '.join(parts)}; they may change between solves.")
+    if problem.dims:
+        out.append("Sizes: " + ", ".join(f"{k} = {v}" for k, v in sorted(problem.dims.items())) + ".")
     return "\n".join(out)

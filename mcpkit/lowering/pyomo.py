@@ -17,7 +17,9 @@ Pyomo's MPEC transformations, GAMS/AMPL and :func:`from_pyomo` read each one bac
 Each variable block becomes one indexed ``Var`` (bounds :math:`l, u`; initial values from the
 declaration's start), each parameter block one mutable ``Param`` (so values change without
 rebuilding), each function block one indexed ``Complementarity``. Symbolic blocks are
-lambdified from sympy into Pyomo expressions; affine blocks :math:`F_B = M z_S + q(p)` become
+lambdified from sympy into Pyomo expressions; block functions (:class:`PyomoBlocks`) become sparse
+linear sums per row where a matrix meets a vector and row-wise expressions otherwise; affine
+blocks :math:`F_B = M z_S + q(p)` become
 linear sums built directly from the rows of :math:`M` (no sympy expansion): the nonzeros of
 each row of a dense :math:`M`, or the stored entries of each CSR row of a sparse one (no dense
 scan: time :math:`O(\mathrm{nnz} + n)`). A numeric :math:`q` enters as plain floats.
@@ -50,10 +52,11 @@ from pyomo.core.expr.visitor import (
 from pyomo.mpec import Complementarity, complements
 from pyomo.repn import generate_standard_repn
 
+from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import BoxCase, SlackForm
-from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+from mcpkit.problem import MCP, AffineFunction, BlockFunction, SymbolicFunction
 
 
 def _pmax(a: Any, b: Any) -> Any:
@@ -94,6 +97,38 @@ def sympy_to_pyomo(
         return []
     fn = sp.lambdify([list(symbols)], list(exprs), modules=[PYOMO_FUNCTIONS, "math"], cse=True)
     return list(fn(list(values)))
+
+
+class PyomoBlocks(bx.RowsBackend):
+    r"""Block expressions as lists of Pyomo expressions, one per row.
+
+    A matrix leaf applied to a vector is one sparse linear sum per row over its stored entries
+    (coefficients: the matrix parameter's mutable ``Param`` (or ``Var``) data, or floats), time
+    :math:`O(\mathrm{nnz})`; elementwise operations act row by row.
+    """
+
+    def __init__(self, problem: MCP, zdata: list[Any], pdata: list[Any]) -> None:
+        super().__init__()
+        self.zdata, self.pdata = zdata, pdata
+
+    def var(self, block: Any) -> list[Any]:
+        return self.zdata[block.slice]
+
+    def param(self, block: Any) -> list[Any]:
+        return self.pdata[block.slice]
+
+    def coefficients(self, leaf: bx.Param | bx.Const) -> Sequence[Any]:
+        if isinstance(leaf, bx.Param):
+            return self.pdata[leaf.block.slice]
+        data = leaf.value.data if sps.issparse(leaf.value) else np.asarray(leaf.value).reshape(-1)
+        return data.tolist()
+
+    def quicksum(self, terms: list[Any]) -> Any:
+        return pyo.quicksum(terms) if len(terms) > 1 else terms[0]
+
+    def func(self, name: str, a: list[Any]) -> list[Any]:
+        f = PYOMO_FUNCTIONS[name]
+        return [f(x) for x in a]  # type: ignore[operator]
 
 
 def _component_name(block: pyo.Block, name: str, suffix: str) -> str:
@@ -220,9 +255,12 @@ class ToPyomo(Lowering):
         vals = zdata + pdata
         slices = {b.name: b.slice for b in problem.blocks}
         F: list[Any] = []
+        blocks = bx.Evaluator(PyomoBlocks(problem, zdata, pdata))
         for vb in problem.blocks:
             fb = problem.function_block(vb.name)
-            if isinstance(fb, SymbolicFunction):
+            if isinstance(fb, BlockFunction):
+                F.extend(blocks.value(fb.expr))
+            elif isinstance(fb, SymbolicFunction):
                 if syms is None:
                     syms = list(problem.variables) + list(problem.parameters)
                 F.extend(sympy_to_pyomo(fb.exprs, syms, vals))
@@ -237,9 +275,10 @@ class ToPyomo(Lowering):
                 F.extend(_affine_rows(fb.M, cols, q))
             else:  # pragma: no cover - closed union
                 raise TypeError(f"unknown function block type {type(fb).__name__}")
+        form = SlackForm.from_bounds(lb, ub)
+        _check_constant_rows(problem, F, form)
         cc_names: dict[str, str] = {}
         if self.complementarity:
-            form = SlackForm.from_bounds(lb, ub)
             for vb in problem.blocks:
                 nm = _component_name(m, f"cc_{vb.name}", "_")
                 comp = m.component(var_names[vb.name])
@@ -292,11 +331,49 @@ def _affine_rows(M: Any, cols: Sequence[Any], q: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _constant(F: Any) -> float | None:
+    """The value of a row :math:`F_i` that depends on no variable and no mutable parameter, else None."""
+    if isinstance(F, bool) or not pyo.is_constant(F):
+        return None
+    return float(pyo.value(F))
+
+
+def _check_constant_rows(problem: MCP, F: Sequence[Any], form: SlackForm) -> None:
+    r"""Refuse a pair :math:`l_i \le z_i \le u_i \perp c` with a constant :math:`c` that no :math:`z_i` meets.
+
+    With :math:`F_i \equiv c` the pair holds at :math:`z_i = l_i` if :math:`c > 0`, at
+    :math:`z_i = u_i` if :math:`c < 0` and anywhere in the box if :math:`c = 0`; so it has no
+    solution when that bound is infinite (a free :math:`z_i` with :math:`c \ne 0`, :math:`c < 0`
+    without an upper bound, :math:`c > 0` without a lower one). Raises
+    :class:`~mcpkit.errors.MCPInputError` naming the pair, before any solver runs.
+    """
+    for i, row in enumerate(F):
+        c = _constant(row)
+        if c is None or form.case(i) is BoxCase.FIXED:
+            continue
+        if math.isnan(c) or (c > 0 and form.lb[i] == -math.inf) or (c < 0 and form.ub[i] == math.inf):
+            block, k = problem.block_of(i)
+            where = "z = lb, and lb = -inf" if c > 0 else "z = ub, and ub = inf" if c < 0 else "no z (NaN)"
+            raise MCPInputError(
+                f"MCP {problem.name!r}: pair {block}[{k}] has the constant function F = {c:g}, so it "
+                f"holds only at {where}: the MCP has no solution"
+            )
+
+
 def _pair(z: Any, F: Any, form: SlackForm, i: int) -> Any:
-    """Pair ``i`` of ``form`` as one ``complements(...)`` (or ``Skip``), by its :class:`BoxCase`."""
+    """Pair ``i`` of ``form`` as one ``complements(...)`` (or ``Skip``), by its :class:`BoxCase`.
+
+    A constant :math:`F_i = c` (checked solvable by :func:`_check_constant_rows`) is stated by its
+    solution set, since Pyomo refuses a complementarity with a constant side: no condition if
+    :math:`c = 0`, else :math:`z_i` at the bound it pins, as ``complements(z >= l, z - l >= 0)``
+    (:math:`c > 0`) or ``complements(z <= u, z - u <= 0)`` (:math:`c < 0`).
+    """
     lo, hi, case = float(form.lb[i]), float(form.ub[i]), form.case(i)
-    if case is BoxCase.FIXED:
+    c = _constant(F)
+    if case is BoxCase.FIXED or c == 0:
         return Complementarity.Skip
+    if c is not None:
+        return complements(z >= lo, z - lo >= 0) if c > 0 else complements(z <= hi, z - hi <= 0)
     if case is BoxCase.BOX:
         return complements(pyo.inequality(lo, z, hi), F)
     if case is BoxCase.LOWER:

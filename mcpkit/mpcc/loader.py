@@ -65,7 +65,10 @@ def _call(fun: ca.Function, x: ca.SX, p: ca.SX, key: str, path: Path) -> ca.SX:
     for k, a in enumerate(args):
         if fun.size_in(k) != a.shape and fun.numel_in(k) != a.numel():
             raise ProblemFileError(f"{path}: {key} input {k} has shape {fun.size_in(k)}, expected {a.shape}")
-    return ca.vec(fun(*args))
+    try:
+        return ca.vec(fun(*args))
+    except (RuntimeError, NotImplementedError) as exc:  # e.g. an MX function that cannot take SX
+        raise ProblemFileError(f"{path}: cannot evaluate {key}: {str(exc).splitlines()[-1]}") from None
 
 
 def load_mpcc_json(path: str | Path) -> MPCC:
@@ -90,7 +93,11 @@ def load_mpcc_json(path: str | Path) -> MPCC:
     f_fun = _function(data, "f_fun", p) or _function(data, "objective_fun", p)
     f = _call(f_fun, x, psym, "f_fun", p) if f_fun is not None else ca.SX(0.0)
     G_fun, H_fun = _function(data, "G_fun", p), _function(data, "H_fun", p)
-    assert G_fun is not None and H_fun is not None
+    if G_fun is None or H_fun is None:
+        null = [k for k, fun in (("G_fun", G_fun), ("H_fun", H_fun)) if fun is None]
+        raise ProblemFileError(
+            f"{p}: {' and '.join(null)} must be a CasADi-serialized function string, got null"
+        )
     G = _call(G_fun, x, psym, "G_fun", p)
     H = _call(H_fun, x, psym, "H_fun", p)
     if G.numel() != H.numel():
@@ -104,25 +111,29 @@ def load_mpcc_json(path: str | Path) -> MPCC:
     if not np.isfinite(x0).all():
         raise ProblemFileError(f"{p}: w0 must be finite")
     p0 = _vec(data, "p0", npar, 0.0, p)
+    # CasADi's nlpsol defaults for g, the standard pairs 0 <= G, H for the pair bounds; read
+    # before the container so their errors (which name the file already) are not wrapped twice
+    bounds = {
+        key: _vec(data, key, size, default, p)
+        for key, size, default in (
+            ("lbg", ng, -np.inf), ("ubg", ng, np.inf),
+            ("lbG", nc, 0.0), ("ubG", nc, np.inf), ("lbH", nc, 0.0), ("ubH", nc, np.inf),
+        )
+    }  # fmt: skip
     try:
         return MPCC(
             x=x,
             p=psym,
             f=f,
             g=g,
-            lbg=_vec(data, "lbg", ng, -np.inf, p),  # CasADi's nlpsol defaults
-            ubg=_vec(data, "ubg", ng, np.inf, p),
             lbx=lbw,
             ubx=ubw,
             x0=np.clip(x0, lbw, ubw),
             p0=p0,
             G=G,
             H=H,
-            lbG=_vec(data, "lbG", nc, 0.0, p),
-            ubG=_vec(data, "ubG", nc, np.inf, p),
-            lbH=_vec(data, "lbH", nc, 0.0, p),
-            ubH=_vec(data, "ubH", nc, np.inf, p),
             name=p.name.removesuffix(".json").removesuffix(".nl"),
+            **bounds,
         )
     except ValueError as exc:  # shape and bound errors from the containers
         raise ProblemFileError(f"{p}: {exc}") from None

@@ -10,9 +10,11 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 3. runs the one homotopy of :mod:`mcpkit.solvers.homotopy` (reformulation from the registry,
    adaptive parameter, retries, fallback reformulations, polish, time limit; IPOPT's tolerance
    tied to ``tol``);
-4. judges every candidate on the **original** problem with :meth:`MPCC.residuals
-   <mcpkit.mpcc.problem.MPCC.residuals>`: ``solved`` means complementarity residual
-   :math:`\le` ``tol`` and constraint violation :math:`\le` ``tol`` (``tol`` defaults to
+4. judges every candidate on the **original** problem (:func:`judged_residuals`): constraint
+   violation from :meth:`MPCC.residuals <mcpkit.mpcc.problem.MPCC.residuals>` and the
+   complementarity residual :math:`\max_j |\operatorname{mid}(H_j - H_{l,j}, H_j - H_{u,j}, G_j)|`
+   computed without cancellation (:func:`mcpkit.residuals.natural_residual_vector`); ``solved``
+   means both are :math:`\le` ``tol`` (``tol`` defaults to
    :data:`~mcpkit.options.DEFAULT_TOL` ``["mpcc"]`` = 1e-6);
 5. optionally classifies the point (S, B, M, C, weak; :mod:`mcpkit.mpcc.stationarity`) on the
    standard form built in step 1, beside the verdict, never folded into it.
@@ -32,7 +34,7 @@ from mcpkit.mpcc.standard import ToStandardMPCC
 from mcpkit.options import SolveOptions
 from mcpkit.problem import as_float_vector
 from mcpkit.registry import resolve
-from mcpkit.residuals import classify_pairs
+from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
 from mcpkit.solvers.homotopy import Assessment, make_homotopy
 
@@ -109,7 +111,7 @@ class MPCCSolver:
 
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
         x = np.clip(x, self.mpcc.lbx, self.mpcc.ubx)
-        comp, viol, _ = self.problem.residuals(self._orig_x(x), p)
+        comp, viol, _ = judged_residuals(self.problem, self._orig_x(x), p)
         return x, Assessment(comp, viol)
 
     def solve(self, p: Any = None, x0: Any = None) -> MPCCResult:
@@ -143,6 +145,20 @@ class MPCCSolver:
         attach_stationarity(result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard)
 
 
+def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+    r"""``(comp, viol, values)`` of the user's MPCC at ``x``: what the verdict is taken on.
+
+    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.mpcc.problem.MPCC.residuals>`';
+    ``comp`` is :math:`\max_j |\max(H_j - H_{u,j}, \min(H_j - H_{l,j}, G_j))|`, the same pair
+    residual :math:`|H_j - \Pi_{[H_l, H_u]}(H_j - G_j)|` computed as a min-map so that a huge
+    :math:`H_j` cannot swallow :math:`G_j` (:mod:`mcpkit.residuals`; NaN or a non-finite
+    :math:`G_j` is infinite).
+    """
+    _, viol, vals = orig.residuals(x, p)
+    per = natural_residual_vector(vals["H"], vals["G"], orig.lbH, orig.ubH)
+    return float(per.max(initial=0.0)), viol, vals
+
+
 def mpcc_result(
     orig: MPCC,
     x: np.ndarray | None,
@@ -153,8 +169,12 @@ def mpcc_result(
 ) -> MPCCResult:
     """The :class:`~mcpkit.result.MPCCResult` of a solve, judged on the user's problem ``orig`` at ``x``.
 
-    ``SOLUTION`` needs complementarity residual and constraint violation <= ``tol``; a solver
-    that claims convergence without that is reported as ``STALLED``. ``common`` holds the
+    ``SOLUTION`` needs complementarity residual and constraint violation (:func:`judged_residuals`)
+    both finite and <= ``tol``. The termination is ``term`` except: a solver that claims
+    convergence without that is reported ``STALLED``; ``LOCALLY_INFEASIBLE`` (IPOPT found the
+    NLP locally infeasible) stands only when the returned point violates the MPCC's constraints
+    by more than ``tol``, otherwise it is ``STALLED`` (that point shows the MPCC is feasible there;
+    what IPOPT found infeasible was a relaxed subproblem). ``common`` holds the
     :class:`~mcpkit.result.SolveResult` fields every route fills.
     """
     nc = orig.n_pairs
@@ -166,14 +186,16 @@ def mpcc_result(
             termination=termination, solution_status=SolutionStatus.NO_SOLUTION,
             message=f"NOT solved {orig.name}: no point produced ({termination.value})", tol=tol, **common,
         )  # fmt: skip
-    comp, viol, vals = orig.residuals(x, p)
-    if not np.isfinite(viol) or viol > tol:
+    comp, viol, vals = judged_residuals(orig, x, p)
+    if not viol <= tol:
         status = SolutionStatus.INFEASIBLE_POINT
     elif comp <= tol:
         status = SolutionStatus.SOLUTION
     else:
         status = SolutionStatus.INACCURATE
     if termination is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
+        termination = Termination.STALLED
+    if termination is Termination.LOCALLY_INFEASIBLE and viol <= tol:
         termination = Termination.STALLED
     verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
     return MPCCResult(

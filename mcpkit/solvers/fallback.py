@@ -9,8 +9,9 @@ The chain :func:`mcpkit.registry.resolve` builds for ``method="auto"`` is
 4. ``scholtes``: the IPOPT relaxation homotopy.
 
 Each attempt's point is judged the way :class:`mcpkit.Solver` judges every point, on the original
-pairs: it is accepted when its natural residual and bound violation are at most ``tol``. The
-next method runs only if the previous one was not accepted, and never after
+pairs: it is accepted when its natural residual, complementarity violation and bound violation
+are at most ``tol`` (:func:`mcpkit.result.judge`). The next method runs only if the previous one
+was not accepted, and never after
 
 * a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
   is left of it, through its route's ``options``, which routes read at every solve);
@@ -43,7 +44,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
 from mcpkit.residuals import compute_residuals
-from mcpkit.result import Termination
+from mcpkit.result import SolutionStatus, Termination, judge
 from mcpkit.solvers.route import Route, RouteOutcome
 
 #: Terminations after which no later method is tried.
@@ -93,7 +94,8 @@ class FallbackRoute:
         return self._routes[k]
 
     def _accepted(self, out: RouteOutcome, p: np.ndarray) -> tuple[bool, float]:
-        """Does the attempt's point pass mcpkit's check; and its natural residual."""
+        """Does the attempt's point pass mcpkit's check (:func:`mcpkit.result.judge`: natural
+        residual, complementarity violation and bound violation <= tol); and its natural residual."""
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
         lb, ub = self.problem.lb, self.problem.ub
@@ -105,8 +107,8 @@ class FallbackRoute:
             F = np.asarray(lower_to_casadi(self.problem).F_fun(z, p), dtype=float).reshape(-1)
             out.F, out.z = F, z
         r = compute_residuals(z, F, lb, ub)
-        tol = self.options.tol
-        return bool(r.natural <= tol and r.bounds <= tol), r.natural
+        ok = judge(r.natural, r.bounds, self.options.tol, True, r.complementarity) is SolutionStatus.SOLUTION
+        return ok, r.natural
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""

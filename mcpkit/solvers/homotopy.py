@@ -40,7 +40,7 @@ import numpy as np
 
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.mpcc.problem import MPCC
-from mcpkit.options import SolveOptions
+from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
@@ -241,7 +241,7 @@ class HomotopySolver:
         t_start = time.perf_counter()
         deadline = None if limit is None else t_start + limit
         mp = self.mpcc
-        trace: list[HomotopyStep] = []
+        trace: list[HomotopyStep] = progress_trace(opts)  # reports each step to opts.progress
         iterations = 0
         x = np.clip(np.asarray(x0, dtype=float), mp.lbx, mp.ubx)
         best_x, best_a = assess(x, p)

@@ -154,7 +154,7 @@ import scipy.linalg as sla
 
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+from mcpkit.problem import MCP, AffineFunction
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.route import RouteOutcome
 
@@ -1027,7 +1027,7 @@ class AffineData:
                 bad = [
                     b.name
                     for b in blocks
-                    if isinstance(fbs[b.name], SymbolicFunction)
+                    if not isinstance(fbs[b.name], AffineFunction)  # symbolic or block-expression rows
                     and ca.depends_on(ca.jacobian(F[b.start : b.start + b.size], z), z)
                 ]
                 raise MCPInputError(

@@ -95,6 +95,8 @@ Stopping rule
   measured at :math:`\Pi_{[l,u]}(z)` exactly as :mod:`mcpkit.residuals` measures it on the
   original pairs (a small step is never convergence);
 * **iteration limit**: ``options.max_inner_iter`` Newton iterations (crash steps included);
+  a warm start that has not converged in :data:`WARM_ITERATIONS` iterations restarts cold (with
+  the crash phase) from the same point, within the same limits;
 * **time limit**: ``options.time_limit`` seconds;
 * **stalled**: the line search fails on the steepest-descent direction too (a stationary point
   of :math:`\Psi` that is not a solution, e.g. MCPLIB ``billups`` near :math:`z = 0`), or the
@@ -145,6 +147,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import casadi as ca
@@ -154,7 +157,7 @@ import scipy.sparse as sps
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.mpcc.problem import casadi_name
-from mcpkit.options import SolveOptions
+from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.problem import MCP, AffineFunction
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.newton_linalg import NewtonSystem
@@ -181,6 +184,10 @@ CRASH_ITERATIONS_AFFINE = 30
 #: A crash step is kept while its natural residual stays below this multiple of the best one so far
 #: (and its active set is new or it improves the best); the crash hands over the best point.
 CRASH_GROWTH = 10.0
+#: Iterations a warm start gets before :meth:`SemismoothNewton.solve` restarts cold from the same point
+#: (a warm start near a change of active set can sit in a poor region of the merit function: a
+#: Stewart-Trinkle step at a friction reversal took 2067 warm iterations, 14 cold).
+WARM_ITERATIONS = 30
 #: Watchdog: when the merit has not reached a new minimum in this many non-monotone steps, the
 #: iterate returns to the best point so far and the reference value restarts there.
 WATCHDOG = 5
@@ -532,8 +539,8 @@ class SemismoothNewton:
         return np.minimum(np.maximum(z, self.lb), self.ub)
 
     def _natural(self, z: np.ndarray, F: np.ndarray) -> float:
-        r""":math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty`, as :mod:`mcpkit.residuals` measures it (NaN: inf)."""
-        r = float(np.abs(z - self._project(z - F)).max(initial=0.0))
+        r""":math:`\|z - \Pi_{[l,u]}(z - F)\|_\infty` as the min-map of :mod:`mcpkit.residuals` (NaN: inf)."""
+        r = float(np.abs(np.maximum(z - self.ub, np.minimum(z - self.lb, F))).max(initial=0.0))
         return r if r == r else math.inf
 
     def _update_jacobian(self, z: np.ndarray) -> None:
@@ -550,8 +557,43 @@ class SemismoothNewton:
 
     # ------------------------------------------------------------------ solve
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Solve at parameters ``p`` from ``z0``; ``warm`` (``z0`` is a previous solution) skips the crash."""
+        """Solve at parameters ``p`` from ``z0``; ``warm`` (``z0`` is a previous solution) skips the crash.
+
+        A warm solve that has not converged after :data:`WARM_ITERATIONS` iterations (or stalls
+        sooner) restarts cold, crash phase included, from the same ``z0`` with what is left of
+        the iteration and time limits; the outcome reports both parts (``extra["warm_restart"]``).
+        """
+        with np.errstate(over="ignore"):  # iterates of a problem without solution may overflow:
+            return self._warm_then_cold(p, z0, warm)  # infinite merits are rejected, not warned about
+
+    def _warm_then_cold(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         t0 = time.perf_counter()
+        limit = self.options.max_inner_iter
+        if not warm:
+            return self._solve(p, z0, False, t0, limit)
+        out = self._solve(p, z0, True, t0, min(WARM_ITERATIONS, limit))
+        if (
+            out.termination not in (Termination.ITERATION_LIMIT, Termination.STALLED)
+            or out.iterations >= limit
+        ):
+            return out
+        cold = self._solve(p, z0, False, t0, limit - out.iterations)
+        warm_r = self._natural(out.z, out.F) if out.z is not None and out.F is not None else math.inf
+        cold_r = self._natural(cold.z, cold.F) if cold.z is not None and cold.F is not None else math.inf
+        chosen = cold if cold.termination is Termination.CONVERGED or cold_r <= warm_r else out
+        trace = list(out.trace) + [replace(s, k=s.k + out.iterations) for s in cold.trace]
+        extra = dict(chosen.extra)
+        extra["warm_restart"] = (
+            f"cold restart (crash phase) after {out.iterations} warm iterations ended "
+            f"{out.termination.value}: {out.raw_status}"
+        )
+        return RouteOutcome(
+            chosen.z, cold.termination if chosen is cold else out.termination, chosen.raw_status,
+            out.iterations + cold.iterations, trace, extra, chosen.F,
+        )  # fmt: skip
+
+    def _solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, t0: float, limit: int) -> RouteOutcome:
+        """One run from ``z0`` with at most ``limit`` iterations (the algorithm of the module docstring)."""
         n = self.fun.n
         p = _check_vector(p, self.fun.n_params, "p")
         z = self._project(_check_vector(z0, n, "z0"))
@@ -560,7 +602,7 @@ class SemismoothNewton:
         self.fun.set_parameters(p)
         if self.fun.jac_depends_on_p:
             self._jac_ready = False
-        run = _Run(self, t0)
+        run = _Run(self, t0, limit)
         F = self.fun.F(z)
         if not np.isfinite(F).all():
             return run.outcome(z, F, Termination.NUMERICAL_ERROR, "F(z0) is not finite")
@@ -588,7 +630,7 @@ class SemismoothNewton:
         affine = not self.fun.jac_depends_on_z
         growth = math.inf if affine else CRASH_GROWTH
         for _ in range(CRASH_ITERATIONS_AFFINE if affine else CRASH_ITERATIONS):
-            if r <= tol or run.iterations >= self.options.max_inner_iter or time.perf_counter() > deadline:
+            if r <= tol or run.iterations >= run.limit or time.perf_counter() > deadline:
                 break
             t_it = time.perf_counter()
             w = z - self._scale * F
@@ -665,7 +707,7 @@ class SemismoothNewton:
                 history = deque([psi], maxlen=NONMONOTONE_MEMORY)
                 best_k = run.iterations
                 run.watchdog += 1
-            if run.iterations >= opts.max_inner_iter:
+            if run.iterations >= run.limit:
                 return run.best_outcome(Termination.ITERATION_LIMIT, f"{run.iterations} iterations")
             if time.perf_counter() > deadline:
                 return run.best_outcome(Termination.TIME_LIMIT, f"time limit {opts.time_limit} s")
@@ -721,11 +763,12 @@ class SemismoothNewton:
 class _Run:
     """Bookkeeping of one solve: iterations, trace, best point, counters."""
 
-    def __init__(self, engine: SemismoothNewton, t0: float) -> None:
+    def __init__(self, engine: SemismoothNewton, t0: float, limit: int) -> None:
         self.engine = engine
         self.t0 = t0
+        self.limit = limit
         self.iterations = 0
-        self.trace: list[HomotopyStep] = []
+        self.trace: list[HomotopyStep] = progress_trace(engine.options)  # reports to options.progress
         self.best: tuple[np.ndarray, np.ndarray, float] | None = None
         self.best_at = 0
         self.crash = self.gradient = self.perturbed = self.watchdog = 0

@@ -193,7 +193,7 @@ def import_pyomo_nl(model: Any, export_nonlinear_variables: list[Any] | None = N
     x = ca.SX.sym("x", nx)
     outs = [ca.MX(builder.f), ca.vertcat(*builder.g) if builder.g else ca.MX(0, 1)]
     fun = ca.Function("nl", list(builder.x), outs).expand()
-    f, g = fun(*[x[k] for k in range(nx)]) if nx else fun()
+    f, g = fun.call([x[k] for k in range(nx)])  # a list even with no columns (fun() gives a dict)
     objs = info.objectives
     sense = -1 if objs and not objs[0].is_minimizing() else 1  # CasADi's import minimises -f then
     return NLImport(

@@ -32,7 +32,7 @@ import sympy as sp
 from mcpkit.availability import PATH_HOWTO, _gamspy_path, pathampl_executable, require_path
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP, AffineFunction, SymbolicFunction
+from mcpkit.problem import MCP, AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.result import Termination
 from mcpkit.solvers.route import RouteOutcome
 
@@ -246,8 +246,10 @@ class _GamspyPath:
         zero = gp.Number(0)
         for b in problem.blocks:
             fb = problem.function_block(b.name)
-            if isinstance(fb, SymbolicFunction):
-                fn = sp.lambdify([syms], list(fb.exprs), modules=[funcs, "math"])
+            if isinstance(fb, (SymbolicFunction, BlockFunction)):
+                # a block function (mcpkit.blocks) enters GAMSPy as its expanded sympy rows
+                rows_sym = list(fb.exprs) if isinstance(fb, SymbolicFunction) else list(fb.expand())
+                fn = sp.lambdify([syms], rows_sym, modules=[funcs, "math"])
                 rows = fn(vals)
                 for k, (row, v) in enumerate(zip(rows, self.vars[b.name], strict=True)):
                     eq = gp.Equation(c, f"F_{b.name}_{k}", type="nonbinding")

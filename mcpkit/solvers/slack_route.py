@@ -11,6 +11,11 @@ pairs and returns :math:`z`.
 With ``newton=True`` a warm re-solve first tries the active-set Newton polish
 (:mod:`mcpkit.solvers.active_set`) with the active set of the previous solution; only if its
 point misses the tolerance does the homotopy run.
+
+Termination: the homotopy's, except that IPOPT's ``Infeasible_Problem_Detected`` (the homotopy's
+``LOCALLY_INFEASIBLE``) is reported ``STALLED``: it says a relaxed NLP looked infeasible near
+its iterate, which proves nothing about the MCP (a P-matrix LCP always has a solution, yet an
+ill-conditioned one makes IPOPT say so). The raw status keeps IPOPT's words.
 """
 
 from __future__ import annotations
@@ -135,9 +140,12 @@ class SlackFormRoute:
         if out.x is not None:
             self._last = (out.x, out.lam_x, out.lam_g)
         z = None if out.x is None else np.asarray(out.x[: self.slack_map.n], dtype=float)
+        termination = out.termination
+        if termination is Termination.LOCALLY_INFEASIBLE:  # no certificate: see the module docstring
+            termination = Termination.STALLED
         return RouteOutcome(
             z=z,
-            termination=out.termination,
+            termination=termination,
             raw_status=out.raw_status,
             iterations=out.iterations,
             trace=out.trace,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcpkit.blocks import named
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.models.ecp.params import SliderParams
 from mcpkit.models.ecp.quadratic import (
@@ -131,23 +132,24 @@ def build_complementarity_mcp(params: SliderParams) -> MCP:
     if params.mu == 0:
         raise MCPInputError("the ECP models need mu > 0 (mu = 0 is frictionless free motion)")
     mcp = MCP("ecp_complementarity")
-    pn = mcp.add_variables("p_n", 1, lb=0.0, start=params.p_n, latex=r"p_{n}")[0]
-    sig = mcp.add_variables("sigma", 1, lb=0.0, start=1.0, latex=r"\sigma")[0]
+    pn = mcp.add_variable_block("p_n", 1, lb=0.0, start=params.p_n, latex=r"p_{n}")
+    sig = mcp.add_variable_block("sigma", 1, lb=0.0, start=1.0, latex=r"\sigma")
     free = {"lb": -math.inf, "ub": math.inf}
-    pt = mcp.add_variables("p_t", 1, latex=r"p_{t}", **free)[0]
-    po = mcp.add_variables("p_o", 1, latex=r"p_{o}", **free)[0]
-    pr = mcp.add_variables("p_r", 1, latex=r"p_{r}", **free)[0]
+    pt = mcp.add_variable_block("p_t", 1, latex=r"p_{t}", **free)
+    po = mcp.add_variable_block("p_o", 1, latex=r"p_{o}", **free)
+    pr = mcp.add_variable_block("p_r", 1, latex=r"p_{r}", **free)
     s = declare_slider_parameters(mcp, params)
-    vz = mcp.add_parameters("v_z", 1, 0.0, latex=r"v^{u}_{z}")[0]
-    pz = mcp.add_parameters("p_z", 1, 0.0, latex=r"p^{u}_{z}")[0]
-    gap = mcp.add_parameters("gap", 1, 0.0, latex=r"\delta")[0]
-    g = mcp.add_parameters("g", 1, params.g, latex="g")[0]
-    h = mcp.add_parameters("h", 1, params.h, latex="h")[0]
-    # normal-contact row, in m/s
-    mcp.add_functions("p_n", [vz + (pn + pz) / s["m"] - g * h + gap / h])
-    mcp.add_functions("sigma", [ellipsoid_slack(s, pt, po, pr, pn)])
+    vz = mcp.add_parameter_block("v_z", 1, 0.0, latex=r"v^{u}_{z}")
+    pz = mcp.add_parameter_block("p_z", 1, 0.0, latex=r"p^{u}_{z}")
+    gap = mcp.add_parameter_block("gap", 1, 0.0, latex=r"\delta")
+    g = mcp.add_parameter_block("g", 1, params.g, latex="g")
+    h = mcp.add_parameter_block("h", 1, params.h, latex="h")
+    # normal-contact row, in m/s: the vertical velocity after the step plus the gap rate
+    vz1 = named("v_z_next", vz + (pn + pz) / s["m"] - g * h, r"v^{u+1}_{z}")
+    mcp.add_functions("p_n", vz1 + gap / h)
+    mcp.add_functions("sigma", ellipsoid_slack(s, pt, po, pr, pn))
     for name, row in zip(("p_t", "p_o", "p_r"), friction_rows(s, pt, po, pr, sig, pn), strict=True):
-        mcp.add_functions(name, [row])
+        mcp.add_functions(name, row)
     return mcp
 
 

@@ -21,7 +21,9 @@ linearly: eqs 26-28 for the velocities, :math:`q^{u+1} = q^u + h\,v^{u+1}`, and 
 
 For conditioning, the first three equations are divided by :math:`\mu p_n` and the last by
 :math:`\mu^2 p_n^2` (same roots). The physical constants are MCP parameters, so the
-declaration prints as the paper's equations and one built solver serves every step.
+declaration prints as the paper's equations and one built solver serves every step. The rows are
+block expressions (:mod:`mcpkit.blocks`) with the velocities of eqs 26-28 as named definitions
+:math:`v_x^{u+1}, v_y^{u+1}, w_z^{u+1}`, so ``mcp.to_text()`` prints eqs 29-32 with a "where" list.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sympy as sp
 
+from mcpkit.blocks import Expr, Named, Param, named
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.models.ecp.params import AppliedLoad, Load, SliderParams
@@ -70,15 +72,15 @@ _PARAMS: tuple[tuple[str, str], ...] = (
 )
 
 
-def declare_slider_parameters(mcp: MCP, params: SliderParams) -> dict[str, sp.Symbol]:
-    r"""Declare the scalar parameters of one ECP step on ``mcp``; return symbols by name.
+def declare_slider_parameters(mcp: MCP, params: SliderParams) -> dict[str, Param]:
+    r"""Declare the scalar parameters of one ECP step on ``mcp``; return them (block expressions) by name.
 
     ``p_nbar`` is the reference normal impulse :math:`\bar p_n = m g h` (eq 8 times h).
     """
     values = physical_values(params)
-    out: dict[str, sp.Symbol] = {}
+    out: dict[str, Param] = {}
     for name, tex in _PARAMS:
-        out[name] = mcp.add_parameters(name, 1, value=values.get(name, 0.0), latex=tex)[0]
+        out[name] = mcp.add_parameter_block(name, 1, value=values.get(name, 0.0), latex=tex)
     return out
 
 
@@ -96,17 +98,23 @@ def physical_values(params: SliderParams) -> dict[str, float]:
     }
 
 
-def friction_rows(
-    s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, sig: sp.Expr, pn: sp.Expr
-) -> list[sp.Expr]:
+def next_velocities(s: dict[str, Param], pt: Expr, po: Expr, pr: Expr) -> tuple[Named, Named, Named]:
+    r"""Eqs 26-28 as named definitions :math:`v_x^{u+1} = v_x^u + (p_t + p_x^u)/m`, :math:`v_y^{u+1}`,
+    :math:`w_z^{u+1} = w_z^u + (p_r + p_{z\tau}^u)/I_z`."""
+    return (
+        named("v_x_next", s["v_x"] + (pt + s["p_x"]) / s["m"], r"v^{u+1}_{x}"),
+        named("v_y_next", s["v_y"] + (po + s["p_y"]) / s["m"], r"v^{u+1}_{y}"),
+        named("w_z_next", s["w_z"] + (pr + s["p_ztau"]) / s["I_z"], r"w^{u+1}_{z}"),
+    )
+
+
+def friction_rows(s: dict[str, Param], pt: Expr, po: Expr, pr: Expr, sig: Expr, pn: Expr) -> list[Expr]:
     r"""Eqs 29-31 multiplied through by :math:`p_n` where it divides, over :math:`\mu\bar p_n`.
 
-    Returns :math:`[e_t^2 (p_n v_x^{u+1} + q_z p_o w_z^{u+1}) + p_t\sigma/\mu,\ \dots]/\bar p_n`.
-    With :math:`p_n = \bar p_n` these are eqs 29-31 divided by :math:`\mu p_n`.
+    Returns :math:`[(\mu e_t^2 (p_n v_x^{u+1} + p_o q_z w_z^{u+1}) + p_t\sigma)/(\mu\bar p_n),\ \dots]`
+    (block expressions). With :math:`p_n = \bar p_n` these are eqs 29-31 divided by :math:`\mu p_n`.
     """
-    vx1 = s["v_x"] + (pt + s["p_x"]) / s["m"]
-    vy1 = s["v_y"] + (po + s["p_y"]) / s["m"]
-    wz1 = s["w_z"] + (pr + s["p_ztau"]) / s["I_z"]
+    vx1, vy1, wz1 = next_velocities(s, pt, po, pr)
     scale = s["mu"] * s["p_nbar"]
     return [
         (s["mu"] * s["e_t"] ** 2 * (pn * vx1 + po * s["q_z"] * wz1) + pt * sig) / scale,
@@ -115,7 +123,7 @@ def friction_rows(
     ]
 
 
-def ellipsoid_slack(s: dict[str, sp.Symbol], pt: sp.Expr, po: sp.Expr, pr: sp.Expr, pn: sp.Expr) -> sp.Expr:
+def ellipsoid_slack(s: dict[str, Param], pt: Expr, po: Expr, pr: Expr, pn: Expr) -> Expr:
     r"""Scaled ellipsoid slack (eqs 20, 32):
     :math:`[\mu^2 p_n^2 - (p_t/e_t)^2 - (p_o/e_o)^2 - (p_r/e_r)^2]/(\mu\bar p_n)^2`."""
     return (s["mu"] ** 2 * pn**2 - (pt / s["e_t"]) ** 2 - (po / s["e_o"]) ** 2 - (pr / s["e_r"]) ** 2) / (
@@ -142,16 +150,16 @@ def build_quadratic_mcp(params: SliderParams) -> MCP:
         raise MCPInputError("the ECP models need mu > 0 (mu = 0 is frictionless free motion)")
     mcp = MCP("ecp_quadratic")
     free = {"lb": -math.inf, "ub": math.inf}
-    pt = mcp.add_variables("p_t", 1, latex=r"p_{t}", **free)[0]
-    po = mcp.add_variables("p_o", 1, latex=r"p_{o}", **free)[0]
-    pr = mcp.add_variables("p_r", 1, latex=r"p_{r}", **free)[0]
+    pt = mcp.add_variable_block("p_t", 1, latex=r"p_{t}", **free)
+    po = mcp.add_variable_block("p_o", 1, latex=r"p_{o}", **free)
+    pr = mcp.add_variable_block("p_r", 1, latex=r"p_{r}", **free)
     s = declare_slider_parameters(mcp, params)
     pn = s["p_nbar"]
-    mcp.add_equations("sigma", 1, lambda sig: [ellipsoid_slack(s, pt, po, pr, pn)], start=1.0)
-    sig = mcp.blocks[-1].symbols[0]
+    sig = mcp.add_variable_block("sigma", 1, start=1.0, latex=r"\sigma", **free)
+    mcp.add_functions("sigma", ellipsoid_slack(s, pt, po, pr, pn))
     rows = friction_rows(s, pt, po, pr, sig, pn)
     for name, row in zip(("p_t", "p_o", "p_r"), rows, strict=True):
-        mcp.add_functions(name, [row])
+        mcp.add_functions(name, row)
     return mcp
 
 

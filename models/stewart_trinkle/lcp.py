@@ -14,6 +14,18 @@ the friction wrenches are :math:`D_{ij} = \cos\phi_j W_{it} + \sin\phi_j W_{io}`
 
 All rows are affine in the unknowns (bilinear only in parameter x unknown), so every step is a
 mixed LCP whose data change with the state.
+
+At block level (as eq 15 writes it) the direction wrenches are :math:`W_f = W_t C_d + W_o S_d`
+with the constant :math:`C_d = I_{n_c}\otimes(\cos\phi_1, \dots, \cos\phi_{n_d})` and
+:math:`S_d = I_{n_c}\otimes(\sin\phi_1, \dots, \sin\phi_{n_d})`, the surface velocities
+:math:`u_f = C_d^T u_t + S_d^T u_o`, :math:`v_f = W_f^T\nu - u_f`, :math:`E = I_{n_c}\otimes
+\mathbf 1_{n_d}` and :math:`U = \operatorname{diag}(\mu)`:
+
+.. math::
+    0 &= \hat M\nu - b - W_n\beta_n - W_f\beta_f \perp \nu\ \text{free}, \qquad
+    0 \le \beta_n \perp W_n^T\nu + \psi_n/h \ge 0,\\
+    0 &\le \beta_f \perp v_f + E\sigma \ge 0, \qquad
+    0 \le \sigma \perp U\beta_n - E^T\beta_f \ge 0 .
 """
 
 from __future__ import annotations
@@ -22,8 +34,9 @@ import math
 from typing import Any
 
 import numpy as np
-import sympy as sp
+import scipy.sparse as sps
 
+from mcpkit.blocks import const, diag, named
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact
@@ -65,40 +78,32 @@ class LCPStep(StewartTrinkleStep):
         self.angles = friction_angles(self.n_d)
         super().__init__(body, contacts, h, input_matrix=input_matrix)
 
+    def _direction_matrix(self, values: np.ndarray) -> sps.csr_array:
+        r""":math:`I_{n_c} \otimes (c_1, \dots, c_{n_d})` with entries below :math:`10^{-15}` dropped."""
+        row = np.where(np.abs(values) > 1e-15, values, 0.0)
+        return sps.csr_array(sps.kron(sps.eye_array(self.nc), sps.csr_array(row[None, :])))
+
     def _declare(self) -> None:
         m, s, nc, nv, nd = self.mcp, self.sym, self.nc, self.nv, self.n_d
-        bn = m.add_variables("lam_n", nc, lb=0.0, latex=r"\beta_n")
-        bf = m.add_variables("lam_f", nc * nd, lb=0.0, latex=r"\beta_f")
-        sig = m.add_variables("sigma", nc, lb=0.0, latex=r"\sigma")
-        cs = [sp.Float(math.cos(a)) if abs(math.cos(a)) > 1e-15 else sp.Integer(0) for a in self.angles]
-        sn = [sp.Float(math.sin(a)) if abs(math.sin(a)) > 1e-15 else sp.Integer(0) for a in self.angles]
+        m.declare_dim("n_d", nd)
+        cd = ("n_c", "n_c*n_d")
+        bn = m.add_variable_block("lam_n", nc, lb=0.0, latex=r"\beta_n", dim="n_c")
+        bf = m.add_variable_block("lam_f", nc * nd, lb=0.0, latex=r"\beta_f", dim="n_c*n_d")
+        sig = m.add_variable_block("sigma", nc, lb=0.0, latex=r"\sigma", dim="n_c")
+        v = m.add_variable_block("v", nv, lb=-math.inf, latex=r"\nu", dim="n_v")
 
-        def D(i: int, j: int) -> sp.Matrix:
-            row = cs[j] * s.Wt[i, :]
-            if s.Wo is not None:
-                row = row + sn[j] * s.Wo[i, :]
-            return row
-
-        def ud(i: int, j: int) -> sp.Expr:
-            e = cs[j] * s.ut[i]
-            if s.uo is not None:
-                e = e + sn[j] * s.uo[i]
-            return e
-
-        def eom(v: sp.Matrix) -> sp.Matrix:
-            f = s.Mhat * v - s.b - s.Wn.T * bn
-            for i in range(nc):
-                for j in range(nd):
-                    f -= D(i, j).T * bf[i * nd + j]
-            return f
-
-        v = m.add_equations("v", nv, eom)
-        m.add_functions("lam_n", s.psi_h + s.Wn * v)
-        rows = []
-        for i in range(nc):
-            for j in range(nd):
-                rows.append((D(i, j) * v)[0, 0] - ud(i, j) + sig[i])
-        m.add_functions("lam_f", rows)
-        m.add_functions(
-            "sigma", [s.mu[i] * bn[i] - sum(bf[i * nd + j] for j in range(nd)) for i in range(nc)]
-        )
+        C = const(self._direction_matrix(np.cos(self.angles)), "C_d", "C_d", cd)
+        E = const(sps.kron(sps.eye_array(nc), np.ones((nd, 1))), "E", "E", ("n_c*n_d", "n_c"))
+        if s.Wo is not None and s.uo is not None:
+            S = const(self._direction_matrix(np.sin(self.angles)), "S_d", "S_d", cd)
+            Wf = named("W_f", s.Wt @ C + s.Wo @ S, "W_f")
+            uf = named("u_f", C.T @ s.ut + S.T @ s.uo, "u_f")
+        else:
+            Wf = named("W_f", s.Wt @ C, "W_f")
+            uf = named("u_f", C.T @ s.ut, "u_f")
+        vf = named("v_f", Wf.T @ v - uf, "v_f")
+        U = named("U", diag(s.mu), "U")
+        m.add_functions("v", s.Mhat @ v - s.b - s.Wn @ bn - Wf @ bf)
+        m.add_functions("lam_n", s.Wn.T @ v + s.psi_h)
+        m.add_functions("lam_f", vf + E @ sig)
+        m.add_functions("sigma", U @ bn - E.T @ bf)

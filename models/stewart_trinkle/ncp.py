@@ -20,40 +20,44 @@ For planar bodies the :math:`o` rows are absent.
 
 from __future__ import annotations
 
-import sympy as sp
+import math
 
+from mcpkit.blocks import diag, named
 from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep
 
 
 class NCPStep(StewartTrinkleStep):
-    """The eq (9) step as a ``StepModel`` for :func:`mcpkit.models.stepping.simulate`.
+    r"""The eq (9) step as a ``StepModel`` for :func:`mcpkit.models.stepping.simulate`.
 
     Blocks: ``v`` (nv, free), ``lam_n`` (nc, >= 0), ``lam_t`` (nc, free), ``lam_o`` (nc, free,
-    3-D only), ``sigma`` (nc, >= 0). See the module docstring for the rows.
+    3-D only), ``sigma`` (nc, >= 0). Declared at block level with the definitions
+    :math:`U = \operatorname{diag}(\mu)`, :math:`v_t = W_t^T\nu - u_t`, :math:`v_o = W_o^T\nu - u_o`
+    (module docstring), so ``mcp.to_text()`` prints eq (9) one block per line.
     """
 
     formulation = "ncp"
 
     def _declare(self) -> None:
         m, s, nc, nv = self.mcp, self.sym, self.nc, self.nv
-        bn = m.add_variables("lam_n", nc, lb=0.0, latex=r"\beta_n")
-        bt = m.add_variables("lam_t", nc, lb=-float("inf"), latex=r"\beta_t")
-        bo = m.add_variables("lam_o", nc, lb=-float("inf"), latex=r"\beta_o") if self.three_d else None
-        sig = m.add_variables("sigma", nc, lb=0.0, latex=r"\sigma")
+        free = -math.inf
+        bn = m.add_variable_block("lam_n", nc, lb=0.0, latex=r"\beta_n", dim="n_c")
+        bt = m.add_variable_block("lam_t", nc, lb=free, latex=r"\beta_t", dim="n_c")
+        bo = m.add_variable_block("lam_o", nc, lb=free, latex=r"\beta_o", dim="n_c") if self.three_d else None
+        sig = m.add_variable_block("sigma", nc, lb=0.0, latex=r"\sigma", dim="n_c")
+        v = m.add_variable_block("v", nv, lb=free, latex=r"\nu", dim="n_v")
 
-        def eom(v: sp.Matrix) -> sp.Matrix:
-            f = s.Mhat * v - s.b - s.Wn.T * bn - s.Wt.T * bt
-            if bo is not None:
-                f -= s.Wo.T * bo
-            return f
-
-        v = m.add_equations("v", nv, eom)
-        m.add_functions("lam_n", s.psi_h + s.Wn * v)
-        vt = s.Wt * v - s.ut
-        m.add_functions("lam_t", [s.mu[i] * bn[i] * vt[i] + bt[i] * sig[i] for i in range(nc)])
-        cone = [(s.mu[i] * bn[i]) ** 2 - bt[i] ** 2 for i in range(nc)]
+        U = named("U", diag(s.mu), latex="U")
+        Ubn = U @ bn  # one node, evaluated once by every lowering
+        vt = named("v_t", s.Wt.T @ v - s.ut, latex="v_t")
+        eom = s.Mhat @ v - s.b - s.Wn @ bn - s.Wt @ bt
+        friction = Ubn**2 - bt**2
+        if bo is not None and s.Wo is not None and s.uo is not None:
+            vo = named("v_o", s.Wo.T @ v - s.uo, latex="v_o")
+            eom = eom - s.Wo @ bo
+            friction = friction - bo**2
+        m.add_functions("v", eom)
+        m.add_functions("lam_n", s.Wn.T @ v + s.psi_h)
+        m.add_functions("lam_t", Ubn * vt + bt * sig)
         if bo is not None:
-            vo = s.Wo * v - s.uo
-            m.add_functions("lam_o", [s.mu[i] * bn[i] * vo[i] + bo[i] * sig[i] for i in range(nc)])
-            cone = [cone[i] - bo[i] ** 2 for i in range(nc)]
-        m.add_functions("sigma", cone)
+            m.add_functions("lam_o", Ubn * vo + bo * sig)
+        m.add_functions("sigma", friction)

@@ -13,9 +13,15 @@ and the non-penetration row, divided by :math:`h`,
 .. math::
     0 \le \beta_n \perp \psi_n(q^\ell, t_{\ell+1})/h + W_n^T\nu^{\ell+1} \ge 0 .
 
-Everything that depends on the state (:math:`\hat M, b, \psi/h, W_n, W_t, W_o, u_t, u_o, \mu`)
+Everything that depends on the state (:math:`\hat M, b, \psi_n/h, W_n, W_t, W_o, u_t, u_o, \mu`)
 is an MCP *parameter* block, so one :class:`mcpkit.Solver` is built once and every step is
 a warm parametric re-solve. The state vector is :math:`x = (q, \nu)`.
+
+The step is declared at block level (:mod:`mcpkit.blocks`): :math:`\hat M` and the wrench
+matrices :math:`W_n, W_t, W_o \in \mathbb{R}^{n_v\times n_c}` (one column per contact, as in the
+paper) are matrix parameters, stored flattened row-major (``W.reshape(-1)``), and the function
+blocks are written as the paper writes them, so ``mcp.to_text()`` prints eqs (9)/(15) with one
+line per block whatever the number of contacts, and the lowering does one product per matrix.
 
 Controls :math:`u` (optional, ``input_matrix`` :math:`B`) enter as the generalised force
 :math:`Bu` added to :math:`\lambda_\mathrm{app}` for the step. The step map
@@ -32,8 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sympy as sp
 
+from mcpkit.blocks import Param
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import ArrayNamespace
 from mcpkit.models.stepping import DeclaredStep
@@ -44,17 +50,22 @@ from mcpkit.problem import MCP
 
 @dataclass
 class StepSymbols:
-    """Sympy parameter symbols shared by the NCP and LCP declarations."""
+    r"""Parameter blocks shared by the NCP and LCP declarations (block expressions).
 
-    Mhat: sp.Matrix
-    b: sp.Matrix
-    psi_h: sp.Matrix
-    Wn: sp.Matrix
-    Wt: sp.Matrix
-    Wo: sp.Matrix | None
-    ut: sp.Matrix
-    uo: sp.Matrix | None
-    mu: sp.Matrix
+    Shapes: :math:`\hat M \in \mathbb{R}^{n_v\times n_v}`, :math:`b \in \mathbb{R}^{n_v}`,
+    :math:`W_n, W_t, W_o \in \mathbb{R}^{n_v\times n_c}`, and :math:`\psi_n/h, u_t, u_o, \mu \in
+    \mathbb{R}^{n_c}`; ``Wo`` and ``uo`` are ``None`` for planar bodies.
+    """
+
+    Mhat: Param
+    b: Param
+    psi_h: Param
+    Wn: Param
+    Wt: Param
+    Wo: Param | None
+    ut: Param
+    uo: Param | None
+    mu: Param
 
 
 class StewartTrinkleStep(DeclaredStep):
@@ -128,15 +139,16 @@ class StewartTrinkleStep(DeclaredStep):
     # ------------------------------------------------------------------ declaration
     def _declare_parameters(self) -> StepSymbols:
         m, nc, nv = self.mcp, self.nc, self.nv
-        Mhat = m.add_parameters("Mhat", nv * nv, np.eye(nv).reshape(-1)).reshape(nv, nv)
-        b = m.add_parameters("b", nv)
-        psi_h = m.add_parameters("psi_h", nc)
-        Wn = m.add_parameters("Wn", nc * nv).reshape(nc, nv)
-        Wt = m.add_parameters("Wt", nc * nv).reshape(nc, nv)
-        Wo = m.add_parameters("Wo", nc * nv).reshape(nc, nv) if self.three_d else None
-        ut = m.add_parameters("ut", nc)
-        uo = m.add_parameters("uo", nc) if self.three_d else None
-        mu = m.add_parameters("mu", nc, [c.mu for c in self.contacts])
+        vv, vc, c = ("n_v", "n_v"), ("n_v", "n_c"), "n_c"
+        Mhat = m.add_parameter_block("Mhat", (nv, nv), np.eye(nv), latex=r"\hat M", dim=vv)
+        b = m.add_parameter_block("b", nv, latex="b", dim="n_v")
+        psi_h = m.add_parameter_block("psi_h", nc, latex=r"\psi_n/h", dim=c)
+        Wn = m.add_parameter_block("Wn", (nv, nc), latex="W_n", dim=vc)
+        Wt = m.add_parameter_block("Wt", (nv, nc), latex="W_t", dim=vc)
+        Wo = m.add_parameter_block("Wo", (nv, nc), latex="W_o", dim=vc) if self.three_d else None
+        ut = m.add_parameter_block("ut", nc, latex="u_t", dim=c)
+        uo = m.add_parameter_block("uo", nc, latex="u_o", dim=c) if self.three_d else None
+        mu = m.add_parameter_block("mu", nc, [ct.mu for ct in self.contacts], latex=r"\mu", dim=c)
         return StepSymbols(Mhat, b, psi_h, Wn, Wt, Wo, ut, uo, mu)
 
     def _declare(self) -> None:  # pragma: no cover - abstract
@@ -179,17 +191,17 @@ class StewartTrinkleStep(DeclaredStep):
         if self.input_matrix is not None:
             force = force + xp.matmul(self.input_matrix, u)
         b = xp.matmul(Mhat, v) + self.h * force / self.mass_scale
-        p: dict[str, Any] = {
+        p: dict[str, Any] = {  # matrix parameters flattened row-major, W = [W_1 ... W_nc] (nv x nc)
             "Mhat": xp.flat(Mhat),
             "b": b,
             "psi_h": g.psi / self.h,
-            "Wn": xp.flat(g.Wn),
-            "Wt": xp.flat(g.Wt),
+            "Wn": xp.flat(g.Wn.T),
+            "Wt": xp.flat(g.Wt.T),
             "ut": g.ut,
             "mu": g.mu,
         }
         if self.three_d:
-            p["Wo"] = xp.flat(g.Wo)
+            p["Wo"] = xp.flat(g.Wo.T)
             p["uo"] = g.uo
         return p
 

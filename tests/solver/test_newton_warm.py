@@ -6,6 +6,8 @@ and hand over to the safeguarded method whenever its point misses the tolerance.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,28 @@ def test_a_failed_fast_path_hands_over_to_the_safeguarded_method() -> None:
     assert res.z.min() >= 0 and F.min() >= -1e-9 and abs(res.z @ F) <= 1e-8
     if res.trace[0].phase != "compiled":  # when the fast path failed, the safeguards ran
         assert {s.phase for s in res.trace} <= {"newton", "gradient"}
+
+
+def test_a_warm_start_that_does_not_converge_restarts_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one warm iteration allowed, a far warm start cannot converge: the engine restarts
+    cold (crash phase) from the same point within the same limits and says so."""
+    import mcpkit.solvers.newton as newton_module
+    from mcpkit.solvers.newton_warm import CompiledWarmStep
+
+    monkeypatch.setattr(newton_module, "WARM_ITERATIONS", 1)
+    monkeypatch.setattr(CompiledWarmStep, "applies", classmethod(lambda cls, z, n: False))
+    mcp = parametric_ncp()
+    solver = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10)
+    assert solver.solve().solved
+    q_far = -5.0 * np.sign(mcp.parameter_values) - 1.0
+    res = solver.solve(p={"q": q_far}, z0=np.full(mcp.n, 30.0))
+    assert res.solved, res.message
+    assert "cold restart" in res.extra["warm_restart"]
+    assert res.iterations == len(res.trace) and res.trace[0].phase != "crash"
+    assert any(s.phase == "crash" for s in res.trace[1:])
+    capped = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10)
+    assert capped.solve().solved
+    capped.route.options = dataclasses.replace(capped.route.options, max_inner_iter=1)
+    out = capped.solve(p={"q": q_far}, z0=np.full(mcp.n, 30.0))
+    assert not out.solved and out.iterations == 1  # the limit holds for both parts together
+    assert "warm_restart" not in out.extra

@@ -234,13 +234,14 @@ def test_pyomo_rows_hold_the_csr_coefficients() -> None:
 
 def test_pyomo_sparse_and_dense_rows_agree_with_parameters_in_q() -> None:
     A = random_sparse(11, 5, density=0.5)
-    reps = []
+    reps, models = [], []  # the models stay alive: a collected model detaches its variables
     for M in (A, A.toarray()):
         mcp = MCP("p")
         mcp.add_variables("x", 5)
         a = mcp.add_parameters("a", 1, value=2.0)
         mcp.add_affine("x", M, [a[0] * k for k in range(5)])
         m, info = ToPyomo().apply(mcp)
+        models.append(m)
         reps.append([generate_standard_repn(e, compute_values=True) for e in info.F])
     for rs, rd in zip(*reps, strict=True):
         assert rs.constant == pytest.approx(rd.constant, abs=0)
