@@ -20,8 +20,12 @@ was not accepted, and never after
   other method can then succeed.
 
 Later routes are built only when first needed, so a problem ``newton`` solves never pays for
-building IPOPT. A method that cannot take the problem (``lemke`` on a nonlinear :math:`F`) is
-skipped and the reason recorded.
+building IPOPT. A later method that cannot take the problem (``lemke`` on a nonlinear :math:`F`)
+is skipped and the reason recorded; an input error of the first route (a typed
+:class:`~mcpkit.errors.MCPInputError`, e.g. a constant row with no solution on backend
+``pyomo``) is raised before anything runs, as it would be for that method asked by name. A
+method whose solver is not available (:class:`~mcpkit.errors.SolverNotAvailableError`, e.g.
+PATH refused by its demo licence) is skipped at any position.
 
 What the result shows: ``trace`` holds every attempt's records in order (their ``phase`` says
 which method made them: ``"crash"``, ``"newton"``, ``"gradient"``, ``"pivot"``, ``"relax"``,
@@ -85,7 +89,11 @@ class FallbackRoute:
         ipopt = self.ipopt if spec.is_reformulation and spec.backend == "pyomo" else "auto"
         try:
             return self._build(self.problem, spec, self.options, ipopt)
-        except (MCPInputError, SolverNotAvailableError) as exc:  # lemke on a nonlinear F, ...
+        except SolverNotAvailableError as exc:  # e.g. PATH refused by its licence
+            return f"{type(exc).__name__}: {exc}"
+        except MCPInputError as exc:  # lemke on a nonlinear F; the first route's input errors propagate
+            if k == 0:
+                raise
             return f"{type(exc).__name__}: {exc}"
 
     def _route(self, k: int) -> Route | str:

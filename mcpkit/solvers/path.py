@@ -346,6 +346,10 @@ class _GamspyPath:
             self.model.solve(solver="PATH", solver_options=opts, **kw)
         except Exception as exc:  # GAMS compilation/execution/license errors
             msg = str(exc).splitlines()[0][:300]
+            if "licen" in str(exc).lower():  # e.g. "Return code 7 ... license error": not a failed solve
+                raise SolverNotAvailableError(
+                    f"GAMSPy's PATH refused this model under its licence ({msg}).\n{PATH_HOWTO}"
+                ) from None
             return RouteOutcome(
                 None, Termination.SOLVER_ERROR, f"gamspy: {msg}", 0, extra={"path": f"gamspy {self.version}"}
             )

@@ -15,8 +15,8 @@ from mcpkit.problem import MCP
 
 
 def _need_path() -> None:
-    if not avail.path_available():
-        pytest.skip(f"PATH not available: {avail.PATH_HOWTO.splitlines()[0]}")
+    if (why := avail.path_unavailable_reason()) is not None:
+        pytest.skip(f"PATH not available: {why}")
 
 
 @pytest.mark.path

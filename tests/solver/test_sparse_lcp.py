@@ -144,8 +144,8 @@ def test_sparse_file_round_trip_solves(
 @pytest.mark.path
 def test_path_on_gamspy_takes_sparse_records() -> None:
     """Affine blocks over affine blocks (indexed records) and over a symbolic block (column records)."""
-    if not avail.path_available():
-        pytest.skip(f"PATH not available: {avail.PATH_HOWTO.splitlines()[0]}")
+    if (why := avail.path_unavailable_reason()) is not None:
+        pytest.skip(f"PATH not available: {why}")
     M, q, lb, ub, zstar = planted_sparse_lcp(3, 30)
     C = sps.csr_array(([1.0, -2.0, 0.5], ([0, 3, 7], [1, 0, 1])), shape=(20, 2))  # a's coupling to c
     roots = np.roots([1.0, 0.0, 1.0, -1.0])  # c^3 + c - 1: one real root

@@ -110,3 +110,19 @@ def test_time_limit_and_unavailable_solvers(monkeypatch: pytest.MonkeyPatch) -> 
     stubs = {"path": SolverNotAvailableError("expired"), "newton": SolverNotAvailableError("x")}
     out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
     assert out.z is None and out.termination is Termination.SOLVER_ERROR and "expired" in out.raw_status
+
+
+def test_the_first_routes_input_error_is_raised_later_ones_are_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A typed input error of the first method is the user's to see (as for that method by name);
+    the same error from a later method only means that method does not apply."""
+    stubs = {
+        "newton": MCPInputError("constant row with no solution"),
+        "scholtes": Stub("scholtes", 1.0, Termination.CONVERGED),
+    }
+    with pytest.raises(MCPInputError, match="constant row"):
+        chain(monkeypatch, stubs, SolveOptions())
+    stubs = {"newton": Stub("newton", 0.5, Termination.STALLED), "lemke": MCPInputError("not affine")}
+    out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
+    assert out.extra["attempts"][1]["skipped"] == "MCPInputError: not affine"
