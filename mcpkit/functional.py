@@ -42,6 +42,8 @@ PATH's names where PATH has the option:
 ``method``, ``backend``     as for :func:`mcpkit.solve` (default ``"auto"``)
 ``jacobian_structure``      callables only (above)
 ``p0``                      CasADi functions with a parameter input only
+``progress``                a callable receiving each step record (a live display);
+                            see :attr:`mcpkit.options.SolveOptions.progress`
 ==========================  ===============================================================
 
 Any other name raises :class:`~mcpkit.errors.UnknownOptionError` listing these. Shapes, NaN,
@@ -85,6 +87,7 @@ OPTIONS = (
     "backend",
     "jacobian_structure",
     "p0",
+    "progress",
 )
 
 
@@ -110,6 +113,8 @@ def _options(options: dict[str, Any]) -> tuple[SolveOptions, str, str]:
         if not isinstance(options["output"], bool | np.bool_):
             raise MCPInputError(f"solve_mcp: output must be True or False, got {options['output']!r}")
         kw["verbose"] = bool(options["output"])
+    if options.get("progress") is not None:
+        kw["progress"] = options["progress"]  # SolveOptions checks it is callable
     method = str(getattr(options.get("method", "auto"), "value", options.get("method", "auto")))
     backend = str(getattr(options.get("backend", "auto"), "value", options.get("backend", "auto")))
     return SolveOptions.for_problem("mcp", **kw), method, backend

@@ -428,7 +428,7 @@ class _Stages:
         res = mcpkit.solve_mcp(
             eq.F, eq.J, -np.inf, np.inf, z0, method="newton", convergence_tolerance=tol,
             major_iteration_limit=max(int(limit), 1), output=self.options.verbose,
-            jacobian_structure=eq.pattern, **kw,
+            jacobian_structure=eq.pattern, progress=self.options.progress, **kw,
         )  # fmt: skip
         have = bool(np.isfinite(res.z).all())
         err = _err(self.prob, eq.reactions(res.z)) if have else None

@@ -147,3 +147,15 @@ def test_path_agrees_with_newton(name: str, require_path: None) -> None:
     assert newton.solved and path.solved, (newton.message, path.message)
     assert path.method == "path"
     np.testing.assert_allclose(path.z, newton.z, atol=1e-7, rtol=0)
+
+
+def test_progress_receives_every_step() -> None:
+    """``progress=`` sees the same step records the result's trace holds (a live display hook)."""
+    seen: list = []
+    res = solve_mcp(
+        lambda z: np.array([z[0] ** 3 - 1.0]), lambda z: np.array([[3.0 * z[0] ** 2]]), 0.0, np.inf,
+        np.array([3.0]), progress=seen.append,
+    )  # fmt: skip
+    assert res.solved and len(seen) == len(res.trace) > 1 and seen == res.trace
+    with pytest.raises(mcpkit.MCPInputError):
+        solve_mcp(np.eye(1), np.ones(1), 0.0, np.inf, None, progress="not callable")
