@@ -15,7 +15,8 @@ was not accepted, and never after
 
 * a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
   is left of it, through its route's ``options``, which routes read at every solve);
-* an **interrupt**;
+* an **interrupt** (``KeyboardInterrupt`` during an attempt: the best point so far is returned
+  with termination ``interrupted`` and the attempts up to then);
 * a **verified proof that no solution exists** (Lemke's infeasibility certificate), since no
   other method can then succeed.
 
@@ -124,7 +125,8 @@ class FallbackRoute:
         limit = self.options.time_limit
         attempts: list[dict[str, Any]] = []
         trace, iterations = [], 0
-        best: tuple[float, RouteOutcome, str] | None = None
+        best: tuple[float, RouteOutcome, Any] | None = None
+        interrupted = False
         for k, spec in enumerate(self.specs):
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if k > 0 and remaining is not None and remaining <= 0:
@@ -142,6 +144,10 @@ class FallbackRoute:
             except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
                 attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
                 continue
+            except KeyboardInterrupt:  # report what the chain has so far, as an interrupt
+                attempts.append({"method": spec.method, "termination": Termination.INTERRUPTED.value})
+                interrupted = True
+                break
             ok, nat = self._accepted(out, p)
             attempts.append({
                 "method": spec.method, "termination": out.termination.value, "natural_residual": nat,
@@ -157,11 +163,19 @@ class FallbackRoute:
                 break
             if out.termination in FINAL or "infeasibility_certificate" in out.extra:
                 break
-        if best is None:  # every method was skipped
+        if best is None:  # every method was skipped, or the first one interrupted
+            if interrupted:
+                return RouteOutcome(
+                    None, Termination.INTERRUPTED, "KeyboardInterrupt", 0, extra={"attempts": attempts}
+                )
             reasons = "; ".join(f"{a['method']}: {a['skipped']}" for a in attempts)
             return RouteOutcome(None, Termination.SOLVER_ERROR, f"no method could run ({reasons})", 0,
                                 extra={"attempts": attempts})  # fmt: skip
         _, chosen, chosen_spec = best
+        if interrupted:
+            out = dataclasses.replace(
+                out, termination=Termination.INTERRUPTED, raw_status="KeyboardInterrupt"
+            )
         extra = dict(chosen.extra)
         if "infeasibility_certificate" in out.extra:
             extra["infeasibility_certificate"] = out.extra["infeasibility_certificate"]

@@ -126,3 +126,20 @@ def test_the_first_routes_input_error_is_raised_later_ones_are_skipped(
     stubs = {"newton": Stub("newton", 0.5, Termination.STALLED), "lemke": MCPInputError("not affine")}
     out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
     assert out.extra["attempts"][1]["skipped"] == "MCPInputError: not affine"
+
+
+def test_an_interrupt_keeps_the_attempts_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Interrupted(Stub):
+        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+            raise KeyboardInterrupt
+
+    stubs = {
+        "newton": Stub("newton", 0.9, Termination.STALLED),
+        "scholtes": Interrupted("scholtes", None, Termination.CONVERGED),
+    }
+    out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
+    assert out.termination is Termination.INTERRUPTED and out.method == "newton" and out.z is not None
+    assert [a["method"] for a in out.extra["attempts"]] == ["newton", "scholtes"]
+    stubs = {"newton": Interrupted("newton", None, Termination.CONVERGED)}
+    out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
+    assert out.termination is Termination.INTERRUPTED and out.z is None
