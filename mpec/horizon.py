@@ -52,11 +52,15 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
+from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
+from mcpkit.lowering.mpcc_printer import casadi_formulas, declaration_parts, slack_segments, step_latex
+from mcpkit.lowering.printer import space, sym_shape
 from mcpkit.models.arrays import CASADI
 from mcpkit.models.stepping import OnFailure, SimulationResult, StepMap, simulate
 from mcpkit.mpcc import MPCC, MPCCSolver
+from mcpkit.mpcc.problem import Formula, MPCCBlocks, Segment
 from mcpkit.problem import MCP, as_float_vector
 from mcpkit.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 from mcpkit.solve import Solver
@@ -655,8 +659,25 @@ class Horizon:
             x=dec, p=ca.SX(0, 1), f=f, g=g, lbg=lbg, ubg=ubg, lbx=lbx, ubx=ubx,
             G=ca.vertcat(*G), H=ca.vertcat(*H), x0=x0, p0=np.zeros(0),
             G_implied_by_bounds=step.G_implied_by_bounds, H_implied_by_bounds=step.H_implied_by_bounds,
-            name=f"horizon_{spec.mcp.name}_N{N}",
+            name=f"horizon_{spec.mcp.name}_N{N}", blocks=lambda: _horizon_blocks(self),
         )  # fmt: skip
+
+    # ---------------------------------------------------------------- printing
+    def to_text(self, **kwargs: Any) -> str:
+        """The horizon MPCC as text: one step's blocks "for k = 0, …, N-1", the boundary conditions
+        and the objective (:meth:`mcpkit.mpcc.MPCC.to_text`); as many lines for any :math:`N`."""
+        return self.mpcc.to_text(**kwargs)
+
+    def to_latex(self, **kwargs: Any) -> str:
+        """LaTeX of :meth:`to_text`."""
+        return self.mpcc.to_latex(**kwargs)
+
+    def _repr_latex_(self) -> str:
+        return f"$${self.to_latex()}$$"
+
+    def explain(self, **kwargs: Any) -> str:
+        """Prose explanation of the horizon MPCC (:meth:`mcpkit.mpcc.MPCC.explain`)."""
+        return self.mpcc.explain(**kwargs)
 
     # ---------------------------------------------------------------- pack / unpack
     def unpack(self, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -784,6 +805,162 @@ class Horizon:
             solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
             guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
         )  # fmt: skip
+
+
+def _named_column(name: str, tex: str, n: int) -> tuple[ca.SX, list[tuple[ca.SX, Formula]]]:
+    """SX symbols of one printed vector and their names (``x_k[0], ...``; a scalar prints as ``u_k``)."""
+    col = ca.SX.sym(name, n)
+    names = [(name, tex)] if n == 1 else [(f"{name}[{j}]", step_latex(tex, j)) for j in range(n)]
+    return col, [(col[j], names[j]) for j in range(n)]
+
+
+def _args(expr: ca.SX, columns: list[tuple[Formula, ca.SX]]) -> Formula:
+    """``(x_k, v_k)``: the printed arguments that ``expr`` depends on."""
+    used = [nm for nm, col in columns if col.numel() and ca.depends_on(expr, col)]
+    return ", ".join(n[0] for n in used), ", ".join(n[1] for n in used)
+
+
+def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
+    r"""The printing blocks of a horizon MPCC: one step's segments for every :math:`k`.
+
+    Per step: the step MCP's blocks in slack form with the names suffixed ``_k`` (parameters
+    that :math:`P` sets per step too), the dynamics :math:`x_{k+1} = \Phi(\dots)` and the path
+    constraints; :math:`P`, :math:`\Phi` and the costs are printed from CasADi on named symbols
+    (or by their arguments when too large). Nothing depends on :math:`N` but the slices.
+    """
+    spec, N, k = hz.spec, hz.N, "k"
+    mcp = spec.mcp
+    nx, nu, nth = spec.n_state, spec.n_control, spec.n_design
+    xs, xn = _named_column("x_k", "x_{k}", nx)
+    us, un = _named_column("u_k", "u_{k}", nu)
+    ths, thn = _named_column("theta", r"\theta", nth)
+    t = ca.SX.sym("t_k")
+    zcols: list[tuple[Formula, ca.SX]] = []
+    zn: list[tuple[ca.SX, Formula]] = []
+    for b in mcp.blocks:
+        col, names = _named_column(f"{b.name}_k", step_latex(b.latex, k), b.size)
+        zcols.append(((f"{b.name}_k", step_latex(b.latex, k)), col))
+        zn += names
+    zs = ca.vertcat(*[c for _, c in zcols])
+    symbols = xn + un + thn + [(t, ("t_k", "t_{k}"))] + zn
+    columns = [(("x_k", "x_{k}"), xs), *zcols, (("u_k", "u_{k}"), us), (("theta", r"\theta"), ths),
+               (("t_k", "t_{k}"), t)]  # fmt: skip
+    p = spec.param_fun(xs, us, ths, t)
+    inputs = ca.vertcat(xs, us, ths, t)
+    per_step = {pb.name for pb in mcp.parameter_blocks if ca.depends_on(p[pb.slice], inputs)}
+    memo: dict[int, bool] = {}
+
+    def is_step(leaf: bx.Expr) -> bool:
+        if isinstance(leaf, bx.Var):
+            return True
+        if isinstance(leaf, bx.Param):
+            return leaf.block.name in per_step
+        if isinstance(leaf, bx.Named):
+            if id(leaf) not in memo:
+                memo[id(leaf)] = any(
+                    is_step(x) for x in bx.walk(leaf.expr) if isinstance(x, (bx.Var, bx.Param))
+                )
+            return memo[id(leaf)]
+        return False
+
+    def rename(leaf: bx.Expr, name: str, latex: bool) -> str:
+        if not is_step(leaf):
+            return name
+        return step_latex(name, k) if latex else f"{name}_{k}"
+
+    sblocks, defs, given = declaration_parts(mcp, rename, per_step, index=k)
+
+    def per(offset: int, stride: int) -> Callable[[slice], tuple[slice, ...]]:
+        return lambda sl: tuple(
+            slice(offset + i * stride + sl.start, offset + i * stride + sl.stop) for i in range(N)
+        )
+
+    nxs, L = hz.n_step_vars, hz.layout
+    m_step, nc = int(hz.step_mpcc.g.numel()), int(hz.step_mpcc.G.numel())
+    variables, cons, bounds = slack_segments(
+        sblocks, hz.slack_map, x_at=per(L["s"].start, nxs), g_at=per(0, m_step), pair_at=per(0, nc), index=k
+    )
+    where: list[tuple[Formula, Formula]] = []
+    uses_t = False
+    for pb in mcp.parameter_blocks:  # P: the parameters set per step
+        if pb.name not in per_step:
+            continue
+        e = p[pb.slice]
+        uses_t = uses_t or bool(ca.depends_on(e, t))
+        shape = sym_shape(bx.Param(pb))
+        nm = (f"{pb.name}_k", step_latex(pb.latex, k))
+        f = casadi_formulas(e, symbols)
+        if f is None:
+            args = _args(e, columns)
+            f = (f"P_{pb.name}({args[0]})", rf"P_{{\mathrm{{{pb.name}}}}}({args[1]})")
+        note = (f"{nm[0]} ∈ {space(shape, False)}", rf"{nm[1]} \in {space(shape, True)}")
+        where.append(((f"{nm[0]} = {f[0]}", f"{nm[1]} = {f[1]}"), note))
+    where += defs
+    phi = spec.update_fun(xs, zs, us, ths, t)
+    uses_t = uses_t or bool(ca.depends_on(phi, t))
+    args = _args(phi, columns)
+    d0 = hz.rows["dynamics"].start
+    dyn = Segment(
+        "g",
+        "dynamics",
+        tuple(slice(d0 + i * nx, d0 + (i + 1) * nx) for i in range(N)),
+        latex=r"\mathrm{dynamics}",
+        statement=(f"x_{{k+1}} = Phi({args[0]})", rf"x_{{k+1}} = \Phi({args[1]})"),
+    )
+    f = casadi_formulas(phi, symbols)
+    if f is not None:
+        where.append(((f"Phi({args[0]}) = {f[0]}", rf"\Phi({args[1]}) = {f[1]}"), ("", "")))
+    path: list[Segment] = []
+    if hz.path:
+        cols = [_column(pc.fn(xs, us, ths), f"path constraint {j}") for j, pc in enumerate(hz.path)]
+        sizes = [int(c.numel()) for c in cols]
+        stride, off = sum(sizes), hz.rows["path"].start
+        for j, (c, n) in enumerate(zip(cols, sizes, strict=True)):
+            f = casadi_formulas(c, symbols)
+            if f is None:
+                a = _args(c, columns)
+                f = (f"c_{j}({a[0]})", f"c_{{{j}}}({a[1]})")
+            at = tuple(slice(off + i * stride, off + i * stride + n) for i in range(N))
+            path.append(Segment("g", f"c{j}", at, latex=f"c_{{{j}}}", body=f))
+            off += n
+    obj_t, obj_l = [], []
+    if hz.stage_cost is not None:
+        l0 = _scalar(hz.stage_cost(xs, us, ths, zs, 0), "stage_cost")
+        l1 = _scalar(hz.stage_cost(xs, us, ths, zs, 1), "stage_cost")
+        f = casadi_formulas(l0, symbols) or (
+            "stage_cost(x_k, u_k, theta, z_k, k)",
+            r"\ell(x_k, u_k, \theta, z_k, k)",
+        )
+        varies = " (at k = 0; it changes with k)" if str(l0) != str(l1) else ""
+        where.append(
+            ((f"l_k = {f[0]}{varies}", rf"\ell_k = {f[1]}" + (r"\ (k = 0)" if varies else "")), ("", ""))
+        )
+        obj_t.append("sum_{k=0}^{N-1} l_k")
+        obj_l.append(r"\sum_{k=0}^{N-1} \ell_k")
+    if hz.terminal_cost is not None:
+        xN, xNn = _named_column("x_N", "x_{N}", nx)
+        lN = _scalar(hz.terminal_cost(xN, ths), "terminal_cost")
+        f = casadi_formulas(lN, xNn + thn) or ("terminal_cost(x_N, theta)", r"\ell_N(x_N, \theta)")
+        where.append(((f"l_N = {f[0]}", rf"\ell_N = {f[1]}"), ("", "")))
+        obj_t.append("l_N")
+        obj_l.append(r"\ell_N")
+    if uses_t:
+        t0 = f"{hz.t0:g} + " if hz.t0 else ""
+        where.insert(0, ((f"t_k = {t0}{spec.h:g}*k", rf"t_k = {t0}{spec.h:g}\,k"), ("", "")))
+    o_u, o_th = L["u"].start, L["theta"].start
+    head = [Segment("x", "x", tuple(slice(i * nx, (i + 1) * nx) for i in range(N + 1)))]
+    if nu:
+        head.append(Segment("x", "u", tuple(slice(o_u + i * nu, o_u + (i + 1) * nu) for i in range(N))))
+    tail = [Segment("x", "theta", slice(o_th, o_th + nth), latex=r"\theta")] if nth else []
+    return MPCCBlocks(
+        segments=tuple(cons + [dyn] + path + head + variables + tail),
+        objective=(" + ".join(obj_t) or "0", " + ".join(obj_l) or "0"),
+        where=tuple(where),
+        given=tuple(given + bounds),
+        sizes=(("N", N), *sorted(mcp.dims.items())),
+        source=f"horizon of MCP {mcp.name!r}: N steps of h = {spec.h:g}, each in slack form",
+        steps=N,
+    )
 
 
 def _scalar(expr: Any, what: str) -> ca.SX:

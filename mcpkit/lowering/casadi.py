@@ -306,6 +306,12 @@ def lower_to_casadi(problem: MCP) -> CasadiMCP:
 
 
 SlackMap = SlackForm
+
+
+def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
+    from mcpkit.lowering.mpcc_printer import slack_form_blocks
+
+    return slack_form_blocks(problem, form)
 """Inverse data of :class:`MCPToMPCC`: the :class:`~mcpkit.lowering.slack.SlackForm` of the bounds."""
 
 
@@ -334,6 +340,7 @@ class MCPToMPCC(Lowering):
             G_implied_by_bounds=True,
             H_implied_by_bounds=True,
             name=problem.name,
+            blocks=lambda: _slack_blocks(problem, form),  # block names for printing, built when printed
         )
         return mpcc, form
 

@@ -34,6 +34,7 @@ name can be put back into a stacked vector.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -207,6 +208,9 @@ _LATEX_FUNCS = {
 }  # fmt: skip
 
 Label = str | int
+Rename = Callable[[bx.Expr, str, bool], str]
+"""``rename(leaf, printed name, latex) -> printed name`` for :class:`~mcpkit.blocks.Var`,
+:class:`~mcpkit.blocks.Param` and :class:`~mcpkit.blocks.Named` leaves."""
 
 
 def sym_shape(e: bx.Expr) -> tuple[Label, ...]:
@@ -280,12 +284,14 @@ def _sup(stem: str) -> str:
     return f"{{{stem}}}" if "^" in stem else stem
 
 
-def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
-    """``(string, precedence)`` of a block expression as written."""
+def _fmt(e: bx.Expr, latex: bool, rename: Rename | None = None) -> tuple[str, int]:
+    """``(string, precedence)`` of a block expression as written (leaf names through ``rename``)."""
     if isinstance(e, (bx.Var, bx.Param)):
-        return (e.block.latex if latex else e.block.name), _ATOM
+        leaf = e.block.latex if latex else e.block.name
+        return (leaf if rename is None else rename(e, leaf, latex)), _ATOM
     if isinstance(e, bx.Named):
-        return ((e.latex or _default_stem(e.name)) if latex else e.name), _ATOM
+        leaf = (e.latex or _default_stem(e.name)) if latex else e.name
+        return (leaf if rename is None else rename(e, leaf, latex)), _ATOM
     if isinstance(e, bx.Const):
         if e.name is not None:
             return ((e.latex or _default_stem(e.name)) if latex else e.name), _ATOM
@@ -301,17 +307,17 @@ def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
     if isinstance(e, bx.Add):
         out = []
         for k, (sign, t) in enumerate(e.terms):
-            ts, tp = _fmt(t, latex)
+            ts, tp = _fmt(t, latex, rename)
             if k == 0:
                 out.append(ts if sign > 0 else "-" + _base(ts, tp, _MUL, latex))
             else:
                 out.append((" + " if sign > 0 else " - ") + _base(ts, tp, _MUL, latex))
         return "".join(out), _ADD
     if isinstance(e, bx.Neg):
-        s, p = _fmt(e.arg, latex)
+        s, p = _fmt(e.arg, latex, rename)
         return "-" + _base(s, p, _MUL, latex), _NEG
     if isinstance(e, (bx.Mul, bx.Div, bx.MatMul)):
-        (a, pa), (b, pb) = _fmt(e.a, latex), _fmt(e.b, latex)
+        (a, pa), (b, pb) = _fmt(e.a, latex, rename), _fmt(e.b, latex, rename)
         if isinstance(e, bx.Div) and latex and not (_vectorish(e.a) and _vectorish(e.b)):
             return rf"\frac{{{a}}}{{{b}}}", _ATOM
         # a matrix product inside an elementwise one (and vice versa) is parenthesised for reading
@@ -330,7 +336,7 @@ def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
             op = " "
         return left + op + right, _MUL
     if isinstance(e, bx.Pow):
-        s, p = _fmt(e.arg, latex)
+        s, p = _fmt(e.arg, latex, rename)
         k = e.k
         if not latex:
             return _base(s, p, _ATOM, latex) + "**" + (f"{k:g}" if k >= 0 else f"({k:g})"), _POW
@@ -339,7 +345,7 @@ def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
         ks = f"{k:g}"
         return base + (f"^{{\\circ {ks}}}" if _vectorish(e.arg) else f"^{{{ks}}}"), _POW
     if isinstance(e, bx.Func):
-        s, _ = _fmt(e.arg, latex)
+        s, _ = _fmt(e.arg, latex, rename)
         if not latex:
             return f"{'abs' if e.name == 'Abs' else e.name}({s})", _ATOM
         if e.name == "sqrt":
@@ -348,15 +354,15 @@ def _fmt(e: bx.Expr, latex: bool) -> tuple[str, int]:
             return rf"\left|{s}\right|", _ATOM
         return rf"{_LATEX_FUNCS[e.name]}\left({s}\right)", _ATOM
     if isinstance(e, bx.Transpose):
-        s, p = _fmt(e.arg, latex)
+        s, p = _fmt(e.arg, latex, rename)
         if not latex:
             return _base(s, p, _ATOM, latex) + ".T", _ATOM
         return (_sup(s) if p >= _ATOM else _base(s, p, _ATOM, latex)) + "^{T}", _ATOM
     if isinstance(e, bx.Diag):
-        s, _ = _fmt(e.arg, latex)
+        s, _ = _fmt(e.arg, latex, rename)
         return (rf"\operatorname{{diag}}\left({s}\right)" if latex else f"diag({s})"), _ATOM
     if isinstance(e, bx.Total):
-        s, p = _fmt(e.arg, latex)
+        s, p = _fmt(e.arg, latex, rename)
         if latex:
             return r"\mathbf{1}^{T} " + _base(s, p, _MUL + 1, latex), _MUL
         return f"total({s})", _ATOM
@@ -369,14 +375,18 @@ def _default_stem(name: str) -> str:
     return _default_latex(name)
 
 
-def expr_text(e: bx.Expr) -> str:
-    """A block expression as written, in Python syntax (``Wn.T @ v + psi_h``)."""
-    return _fmt(e, False)[0]
+def expr_text(e: bx.Expr, rename: Rename | None = None) -> str:
+    """A block expression as written, in Python syntax (``Wn.T @ v + psi_h``).
+
+    ``rename(leaf, name, latex)`` may replace the printed name of a variable, parameter or
+    named definition (a horizon prints ``v_k`` for the step's ``v``).
+    """
+    return _fmt(e, False, rename)[0]
 
 
-def expr_latex(e: bx.Expr) -> str:
+def expr_latex(e: bx.Expr, rename: Rename | None = None) -> str:
     r"""A block expression in LaTeX (``W_n^{T} \nu + \psi_n/h``; :math:`\circ` for vector products)."""
-    return _fmt(e, True)[0]
+    return _fmt(e, True, rename)[0]
 
 
 # ------------------------------------------------------------------ block-level MCP

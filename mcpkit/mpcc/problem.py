@@ -23,12 +23,23 @@ once.
 The residual of a pair is the box-MCP natural residual
 :math:`|H_j - \Pi_{[H_{l,j}, H_{u,j}]}(H_j - G_j)|`, which is :math:`|\min(G_j, H_j)|` for a
 standard pair.
+
+**Printing** (:meth:`MPCC.to_text`, :meth:`MPCC.to_latex`, :meth:`MPCC.explain`, notebooks'
+``_repr_latex_``; :mod:`mcpkit.lowering.mpcc_printer`): the problem in this form with its sizes,
+the pair cases in words and the expressions. An MPCC built from CasADi alone prints its rows
+compactly (large vectors as a summary and their first rows); one built from a declaration with
+blocks carries an optional :class:`MPCCBlocks` (named slices of :math:`x, g` and the pairs, with
+the formulas as declared) and prints one line per block, for a horizon one step's blocks
+"for k = 0, …, N−1".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import casadi as ca
 import numpy as np
@@ -40,6 +51,143 @@ def casadi_name(name: str) -> str:
     """A valid CasADi function name from any label (letters first, single underscores)."""
     out = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", name)).strip("_")
     return out if out[:1].isalpha() else f"f_{out}"
+
+
+Formula = tuple[str, str]
+"""A printed formula: ``(text, LaTeX)``."""
+
+SegmentKind = Literal["x", "p", "g", "pair"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    r"""A named piece of one of an MPCC's vectors, for printing (see :class:`MPCCBlocks`).
+
+    Attributes
+    ----------
+    kind
+        ``"x"`` (variables), ``"p"`` (parameters), ``"g"`` (constraint rows) or ``"pair"``
+        (entries of :math:`G` and :math:`H`).
+    name, latex
+        Printed name (text and LaTeX; LaTeX defaults to the text). A per-step piece prints as
+        ``name_k`` (:math:`\mathrm{name}_{k}`).
+    at
+        Where the piece sits: one slice, or one slice per step :math:`k = 0, 1, \dots` (a horizon;
+        all slices of one size).
+    dim
+        Size label (``"n_c"``); ``None`` prints the number.
+    body
+        Rows: :math:`g_S` as declared; pairs: :math:`G_S`. ``None``: printed from the CasADi
+        expressions.
+    partner
+        Pairs: :math:`H_S` as declared.
+    statement
+        Rows: the whole printed condition (``x_{k+1} = Phi(x_k, z_k)``), replacing the body and
+        the row bounds.
+    note
+        A remark printed after the line.
+    """
+
+    kind: SegmentKind
+    name: str
+    at: slice | tuple[slice, ...]
+    latex: str | None = None
+    dim: str | None = None
+    body: Formula | None = None
+    partner: Formula | None = None
+    statement: Formula | None = None
+    note: str | None = None
+
+    @property
+    def slices(self) -> tuple[slice, ...]:
+        """The slices (one, or one per step)."""
+        return self.at if isinstance(self.at, tuple) else (self.at,)
+
+    @property
+    def per_step(self) -> bool:
+        """One slice per step (printed once, "for k = 0, …")."""
+        return isinstance(self.at, tuple)
+
+    @property
+    def size(self) -> int:
+        """Entries in one slice."""
+        sl = self.slices[0]
+        return sl.stop - sl.start
+
+    @property
+    def tex(self) -> str:
+        """The LaTeX name."""
+        return self.latex if self.latex is not None else self.name
+
+
+@dataclass(frozen=True)
+class MPCCBlocks:
+    """Optional block structure of an :class:`MPCC`, carried from the declaration it came from.
+
+    The printer prints one line per :class:`Segment` (in this order) instead of one per row, and
+    entries of :math:`x` and :math:`p` inside a named variable segment by that name
+    (``w_x[0]``). Parts of the problem that no segment covers print as for a plain MPCC.
+
+    Attributes
+    ----------
+    segments
+        Named pieces of :math:`x`, :math:`p`, :math:`g` and the pairs, in printing order.
+    objective
+        The objective as declared (``None``: printed from CasADi).
+    where
+        Definitions ``(formula, annotation)`` printed under "where".
+    given
+        Lines printed under "given" (parameters and their shapes).
+    sizes
+        Size labels and their values.
+    source
+        What the MPCC was built from (``"slack form of MCP 'contact'"``).
+    steps, index
+        A horizon: :math:`N` steps, per-step segments printed once "for k = 0, …, N−1" with the
+        step index ``index``; a per-step variable segment may have :math:`N+1` slices (states
+        :math:`x_0..x_N`), whose first and last bounds print as boundary conditions.
+    """
+
+    segments: tuple[Segment, ...] = ()
+    objective: Formula | None = None
+    where: tuple[tuple[Formula, Formula], ...] = ()
+    given: tuple[Formula, ...] = ()
+    sizes: tuple[tuple[str, int], ...] = ()
+    source: str | None = None
+    steps: int | None = None
+    index: str = "k"
+
+    def of_kind(self, kind: SegmentKind) -> list[Segment]:
+        """The segments of one kind, in order."""
+        return [s for s in self.segments if s.kind == kind]
+
+    def check(self, lengths: dict[str, int], name: str) -> None:
+        """Every slice inside its vector (``lengths``: ``x, p, g, pair``) and of its segment's size."""
+        for seg in self.segments:
+            if seg.kind not in lengths:
+                raise MCPInputError(
+                    f"MPCC {name!r}: segment {seg.name!r} has kind {seg.kind!r}, not one of {list(lengths)}"
+                )
+            n = lengths[seg.kind]
+            for sl in seg.slices:
+                if (
+                    not isinstance(sl, slice)
+                    or sl.step not in (None, 1)
+                    or not isinstance(sl.start, int)
+                    or not isinstance(sl.stop, int)
+                ):
+                    raise ShapeError(f"MPCC {name!r}: segment {seg.name!r} needs slices slice(start, stop)")
+                if not 0 <= sl.start <= sl.stop <= n or sl.stop - sl.start != seg.size:
+                    raise ShapeError(
+                        f"MPCC {name!r}: segment {seg.name!r} slice {sl} outside {seg.kind} (length {n}) "
+                        f"or of another size than its first ({seg.size})"
+                    )
+            counts = (self.steps, self.steps + 1) if self.steps is not None else ()
+            if counts and seg.per_step and len(seg.slices) not in counts:
+                raise ShapeError(
+                    f"MPCC {name!r}: per-step segment {seg.name!r} has {len(seg.slices)} slices for "
+                    f"{self.steps} steps"
+                )
 
 
 @dataclass
@@ -63,6 +211,8 @@ class MPCC:
         (as in the MCP lowering), so reformulations need not add them as constraints.
     name
         Label for messages.
+    blocks
+        Optional :class:`MPCCBlocks` (named slices and declared formulas) for the printer.
     """
 
     x: ca.SX | ca.MX
@@ -85,6 +235,7 @@ class MPCC:
     H_implied_by_bounds: bool = False
     name: str = "mpcc"
     _funs: dict[str, ca.Function] = field(default_factory=dict, repr=False)
+    blocks: MPCCBlocks | Callable[[], MPCCBlocks] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         nx, ng, nc = self.x.numel(), self.g.numel(), self.G.numel()
@@ -113,6 +264,12 @@ class MPCC:
                 raise BoundsError(f"MPCC {self.name!r}: lower > upper bound on {what} at {bad[:10].tolist()}")
         if self.f.numel() != 1:
             raise ShapeError(f"MPCC {self.name!r}: objective must be scalar")
+        if isinstance(self.blocks, MPCCBlocks):
+            self.blocks.check(self._lengths(), self.name)
+        elif self.blocks is not None and not callable(self.blocks):
+            raise MCPInputError(
+                f"MPCC {self.name!r}: blocks must be an MPCCBlocks or a function returning one"
+            )
 
     @classmethod
     def from_casadi(
@@ -176,6 +333,54 @@ class MPCC:
             ubH=vec(ubH, nc, np.inf, "ubH"),
             name=name,
         )
+
+    def _lengths(self) -> dict[str, int]:
+        return {
+            "x": int(self.x.numel()),
+            "p": int(self.p.numel()),
+            "g": int(self.g.numel()),
+            "pair": self.n_pairs,
+        }
+
+    def with_blocks(self, blocks: MPCCBlocks | Callable[[], MPCCBlocks] | None) -> MPCC:
+        """The same MPCC carrying the block structure ``blocks`` for printing (or a function that
+        builds it on first use, :meth:`block_structure`)."""
+        return dataclasses.replace(self, blocks=blocks, _funs={})
+
+    def block_structure(self) -> MPCCBlocks | None:
+        """The :class:`MPCCBlocks` for printing, or ``None``; a function given as ``blocks`` is called
+        (and its result checked) on first use, so building a large MPCC pays nothing for printing."""
+        if self.blocks is not None and not isinstance(self.blocks, MPCCBlocks):
+            built = self.blocks()
+            if not isinstance(built, MPCCBlocks):
+                raise MCPInputError(f"MPCC {self.name!r}: the blocks function must return an MPCCBlocks")
+            built.check(self._lengths(), self.name)
+            self.blocks = built
+        return self.blocks
+
+    # ------------------------------------------------------------------ printing
+    def to_text(self, **kwargs: Any) -> str:
+        """Plain text of the MPCC; see :func:`mcpkit.lowering.mpcc_printer.to_text`."""
+        from mcpkit.lowering.mpcc_printer import to_text
+
+        return to_text(self, **kwargs)
+
+    def to_latex(self, **kwargs: Any) -> str:
+        """LaTeX of the MPCC; see :func:`mcpkit.lowering.mpcc_printer.to_latex`."""
+        from mcpkit.lowering.mpcc_printer import to_latex
+
+        return to_latex(self, **kwargs)
+
+    def _repr_latex_(self) -> str:
+        """Notebook rendering: :meth:`to_latex` in display math."""
+        return f"$${self.to_latex()}$$"
+
+    def explain(self, **kwargs: Any) -> str:
+        """Prose: sizes, each part's structure and the pair cases in words; see
+        :func:`mcpkit.lowering.mpcc_printer.explain`."""
+        from mcpkit.lowering.mpcc_printer import explain
+
+        return explain(self, **kwargs)
 
     def sym(self, name: str, n: int = 1) -> ca.SX | ca.MX:
         """A new symbol of the same kind (SX or MX) as :attr:`x`."""
