@@ -401,7 +401,9 @@ def simulate(
     t0
         Initial time.
     method, backend, **options
-        Passed to :class:`mcpkit.Solver` (built once for the whole run).
+        Passed to :class:`mcpkit.Solver` (built once for the whole run), or to the model's own
+        ``make_solver`` when it has one (Stewart–Trinkle steps: each step is then judged on its
+        Coulomb residual too, see :class:`~mcpkit.models.stewart_trinkle.step.StepSolver`).
     progress
         Show a progress bar (default: when more than 200 steps).
     on_failure
@@ -419,7 +421,12 @@ def simulate(
         raise MCPInputError("initial state x0 contains NaN or inf")
     t_run = time.perf_counter()
     if solver is None:
-        solver = Solver(model.mcp, backend=backend, method=method, **options)
+        make = getattr(model, "make_solver", None)  # a model with its own physical verdict
+        solver = (
+            make(method, backend, **options)
+            if callable(make)
+            else Solver(model.mcp, backend=backend, method=method, **options)
+        )
     n = model.mcp.n
     N = int(n_steps)
     t = t0 + model.h * np.arange(N + 1)

@@ -6,7 +6,10 @@ r"""Stewart–Trinkle velocity-level time stepping (seed 004, Berard et al.).
   kinematic plates (:class:`VosePlate`, :class:`SinusoidalPlate`, Appendix A RK4 orientation).
 
 Both step models follow :class:`mcpkit.models.stepping.StepModel`; run them with
-:func:`mcpkit.models.stepping.simulate`.
+:func:`mcpkit.models.stepping.simulate`. A step is solved when its MCP met its natural residual
+and the per-contact Coulomb residual of :mod:`.step` met its tolerance: pass
+``solver=step.make_solver(method, backend)`` (a :class:`StepSolver`, whose results are
+:class:`StepResult`) so that every step is judged on both.
 """
 
 from mcpkit.models.stewart_trinkle.bodies import Particle, PlanarBody, RigidBody3D
@@ -20,6 +23,7 @@ from mcpkit.models.stewart_trinkle.plate import (
     centrifuge_plate,
     scaled_circle_plate,
 )
+from mcpkit.models.stewart_trinkle.step import StepResult, StepSolver
 
 __all__ = [
     "Contact",
@@ -31,6 +35,8 @@ __all__ = [
     "PlanarBody",
     "RigidBody3D",
     "SinusoidalPlate",
+    "StepResult",
+    "StepSolver",
     "VoseParameters",
     "VosePlate",
     "centrifuge_plate",

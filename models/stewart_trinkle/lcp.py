@@ -26,11 +26,25 @@ with the constant :math:`C_d = I_{n_c}\otimes(\cos\phi_1, \dots, \cos\phi_{n_d})
     0 \le \beta_n \perp W_n^T\nu + \psi_n/h \ge 0,\\
     0 &\le \beta_f \perp v_f + E\sigma \ge 0, \qquad
     0 \le \sigma \perp U\beta_n - E^T\beta_f \ge 0 .
+
+**Verdict.** Every row is linear in :math:`(\nu, \beta, \sigma)`, so the natural residual cannot
+hide the failure of the quadratic cone (a runaway :math:`\sigma` forces :math:`\beta_f \approx 0`
+and leaves the cone row at :math:`\min(\sigma, \mu\beta_n) = \mu\beta_n`, which must be
+:math:`\le \tau`); but that bound is absolute, in velocity units, not invariant to scaling. A
+step is therefore judged on the same scale-invariant Coulomb residual as the NCP (:mod:`.step`,
+"Physical verdict"), with the polygon :math:`P = \operatorname{conv}\{d_j\}`: the friction
+impulse :math:`f_i = \sum_j \beta_{f,ij} d_j`, :math:`h_P(w) = \max_j d_j\cdot w`, and
+:math:`\Pi_{K_i}` = :func:`~.step.project_polygon_cone` (3-D) or the disc projection (2-D,
+where :math:`P = [-1, 1]`). At a solution of eq (15) it is zero: eqs (13)-(14) are the KKT
+conditions of maximal dissipation over :math:`\{\beta_{f,i} \ge 0, \sum_j\beta_{f,ij} \le
+\mu_i\beta_{n,i}\}`, whose image under :math:`\beta_{f,i} \mapsto f_i` is
+:math:`\mu_i\beta_{n,i}P`.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -40,7 +54,7 @@ from mcpkit.blocks import const, diag, named
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact
-from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep
+from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep, project_disc_cone, project_polygon_cone
 
 
 def friction_angles(n_d: int) -> np.ndarray:
@@ -107,3 +121,25 @@ class LCPStep(StewartTrinkleStep):
         m.add_functions("lam_n", s.Wn.T @ v + s.psi_h)
         m.add_functions("lam_f", vf + E @ sig)
         m.add_functions("sigma", U @ bn - E.T @ bf)
+
+    # ------------------------------------------------------------------ physical verdict
+    @cached_property
+    def _directions(self) -> np.ndarray:
+        r"""Rows :math:`d_j = (\cos\phi_j[, \sin\phi_j])`, shape ``(n_d, n_f)``."""
+        cols = [np.cos(self.angles)] + ([np.sin(self.angles)] if self.three_d else [])
+        return np.column_stack(cols)
+
+    def _impulses(self, zb: dict[str, np.ndarray]) -> list[tuple[float, ...]]:
+        r""":math:`r_i = (\beta_{n,i}, \sum_j \beta_{f,ij} d_j)`."""
+        f = zb["lam_f"].reshape(self.nc, self.n_d) @ self._directions
+        return list(zip(zb["lam_n"].tolist(), *(c.tolist() for c in f.T), strict=True))
+
+    def _support(self, w: tuple[float, ...]) -> float:
+        r""":math:`h_P(w) = \max_j d_j\cdot w`."""
+        return max((self._directions @ w).tolist())
+
+    def _project(self, x: tuple[float, ...], mu: float) -> tuple[float, ...]:
+        """:func:`~.step.project_polygon_cone` in 3-D; the disc projection in 2-D (``P = [-1, 1]``)."""
+        if self.three_d:
+            return project_polygon_cone(x, mu, self.n_d)  # type: ignore[arg-type]
+        return project_disc_cone(x, mu)

@@ -16,14 +16,25 @@ Unknowns (impulses scaled to velocity units, see :mod:`.step`): :math:`\nu^{\ell
 :math:`\sigma = 0` forces :math:`v_f = 0` whenever :math:`\beta_n > 0`. Wrenches are evaluated at
 :math:`\ell` (the Stewart–Trinkle choice of §2.2.1); for a particle this is exact.
 For planar bodies the :math:`o` rows are absent.
+
+**Verdict.** The friction rows are quadratic in :math:`\beta`, so their natural residual alone
+does not bound the Coulomb law when :math:`\mu\beta_n` is small: at :math:`\mu\beta_n =
+3.9\cdot10^{-5}` a point with :math:`\sigma = 10^5` and :math:`\beta_t \approx 0` (no friction
+on a contact sliding at 4.9) meets :math:`\tau = 10^{-8}`. A step is therefore also judged on
+the per-contact Coulomb residual of :mod:`.step` ("Physical verdict") with the disc
+:math:`P = \{\|p\|_2 \le 1\}`: :math:`f_i = (\beta_{t,i}, \beta_{o,i})`,
+:math:`h_P(w) = \|w\|_2`, :math:`\Pi_{K_i}` = :func:`~.step.project_disc_cone`, which is the
+per-contact term of the Siconos error with De Saxcé's velocity.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mcpkit.blocks import diag, named
-from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep
+from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep, project_disc_cone
 
 
 class NCPStep(StewartTrinkleStep):
@@ -61,3 +72,17 @@ class NCPStep(StewartTrinkleStep):
         if bo is not None:
             m.add_functions("lam_o", Ubn * vo + bo * sig)
         m.add_functions("sigma", friction)
+
+    # ------------------------------------------------------------------ physical verdict
+    def _impulses(self, zb: dict[str, np.ndarray]) -> list[tuple[float, ...]]:
+        r""":math:`r_i = (\beta_{n,i}, \beta_{t,i}[, \beta_{o,i}])`."""
+        cols = [zb["lam_n"], zb["lam_t"]] + ([zb["lam_o"]] if self.three_d else [])
+        return list(zip(*(c.tolist() for c in cols), strict=True))
+
+    def _support(self, w: tuple[float, ...]) -> float:
+        r""":math:`h_P(w) = \|w\|_2` (the unit disc)."""
+        return math.hypot(*w)
+
+    def _project(self, x: tuple[float, ...], mu: float) -> tuple[float, ...]:
+        """:func:`~.step.project_disc_cone`."""
+        return project_disc_cone(x, mu)

@@ -44,6 +44,18 @@ DEFAULT_METHOD = "penalty"
 """IPOPT route used by the studies: in our runs the penalty homotopy solved every step of
 these problems to ``tol=1e-8`` and was the fastest of scholtes/fb/penalty (see the docs)."""
 
+STUDY_TOL = 1e-10
+r"""Natural-residual tolerance of the step MCPs in the studies (:func:`run_vose`, the Circle-plate
+studies), which are judged on the Coulomb residual too (:meth:`~.step.StewartTrinkleStep.judge`,
+at :data:`STUDY_FRICTION_TOL`). At ``h = 1e-4`` the step scale is :math:`s \approx g h \approx 0.1`
+cm/s, and the NCP's friction rows are quadratic in :math:`\beta`: solved to ``1e-8`` the penalty
+route left relative Coulomb residuals up to ``1.1e-7`` (9 of 1500 Vose steps, 4-8 of 300-400
+Circle steps above ``1e-8``; the LCP with 4 and 8 directions up to ``4e-8``). Solved to ``1e-10``
+the largest was ``4e-10`` over the same runs (LCP, 8 directions), in no more time."""
+
+STUDY_FRICTION_TOL = 1e-8
+r"""Tolerance of the relative Coulomb residual :math:`\max_i \hat e_i` of every study step."""
+
 
 # --------------------------------------------------------------------------- §3.1 reference
 def _vose_rhs(params: VoseParameters, mu: float, g: float, r_frozen: float | None):
@@ -238,7 +250,8 @@ def run_vose(
     x = np.array([r0, 0.0, plate.params.depth])
     x0 = model.initial_state(x, plate.point_velocity(0.0, x))
     n = int(round(t_end / h))
-    sim = simulate(model, x0, n, method=method, backend="casadi", progress=progress)
+    solver = model.make_solver(method, "casadi", tol=STUDY_TOL, friction_tol=STUDY_FRICTION_TOL)
+    sim = simulate(model, x0, n, progress=progress, solver=solver)
     T = plate.params.period
     pos = sim.states[:, :3]
     r = np.array([plate.rotation(float(t))[:, 0] @ p for t, p in zip(sim.t, pos, strict=True)])
@@ -277,14 +290,26 @@ def circle_step_model(
 
 
 def _run_circle(
-    h: float, t_end: float, formulation: str, n_d: int, method: str, plate: PlateMotion | None = None
+    h: float,
+    t_end: float,
+    formulation: str,
+    n_d: int,
+    method: str,
+    plate: PlateMotion | None = None,
+    judge: bool = True,
 ) -> tuple[SimulationResult, PlateMotion]:
+    """Particle from plate coordinate (4, 0) on the Circle plate. ``judge``: every step is judged on
+    the Coulomb residual too (MCP at :data:`STUDY_TOL`); ``False``: the plain MCP solve at the default
+    tolerance (the timing study times the MCP solve alone)."""
     model, plate = circle_step_model(h, formulation, n_d, plate=plate)
     x = np.array([4.0, 0.0, 0.0])
     x = plate.position(0.0) + plate.rotation(0.0) @ x
     x0 = model.initial_state(x, plate.point_velocity(0.0, x))
-    sim = simulate(model, x0, int(round(t_end / h)), method=method, backend="casadi", progress=False)
-    return sim, plate
+    n = int(round(t_end / h))
+    if not judge:
+        return simulate(model, x0, n, method=method, backend="casadi", progress=False), plate
+    solver = model.make_solver(method, "casadi", tol=STUDY_TOL, friction_tol=STUDY_FRICTION_TOL)
+    return simulate(model, x0, n, progress=False, solver=solver), plate
 
 
 def step_size_study(
@@ -364,11 +389,11 @@ def timing_study(
     ``n_d`` directions, particle on the scaled Circle plate; plus the MCP sizes."""
     out_t, sizes = [], []
     t0 = time.perf_counter()
-    sim, plate = _run_circle(h, n_steps * h, "ncp", 0, method)
+    sim, plate = _run_circle(h, n_steps * h, "ncp", 0, method, judge=False)
     ncp_t = float(np.median(sim.step_time_s))
     ncp_n = circle_step_model(h, "ncp")[0].mcp.n
     for nd in directions:
-        s, _ = _run_circle(h, n_steps * h, "lcp", nd, method, plate)
+        s, _ = _run_circle(h, n_steps * h, "lcp", nd, method, plate, judge=False)
         out_t.append(float(np.median(s.step_time_s)))
         sizes.append(circle_step_model(h, "lcp", nd)[0].mcp.n)
     return {
