@@ -70,14 +70,58 @@ Globalisation (De Luca, Facchinei & Kanzow 1996; Billups 1995; Munson et al. 200
    then 0.9, then :math:`10^{-15}`). For a constant Jacobian the growth test is therefore
    dropped and up to :data:`CRASH_ITERATIONS_AFFINE` steps are allowed; the repeated-active-set
    test still ends a cycle, and the best point met is handed on as before.
-3. **Newton direction**: :math:`H d = -\Phi`. If :math:`H` is singular or ill-conditioned, or
-   :math:`d` fails the descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`
-   (:math:`\rho = 10^{-8}`, :math:`p = 2.1`, De Luca-Facchinei-Kanzow), the **proximal
-   perturbation** :math:`J_F + \mu I` (Billups' proximal perturbation of :math:`F`; in :math:`H`
-   this is :math:`D_a + \mu D_b + D_b J_F`, which keeps :math:`H` nonsingular for
-   :math:`P_0` Jacobians, unlike :math:`H + \mu I`) is tried with
-   :math:`\mu = \min(\max(0.1\|\Phi\|_2, 10^{-10}), 1)`, then 10 and 100 times that.
-4. **Steepest descent** :math:`d = -\nabla\Psi = -H^T\Phi` when no Newton direction passes.
+3. **Newton direction**: :math:`H d = -\Phi`, accepted when it passes the descent test
+   :math:`\nabla\Psi^T d \le -\rho \|d\|^p` (:math:`\rho = 10^{-8}`, :math:`p = 2.1`,
+   De Luca-Facchinei-Kanzow). Otherwise (:math:`H` singular or ill-conditioned, or :math:`d`
+   fails the test) the stages below are tried in this order, the first direction that passes
+   its test being taken:
+
+   a. the **proximal perturbation** :math:`J_F + \mu I` (Billups' proximal perturbation of
+      :math:`F`; in :math:`H` this is :math:`D_a + \mu D_b + D_b J_F`, which keeps :math:`H`
+      nonsingular for :math:`P_0` Jacobians, unlike :math:`H + \mu I`) with
+      :math:`\mu = \mu_1 = \min(\max(0.1\|\Phi\|_2, 10^{-10}), 1)`, under the same descent test;
+   b. if :math:`H` itself is singular, i.e. its factorisation failed (LAPACK pivot ratio below
+      :data:`~mcpkit.solvers.newton_linalg.PIVOT_RATIO`, SuperLU "exactly singular", or
+      non-finite entries) or gave a non-finite Newton step: the **Levenberg-Marquardt
+      direction** (LM) :math:`(H^T H + \mu I)\, d = -H^T \Phi` with
+      :math:`\mu = 10^{-2} \|\Phi\|_2^2`, raised to at least
+      :math:`10^{-12} \max_j \|H e_j\|_2^2` (Yamashita-Fukushima 2001;
+      :class:`~mcpkit.solvers.newton_linalg.NewtonSystem` solves it by dense Cholesky of the
+      normal equations or sparse LU of an augmented system). It is taken whenever
+      :math:`\nabla\Psi^T d < 0`, without the test above: it solves
+      :math:`\min_d \|\Phi + H d\|^2 + \mu \|d\|^2` whatever the rank of :math:`H`, so
+      :math:`-\nabla\Psi^T d = d^T (H^T H + \mu I) d > 0` for :math:`\nabla\Psi \ne 0`, and with
+      :math:`\mu` bounded below away from solutions it is gradient-related, which is what the
+      test is there to ensure. With :math:`\mu \propto \|\Phi\|^2` the method converges
+      quadratically under a local error bound, without nonsingularity (Yamashita-Fukushima
+      2001; Fan-Yuan 2005 for :math:`\|\Phi\|^\delta`, :math:`\delta \in [1, 2]`), i.e. on
+      the non-isolated solutions of rank-deficient problems, where the proximal perturbation
+      passes the descent test only with its larger :math:`\mu` and then converges linearly.
+      The factor :math:`10^{-2}` is :math:`0.1^2`: a singular value :math:`\sigma` of
+      :math:`H` is inverted as :math:`\sigma/(\sigma^2 + \mu)` instead of
+      :math:`1/(\sigma + \mu_1)`, and both cut off at :math:`\sigma \approx 0.1\|\Phi\|_2`.
+      :math:`\mu \propto \|\Phi\|_2^2` and the floor are unchanged when :math:`F` is multiplied
+      by a constant; the test :math:`\nabla\Psi^T d < 0` is unchanged by any scaling;
+   c. the proximal perturbation with :math:`10\mu_1`, then :math:`100\mu_1`;
+   d. if :math:`H` is not singular (b was skipped) and the direction of :math:`100\mu_1` was a
+      finite descent direction (:math:`\nabla\Psi^T d < 0`) that failed the test, i.e. too
+      long for it: the LM direction of b, under the same rule.
+
+   Measured: on the FCLIB box stacks (Alart-Curnier, a rank-deficient Delassus matrix) the
+   Newton matrix is singular and the proximal step with :math:`\mu_1` fails the descent test
+   (it is long along nearly null directions); the one with :math:`100\mu_1` passed and gained
+   about 1 % per iteration. With b, the 48-contact ``local_problem_test`` takes 19 iterations
+   instead of 212 (which needed a Tikhonov continuation). b before a lost on the FCLIB Capsules
+   problems (``Capsules-i100-1090``: 26 iterations became 100). With b alone, the NCP form of
+   ``local_problem_test`` stalled at a natural residual of :math:`1.6 \cdot 10^{-4}` where
+   :math:`H` factorises but its Newton steps (length 400 for :math:`\|\Phi\|_2 = 4 \cdot
+   10^{-4}`) fail the test and gradient steps crawled; with d it reaches the tolerance
+   :math:`10^{-8}` in 345 iterations (before: :math:`9 \cdot 10^{-7}` after 3000). d is
+   restricted to descent directions because on the Siconos LCP ``tobenna`` the proximal
+   directions of its one gradient step are ascent directions, and an LM step there (d without
+   that condition) changed the path, which then stalled.
+4. **Steepest descent** :math:`d = -\nabla\Psi = -H^T\Phi` when no direction of item 3 passes,
+   or when the line search fails along the one that passed.
 5. **Non-monotone Armijo line search** (Grippo, Lampariello & Lucidi 1986): accept
    :math:`z + t d`, :math:`t = 1, \tfrac12, \dots`, when
    :math:`\Psi(z + td) \le \max_{0 \le j < M} \Psi(z_{k-j}) + \sigma t \nabla\Psi^T d` with
@@ -105,13 +149,15 @@ Stopping rule
 
 The point returned is the iterate (projected onto the box) with the smallest natural residual,
 with its :math:`F`. ``RouteOutcome.trace`` holds one
-:class:`~mcpkit.result.HomotopyStep` per iteration: ``parameter`` is the proximal perturbation
-:math:`\mu` (0 when none), ``residual`` the natural residual after the step, ``inner_status``
-the step length, ``inner_iterations`` the function evaluations of the line search, ``phase``
-``"crash"``, ``"newton"`` or ``"gradient"``. ``RouteOutcome.extra`` holds ``linear_solver``
-(dense LAPACK or SuperLU), ``factorizations``, ``crash_iterations``, ``gradient_steps``,
-``perturbed_steps`` (iterations with :math:`\mu > 0`), ``watchdog_restarts`` and ``merit``
-(:math:`\Psi` at the returned point).
+:class:`~mcpkit.result.HomotopyStep` per iteration: ``parameter`` is the :math:`\mu` of the
+proximal perturbation or of the Levenberg-Marquardt direction (0 when none), ``residual`` the
+natural residual after the step, ``inner_status`` the step length, ``inner_iterations`` the
+function evaluations of the line search, ``phase`` ``"crash"``, ``"newton"`` (the Newton or a
+proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient"``.
+``RouteOutcome.extra`` holds ``linear_solver`` (dense LAPACK or SuperLU), ``factorizations``
+(Levenberg-Marquardt systems included), ``crash_iterations``, ``gradient_steps``,
+``perturbed_steps`` (iterations with :math:`\mu > 0`: proximal or Levenberg-Marquardt),
+``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point).
 
 Linear algebra
 --------------
@@ -123,7 +169,9 @@ dense :math:`1000 \times 1000` block; on backend ``pyomo`` CasADi differentiates
 :math:`J_F` is evaluated once per route when it is constant (LCPs), once per solve when it
 depends on :math:`p` only, else at every iterate.
 :class:`~mcpkit.solvers.newton_linalg.NewtonSystem` factorises :math:`H` with dense LAPACK or
-SuperLU and reuses the pattern and the ordering (see that module for what SciPy allows).
+SuperLU and reuses the pattern and the ordering (see that module for what SciPy allows); it
+solves the Levenberg-Marquardt systems by the normal equations and Cholesky (dense) or by an
+augmented system of twice the size and SuperLU (sparse: :math:`H^T H` is not formed).
 :class:`SemismoothNewton` only needs an object with ``F(z)``, ``J(z)`` and the CSC pattern
 (:class:`CasadiFunctions` is one), so callables from a functional interface can drive it too.
 
@@ -139,6 +187,10 @@ References
   for large scale complementarity problems", INFORMS J. Computing 13 (2001) 294-311.
 * L. Grippo, F. Lampariello, S. Lucidi, "A nonmonotone line search technique for Newton's
   method", SIAM J. Numer. Anal. 23 (1986) 707-716.
+* N. Yamashita, M. Fukushima, "On the rate of convergence of the Levenberg-Marquardt method",
+  Computing Suppl. 15 (2001) 239-249.
+* J. Fan, Y. Yuan, "On the quadratic convergence of the Levenberg-Marquardt method without
+  nonsingularity assumption", Computing 74 (2005) 23-39.
 """
 
 from __future__ import annotations
@@ -177,6 +229,10 @@ STEP_FLOOR = 1e-15
 #: Proximal perturbation :math:`\mu = \min(\max(\text{factor} \|\Phi\|, \text{min}), \text{max})`, tried
 #: with factors 1, 10, 100.
 PROX_FACTOR, PROX_MIN, PROX_MAX, PROX_TRIES = 0.1, 1e-10, 1.0, 3
+#: Levenberg-Marquardt stage (Yamashita-Fukushima 2001): :math:`\mu = \text{factor} \|\Phi\|_2^2`, at least
+#: ``LM_MIN_REL`` times :math:`\max_j \|H e_j\|_2^2`; ``LEVENBERG_MARQUARDT = False`` removes the stage.
+LEVENBERG_MARQUARDT = True
+LM_FACTOR, LM_MIN_REL = 1e-2, 1e-12
 #: Crash-phase iterations (projected Newton on the natural map) on a cold start.
 CRASH_ITERATIONS = 10
 #: Crash-phase iterations when the Jacobian is constant (the primal-dual active-set method).
@@ -490,6 +546,14 @@ class CasadiFunctions:
         return self._values
 
 
+def _descends(d: np.ndarray, grad: np.ndarray) -> bool:
+    r"""The descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`, :math:`d \ne 0` finite."""
+    if not np.isfinite(d).all():
+        return False
+    nd = math.sqrt(float(d @ d))
+    return nd > 0 and float(grad @ d) <= -DESCENT_RHO * nd**DESCENT_POWER
+
+
 def _check_vector(x: Any, n: int, what: str) -> np.ndarray:
     arr = np.asarray(x, dtype=float).reshape(-1)
     if arr.size != n:
@@ -661,18 +725,29 @@ class SemismoothNewton:
     def _direction(
         self, Phi: np.ndarray, da: np.ndarray, db: np.ndarray, grad: np.ndarray
     ) -> tuple[np.ndarray, float, str]:
-        """Newton direction (perturbed if needed) passing the descent test, else steepest descent."""
+        """Newton, proximal or Levenberg-Marquardt direction (module docstring, item 3), else -grad Psi."""
         norm_phi = math.sqrt(float(Phi @ Phi))
         mu = 0.0
+        singular = False  # H itself could not be factorised, or its Newton step is not finite
         for attempt in range(PROX_TRIES + 1):
             if attempt:
                 mu = min(max(PROX_FACTOR * norm_phi, PROX_MIN), PROX_MAX) * 10.0 ** (attempt - 1)
+            too_long = False  # a finite descent direction that failed the test
             if self.system.factor(da + mu * db if mu else da, db):
                 d = self.system.solve(-Phi)
-                if np.isfinite(d).all():
-                    nd = math.sqrt(float(d @ d))
-                    if float(grad @ d) <= -DESCENT_RHO * nd**DESCENT_POWER and nd > 0:
-                        return d, mu, "newton"
+                if _descends(d, grad):
+                    return d, mu, "newton"
+                finite = bool(np.isfinite(d).all())
+                singular |= not attempt and not finite
+                too_long = finite and float(grad @ d) < 0
+            else:
+                singular |= not attempt
+            if LEVENBERG_MARQUARDT and (
+                (attempt == 1 and singular) or (attempt == PROX_TRIES and not singular and too_long)
+            ):
+                lm = self.system.levenberg_marquardt(da, db, Phi, LM_FACTOR * norm_phi**2, LM_MIN_REL)
+                if lm is not None and float(grad @ lm[0]) < 0:
+                    return lm[0], lm[1], "lm"
         return -grad, 0.0, "gradient"
 
     def _line_search(
@@ -723,8 +798,8 @@ class SemismoothNewton:
             d, mu, phase = self._direction(Phi, da, db, grad)
             ref = max(history)
             step, evals = self._line_search(z, d, float(grad @ d), ref)
-            if step is None and phase == "newton":
-                phase, d = "gradient", -grad
+            if step is None and phase != "gradient":
+                phase, d, mu = "gradient", -grad, 0.0
                 step, more = self._line_search(z, d, float(grad @ d), ref)
                 evals += more
             if step is None:
@@ -756,6 +831,8 @@ class SemismoothNewton:
                 run.gradient += 1
             if mu > 0:
                 run.perturbed += 1
+            if phase == "lm":
+                run.lm += 1
             if r <= opts.tol:
                 return run.best_outcome(Termination.CONVERGED, "converged")
 
@@ -771,7 +848,7 @@ class _Run:
         self.trace: list[HomotopyStep] = progress_trace(engine.options)  # reports to options.progress
         self.best: tuple[np.ndarray, np.ndarray, float] | None = None
         self.best_at = 0
-        self.crash = self.gradient = self.perturbed = self.watchdog = 0
+        self.crash = self.gradient = self.perturbed = self.lm = self.watchdog = 0
         self.factorizations0 = engine.system.factorizations
         self.verbose = engine.options.verbose
 
@@ -810,6 +887,7 @@ class _Run:
                 "crash_iterations": self.crash,
                 "gradient_steps": self.gradient,
                 "perturbed_steps": self.perturbed,
+                "lm_steps": self.lm,
                 "watchdog_restarts": self.watchdog,
                 "merit": 0.5 * float(Phi @ Phi),
             },

@@ -34,6 +34,34 @@ What SciPy lets us reuse across factorisations (and what it does not):
 Singular or ill-conditioned matrices are reported by :meth:`NewtonSystem.factor` returning
 ``False`` (SuperLU's "exactly singular", a LAPACK pivot ratio below :data:`PIVOT_RATIO`, or a
 non-finite entry), so the caller can perturb or fall back.
+
+**Levenberg-Marquardt systems** :math:`(H^T H + \mu I)\, d = -H^T \Phi`
+(:meth:`NewtonSystem.levenberg_marquardt`) have a solution for every :math:`\mu > 0`, whatever
+the rank of :math:`H`. :math:`\mu` is first raised to :math:`\mu_{\min} = `
+``rel_floor`` :math:`\cdot \max_j \|H e_j\|_2^2` (a floor relative to the scale of :math:`H`):
+
+* **dense**: the normal equations. :math:`H^T H` by BLAS ``dsyrk`` (:math:`n^3` flops), then
+  Cholesky ``dpotrf``/``dpotrs`` (:math:`n^3/3`): about two LU factorisations. Their condition
+  number is at most :math:`(\sigma_{\max}^2 + \mu)/\mu \le 1 + 1/\text{rel\_floor}`, so the
+  floor bounds the error Cholesky's backward error (:math:`\sim \epsilon \|H\|^2`) can cause;
+  a QR factorisation of :math:`[H; \sqrt\mu I]` would avoid squaring the condition number but
+  costs about five LU factorisations;
+* **sparse**: :math:`H^T H` is not formed (one dense row of :math:`H` makes it dense, and a
+  5-point stencil becomes a 13-point one). The equivalent augmented system
+
+  .. math::
+
+      \begin{pmatrix} \sqrt\mu\, I & H \\ H^T & -\sqrt\mu\, I \end{pmatrix}
+      \begin{pmatrix} y \\ d \end{pmatrix} = \begin{pmatrix} -\Phi \\ 0 \end{pmatrix}
+
+  (:math:`d = H^T y / \sqrt\mu = -H^T (H H^T + \mu I)^{-1} \Phi = -(H^T H + \mu I)^{-1} H^T \Phi`)
+  keeps the pattern of :math:`H` and :math:`H^T`; its eigenvalues are
+  :math:`\pm\sqrt{\sigma_i^2 + \mu}`, so its condition number is
+  :math:`\sqrt{(\sigma_{\max}^2 + \mu)/\mu}`, the square root of the normal equations'. It is
+  factorised by SuperLU (``MMD_AT_PLUS_A``: the pattern is symmetric) with a fresh ordering each
+  time (these systems are a fallback, not the common case). LSQR with damping
+  :math:`\sqrt\mu` would need no factorisation, but its iteration count grows with that same
+  condition number, which is large exactly when :math:`\mu` is small near a solution.
 """
 
 from __future__ import annotations
@@ -183,6 +211,69 @@ class NewtonSystem:
         x = np.empty(self.n)
         x[self._inv] = self._splu.solve(rhs[self._inv])
         return x
+
+    def levenberg_marquardt(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        r""":math:`d = -(H^T H + \bar\mu I)^{-1} H^T \Phi`, :math:`\bar\mu = \max(\mu, f \max_j \|He_j\|^2)`.
+
+        :math:`f` is ``rel_floor``.
+
+        Returns ``(d, mu_used)``, or ``None`` when :math:`H` or :math:`\Phi` is not finite, the
+        factorisation fails or :math:`d` is not finite (module docstring: normal equations and
+        Cholesky when dense, the augmented system and SuperLU when sparse). A dense call
+        overwrites the LU factors of :meth:`factor`.
+        """
+        self.factorizations += 1
+        finite = np.isfinite(da).all() and np.isfinite(db).all() and np.isfinite(Phi).all()
+        if not (self._j_finite and finite):
+            return None
+        if self.dense:
+            return self._lm_dense(da, db, Phi, mu, rel_floor)
+        return self._lm_sparse(da, db, Phi, mu, rel_floor)
+
+    def _lm_dense(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        H = self._Hd
+        self._lu = None  # H's buffer holds the LU factors of factor(); they are overwritten
+        np.multiply(self._Jd, db[:, None], out=H)
+        H.flat[self._diag] += da
+        g = H.T @ Phi
+        # H is C-ordered, so H.T is Fortran-ordered: dsyrk(H.T, trans=0) = H^T H without a copy
+        A = sla.blas.dsyrk(1.0, H.T, trans=0, lower=0)
+        diag = np.diagonal(A).copy()
+        mu = max(mu, rel_floor * float(diag.max(initial=0.0)))
+        if not mu > 0:
+            return None
+        A.flat[:: self.n + 1] = diag + mu
+        c, info = sla.lapack.dpotrf(A, lower=0, clean=0, overwrite_a=1)
+        if info != 0:
+            return None
+        d, info = sla.lapack.dpotrs(c, -g, lower=0)
+        if info != 0 or not np.isfinite(d).all():
+            return None
+        return d, mu
+
+    def _lm_sparse(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        H = self.matrix(da, db)
+        col2 = np.asarray(H.multiply(H).sum(axis=0)).reshape(-1)
+        mu = max(mu, rel_floor * float(col2.max(initial=0.0)))
+        if not mu > 0:
+            return None
+        s = np.sqrt(mu)
+        eye = sps.identity(self.n, format="csc")
+        K = sps.bmat([[s * eye, H], [H.T, -s * eye]], format="csc")
+        try:
+            lu = spla.splu(K, permc_spec="MMD_AT_PLUS_A")
+        except RuntimeError:  # "Factor is exactly singular"
+            return None
+        d = lu.solve(np.concatenate([-Phi, np.zeros(self.n)]))[self.n :]
+        if not np.isfinite(d).all():
+            return None
+        return d, mu
 
     def _factor_dense(self, da: np.ndarray, db: np.ndarray) -> bool:
         if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
