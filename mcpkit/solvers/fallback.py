@@ -22,9 +22,11 @@ was not accepted, and never after
 
 Later routes are built only when first needed, so a problem ``newton`` solves never pays for
 building IPOPT. A later method that cannot take the problem (``lemke`` on a nonlinear :math:`F`)
-is skipped and the reason recorded; an input error of the first route (a typed
-:class:`~mcpkit.errors.MCPInputError`, e.g. a constant row with no solution on backend
-``pyomo``) is raised before anything runs, as it would be for that method asked by name. A
+is skipped and the reason recorded; an input error of the first of mcpkit's own methods (a
+typed :class:`~mcpkit.errors.MCPInputError`, e.g. a constant row with no solution on backend
+``pyomo``) is raised before anything runs, as it would be for that method asked by name. PATH's
+interfaces have limits of their own (what GAMSPy or AMPL can state), so an input error of PATH
+only skips it. A
 method whose solver is not available (:class:`~mcpkit.errors.SolverNotAvailableError`, e.g.
 PATH refused by its demo licence) is skipped at any position.
 
@@ -92,8 +94,8 @@ class FallbackRoute:
             return self._build(self.problem, spec, self.options, ipopt)
         except SolverNotAvailableError as exc:  # e.g. PATH refused by its licence
             return f"{type(exc).__name__}: {exc}"
-        except MCPInputError as exc:  # lemke on a nonlinear F; the first route's input errors propagate
-            if k == 0:
+        except MCPInputError as exc:  # lemke on a nonlinear F, ...
+            if k == 0 and spec.method != "path":  # an input error of mcpkit's own first engine
                 raise
             return f"{type(exc).__name__}: {exc}"
 

@@ -123,6 +123,12 @@ def test_the_first_routes_input_error_is_raised_later_ones_are_skipped(
     }
     with pytest.raises(MCPInputError, match="constant row"):
         chain(monkeypatch, stubs, SolveOptions())
+    stubs = {
+        "path": MCPInputError("GAMSPy cannot state erf"),
+        "newton": Stub("newton", 1.0, Termination.CONVERGED),
+    }
+    out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
+    assert out.method == "newton" and "erf" in out.extra["attempts"][0]["skipped"]  # PATH's own limits
     stubs = {"newton": Stub("newton", 0.5, Termination.STALLED), "lemke": MCPInputError("not affine")}
     out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
     assert out.extra["attempts"][1]["skipped"] == "MCPInputError: not affine"
