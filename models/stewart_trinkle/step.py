@@ -182,9 +182,14 @@ def project_polygon_cone(x: tuple[float, float, float], mu: float, n_d: int) -> 
     onto its plane, :math:`n = g_k\times g_{k+1}`, kept when both coefficients of
     :math:`y = c_1 g_k + c_2 g_{k+1}`, :math:`c_1\|n\|^2 = (y\times g_{k+1})\cdot n` and
     :math:`c_2\|n\|^2 = (g_k\times y)\cdot n`, are :math:`\ge 0`); the edges
-    :math:`\max(g\cdot x, 0)\,g/\|g\|^2` for :math:`g = g_k, g_{k+1}`; and the apex 0. Each
-    candidate :math:`y` lies in :math:`K` and is the orthogonal projection of :math:`x` onto a
-    subspace, so :math:`\|x - y\|^2 = \|x\|^2 - \|y\|^2`: the projection is the longest candidate
+    :math:`\max(g\cdot x, 0)\,g/\|g\|^2` for :math:`g = g_k, g_{k+1}`; and the apex 0. For
+    :math:`x \notin K` the projection lies in the facet cone, so a facet candidate (the plane
+    projection lying inside the facet) is the projection itself and is returned at once: it is
+    nearer than every point of its edges, by a margin of order :math:`\mu^2` that a comparison
+    of lengths cannot resolve when :math:`\mu` is tiny (:math:`\mu = 10^{-9}` returned a vertex
+    :math:`5\cdot 10^{-10}` away). Otherwise each remaining candidate :math:`y` lies in :math:`K`
+    and is the orthogonal projection of :math:`x` onto a subspace, so
+    :math:`\|x - y\|^2 = \|x\|^2 - \|y\|^2`: the projection is the longest candidate
     (compared without the cancellation of :math:`\|x - y\|^2`, which cannot tell candidates apart
     closer than :math:`\sqrt{\epsilon}\,\|x\|`). :math:`\mu = 0` gives the ray
     :math:`\{(a, 0, 0): a \ge 0\}`.
@@ -210,7 +215,7 @@ def project_polygon_cone(x: tuple[float, float, float], mu: float, n_d: int) -> 
     if nn > 0.0:  # (0 only when mu^2 underflows: then the edges are the cone)
         y = _sub(x, tuple(_dot(n, x) / nn * ni for ni in n))  # projection onto the plane = c1 g1 + c2 g2
         if _dot(_cross(y, g2), n) >= 0.0 and _dot(_cross(g1, y), n) >= 0.0:  # c1 |n|^2, c2 |n|^2
-            candidates.append(y)
+            return y  # inside the facet: the nearest point of the facet, hence of K (docstring)
     return max(candidates, key=lambda y: _dot(y, y))
 
 
