@@ -74,8 +74,8 @@ from mcpkit.errors import MCPInputError, ShapeError, UnknownOptionError
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.options import Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
-from mcpkit.residuals import classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, SolutionStatus, judge, mcp_termination, verdict_message
+from mcpkit.residuals import classify_pairs
+from mcpkit.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
 
 #: Option names :func:`solve_mcp` accepts (PATH's where PATH has them).
 OPTIONS = (
@@ -156,11 +156,8 @@ def judged(
     route) are the template's.
     """
     tol = template.tol
-    have = z is not None and bool(np.isfinite(z).all())
-    zz = np.clip(np.asarray(z, dtype=float), lb, ub) if have else np.full(lb.size, np.nan)
-    F = np.asarray(F_at(zz), dtype=float).reshape(-1) if have else np.full(lb.size, np.nan)
-    r = compute_residuals(zz, F, lb, ub)
-    status = judge(r.natural, r.bounds, tol, have, r.complementarity)
+    jp = judge_point(z, F_at, lb, ub, tol)
+    zz, F, r, status, have = jp.z, jp.F, jp.residuals, jp.status, jp.have_point
     term = mcp_termination(template.termination, status, template.extra)
     who = f"by {template.method}/{template.backend} (solve_mcp, judged on the given F)"
     message = verdict_message(who, status, r.natural, r.complementarity, r.bounds, tol, term) + note
@@ -326,7 +323,7 @@ def solve_mcp(
     if sps.issparse(F) or (not callable(F) and np.ndim(F) == 2):
         if "jacobian_structure" in options:
             raise MCPInputError("solve_mcp: jacobian_structure is for Python callables, not for an LCP")
-        mcp = _lcp(F, J, lb, ub)
+        mcp = MCP.lcp(F, J, lb=lb, ub=ub)
         lo, hi, start = _box(lb, ub, z0, mcp.n)
         mcp.set_start(**{mcp.blocks[0].name: start})
         M, q = (F if sps.issparse(F) else np.asarray(F, dtype=float)), np.asarray(J, dtype=float).reshape(-1)
@@ -352,16 +349,6 @@ def solve_mcp(
         )
     lo, hi, start = _box(lb, ub, z0, _size(lb, ub, z0))
     return _solve_callables(F, J, lo, hi, start, opts, options.get("jacobian_structure"), method_name)
-
-
-def _lcp(M: Any, q: Any, lb: ArrayLike, ub: ArrayLike) -> MCP:
-    """``MCP.lcp`` (dense when the declaration does not take ``scipy.sparse``)."""
-    try:
-        return MCP.lcp(M, q, lb=lb, ub=ub)
-    except MCPInputError:
-        if not sps.issparse(M):
-            raise
-        return MCP.lcp(M.toarray(), q, lb=lb, ub=ub)  # MCP.lcp without sparse support (issue 10, item 4)
 
 
 def _solve_declaration(

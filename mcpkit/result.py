@@ -19,14 +19,14 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from mcpkit.errors import SolveFailedError
-from mcpkit.residuals import PairState
+from mcpkit.residuals import PairState, Residuals, compute_residuals
 
 
 class Termination(enum.Enum):
@@ -431,6 +431,50 @@ class MPCCResult(SolveResult):
             f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend})"
         )
+
+
+@dataclass(frozen=True)
+class JudgedPoint:
+    """A route's point judged on the original pairs (:func:`judge_point`)."""
+
+    z: np.ndarray
+    """The point clipped to :math:`[l, u]` (NaN when there is none)."""
+    F: np.ndarray
+    """:math:`F(z)` at exactly that point (NaN when there is none)."""
+    residuals: Residuals
+    """:func:`~mcpkit.residuals.compute_residuals` of ``(z, F)``."""
+    status: SolutionStatus
+    """:func:`judge` of those residuals."""
+    have_point: bool
+    """A finite point was given."""
+
+
+def judge_point(
+    z: np.ndarray | None,
+    F_at: Callable[[np.ndarray], np.ndarray],
+    lb: np.ndarray,
+    ub: np.ndarray,
+    tol: float,
+    F: np.ndarray | None = None,
+) -> JudgedPoint:
+    r"""The one verdict on an MCP point: clip, evaluate, measure, :func:`judge`.
+
+    :math:`z \leftarrow \Pi_{[l,u]}(z)`; :math:`F = F(z)`, taken from ``F`` when it was evaluated at
+    exactly that point (a route's own evaluation) and from ``F_at`` otherwise; then
+    :func:`~mcpkit.residuals.compute_residuals` and :func:`judge` with every measure. ``z`` that
+    is ``None`` or not finite is no point: NaN arrays, ``NO_SOLUTION``. Used by
+    :class:`mcpkit.Solver`, :func:`mcpkit.solve_mcp` and the ``auto`` chain alike.
+    """
+    have = z is not None and bool(np.isfinite(z).all())
+    if have:
+        assert z is not None
+        zz = np.minimum(np.maximum(np.asarray(z, dtype=float), lb), ub)
+        same = F is not None and np.array_equal(zz, z)
+        FF = F if same else np.asarray(F_at(zz), dtype=float).reshape(-1)
+    else:
+        zz, FF = np.full(lb.size, np.nan), np.full(lb.size, np.nan)
+    r = compute_residuals(zz, FF, lb, ub)
+    return JudgedPoint(zz, FF, r, judge(r.natural, r.bounds, tol, have, r.complementarity), have)
 
 
 def _fmt(v: float | None) -> str:

@@ -27,8 +27,8 @@ from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.registry import build_mcp_route, resolve
-from mcpkit.residuals import classify_pairs, compute_residuals
-from mcpkit.result import MCPResult, MPCCResult, Termination, judge, mcp_termination, verdict_message
+from mcpkit.residuals import classify_pairs
+from mcpkit.result import MCPResult, MPCCResult, Termination, judge_point, mcp_termination, verdict_message
 from mcpkit.solvers.ipopt import check_ipopt_options
 from mcpkit.solvers.route import Route, RouteOutcome
 
@@ -130,22 +130,9 @@ class Solver:
 
     def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
         lb, ub, tol = self.cas.lb, self.cas.ub, self.options.tol
-        have = out.z is not None and np.isfinite(out.z).all()
-        if have:
-            assert out.z is not None
-            z = np.minimum(np.maximum(np.asarray(out.z, dtype=float), lb), ub)
-            if out.F is not None and np.array_equal(z, out.z):
-                F = out.F
-            else:
-                F = np.asarray(self.cas.F_fun(z, p), dtype=float).reshape(-1)
-            r = compute_residuals(z, F, lb, ub)
-            states = classify_pairs(z, F, lb, ub, tol, r.per_pair)
-        else:
-            z = np.full(self.problem.n, np.nan)
-            F = np.full(self.problem.n, np.nan)
-            r = compute_residuals(z, F, lb, ub)
-            states = []
-        status = judge(r.natural, r.bounds, tol, have, r.complementarity)
+        jp = judge_point(out.z, lambda z: self.cas.F_fun(z, p), lb, ub, tol, out.F)
+        z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
+        states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)
         method, backend = out.method or self.method.value, out.backend or self.route.backend
         route = f"{method}/{backend}"

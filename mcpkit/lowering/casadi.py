@@ -312,6 +312,8 @@ def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
     from mcpkit.lowering.mpcc_printer import slack_form_blocks
 
     return slack_form_blocks(problem, form)
+
+
 """Inverse data of :class:`MCPToMPCC`: the :class:`~mcpkit.lowering.slack.SlackForm` of the bounds."""
 
 

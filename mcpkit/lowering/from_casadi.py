@@ -149,14 +149,6 @@ def affine_parts(F: ca.Function) -> tuple[sps.csc_matrix, ca.Function] | None:
     return M, q
 
 
-def _add_affine(mcp: MCP, block: str, M: sps.csc_matrix, q: Any) -> None:
-    """``mcp.add_affine`` with the sparse ``M``; dense when the declaration does not take sparse."""
-    try:
-        mcp.add_affine(block, M, q)
-    except MCPInputError:  # MCP.add_affine without scipy.sparse support (issue 10, item 4)
-        mcp.add_affine(block, M.toarray(), q)
-
-
 def mcp_from_casadi(
     F: ca.Function,
     lb: ArrayLike,
@@ -208,7 +200,7 @@ def mcp_from_casadi(
         M, q_fun = parts
         (q,) = casadi_to_sympy(q_fun, [p])
         q_rows: Any = q if any(isinstance(e, sp.Basic) and e.free_symbols for e in q) else np.array(q, float)
-        _add_affine(mcp, "z", M, q_rows)
+        mcp.add_affine("z", M, q_rows)  # kept sparse by the declaration
     else:
         inputs = [z, p] if F.n_in() == 2 else [z]
         (exprs,) = casadi_to_sympy(F, inputs)

@@ -47,6 +47,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.from_casadi import casadi_to_sympy
 from mcpkit.lowering.printer import (
     Rename,
+    _case_key,
     _default_stem,
     _num,
     _SymbolNames,
@@ -176,17 +177,6 @@ def _bound_condition(name: str, lo: np.ndarray, hi: np.ndarray, latex: bool) -> 
     return f"{left}{name}{right}"
 
 
-def _case(lo: float, hi: float) -> str:
-    """``fixed``, ``free``, ``lower``, ``upper`` or ``box`` from one pair of bounds."""
-    if lo == hi:
-        return "fixed"
-    if math.isinf(lo) and math.isinf(hi):
-        return "free"
-    if math.isinf(hi):
-        return "lower"
-    return "upper" if math.isinf(lo) else "box"
-
-
 def _pair_condition(
     G: str, H: str, lbG: np.ndarray, ubG: np.ndarray, lbH: np.ndarray, ubH: np.ndarray, latex: bool
 ) -> str:
@@ -194,7 +184,7 @@ def _pair_condition(
     s = _sym(latex)
     if np.all(lbG == 0) and np.all(np.isposinf(ubG)) and np.all(lbH == 0) and np.all(np.isposinf(ubH)):
         return f"0{s['le']}{G}{s['perp']}{H}{s['ge']}0"
-    cases = {_case(float(a), float(b)) for a, b in zip(lbH, ubH, strict=True)}
+    cases = {_case_key(float(a), float(b)) for a, b in zip(lbH, ubH, strict=True)}
     case = cases.pop() if len(cases) == 1 else "mixed"
     lo, hi = _bound(lbH, latex), _bound(ubH, latex)
     if case == "fixed":
@@ -221,7 +211,7 @@ def _pair_kinds(m: MPCC, idx: np.ndarray | None = None) -> dict[str, int]:
     if std.any():
         out["standard"] = int(std.sum())
     for j in sel[~std]:
-        k = _case(float(m.lbH[j]), float(m.ubH[j]))
+        k = _case_key(float(m.lbH[j]), float(m.ubH[j]))
         out[k] = out.get(k, 0) + 1
     return out
 
@@ -230,7 +220,7 @@ def _plain_G(m: MPCC) -> np.ndarray:
     """Pairs whose bounds ``G_l <= G <= G_u`` are more than their case implies (printed separately)."""
     out = []
     for j in np.flatnonzero(~m.standard_pairs()):
-        lo, hi = _IMPLIED.get(_case(float(m.lbH[j]), float(m.ubH[j])), (-math.inf, math.inf))
+        lo, hi = _IMPLIED.get(_case_key(float(m.lbH[j]), float(m.ubH[j])), (-math.inf, math.inf))
         if not (m.lbG[j] <= lo and m.ubG[j] >= hi):
             out.append(int(j))
     return np.asarray(out, dtype=int)
@@ -836,7 +826,7 @@ def _words_bounds(lo: np.ndarray, hi: np.ndarray) -> str:
              "upper": "with an upper bound only", "box": "with both bounds"}  # fmt: skip
     kinds: dict[str, int] = {}
     for a, b in zip(lo, hi, strict=True):
-        k = words[_case(float(a), float(b))]
+        k = words[_case_key(float(a), float(b))]
         kinds[k] = kinds.get(k, 0) + 1
     return ", ".join(f"{v} {k}" for k, v in kinds.items())
 

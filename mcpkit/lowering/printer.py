@@ -406,6 +406,7 @@ def _case_words(case: str, z: str, lo: str = "l", hi: str = "u") -> str:
 
 
 def _case_key(lo: float, hi: float) -> str:
+    """``fixed``, ``free``, ``lower``, ``upper`` or ``box`` from one pair of bounds."""
     if lo == hi:
         return "fixed"
     if math.isinf(lo) and math.isinf(hi):

@@ -50,8 +50,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
-from mcpkit.residuals import compute_residuals
-from mcpkit.result import SolutionStatus, Termination, judge
+from mcpkit.result import SolutionStatus, Termination, judge_point
 from mcpkit.solvers.route import Route, RouteOutcome
 
 #: Terminations after which no later method is tried.
@@ -109,17 +108,14 @@ class FallbackRoute:
         residual, complementarity violation and bound violation <= tol); and its natural residual."""
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
-        lb, ub = self.problem.lb, self.problem.ub
-        z = np.clip(np.asarray(out.z, dtype=float), lb, ub)
-        F = out.F if out.F is not None and np.array_equal(z, out.z) else None
-        if F is None:
-            from mcpkit.lowering.casadi import lower_to_casadi
+        from mcpkit.lowering.casadi import lower_to_casadi
 
-            F = np.asarray(lower_to_casadi(self.problem).F_fun(z, p), dtype=float).reshape(-1)
-            out.F, out.z = F, z
-        r = compute_residuals(z, F, lb, ub)
-        ok = judge(r.natural, r.bounds, self.options.tol, True, r.complementarity) is SolutionStatus.SOLUTION
-        return ok, r.natural
+        F_fun = lower_to_casadi(self.problem).F_fun
+        jp = judge_point(
+            out.z, lambda z: F_fun(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
+        )
+        out.z, out.F = jp.z, jp.F  # the Solver's verdict then reuses this evaluation
+        return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""
