@@ -306,15 +306,14 @@ def lower_to_casadi(problem: MCP) -> CasadiMCP:
 
 
 SlackMap = SlackForm
+"""Inverse data of :class:`MCPToMPCC`: the :class:`~mcpkit.lowering.slack.SlackForm` of the bounds."""
 
 
 def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
+    """The slack form's block names for printing (built when the MPCC is first printed)."""
     from mcpkit.lowering.mpcc_printer import slack_form_blocks
 
     return slack_form_blocks(problem, form)
-
-
-"""Inverse data of :class:`MCPToMPCC`: the :class:`~mcpkit.lowering.slack.SlackForm` of the bounds."""
 
 
 class MCPToMPCC(Lowering):
