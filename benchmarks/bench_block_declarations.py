@@ -9,17 +9,24 @@ constants (:attr:`mcpkit.problem.BlockFunction.nnz`). Two families:
   3-D rigid body with ``nc`` point contacts (dense :math:`6\times n_c` wrench matrices);
 * ``particles``: ``nc`` particles, each on its own plane, declared with *sparse* matrix
   parameters (:math:`W_n, W_t, W_o \in \mathbb{R}^{3n_c\times n_c}` with 3 entries per column,
-  :math:`\hat M` diagonal), the NCP of eq (9).
+  :math:`\hat M` diagonal), the NCP of eq (9);
+* ``fclib``: the Alart–Curnier FCLIB declaration (:func:`~mcpkit.models.fclib.fclib_mcp`) of a
+  synthetic problem with ``nc`` contacts in a chain, :math:`W` block tridiagonal (3x3 blocks,
+  symmetric positive definite), split into the nine :math:`n_c \times n_c` sparse blocks
+  :math:`W_{ab}`.
 
 Phases, each timed: ``declare`` (building the MCP), ``casadi`` (:func:`lower_to_casadi`: SX or MX
 by the usual rule), ``jac`` (building :math:`\partial F/\partial z` and one evaluation of
 :math:`F` and :math:`J`), ``pyomo`` (:class:`~mcpkit.lowering.pyomo.ToPyomo`), and for small sizes
-``entrywise`` (``nc <= 100``): the same step expanded to one sympy row per component and lowered
-(what the models did before block declarations). Memory: peak Python allocations (``tracemalloc``) of
-declare + lower, and the growth of the process's peak RSS (CasADi's C++ memory included); each
-size runs in its own process. ``us/nnz`` is (declare + casadi + jac) per stored entry.
+``entrywise`` (``nc <= 100``, not ``fclib``): the same step expanded to one sympy row per
+component and lowered (what the models did before block declarations). Memory: peak Python
+allocations (``tracemalloc``) of declare + lower, and the growth of the process's peak RSS
+(CasADi's C++ memory included); each size runs in its own process. ``us/nnz`` is (declare +
+casadi + jac) per stored entry.
 
-Run ``python benchmarks/bench_block_declarations.py [--json] [--sizes 50,500,5000] [--quick]``.
+Run ``python benchmarks/bench_block_declarations.py [--json] [--sizes 50,500,5000] [--quick]``;
+``benchmarks/bench_mcp_scaling.py --parts blocks`` prints the 500-contact rows (:func:`run_sizes`,
+:func:`table_lines`) beside issue 10's figures.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,6 +47,14 @@ import scipy.sparse as sps
 
 
 def _rss_mb() -> float:
+    """Peak RSS of this process in MB: ``VmHWM`` (reset by ``exec``; ``ru_maxrss`` is not, so a child
+    of a large parent would report the parent's peak), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -96,6 +112,21 @@ def particles_ncp(nc: int) -> Any:
     return m
 
 
+def fclib_chain(nc: int, seed: int = 0) -> Any:
+    r"""A synthetic FCLIB problem: ``nc`` contacts in a chain, :math:`W` block tridiagonal and SPD."""
+    from mcpkit.models.fclib import FCLIBProblem
+
+    rng = np.random.default_rng(seed)
+    n = 3 * nc
+    C = sps.random(n, n, density=0.0, random_state=rng, format="lil")
+    for i in range(nc):
+        for j in range(max(0, i - 1), min(nc, i + 2)):
+            C[3 * i : 3 * i + 3, 3 * j : 3 * j + 3] = rng.normal(size=(3, 3)) * (1.0 if i == j else 0.3)
+    C = sps.csr_array(C)
+    W = (C @ C.T + 3.0 * sps.eye_array(n)).toarray()
+    return FCLIBProblem(W, rng.normal(size=n), np.full(nc, 0.3))
+
+
 def _entrywise(mcp: Any) -> Any:
     """The same MCP with every block function expanded to sympy rows (the entrywise declaration)."""
     from mcpkit import MCP
@@ -119,16 +150,20 @@ def measure(family: str, nc: int, entrywise: bool, pyomo: bool) -> dict[str, Any
 
     from mcpkit.lowering.casadi import ToCasadi, lower_to_casadi
     from mcpkit.lowering.pyomo import ToPyomo
+    from mcpkit.models.fclib import fclib_mcp
     from mcpkit.models.stewart_trinkle import NCPStep  # noqa: F401  (imports outside the timings)
     from mcpkit.problem import BlockFunction
 
-    contacts = None if family == "particles" else rigid_contacts(nc)  # geometry, not declaration
+    contacts = rigid_contacts(nc) if family.startswith("rigid") else None  # geometry, not declaration
+    prob = fclib_chain(nc) if family == "fclib" else None  # the file's data, not the declaration
     rss0 = _rss_mb()
     tracemalloc.start()
     t0 = time.perf_counter()
+    step = None
     if family == "particles":
         mcp = particles_ncp(nc)
-        step = None
+    elif prob is not None:
+        mcp = fclib_mcp(prob)
     else:
         step = rigid_step(family.split("-")[1], nc, contacts)
         mcp = step.mcp
@@ -177,11 +212,55 @@ def _child(args: argparse.Namespace) -> None:
     print(json.dumps(row))
 
 
+FAMILIES = ("rigid-ncp", "rigid-lcp", "particles", "fclib")
+
+
+def run_sizes(sizes: list[int], families: tuple[str, ...] = FAMILIES) -> list[dict[str, Any]]:
+    """:func:`measure` each family at each size, each in its own process (entrywise up to 100
+    contacts, except ``fclib``; Pyomo up to 2000)."""
+    rows = []
+    for family in families:
+        for nc in sizes:
+            cmd = [sys.executable, __file__, "--child", "--family", family, "--nc", str(nc)]
+            if nc <= 100 and family != "fclib":  # sympy Max/sqrt rows: 100 s at 50 contacts
+                cmd.append("--entrywise")
+            if nc <= 2000:
+                cmd.append("--pyomo")
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                rows.append({"family": family, "nc": nc, "error": out.stderr.strip().splitlines()[-1:]})
+                continue
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def table_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows of :func:`run_sizes` as a table."""
+    lines = [
+        f"{'family':<10}{'nc':>6}{'n':>7}{'nnz':>8}{'graph':>6}{'decl s':>8}{'lower s':>8}{'jac s':>8}"
+        f"{'pyomo s':>8}{'us/nnz':>8}{'py MB':>7}{'RSS MB':>7}{'lines':>6}{'entrywise s':>12}"
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['family']:<10}{r['nc']:>6}  ERROR {r['error']}")
+            continue
+        total = r["declare_s"] + r["casadi_s"] + r["jac_s"]
+        ew = f"{r['entrywise_s']:12.2f}" if "entrywise_s" in r else f"{'-':>12}"
+        py = f"{r['pyomo_s']:8.2f}" if "pyomo_s" in r else f"{'-':>8}"
+        lines.append(
+            f"{r['family']:<10}{r['nc']:>6}{r['n']:>7}{r['nnz']:>8}{r['graph']:>6}{r['declare_s']:8.3f}"
+            f"{r['casadi_s']:8.3f}{r['jac_s']:8.3f}{py}{1e6 * total / r['nnz']:8.1f}{r['py_peak_mb']:7.1f}"
+            f"{r['rss_growth_mb']:7.1f}{r['lines']:>6}{ew}"
+        )
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     ap.add_argument("--sizes", default="50,100,200,500,1000,2000", help="contact counts")
     ap.add_argument("--quick", action="store_true", help="sizes 50,200,500 only")
+    ap.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of {FAMILIES}")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--family", default="rigid-ncp", help=argparse.SUPPRESS)
     ap.add_argument("--nc", type=int, default=50, help=argparse.SUPPRESS)
@@ -192,39 +271,11 @@ def main() -> None:
         _child(args)
         return
     sizes = [50, 200, 500] if args.quick else [int(s) for s in args.sizes.split(",")]
-    rows = []
-    for family in ("rigid-ncp", "rigid-lcp", "particles"):
-        for nc in sizes:
-            cmd = [sys.executable, __file__, "--child", "--family", family, "--nc", str(nc)]
-            if nc <= 100:
-                cmd.append("--entrywise")
-            if nc <= 2000:
-                cmd.append("--pyomo")
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if out.returncode != 0:
-                rows.append({"family": family, "nc": nc, "error": out.stderr.strip().splitlines()[-1:]})
-                continue
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    rows = run_sizes(sizes, tuple(f.strip() for f in args.families.split(",") if f.strip()))
     if args.json:
         print(json.dumps(rows, indent=1))
         return
-    head = (
-        f"{'family':<10}{'nc':>6}{'n':>7}{'nnz':>8}{'graph':>6}{'decl s':>8}{'lower s':>8}{'jac s':>8}"
-        f"{'pyomo s':>8}{'us/nnz':>8}{'py MB':>7}{'RSS MB':>7}{'lines':>6}{'entrywise s':>12}"
-    )
-    print(head)
-    for r in rows:
-        if "error" in r:
-            print(f"{r['family']:<10}{r['nc']:>6}  ERROR {r['error']}")
-            continue
-        total = r["declare_s"] + r["casadi_s"] + r["jac_s"]
-        ew = f"{r['entrywise_s']:12.2f}" if "entrywise_s" in r else f"{'-':>12}"
-        py = f"{r['pyomo_s']:8.2f}" if "pyomo_s" in r else f"{'-':>8}"
-        print(
-            f"{r['family']:<10}{r['nc']:>6}{r['n']:>7}{r['nnz']:>8}{r['graph']:>6}{r['declare_s']:8.3f}"
-            f"{r['casadi_s']:8.3f}{r['jac_s']:8.3f}{py}{1e6 * total / r['nnz']:8.1f}{r['py_peak_mb']:7.1f}"
-            f"{r['rss_growth_mb']:7.1f}{r['lines']:>6}{ew}"
-        )
+    print("\n".join(table_lines(rows)))
 
 
 if __name__ == "__main__":

@@ -32,10 +32,15 @@ OpenBLAS makes one 221 x 221 LU take 0.5 ms or 75 ms at random, which no ratio s
    ``newton``, ``lemke`` (LCPs) and ``path`` (GAMSPy; skipped with the reason when
    :func:`mcpkit.availability.path_status` says no), each through ``mcpkit.solve`` and judged on
    the declaration. Total times include the route build (for PATH: GAMSPy's model generation).
+5. **Block-level declarations** (issue 13): the 500-contact rows of
+   ``bench_block_declarations.py`` (Stewart–Trinkle NCP and LCP steps of a rigid body, ``nc``
+   particles, an FCLIB Alart–Curnier declaration): declare, lower to CasADi, Jacobian, Pyomo
+   times, stored entries (nnz), µs per entry and memory, each in its own process.
 
 Run::
 
-    nice -n 10 python benchmarks/bench_mcp_scaling.py [--out results.json] [--parts dense,sparse,steps,path]
+    nice -n 10 python benchmarks/bench_mcp_scaling.py [--out results.json] \
+        [--parts dense,sparse,steps,path,blocks]
 
 The table goes to stdout, progress bars to stderr; ``--out`` writes everything measured as JSON.
 """
@@ -69,7 +74,7 @@ from mcpkit.errors import MCPKitError
 HERE = Path(__file__).resolve().parent
 #: ``../shared/data`` beside the checkout (as in ``tests/conftest.py``), or ``$MCPKIT_SHARED/data``.
 DATA = Path(os.environ.get("MCPKIT_SHARED", HERE.parent.parent / "shared")) / "data"
-PARTS = ("dense", "sparse", "steps", "path")
+PARTS = ("dense", "sparse", "steps", "path", "blocks")
 RESULT_TAG = "BENCH_RESULT "
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -657,6 +662,21 @@ def _path_lines(part: dict[str, Any]) -> list[str]:
     return out
 
 
+def _block_bench() -> Any:
+    """``benchmarks/bench_block_declarations.py`` as a module (issue 13's declaration benchmark)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_blocks", HERE / "bench_block_declarations.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def part_blocks(sizes: tuple[int, ...] = (500,)) -> list[dict[str, Any]]:
+    """Issue 13: declaring and lowering block-level steps and an FCLIB problem at 500 contacts."""
+    return _block_bench().run_sizes(list(sizes))
+
+
 def print_table(out: dict[str, Any]) -> None:
     """The human-readable summary of :func:`main`'s results."""
     lines = [
@@ -684,6 +704,9 @@ def print_table(out: dict[str, Any]) -> None:
     if "path_side" in out:
         lines += ["", "4. Data sets: solved? residual total-time of newton, lemke, PATH; newton/PATH time"]
         lines += _path_lines(out["path_side"])
+    if "blocks" in out:
+        lines += ["", "5. Block-level declarations (issue 13): declare, lower, Jacobian, memory (O(nnz))"]
+        lines += ["  " + line for line in _block_bench().table_lines(out["blocks"])]
     print("\n".join(lines))
 
 
@@ -751,6 +774,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         out["path_side"] = part_path(args, have_path, where)
     if "sparse" in parts:
         out["sparse"] = part_sparse(args)
+    if "blocks" in parts:
+        out["blocks"] = part_blocks()
     out["machine"]["load_average_at_end"] = os.getloadavg()
     if args.out:
         args.out.write_text(json.dumps(out, indent=1, default=str))

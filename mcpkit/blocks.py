@@ -16,7 +16,8 @@ Shapes are ``(n,)`` for vectors and ``(m, n)`` for matrices. The operations are
 * ``x + y``, ``x - y``, ``-x``, ``x * y`` (Hadamard product :math:`x \circ y`), ``x / y``, ``x ** k``:
   elementwise, a length-1 operand broadcasts; ``s * A`` and ``A / s`` scale a matrix by a scalar
   and ``A + B`` adds matrices of one shape;
-* :func:`diag` (:math:`\operatorname{diag}(x)`), :func:`total` (:math:`\mathbf 1^T x`), elementwise
+* :func:`maximum` (elementwise :math:`\max(x, y)`), :func:`diag` (:math:`\operatorname{diag}(x)`),
+  :func:`total` (:math:`\mathbf 1^T x`), elementwise
   :func:`sin`, :func:`cos`, :func:`exp`, :func:`log`, :func:`sqrt`, :func:`tanh`, ``abs(x)``;
 * :func:`named` (a definition :math:`v_t = W_t^T\nu - u_t`, printed by its name and listed under
   "where") and :func:`const` (a numeric vector or matrix, dense or ``scipy.sparse``, printed by
@@ -346,6 +347,25 @@ class Func(Expr):
         return (self.arg,)
 
 
+class Maximum(Expr):
+    r"""Elementwise maximum :math:`\max(x, y)` of two vectors (a length-1 operand broadcasts).
+
+    A backend without its own ``maximum`` evaluates it as :math:`(x + y + |x - y|)/2`
+    (:meth:`Backend.maximum`).
+    """
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Expr, b: Expr) -> None:
+        if a.is_matrix or b.is_matrix:
+            raise ShapeError(f"max of a matrix {a.shape if a.is_matrix else b.shape} is not supported")
+        self.a, self.b = a, b
+        self.shape = _broadcast([a, b], "max")
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
 class MatMul(Expr):
     """Matrix product ``a @ b``: a matrix (or a transposed vector) times a vector or a matrix."""
 
@@ -465,6 +485,11 @@ def named(name: str, expr: Any, latex: str | None = None, dim: Any = None) -> Na
     return Named(name, as_expr(expr), latex, dim)
 
 
+def maximum(x: Any, y: Any) -> Maximum:
+    r"""Elementwise :math:`\max(x, y)` (``maximum(x, 0)`` is the positive part)."""
+    return Maximum(as_expr(x), as_expr(y))
+
+
 def diag(x: Any) -> Diag:
     r""":math:`\operatorname{diag}(x)`."""
     return Diag(as_expr(x))
@@ -575,6 +600,9 @@ def is_affine(e: Expr) -> bool:
         elif isinstance(x, Pow):
             d, a = rec(x.arg)
             r = (d, not d or (x.k == 1 and a))
+        elif isinstance(x, Maximum):
+            d = rec(x.a)[0] or rec(x.b)[0]
+            r = (d, not d)
         else:  # Func: affine only when constant
             d, _ = rec(x.children()[0])
             r = (d, not d)
@@ -672,6 +700,12 @@ class Backend:
     def total(self, a: Any) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def maximum(self, a: Any, b: Any) -> Any:
+        r""":math:`\max(a, b) = (a + b + |a - b|)/2` from the other primitives (backends may override)."""
+        return self.div(
+            self.add(self.add(a, b), self.func("Abs", self.sub(a, b))), self.const(np.array([2.0]))
+        )
+
 
 class Evaluator:
     r"""Evaluates vector expressions on a :class:`Backend`; matrices are only applied to vectors.
@@ -719,6 +753,8 @@ class Evaluator:
             out = b.func(e.name, self.value(e.arg))
         elif isinstance(e, Total):
             out = b.total(self.value(e.arg))
+        elif isinstance(e, Maximum):
+            out = b.maximum(self.value(e.a), self.value(e.b))
         elif isinstance(e, MatMul):
             out = self.apply(e.a, self.value(e.b), False)
         elif isinstance(e, Named):
@@ -877,6 +913,9 @@ class SympyRows(RowsBackend):
         f = getattr(sp, name)
         return [f(x) for x in a]
 
+    def maximum(self, a: list[Any], b: list[Any]) -> list[Any]:
+        return [sp.Max(x, y) for x, y in _pairs(a, b)]
+
 
 def expand(e: Expr) -> tuple[sp.Expr, ...]:
     """One sympy expression per row of the vector expression ``e`` (entrywise; small problems)."""
@@ -931,6 +970,9 @@ class NumpyValues(Backend):
 
     def total(self, a: Any) -> Any:
         return np.array([np.sum(a)])
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
 
 
 def evaluate(e: Expr, z: Any, p: Any) -> np.ndarray:

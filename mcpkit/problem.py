@@ -450,6 +450,7 @@ class MCP:
     _version: int = field(default=0, repr=False)
     _dims: dict[str, int] = field(default_factory=dict, repr=False)
     _refs: dict[str, bx.Expr] = field(default_factory=dict, repr=False)
+    _n_params_cache: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ declare
     def add_variables(
@@ -1055,6 +1056,13 @@ class MCP:
             v = as_float_vector(value, vb.size, f"start of block {name!r}", allow_inf=False)
             self._start[k] = np.clip(v, self._lb[k], self._ub[k])
 
+    def _n_params_now(self) -> int:
+        """:attr:`n_params`, cached for the current :attr:`version` (it changes only with the structure)."""
+        cached = self._n_params_cache
+        if cached is None or cached[0] != self._version:
+            cached = self._n_params_cache = (self._version, self.n_params)
+        return cached[1]
+
     def parameter_vector(self, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
         """Stacked parameter vector from ``None`` (current values), a dict by block or an array."""
         if p is None:
@@ -1062,20 +1070,28 @@ class MCP:
         if isinstance(p, np.ndarray) and p.shape == (self.n_params,) and np.isfinite(p).all():
             return p.astype(float, copy=True)
         if isinstance(p, dict):
-            out = self.parameter_values
+            params = self._params
+            # every block given: nothing of the current values is needed (a dict has no duplicates)
+            out = np.empty(self._n_params_now()) if len(p) == len(params) else self.parameter_values
+            finite = True
             for name, value in p.items():
-                if name not in self._params:
+                pb = params.get(name)
+                if pb is None:
                     raise MCPInputError(f"unknown parameter block {name!r}")
-                pb = self._params[name]
-                if (isinstance(value, (float, int)) and not isinstance(value, bool)) or (
-                    isinstance(value, np.ndarray) and value.shape == (pb.size,) and value.dtype.kind in "fi"
-                ):
-                    out[pb.start : pb.start + pb.size] = value  # fast path; finiteness checked below
+                if isinstance(value, (float, int)) and not isinstance(value, bool):
+                    if pb.size == 1:
+                        out[pb.start] = value
+                    else:
+                        out[pb.start : pb.start + pb.size] = value
+                    finite = finite and math.isfinite(value)
+                elif isinstance(value, np.ndarray) and value.shape == (pb.size,) and value.dtype.kind in "fi":
+                    out[pb.start : pb.start + pb.size] = value
+                    finite = finite and bool(np.isfinite(value).all())
                 else:
-                    out[pb.slice] = _block_value(pb, value, f"parameter {name!r}")
-            if not np.isfinite(out).all():
+                    out[pb.slice] = _block_value(pb, value, f"parameter {name!r}")  # checked there
+            if not finite:
                 for name, value in p.items():  # name the offending block
-                    _block_value(self._params[name], value, f"parameter {name!r}")
+                    _block_value(params[name], value, f"parameter {name!r}")
             return out
         return as_float_vector(p, self.n_params, "parameter vector p", allow_inf=False)
 

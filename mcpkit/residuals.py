@@ -41,7 +41,10 @@ Each pair is labelled with a :class:`PairState`.
 from __future__ import annotations
 
 import enum
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 
@@ -93,14 +96,42 @@ def natural_residual_vector(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np
     return np.where(np.isnan(r) | ~np.isfinite(F), np.inf, r)
 
 
+SMALL = 32
+"""Largest ``n`` measured element by element in Python floats (:func:`compute_residuals`)."""
+
+
 def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> Residuals:
     """All residual measures of the point ``z`` with ``F = F(z)`` (module docstring).
 
     NaN counts as infinite, and so does a non-finite :math:`F_i` in the two measures on
-    :math:`F`.
+    :math:`F`. Up to :data:`SMALL` pairs with finite ``z`` and ``F`` the same formulas are
+    evaluated element by element on Python floats (a dozen NumPy calls cost more than the
+    arithmetic there); both are IEEE double operations in the same order, so the numbers are
+    identical (tested).
     """
     z = np.asarray(z, dtype=float)
     F = np.asarray(F, dtype=float)
+    if _small(z, F, lb, ub):
+        small = _small_residuals(z, F, lb, ub)
+        if small is not None:
+            return small
+    return _vector_residuals(z, F, lb, ub)
+
+
+def _small(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> bool:
+    """Whether the element-by-element path applies: at most :data:`SMALL` entries, four alike 1-D arrays."""
+    return (
+        z.ndim == 1
+        and z.size <= SMALL
+        and isinstance(F, np.ndarray)
+        and isinstance(lb, np.ndarray)
+        and isinstance(ub, np.ndarray)
+        and z.shape == F.shape == lb.shape == ub.shape
+    )
+
+
+def _vector_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> Residuals:
+    """:func:`compute_residuals` in NumPy vector operations (any size, NaN and infinities)."""
     per = natural_residual_vector(z, F, lb, ub)
     with np.errstate(invalid="ignore"):
         dl = np.maximum(z - lb, 0.0)
@@ -117,6 +148,75 @@ def compute_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarr
     )
 
 
+def _small_residuals(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> Residuals | None:
+    """:func:`compute_residuals` on Python floats, or ``None`` when an entry of ``z``/``F`` is not finite.
+
+    With :math:`z_i, F_i` finite no NaN can arise (an infinite bound only makes
+    :math:`z_i - l_i` or :math:`z_i - u_i` infinite), so ``min``/``max`` agree with NumPy's;
+    :math:`l_i - z_i = -(z_i - l_i)` exactly in IEEE arithmetic; comparisons stand for
+    ``min``/``max`` (calls cost more than the arithmetic). ``+ 0.0`` turns a ``-0.0`` into
+    ``0.0``.
+    """
+    per: list[float] = []
+    comp = bnd = 0.0
+    for zi, Fi, li, ui in zip(z.tolist(), F.tolist(), lb.tolist(), ub.tolist(), strict=True):
+        if zi - zi != 0.0 or Fi - Fi != 0.0:  # NaN or infinite
+            return None
+        dl = zi - li
+        du = zi - ui
+        m = dl if dl < Fi else Fi
+        per.append(abs(du if du > m else m))
+        a = dl if dl > 0.0 else 0.0  # max(z - l, 0)
+        f = Fi if Fi > 0.0 else 0.0
+        c = a if a < f else f
+        a = -du if du < 0.0 else 0.0  # max(u - z, 0)
+        f = -Fi if Fi < 0.0 else 0.0
+        c2 = a if a < f else f
+        if c2 > c:
+            c = c2
+        if c > comp:
+            comp = c
+        if -dl > bnd:
+            bnd = -dl
+        if du > bnd:
+            bnd = du
+    return Residuals(
+        natural=max(per, default=0.0) + 0.0,
+        complementarity=comp + 0.0,
+        bounds=bnd + 0.0,
+        per_pair=np.array(per, dtype=float),
+    )
+
+
+def natural_residual(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> float:
+    r""":math:`r_{\mathrm{nat}}` alone: ``compute_residuals(z, F, lb, ub).natural``, the same number."""
+    z = np.asarray(z, dtype=float)
+    F = np.asarray(F, dtype=float)
+    if _small(z, F, lb, ub):
+        r = 0.0
+        for zi, Fi, li, ui in zip(z.tolist(), F.tolist(), lb.tolist(), ub.tolist(), strict=True):
+            if zi - zi != 0.0 or Fi - Fi != 0.0:  # NaN or infinite
+                return math.inf
+            dl = zi - li
+            du = zi - ui
+            m = dl if dl < Fi else Fi
+            m = abs(du if du > m else m)
+            if m > r:
+                r = m
+        return r
+    return float(natural_residual_vector(z, F, lb, ub).max(initial=0.0))
+
+
+def finite_in_box(z: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> bool:
+    r"""Every :math:`z_i` finite and :math:`l_i \le z_i \le u_i`."""
+    if _small(z, z, lb, ub):
+        for zi, li, ui in zip(z.tolist(), lb.tolist(), ub.tolist(), strict=True):
+            if zi - zi != 0.0 or not li <= zi <= ui:
+                return False
+        return True
+    return bool(np.isfinite(z).all() and (z >= lb).all() and (z <= ub).all())
+
+
 def classify_pairs(
     z: np.ndarray,
     F: np.ndarray,
@@ -124,8 +224,8 @@ def classify_pairs(
     ub: np.ndarray,
     tol: float,
     per_pair: np.ndarray | None = None,
-) -> list[PairState]:
-    r"""Label each pair with a :class:`PairState`.
+) -> PairStates:
+    r"""Label each pair with a :class:`PairState` (computed when first read, :class:`PairStates`).
 
     A bound counts as active when :math:`|z_i - l_i| \le \tau` and :math:`F_i` counts as zero
     when :math:`|F_i| \le \tau`, with :math:`\tau = 10\,\mathrm{tol}`. A pair whose natural
@@ -133,6 +233,12 @@ def classify_pairs(
     fixed, violated, degenerate, at lower, at upper, between; the first that holds is taken.
     ``per_pair`` is :func:`natural_residual_vector` of the point when already computed.
     """
+    return PairStates(z, F, lb, ub, tol, per_pair)
+
+
+def _labels(
+    z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray, tol: float, per_pair: np.ndarray | None
+) -> list[PairState]:
     act = 10.0 * tol
     per = natural_residual_vector(z, F, lb, ub) if per_pair is None else per_pair
     with np.errstate(invalid="ignore"):
@@ -146,6 +252,65 @@ def classify_pairs(
         codes[~(per <= tol)] = 5
         codes[lb == ub] = 4
     return [_ORDER[c] for c in codes.tolist()]
+
+
+class PairStates(Sequence[PairState]):
+    """The pair labels of :func:`classify_pairs`, computed on first access.
+
+    A result carries them for every solve, but a time-stepping loop rarely reads them; the
+    labelling (a dozen vector operations) then costs nothing. The point is copied when the
+    object is made, so later changes to the caller's arrays do not change the labels. Compares
+    equal to any sequence with the same labels (a ``list`` included).
+    """
+
+    __slots__ = ("_args", "_labels", "_n")
+
+    def __init__(
+        self,
+        z: np.ndarray,
+        F: np.ndarray,
+        lb: np.ndarray,
+        ub: np.ndarray,
+        tol: float,
+        per_pair: np.ndarray | None = None,
+    ) -> None:
+        z = np.array(z, dtype=float).reshape(-1)
+        F = np.array(F, dtype=float).reshape(-1)
+        per = None if per_pair is None else np.array(per_pair, dtype=float)
+        self._n = z.size
+        bounds = (np.asarray(lb, dtype=float), np.asarray(ub, dtype=float))
+        self._args: tuple[Any, ...] | None = (z, F, *bounds, float(tol), per)
+        self._labels: list[PairState] | None = None
+
+    def _list(self) -> list[PairState]:
+        if self._labels is None:
+            assert self._args is not None
+            self._labels = _labels(*self._args)
+            self._args = None
+        return self._labels
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> PairState: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[PairState]: ...
+    def __getitem__(self, i: int | slice) -> PairState | list[PairState]:
+        return self._list()[i]
+
+    def __iter__(self) -> Iterator[PairState]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._list())
 
 
 _ORDER = [

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import SolveFailedError
-from mcpkit.residuals import PairState, Residuals, compute_residuals
+from mcpkit.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
 class Termination(enum.Enum):
@@ -202,7 +202,8 @@ class SolveResult:
     message
         Human-readable one-line summary, including why ``auto`` chose its route.
     pair_states
-        One :class:`~mcpkit.residuals.PairState` per complementarity pair.
+        One :class:`~mcpkit.residuals.PairState` per complementarity pair (a list, or a
+        :class:`~mcpkit.residuals.PairStates` that labels the pairs when first read).
     extra
         Route-specific documented extras (for example ``{"ipopt": "casadi"}``).
     """
@@ -217,7 +218,7 @@ class SolveResult:
     trace: list[HomotopyStep] = field(default_factory=list)
     raw_status: str = ""
     message: str = ""
-    pair_states: list[PairState] = field(default_factory=list)
+    pair_states: Sequence[PairState] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     kind: ClassVar[str] = "solve"
@@ -465,6 +466,10 @@ def judge_point(
     is ``None`` or not finite is no point: NaN arrays, ``NO_SOLUTION``. Used by
     :class:`mcpkit.Solver`, :func:`mcpkit.solve_mcp` and the ``auto`` chain alike.
     """
+    if isinstance(z, np.ndarray) and F is not None and finite_in_box(z, lb, ub):  # the route's F at z
+        zz = np.array(z, dtype=float)
+        r = compute_residuals(zz, F, lb, ub)
+        return JudgedPoint(zz, F, r, judge(r.natural, r.bounds, tol, True, r.complementarity), True)
     have = z is not None and bool(np.isfinite(z).all())
     if have:
         assert z is not None

@@ -15,9 +15,9 @@ the :class:`FCLIBFormulation` forms:
 * ``alart_curnier`` (default) and ``fb_soc``: the square nonsmooth equations of
   :mod:`mcpkit.models.fclib_equations` in the reactions only (:math:`u = Wr + q` substituted),
   a free MCP solved by the semismooth Newton engine through :func:`mcpkit.solve_mcp`;
-* ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variables of
-  the affine block :math:`u - Wr - q = 0`, declared as an :class:`~mcpkit.MCP` and solved by
-  :func:`mcpkit.solve` with any registered method:
+* ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variable
+  blocks paired with :math:`u - Wr - q = 0`, declared at block level (:func:`fclib_ncp`) and
+  solved by :func:`mcpkit.solve` with any registered method:
 
   .. math::
       0 \le r_n \perp u_n \ge 0,\quad
@@ -26,6 +26,12 @@ the :class:`FCLIBFormulation` forms:
 
   (sliding: :math:`\sigma = \|u_{t,o}\|`), unknowns scaled as :math:`r = s_r\hat r`,
   :math:`u = s_u\hat u` with :math:`s_u = \|q\|_\infty`, :math:`s_r = s_u/\overline{\mathrm{diag}(W)}`.
+
+**Printing.** :func:`fclib_mcp` declares any of the three with block expressions
+(:mod:`mcpkit.blocks`): reactions grouped by component into :math:`r_n, r_t, r_o \in
+\mathbb{R}^{n_c}`, :math:`u_a = \sum_b W_{ab} r_b + q_a` with the nine :math:`n_c\times n_c`
+blocks of :math:`W` (:func:`velocity_blocks`), the contact law elementwise over the contacts, so
+``fclib_mcp(load_fclib(path)).to_text()`` prints the formulation one component block per line.
 
 **Residual** (reported as ``friction_residual``, the verdict's physical check): the natural-map
 residual of the De Saxcé formulation as in Siconos ``fc3d_compute_error`` with :math:`\rho = 1`,
@@ -49,7 +55,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sps
 
+from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
 from mcpkit.options import SolveOptions
@@ -119,6 +127,26 @@ class FCLIBProblem:
     def nc(self) -> int:
         """Number of contacts."""
         return int(self.mu.size)
+
+    def declare(self, formulation: FCLIBFormulation | str = "alart_curnier") -> MCP:
+        """The problem in ``formulation`` declared at block level (:func:`fclib_mcp`)."""
+        return fclib_mcp(self, formulation)
+
+    def to_text(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
+        """Plain text of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.to_text`)."""
+        return self.declare(formulation).to_text(**kwargs)
+
+    def to_latex(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
+        """LaTeX of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.to_latex`)."""
+        return self.declare(formulation).to_latex(**kwargs)
+
+    def explain(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
+        """Prose of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.explain`)."""
+        return self.declare(formulation).explain(**kwargs)
+
+    def _repr_latex_(self) -> str:
+        """Notebook rendering: the default formulation at block level."""
+        return f"$${self.to_latex()}$$"
 
 
 def _read(ds: Any, what: str) -> np.ndarray:
@@ -236,27 +264,119 @@ def friction_residual(
     return e / nq if nq > np.finfo(float).eps else e
 
 
+#: Components of a contact in FCLIB's order: normal, first and second tangential.
+COMPONENTS = ("n", "t", "o")
+
+
+def _component_index(nc: int) -> dict[str, np.ndarray]:
+    return {c: 3 * np.arange(nc) + k for k, c in enumerate(COMPONENTS)}
+
+
+def velocity_blocks(
+    m: MCP, W: Any, q: np.ndarray, r: tuple[Any, Any, Any], hat: bool = False
+) -> tuple[Any, Any, Any]:
+    r"""Declare :math:`W` and :math:`q` split by component and return :math:`u = Wr + q` per component.
+
+    FCLIB orders unknowns contact by contact, :math:`(r_n, r_t, r_o)_i`; grouped by component,
+    :math:`u_a = \sum_{b \in \{n,t,o\}} W_{ab} r_b + q_a` with the :math:`n_c \times n_c` blocks
+    :math:`W_{ab} = W[a_i, b_j]` (sparse named constants; a block without nonzeros is left out)
+    and the parameter blocks :math:`q_a`. ``r`` are the variable blocks :math:`(r_n, r_t, r_o)`;
+    ``hat``: the names and symbols of scaled data (``Wh_nt``, :math:`\hat W_{nt}`). Memory and
+    lowering cost :math:`O(\mathrm{nnz}(W))`.
+    """
+    nc = int(q.size) // 3
+    idx = _component_index(nc)
+    Ws = sps.csr_array(W)
+    stem, tex = ("Wh", r"\hat W") if hat else ("W", "W")
+    qstem, qtex = ("qh", r"\hat q") if hat else ("q", "q")
+    out = []
+    for a in COMPONENTS:
+        rows = Ws[idx[a]]
+        terms = []
+        for b, rb in zip(COMPONENTS, r, strict=True):
+            block = sps.csr_array(rows[:, idx[b]])
+            block.eliminate_zeros()
+            if block.nnz:
+                A = bx.const(block, name=f"{stem}_{a}{b}", latex=f"{tex}_{{{a}{b}}}", dim=("n_c", "n_c"))
+                terms.append(A @ rb)
+        qa = m.add_parameter_block(f"{qstem}_{a}", nc, q[idx[a]], latex=f"{qtex}_{a}", dim="n_c")
+        out.append(sum(terms[1:], terms[0]) + qa if terms else qa)
+    return out[0], out[1], out[2]
+
+
+def _reaction_blocks(m: MCP, nc: int, lb_n: float) -> tuple[Any, Any, Any]:
+    free = -math.inf
+    return (
+        m.add_variable_block("r_n", nc, lb=lb_n, start=1.0 if lb_n == 0.0 else None, latex="r_n", dim="n_c"),
+        m.add_variable_block("r_t", nc, lb=free, latex="r_t", dim="n_c"),
+        m.add_variable_block("r_o", nc, lb=free, latex="r_o", dim="n_c"),
+    )
+
+
+def fclib_mcp(prob: FCLIBProblem, formulation: FCLIBFormulation | str = DEFAULT_FORMULATION) -> MCP:
+    r"""``prob`` in ``formulation`` declared at block level (for printing: ``fclib_mcp(p).to_text()``).
+
+    * ``alart_curnier``, ``fb_soc``: the free MCP :math:`0 = \phi_a(r, u)\perp r_a` free,
+      :math:`a \in \{n, t, o\}`, with :math:`u_a = \sum_b W_{ab}r_b + q_a` (:func:`velocity_blocks`)
+      and the per-contact law of :func:`~mcpkit.models.fclib_equations.law_blocks`, all
+      elementwise over the contacts; :math:`\mu`, :math:`\rho_n`, :math:`\rho_t`
+      (:func:`~mcpkit.models.fclib_equations.delassus_rho`) are parameter blocks. It is the
+      system :class:`~mcpkit.models.fclib_equations.ContactEquations` solves (the same expression
+      tree gives its per-contact CasADi function), before that class's scaling
+      :math:`r = s_r\hat r` and row weights, and without its square-root guard.
+    * ``ncp``: :func:`fclib_ncp`'s scaled MCP.
+    """
+    from mcpkit.models.fclib_equations import delassus_rho, law_blocks
+    from mcpkit.options import parse_choice
+
+    form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
+    if form is FCLIBFormulation.NCP:
+        return fclib_ncp(prob)[0]
+    nc = prob.nc
+    m = MCP(f"fclib_{form.value}")
+    r = _reaction_blocks(m, nc, -math.inf)
+    u = tuple(
+        bx.named(f"u_{a}", e, latex=f"u_{a}")
+        for a, e in zip(COMPONENTS, velocity_blocks(m, prob.W, prob.q, r), strict=True)
+    )
+    mu = m.add_parameter_block("mu", nc, prob.mu, latex=r"\mu", dim="n_c")
+    rho_n, rho_t = delassus_rho(prob.W, nc)
+    rn = m.add_parameter_block("rho_n", nc, rho_n, latex=r"\rho_n", dim="n_c")
+    rt = rn  # FB-SOC: one rho scales y, rho_t is not part of its law
+    if form is FCLIBFormulation.ALART_CURNIER:
+        rt = m.add_parameter_block("rho_t", nc, rho_t, latex=r"\rho_t", dim="n_c")
+    phi = law_blocks(form.value, r, u, mu, rn, rt)  # type: ignore[arg-type]
+    for a, f in zip(COMPONENTS, phi, strict=True):
+        m.add_functions(f"r_{a}", f)
+    return m
+
+
 def fclib_ncp(prob: FCLIBProblem) -> tuple[MCP, float, float]:
-    """The scaled quadratic-cone NCP of the module docstring; returns ``(mcp, s_r, s_u)``."""
+    """The scaled quadratic-cone NCP of the module docstring, declared at block level; returns
+    ``(mcp, s_r, s_u)``.
+
+    Blocks ``r_n`` (:math:`\\ge 0`), ``r_t``, ``r_o``, ``sigma`` (:math:`\\ge 0`), ``u_n``, ``u_t``,
+    ``u_o`` (free, paired with :math:`0 = u_a - \\sum_b \\hat W_{ab} r_b - \\hat q_a`), with
+    :math:`\\hat W = W s_r/s_u`, :math:`\\hat q = q/s_u` (:func:`velocity_blocks`).
+    """
     nc, W, q, mu = prob.nc, prob.W, prob.q, prob.mu
     s_u = float(np.abs(q).max()) or 1.0
     dmean = float(np.mean(np.abs(np.diag(W)))) or 1.0
     s_r = s_u / dmean
-    Wh = W * (s_r / s_u)
-    qh = q / s_u
     mcp = MCP("fclib_quadratic_cone")
-    rn = mcp.add_variables("r_n", nc, lb=0.0, start=1.0)
-    rt = mcp.add_variables("r_t", nc, lb=-math.inf)
-    ro = mcp.add_variables("r_o", nc, lb=-math.inf)
-    sg = mcp.add_variables("sigma", nc, lb=0.0)
-    u = mcp.add_variables("u", 3 * nc, lb=-math.inf)
-    n_idx, t_idx, o_idx = np.arange(nc) * 3, np.arange(nc) * 3 + 1, np.arange(nc) * 3 + 2
-    M = np.hstack([-Wh[:, n_idx], -Wh[:, t_idx], -Wh[:, o_idx], np.zeros((3 * nc, nc)), np.eye(3 * nc)])
-    mcp.add_affine("u", M, (-qh).tolist(), over=("r_n", "r_t", "r_o", "sigma", "u"))
-    mcp.add_functions("r_n", [u[3 * i] for i in range(nc)])
-    mcp.add_functions("r_t", [mu[i] * rn[i] * u[3 * i + 1] + rt[i] * sg[i] for i in range(nc)])
-    mcp.add_functions("r_o", [mu[i] * rn[i] * u[3 * i + 2] + ro[i] * sg[i] for i in range(nc)])
-    mcp.add_functions("sigma", [(mu[i] * rn[i]) ** 2 - rt[i] ** 2 - ro[i] ** 2 for i in range(nc)])
+    r = _reaction_blocks(mcp, nc, 0.0)
+    rn, rt, ro = r
+    sg = mcp.add_variable_block("sigma", nc, lb=0.0, latex=r"\sigma", dim="n_c")
+    u = [mcp.add_variable_block(f"u_{a}", nc, lb=-math.inf, latex=f"u_{a}", dim="n_c") for a in COMPONENTS]
+    wrq = velocity_blocks(mcp, W * (s_r / s_u), q / s_u, r, hat=True)
+    m_mu = mcp.add_parameter_block("mu", nc, mu, latex=r"\mu", dim="n_c")
+    mrn = m_mu * rn
+    mcp.add_functions("r_n", u[0])
+    mcp.add_functions("r_t", mrn * u[1] + rt * sg)
+    mcp.add_functions("r_o", mrn * u[2] + ro * sg)
+    mcp.add_functions("sigma", mrn**2 - rt**2 - ro**2)
+    for a, ua, e in zip(COMPONENTS, u, wrq, strict=True):
+        mcp.add_functions(f"u_{a}", ua - e)
     return mcp, s_r, s_u
 
 

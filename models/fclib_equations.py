@@ -35,7 +35,9 @@ in the Jordan algebra of :math:`L` (:math:`a\circ b = (a^\top b,\ a_0 b_{1:2} + 
 square root by the spectral decomposition). :math:`\phi = 0 \iff x \in L, y \in L, x^\top y = 0`.
 It needs :math:`\mu > 0` (for :math:`\mu = 0` the cone is a ray, not a Lorentz cone).
 
-Both laws are CasADi SX functions of one contact; CasADi differentiates them (an element of the
+Both laws are written once as block expressions (:func:`law_blocks`, printed by
+:func:`mcpkit.models.fclib.fclib_mcp`) and evaluated on one contact's symbols into CasADi SX
+functions of one contact; CasADi differentiates them (an element of the
 generalised Jacobian: the derivative of the branch ``fmax`` selects) and ``Function.map``
 evaluates them over all contacts at once, so the system's Jacobian is assembled as
 :math:`J = A + B\,W` from the per-contact :math:`3\times 3` blocks :math:`A = \partial\phi/\partial
@@ -70,7 +72,9 @@ import casadi as ca
 import numpy as np
 import scipy.sparse as sps
 
+from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
+from mcpkit.problem import MCP
 
 #: Guard of square roots and divisions: :math:`\sqrt{\max(s, \mathtt{TINY})}`.
 TINY = 1e-300
@@ -90,28 +94,117 @@ class ContactLaw(str, enum.Enum):
     (requires :math:`\\mu > 0`)."""
 
 
-def _law_expression(law: ContactLaw, r: ca.SX, u: ca.SX, d: ca.SX) -> ca.SX:
-    """:math:`\\phi(r, u)` for one contact; ``d = (mu, rho_n, rho_t)``."""
-    mu, rho_n, rho_t = d[0], d[1], d[2]
+Blocks = tuple[bx.Expr, bx.Expr, bx.Expr]
+
+
+def law_blocks(
+    law: ContactLaw | str, r: Blocks, u: Blocks, mu: bx.Expr, rho_n: bx.Expr, rho_t: bx.Expr
+) -> Blocks:
+    r"""The equations :math:`(\phi_n, \phi_t, \phi_o)` of a contact law as block expressions.
+
+    ``r`` and ``u`` are the normal, first and second tangential components of the reactions and
+    velocities (vectors over the contacts, or one contact), ``mu``, ``rho_n``, ``rho_t`` vectors
+    of the same length; every operation is elementwise over the contacts. Alart–Curnier:
+
+    .. math::
+        x_n = r_n - \rho_n u_n,\quad p_n = \max(x_n, 0),\quad x_{t,o} = r_{t,o} - \rho_t u_{t,o},\quad
+        \theta = \frac{\mu p_n}{\max(\mu p_n, \sqrt{x_t^2 + x_o^2})},\qquad
+        \phi = (r_n - p_n,\ r_t - \theta x_t,\ r_o - \theta x_o)
+
+    (:math:`\theta x_{t,o}` is the projection on the disk of radius :math:`\mu p_n`). FB-SOC
+    (:math:`\rho = \rho_n`; ``rho_t`` unused): with :math:`s = \sqrt{u_t^2 + u_o^2}`,
+    :math:`x = (\mu r_n, r_t, r_o)`, :math:`y = \rho(u_n + \mu s, \mu u_t, \mu u_o)`,
+    :math:`w_0 = \|x\|^2 + \|y\|^2`, :math:`w_{t,o} = 2(x_n x_{t,o} + y_n y_{t,o})`,
+    :math:`\lambda_{1,2} = \sqrt{w_0 \mp \|w\|}`:
+    :math:`\phi = x + y - \bigl(\tfrac{\lambda_1 + \lambda_2}{2},\
+    \tfrac{\lambda_2 - \lambda_1}{2}\,w_{t,o}/\|w\|\bigr)`.
+
+    This one tree is printed by :func:`mcpkit.models.fclib.fclib_mcp` and, evaluated on one
+    contact's CasADi symbols, is the function :func:`contact_function` that the solver maps over
+    the contacts (there every square root is guarded by :data:`TINY`).
+    """
+    law = ContactLaw(law)
+    (rn, rt, ro), (un, ut, uo) = r, u
     if law is ContactLaw.ALART_CURNIER:
-        xn = r[0] - rho_n * u[0]
-        pn = ca.fmax(xn, 0)
+        pn = bx.named("p_n", bx.maximum(bx.named("x_n", rn - rho_n * un, latex="x_n"), 0), latex="p_n")
+        xt = bx.named("x_t", rt - rho_t * ut, latex="x_t")
+        xo = bx.named("x_o", ro - rho_t * uo, latex="x_o")
         radius = mu * pn
-        xt, xo = r[1] - rho_t * u[1], r[2] - rho_t * u[2]
-        norm = ca.sqrt(ca.fmax(xt**2 + xo**2, TINY))
-        fac = radius / ca.fmax(radius, norm)
-        return ca.vertcat(r[0] - pn, r[1] - fac * xt, r[2] - fac * xo)
-    # FB-SOC on De Saxce's velocity v = u + mu |u_t| e_n
-    slip = ca.sqrt(ca.fmax(u[1] ** 2 + u[2] ** 2, TINY))
-    x = ca.vertcat(mu * r[0], r[1], r[2])
-    y = rho_n * ca.vertcat(u[0] + mu * slip, mu * u[1], mu * u[2])
-    w0 = ca.sumsqr(x) + ca.sumsqr(y)
-    w1 = 2 * (x[0] * x[1:] + y[0] * y[1:])
-    nw1 = ca.sqrt(ca.fmax(ca.sumsqr(w1), TINY))
-    s1 = ca.sqrt(ca.fmax(w0 - nw1, TINY))
-    s2 = ca.sqrt(ca.fmax(w0 + nw1, TINY))
-    root = ca.vertcat((s1 + s2) / 2, (s2 - s1) / 2 * w1 / nw1)
-    return x + y - root
+        theta = bx.named("theta", radius / bx.maximum(radius, bx.sqrt(xt**2 + xo**2)), latex=r"\theta")
+        return rn - pn, rt - theta * xt, ro - theta * xo
+    slip = bx.named("s", bx.sqrt(ut**2 + uo**2), latex="s")
+    xn = mu * rn
+    yn = bx.named("y_n", rho_n * (un + mu * slip), latex="y_n")
+    yt = bx.named("y_t", rho_n * (mu * ut), latex="y_t")
+    yo = bx.named("y_o", rho_n * (mu * uo), latex="y_o")
+    w0 = bx.named("w_0", xn**2 + rt**2 + ro**2 + (yn**2 + yt**2 + yo**2), latex="w_0")
+    wt = bx.named("w_t", 2 * (xn * rt + yn * yt), latex="w_t")
+    wo = bx.named("w_o", 2 * (xn * ro + yn * yo), latex="w_o")
+    nw = bx.named("w_norm", bx.sqrt(wt**2 + wo**2), latex=r"\|w\|")
+    l1 = bx.named("lam_1", bx.sqrt(w0 - nw), latex=r"\lambda_1")
+    l2 = bx.named("lam_2", bx.sqrt(w0 + nw), latex=r"\lambda_2")
+    half = (l2 - l1) / 2
+    return xn + yn - (l1 + l2) / 2, rt + yt - half * wt / nw, ro + yo - half * wo / nw
+
+
+class _OneContactSX(bx.Backend):
+    """Block expressions of :func:`law_blocks` on one contact's CasADi ``SX`` scalars (guarded roots)."""
+
+    def __init__(self, values: dict[str, ca.SX]) -> None:
+        self.values = values
+
+    def var(self, block: Any) -> ca.SX:
+        return self.values[block.name]
+
+    def param(self, block: Any) -> ca.SX:
+        return self.values[block.name]
+
+    def const(self, values: np.ndarray) -> float:
+        return float(values[0])
+
+    def apply_leaf(self, leaf: Any, y: Any, transpose: bool) -> Any:  # pragma: no cover - no matrices
+        raise TypeError("the contact law has no matrix")
+
+    def add(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def neg(self, a: Any) -> Any:
+        return -a
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def div(self, a: Any, b: Any) -> Any:
+        return a / b
+
+    def pow(self, a: Any, k: int | float) -> Any:
+        return a**k
+
+    def func(self, name: str, a: Any) -> Any:
+        if name != "sqrt":  # pragma: no cover - the laws use sqrt only
+            raise TypeError(f"the contact law uses sqrt only, not {name}")
+        return ca.sqrt(ca.fmax(a, TINY))
+
+    def total(self, a: Any) -> Any:  # pragma: no cover - no sums
+        return a
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return ca.fmax(a, b)
+
+
+def _law_expression(law: ContactLaw, r: ca.SX, u: ca.SX, d: ca.SX) -> ca.SX:
+    """:math:`\\phi(r, u)` for one contact, ``d = (mu, rho_n, rho_t)``: :func:`law_blocks` on SX."""
+    one = MCP("one_contact")
+    names = ("r_n", "r_t", "r_o", "u_n", "u_t", "u_o", "mu", "rho_n", "rho_t")
+    leaves = [one.add_variable_block(nm, 1, lb=-np.inf) for nm in names[:3]]
+    leaves += [one.add_parameter_block(nm, 1) for nm in names[3:]]
+    phi = law_blocks(law, tuple(leaves[:3]), tuple(leaves[3:6]), *leaves[6:])  # type: ignore[arg-type]
+    values = dict(zip(names, [r[0], r[1], r[2], u[0], u[1], u[2], d[0], d[1], d[2]], strict=True))
+    ev = bx.Evaluator(_OneContactSX(values))
+    return ca.vertcat(*(ev.value(f) for f in phi))
 
 
 @lru_cache(maxsize=64)

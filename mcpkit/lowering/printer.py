@@ -353,6 +353,9 @@ def _fmt(e: bx.Expr, latex: bool, rename: Rename | None = None) -> tuple[str, in
         if e.name == "Abs":
             return rf"\left|{s}\right|", _ATOM
         return rf"{_LATEX_FUNCS[e.name]}\left({s}\right)", _ATOM
+    if isinstance(e, bx.Maximum):
+        (a, _), (b, _) = _fmt(e.a, latex, rename), _fmt(e.b, latex, rename)
+        return (rf"\max\left({a}, {b}\right)" if latex else f"max({a}, {b})"), _ATOM
     if isinstance(e, bx.Transpose):
         s, p = _fmt(e.arg, latex, rename)
         if not latex:

@@ -6,12 +6,23 @@ parameters), the objective ``f_fun`` or ``objective_fun``, optional ``g_fun`` wi
 (default :math:`0 \le G \perp H \ge 0`). Functions are CasADi serializations taking ``(w)`` or
 ``(w, p)``. Values beyond :math:`\pm 10^{19}` are AMPL's infinity and become ``±inf``.
 
+**Names.** Blocks are attached only from what a file states. NOSBENCH files (nosnoc) serialize
+``w`` and ``p`` as vectors of named scalars (``X_0_0_1_0, X_0_0_1_1, X_0_0_1_2, h_0_0, ...``):
+each maximal run ``stem_0, stem_1, …`` of consecutive entries is a vector symbol of nosnoc and
+becomes a named :class:`~mcpkit.mpcc.problem.Segment` (:func:`name_segments`), so the printer
+shows ``X_0_0_1 ∈ R^3`` with its bounds and writes entries as ``X_0_0_1[2]`` in every row.
+MacMPEC and MPECLib files name their variables ``w_0 … w_{n-1}`` (one generic run): nothing is
+learnt and nothing is attached. The rows ``g``, ``G``, ``H`` are one CasADi function each, with
+unnamed outputs; which rows came from one vectorised expression cannot be told from the
+serialized graph reliably, so rows and pairs print entry by entry with summaries.
+
 Every problem with the file raises :class:`~mcpkit.errors.ProblemFileError` naming the file and
 the key, before any solver runs.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +31,7 @@ import numpy as np
 
 from mcpkit.errors import ProblemFileError
 from mcpkit.io import read_json
-from mcpkit.mpcc.problem import MPCC
+from mcpkit.mpcc.problem import MPCC, MPCCBlocks, Segment
 
 BIG = 1e19
 
@@ -69,6 +80,50 @@ def _call(fun: ca.Function, x: ca.SX, p: ca.SX, key: str, path: Path) -> ca.SX:
         return ca.vec(fun(*args))
     except (RuntimeError, NotImplementedError) as exc:  # e.g. an MX function that cannot take SX
         raise ProblemFileError(f"{path}: cannot evaluate {key}: {str(exc).splitlines()[-1]}") from None
+
+
+_INDEXED = re.compile(r"^(.+)_(\d+)$")
+
+
+def name_segments(sym: Any, kind: str) -> list[Segment] | None:
+    """Named segments of a serialized vector of scalar symbols (``kind`` ``"x"`` or ``"p"``).
+
+    A maximal run ``stem_0, stem_1, …, stem_{m-1}`` of consecutive entries is one segment
+    ``stem`` of size ``m``; any other entry is a segment of size 1 under its own name. ``None``
+    when the names say nothing: not all entries are named symbols, names repeat, or the whole
+    vector is one run (``w_0 … w_{n-1}``).
+    """
+    n = int(sym.numel())
+    if n == 0 or not all(sym[i].is_symbolic() for i in range(n)):
+        return None
+    names = [sym[i].name() for i in range(n)]
+    if len(set(names)) != n:
+        return None
+    segs: list[Segment] = []
+    i = 0
+    while i < n:
+        m = _INDEXED.match(names[i])
+        if m is None or m.group(2) != "0":
+            segs.append(Segment(kind, names[i], slice(i, i + 1)))  # type: ignore[arg-type]
+            i += 1
+            continue
+        stem, j = m.group(1), i + 1
+        while j < n and names[j] == f"{stem}_{j - i}":
+            j += 1
+        segs.append(Segment(kind, stem, slice(i, j)))  # type: ignore[arg-type]
+        i = j
+    if len(segs) == 1 or len({s.name for s in segs}) != len(segs):
+        return None
+    return segs
+
+
+def _file_blocks(w: Any, par: Any, path: Path) -> MPCCBlocks | None:
+    """The blocks the file's names give (:func:`name_segments`), ``None`` when they give none."""
+    xs = name_segments(w, "x")
+    ps = name_segments(par, "p") if par is not None else None
+    if xs is None and ps is None:
+        return None
+    return MPCCBlocks(segments=tuple((ps or []) + (xs or [])), source=f"variable names in {path.name}")
 
 
 def load_mpcc_json(path: str | Path) -> MPCC:
@@ -121,7 +176,7 @@ def load_mpcc_json(path: str | Path) -> MPCC:
         )
     }  # fmt: skip
     try:
-        return MPCC(
+        mpcc = MPCC(
             x=x,
             p=psym,
             f=f,
@@ -137,3 +192,6 @@ def load_mpcc_json(path: str | Path) -> MPCC:
         )
     except ValueError as exc:  # shape and bound errors from the containers
         raise ProblemFileError(f"{p}: {exc}") from None
+    pars = ca.SX.deserialize(par) if isinstance(par, str) else None
+    blocks = _file_blocks(w, pars, p)
+    return mpcc if blocks is None else mpcc.with_blocks(blocks)

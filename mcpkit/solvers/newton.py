@@ -211,6 +211,7 @@ from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.mpcc.problem import casadi_name
 from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.problem import MCP, AffineFunction
+from mcpkit.residuals import natural_residual
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.newton_linalg import NewtonSystem
 from mcpkit.solvers.route import RouteOutcome
@@ -990,7 +991,7 @@ class NewtonRoute:
         fun = self.engine.fun
         fun.set_parameters(p)
         F = fun.F(z)
-        r = self.engine._natural(z, F)
+        r = natural_residual(z, F, self.casadi.lb, self.casadi.ub)
         if not r <= self.options.tol:
             return None
         step = HomotopyStep(0, 0.0, r, "casadi rootfinder", iters, wall, "compiled")

@@ -34,6 +34,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.mpcc import casadi_name
+from mcpkit.residuals import finite_in_box
 from mcpkit.solvers.newton import FIXED, bound_kinds
 
 MAX_SIZE = 200
@@ -110,6 +111,8 @@ class CompiledWarmStep:
         self._eval()
         iters = int(self._buf.stats().get("iter_count", MAX_ITER))
         z = self._out
+        if finite_in_box(z, self.lb, self.ub):
+            return z.copy(), iters, time.perf_counter() - t0
         if not np.isfinite(z).all():
             return None, iters, time.perf_counter() - t0
         return np.minimum(np.maximum(z, self.lb), self.ub), iters, time.perf_counter() - t0
