@@ -11,11 +11,12 @@ For every problem of ``../shared/data/fclib-siconos`` (and the 48-contact
   second), its ratio to ``lu_ms``, the Siconos error (recomputed here from the returned reactions
   with :func:`~mcpkit.models.fclib.friction_residual`), the verdict, the Newton iterations and the
   stages used;
-* ``direct`` (:func:`run_direct`): :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`,
-  the vectorised Alart–Curnier Newton method without the MCP layer, handing over to
-  ``alart_curnier`` when it stops early (time of both); solved when its own check (scaled
-  equations and Siconos error, both at most ``tol``) holds and the Siconos error recomputed here
-  is at most ``tol``;
+* ``direct``: the library's default path, ``alart_curnier`` with its ``direct`` stage
+  (:func:`~mcpkit.models.fclib.solve_equations`: the dense Alart–Curnier Newton method
+  :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` without the MCP layer on up to
+  :data:`~mcpkit.models.fclib.DIRECT_MAX_CONTACTS` contacts, handing over to the engine's stages
+  when it stops early); the ``alart_curnier`` column runs the engine's stages alone
+  (``direct=False``), as before the direct stage existed;
 * optionally (``--peer-fb``) the old default, the IPOPT Fischer-Burmeister homotopy on the NCP
   form at ``tol = 1e-6``.
 
@@ -44,7 +45,6 @@ import numpy as np
 import scipy.linalg
 
 from mcpkit.models.fclib import FCLIBFormulation, friction_residual, load_fclib, solve_fclib_file
-from mcpkit.solvers.newton_contact import solve_alart_curnier
 
 HERE = Path(__file__).resolve().parent
 #: ``../shared/data`` beside the checkout (as in ``tests/conftest.py``), or ``$MCPKIT_SHARED/data``.
@@ -52,10 +52,7 @@ DATA = Path(os.environ.get("MCPKIT_SHARED", HERE.parent.parent / "shared")) / "d
 TOL = 1e-8
 TARGET_LU = 100.0
 DIRECT = "direct"
-"""The column of :func:`run_direct`: the direct Alart–Curnier Newton method, then ``alart_curnier``."""
-DIRECT_ITERATIONS = 40
-DIRECT_STALL = 12
-DIRECT_MAX_CONTACTS = 170
+"""The column of the default path: ``alart_curnier`` with its ``direct`` stage (module docstring)."""
 
 
 def lu_time(W: np.ndarray, budget: float = 0.3, at_least: int = 5) -> float:
@@ -70,67 +67,18 @@ def lu_time(W: np.ndarray, budget: float = 0.3, at_least: int = 5) -> float:
     return min(times)
 
 
-def run_direct(path: Path, repeat: int, **options: Any) -> dict[str, Any]:
-    """:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` first, ``alart_curnier`` if it fails.
-
-    Up to :data:`DIRECT_MAX_CONTACTS` contacts the direct Newton method runs first; it stops early
-    on slow progress (merit down less than tenfold in :data:`DIRECT_STALL` steps) or after
-    :data:`DIRECT_ITERATIONS` steps and hands the problem to :func:`solve_fclib_file`
-    (formulation ``alart_curnier``); the time is then the sum of both. Larger problems go to
-    ``alart_curnier`` directly (their LU dominates either way, and the engine's sparse
-    factorisations win there). The fastest of up to ``repeat`` runs, as :func:`run`.
-    """
-    prob = load_fclib(path)
-    tol = float(options.get("tol", TOL))
-    best: dict[str, Any] | None = None
-    for k in range(repeat):
-        if prob.nc <= DIRECT_MAX_CONTACTS:
-            d = solve_alart_curnier(
-                prob.W, prob.q, prob.mu, tol=tol, max_iter=DIRECT_ITERATIONS, stall_window=DIRECT_STALL,
-                restart=False, time_limit=options.get("time_limit"),
-            )  # fmt: skip
-        else:
-            d = None
-        out: dict[str, Any] = {
-            "time_s": 0.0 if d is None else d.wall_time_s,
-            "iterations": 0 if d is None else d.iterations,
-            "direct": "not tried" if d is None else d.message,
-        }
-        if d is not None and d.solved:
-            r, natural, term = d.r, d.natural_residual, "converged"
-            out.update(solved=True, stages=[f"direct:{d.iterations}"], message=f"direct: {d.message}")
-        else:
-            res = solve_fclib_file(path, formulation="alart_curnier", **options)
-            r, natural, term = res.reactions, float(res.solve.natural_residual), res.termination.value
-            stages = [f"{st.name}:{st.iterations}" for st in res.stages]
-            out.update(
-                solved=bool(res.solved),
-                stages=([] if d is None else [f"direct:{d.iterations}"]) + stages,
-                message=f"direct: {out['direct']}; then {res.message}",
-            )
-            out["time_s"] += res.wall_time_s
-            out["iterations"] += int(res.newton_iterations)
-        out["siconos_error"] = None if r is None else float(friction_residual(prob.W, prob.q, prob.mu, r))
-        out["solved"] = (
-            bool(out["solved"]) and out["siconos_error"] is not None and out["siconos_error"] <= tol
-        )
-        out.update(natural_residual=float(natural), termination=term)
-        if best is None or out["time_s"] < best["time_s"]:
-            best = out
-        if k == 0 and out["time_s"] > 1.0:
-            break
-    assert best is not None
-    return best
-
-
 def run(path: Path, formulation: str, repeat: int, **options: Any) -> dict[str, Any]:
-    """Solve ``path``; the fastest of up to ``repeat`` runs (repeats only when a run is under 1 s)."""
-    if formulation == DIRECT:
-        return run_direct(path, repeat, **options)
+    """Solve ``path``; the fastest of up to ``repeat`` runs (repeats only when a run is under 1 s).
+
+    ``formulation`` :data:`DIRECT` is the library's default path (``alart_curnier`` with its
+    ``direct`` stage); ``alart_curnier`` runs with ``direct=False`` (the engine's stages alone).
+    """
+    direct = formulation == DIRECT
+    form = FCLIBFormulation.ALART_CURNIER.value if direct else formulation
     prob = load_fclib(path)
     best: Any = None
     for k in range(repeat):
-        res = solve_fclib_file(path, formulation=formulation, **options)
+        res = solve_fclib_file(path, formulation=form, direct=direct, **options)
         if best is None or res.wall_time_s < best.wall_time_s:
             best = res
         if k == 0 and res.wall_time_s > 1.0:
@@ -138,7 +86,7 @@ def run(path: Path, formulation: str, repeat: int, **options: Any) -> dict[str, 
     r = best.reactions
     err = None if r is None else float(friction_residual(prob.W, prob.q, prob.mu, r))
     return {
-        "solved": bool(best.solved),
+        "solved": bool(best.solved) and err is not None and err <= float(options.get("tol", TOL)),
         "siconos_error": err,
         "time_s": float(best.wall_time_s),
         "iterations": int(best.newton_iterations),
@@ -162,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--formulations",
         default=f"{DIRECT},alart_curnier,fb_soc,ncp",
-        help=f"comma-separated FCLIBFormulation values and {DIRECT!r} (run_direct); default: all four",
+        help=f"comma-separated FCLIBFormulation values and {DIRECT!r} (the default path); default: all four",
     )
     ap.add_argument("--ncp-time-limit", type=float, default=60.0, help="time limit of each NCP solve (s)")
     ap.add_argument("--time-limit", type=float, default=120.0, help="time limit of the other solves (s)")

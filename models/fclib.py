@@ -14,7 +14,10 @@ the :class:`FCLIBFormulation` forms:
 
 * ``alart_curnier`` (default) and ``fb_soc``: the square nonsmooth equations of
   :mod:`mcpkit.models.fclib_equations` in the reactions only (:math:`u = Wr + q` substituted),
-  a free MCP solved by the semismooth Newton engine through :func:`mcpkit.solve_mcp`;
+  a free MCP solved by the semismooth Newton engine through :func:`mcpkit.solve_mcp`; for
+  ``alart_curnier`` on up to :data:`DIRECT_MAX_CONTACTS` contacts first by the direct dense
+  Newton method :func:`mcpkit.solvers.newton_contact.solve_alart_curnier`, its point judged on
+  the same equations (:func:`solve_equations`);
 * ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variable
   blocks paired with :math:`u - Wr - q = 0`, declared at block level (:func:`fclib_ncp`) and
   solved by :func:`mcpkit.solve` with any registered method:
@@ -51,8 +54,9 @@ import enum
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sps
@@ -62,7 +66,24 @@ from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP
-from mcpkit.result import RESULT_KEYS, SUMMARY_KEYS, FromParts, MCPResult, ToleranceCheck, summary_head
+from mcpkit.residuals import classify_pairs
+from mcpkit.result import (
+    RESULT_KEYS,
+    SUMMARY_KEYS,
+    FromParts,
+    MCPResult,
+    Termination,
+    ToleranceCheck,
+    judge_point,
+    mcp_termination,
+    summary_head,
+    verdict_message,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mcpkit.solvers.newton_contact import ContactNewtonResult
 
 DEFAULT_TOL = 1e-8
 """Tolerance of :func:`solve_fclib_file` on the Siconos error and on the posed MCP's natural
@@ -77,7 +98,8 @@ class FCLIBFormulation(str, enum.Enum):
     :class:`~mcpkit.MCP` and solved by :func:`mcpkit.solve` with any registered method."""
     ALART_CURNIER = "alart_curnier"
     """Alart–Curnier equations in the reactions (:class:`~mcpkit.models.fclib_equations.ContactLaw`),
-    a free MCP for the semismooth Newton engine, with a Tikhonov-continuation fallback."""
+    a free MCP: the direct Alart–Curnier Newton method first (small problems), then the
+    semismooth Newton engine with a Tikhonov-continuation fallback."""
     FB_SOC = "fb_soc"
     """Second-order-cone Fischer–Burmeister equations on De Saxcé's velocity, solved like
     ``alart_curnier`` (needs :math:`\\mu > 0`)."""
@@ -94,6 +116,14 @@ TIKHONOV_SEQUENCE = (1e-2, 1e-4, 1e-6, 1e-8)
 #: At most this many re-solves with a tighter MCP tolerance when the MCP met ``tol`` but the
 #: Siconos error did not (each warm from the last point).
 TIGHTEN_ROUNDS = 3
+#: The ``direct`` stage (:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`) runs on problems
+#: with at most this many contacts (larger ones: the dense LU of each step dominates, and the
+#: engine's sparse factorisations win).
+DIRECT_MAX_CONTACTS = 170
+#: Newton steps allowed to the ``direct`` stage.
+DIRECT_ITERATIONS = 40
+#: The ``direct`` stage gives up once its merit fell less than tenfold in this many steps.
+DIRECT_STALL = 12
 
 
 class FCLIBProblem:
@@ -390,7 +420,8 @@ def reactions_from(z_blocks: dict[str, np.ndarray], s_r: float) -> np.ndarray:
 class FCLIBStage:
     r"""One Newton solve of :func:`solve_fclib_file` with an equation formulation (``FCLIBResult.stages``).
 
-    ``name`` is ``"plain"`` (from :math:`r = 0`, :math:`\varepsilon = 0`), ``"tikhonov"`` (one step
+    ``name`` is ``"direct"`` (:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from
+    :math:`r = 0`), ``"plain"`` (from :math:`r = 0`, :math:`\varepsilon = 0`), ``"tikhonov"`` (one step
     of the continuation, :math:`\varepsilon > 0`), ``"polish"`` (:math:`\varepsilon = 0` from the
     continuation's point) or ``"tighten"`` (:math:`\varepsilon = 0` with a smaller MCP tolerance);
     ``eps`` the Tikhonov term relative to :math:`\overline{\mathrm{diag}\,W}`; ``tol`` the MCP
@@ -528,11 +559,40 @@ class _Stages:
         self.prob, self.law, self.options = prob, law, options
         self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
         self.iterations_left = options.max_inner_iter
-        self.exact = ContactEquations(prob.W, prob.q, prob.mu, law)
         self.stages: list[FCLIBStage] = []
+
+    @cached_property
+    def exact(self) -> ContactEquations:
+        """The unregularised equations (built when first needed: a solved ``direct`` stage does not)."""
+        return ContactEquations(self.prob.W, self.prob.q, self.prob.mu, self.law)
 
     def expired(self) -> bool:
         return time.perf_counter() >= self.deadline or self.iterations_left < 1
+
+    def _time_left(self, t0: float) -> float | None:
+        return max(self.deadline - t0, 1e-3) if math.isfinite(self.deadline) else None
+
+    def direct(self, tol: float) -> tuple[MCPResult, float | None, np.ndarray]:
+        """:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from :math:`r = 0` (no restart,
+        :data:`DIRECT_ITERATIONS`, :data:`DIRECT_STALL`), judged as an MCP result; records the stage.
+        Returns the result, the Siconos error and the (unscaled) reactions."""
+        from mcpkit.solvers.newton_contact import solve_alart_curnier
+
+        t0 = time.perf_counter()
+        prob = self.prob
+        d = solve_alart_curnier(
+            prob.W, prob.q, prob.mu, tol=tol, max_iter=max(min(DIRECT_ITERATIONS, self.iterations_left), 1),
+            stall_window=DIRECT_STALL, restart=False, time_limit=self._time_left(t0),
+        )  # fmt: skip
+        res = _direct_result(d, lambda z: self.exact.F(z), t0)
+        err = d.siconos_error if math.isfinite(d.siconos_error) else None
+        self.iterations_left -= d.iterations
+        stage = FCLIBStage(
+            "direct", 0.0, tol, bool(res.solved), d.iterations, float(res.natural_residual), err,
+            res.wall_time_s,
+        )  # fmt: skip
+        self.stages.append(stage)
+        return res, err, d.r
 
     def run(
         self, name: str, eq: ContactEquations, z0: np.ndarray, tol: float, cap: int | None = None
@@ -544,7 +604,7 @@ class _Stages:
         limit = self.iterations_left if cap is None else min(cap, self.iterations_left)
         kw: dict[str, Any] = {}
         if math.isfinite(self.deadline):
-            kw["time_limit"] = max(self.deadline - t0, 1e-3)
+            kw["time_limit"] = self._time_left(t0)
         res = mcpkit.solve_mcp(
             eq.F, eq.J, -np.inf, np.inf, z0, method="newton", convergence_tolerance=tol,
             major_iteration_limit=max(int(limit), 1), output=self.options.verbose,
@@ -562,6 +622,47 @@ class _Stages:
         return res, err
 
 
+#: Why :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` stopped, by the start of its message.
+_DIRECT_TERMINATION = (
+    ("converged", Termination.CONVERGED),
+    ("iteration limit", Termination.ITERATION_LIMIT),
+    ("time limit", Termination.TIME_LIMIT),
+)
+
+
+def _direct_result(d: ContactNewtonResult, F_at: Callable[[np.ndarray], np.ndarray], t0: float) -> MCPResult:
+    r"""The ``direct`` stage's point as an :class:`~mcpkit.result.MCPResult` of the free MCP
+    :math:`F(\hat r) = 0` (:class:`~mcpkit.models.fclib_equations.ContactEquations`), judged as
+    :class:`mcpkit.Solver` judges a route's point.
+
+    :math:`\hat r = r / s_r`; :func:`~mcpkit.result.judge_point` takes :math:`F(\hat r)` from the
+    direct method's own evaluation of the same scaled equations at that point (``d.F``, as a
+    route's ``F``; that the two evaluations agree is tested) and ``F_at`` (``ContactEquations.F``)
+    otherwise; pair states, termination (:func:`~mcpkit.result.mcp_termination`: a
+    ``"converged"`` the check does not confirm is ``STALLED``) and message as there. The direct
+    method's own word is kept in ``raw_status``. ``wall_time_s`` counts from ``t0`` (a
+    :func:`time.perf_counter` value) to the end of the verdict.
+    """
+    n = d.r.size
+    lb, ub = np.full(n, -np.inf), np.full(n, np.inf)
+    tol = float(d.tol)
+    z = d.r / d.s_r
+    jp = judge_point(z, F_at, lb, ub, tol, np.asarray(d.F, dtype=float))
+    r = jp.residuals
+    states = classify_pairs(jp.z, jp.F, lb, ub, tol, r.per_pair) if jp.have_point else []
+    term = next((t for key, t in _DIRECT_TERMINATION if d.message.startswith(key)), Termination.STALLED)
+    term = mcp_termination(term, jp.status, {})
+    who = "by newton_contact/lapack (direct Alart-Curnier Newton)"
+    return MCPResult(
+        z=jp.z, F=jp.F, termination=term, solution_status=jp.status, natural_residual=r.natural,
+        complementarity_violation=r.complementarity, bound_violation=r.bounds, pair_states=states,
+        tol=tol, iterations=int(d.iterations), wall_time_s=time.perf_counter() - t0, backend="lapack",
+        method="newton_contact", raw_status=d.message,
+        message=verdict_message(who, jp.status, r.natural, r.complementarity, r.bounds, tol, term),
+        extra={"lm_steps": int(d.lm_steps)},
+    )  # fmt: skip
+
+
 def _better(a: tuple[MCPResult, float | None], b: tuple[MCPResult, float | None]) -> bool:
     """``a`` is a better final point than ``b``: solved first, then the smaller Siconos error."""
     ka = (not a[0].solved, math.inf if a[1] is None else a[1])
@@ -570,22 +671,29 @@ def _better(a: tuple[MCPResult, float | None], b: tuple[MCPResult, float | None]
 
 
 def solve_equations(
-    prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions
+    prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions, direct: bool = True
 ) -> tuple[MCPResult, np.ndarray | None, list[FCLIBStage]]:
     r"""Solve ``prob`` as the free MCP :math:`F(\hat r) = 0` of the equations of a contact law.
 
     The system is :class:`~mcpkit.models.fclib_equations.ContactEquations`.
 
-    Stages (each a semismooth Newton solve through :func:`mcpkit.solve_mcp`, recorded as an
-    :class:`FCLIBStage`):
+    Stages (each recorded as an :class:`FCLIBStage`; all but the first are semismooth Newton
+    solves through :func:`mcpkit.solve_mcp`):
 
+    0. ``direct`` (Alart–Curnier law, at most :data:`DIRECT_MAX_CONTACTS` contacts, ``direct``
+       true): :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from :math:`r = 0`, at
+       most :data:`DIRECT_ITERATIONS` steps, stopping when the merit fell less than tenfold in
+       :data:`DIRECT_STALL` steps; its point is judged on :math:`F` as a solve's
+       (:func:`_direct_result`). When that verdict and the Siconos error both meet ``tol`` it is
+       the answer; otherwise the stages below run from :math:`\hat r = 0` as without it, and its
+       point competes for the final one;
     1. ``plain``: :math:`\varepsilon = 0` from :math:`\hat r = 0`, at most :data:`PLAIN_ITERATIONS`
        iterations;
     2. if that did not meet ``tol``: the Tikhonov continuation: :math:`\varepsilon =`
        :data:`TIKHONOV_SEQUENCE` (times :math:`\overline{\mathrm{diag}\,W}`), each from the last
        point to the MCP tolerance :math:`10^{-2}\varepsilon` (whatever ``tol``: the polish needs a
        point close to the solution set), then ``polish`` at
-       :math:`\varepsilon = 0`; the better of the two :math:`\varepsilon = 0` results is kept;
+       :math:`\varepsilon = 0`; the better of the :math:`\varepsilon = 0` results is kept;
     3. ``tighten`` (at most :data:`TIGHTEN_ROUNDS`): when the MCP met its tolerance but the Siconos
        error did not meet ``tol``, re-solve from that point with the MCP tolerance multiplied by
        :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`.
@@ -596,6 +704,12 @@ def solve_equations(
     """
     run = _Stages(prob, ContactLaw(law), options)
     tol = options.tol
+    first: tuple[MCPResult, float | None] | None = None
+    if direct and run.law is ContactLaw.ALART_CURNIER and 0 < prob.nc <= DIRECT_MAX_CONTACTS:
+        res, err, r = run.direct(tol)
+        first = (res, err)
+        if (res.solved and err is not None and err <= tol) or run.expired():
+            return res, r if np.isfinite(r).all() else None, run.stages
     exact = run.exact
     best = run.run("plain", exact, np.zeros(exact.n), tol, cap=PLAIN_ITERATIONS)
     if not best[0].solved:
@@ -611,6 +725,8 @@ def solve_equations(
             polished = run.run("polish", exact, z, tol)
             if _better(polished, best):
                 best = polished
+    if first is not None and _better(first, best):
+        best = first
     mcp_tol = tol
     for _ in range(TIGHTEN_ROUNDS):
         res, err = best
@@ -654,6 +770,7 @@ def _options(formulation: FCLIBFormulation, solve_options: dict[str, Any]) -> tu
 def solve_fclib_file(
     path: str | Path,
     formulation: FCLIBFormulation | str | None = None,
+    direct: bool = True,
     **solve_options: Any,
 ) -> FCLIBResult:
     """Load, pose in ``formulation``, solve, and judge by the Siconos error.
@@ -667,6 +784,9 @@ def solve_fclib_file(
         ``ncp`` when ``method`` names a method other than ``"newton"``/``"auto"`` (the equation
         formulations run on the Newton engine only; this keeps ``mcpkit solve FILE --method fb``
         meaningful).
+    direct
+        ``alart_curnier`` only: try the direct Alart–Curnier Newton method first
+        (:func:`solve_equations`, stage ``direct``); ``False`` runs the engine's stages alone.
     **solve_options
         ``method`` and ``backend``: for ``ncp`` any registered pair (default ``"newton"`` on
         ``"casadi"``); for ``alart_curnier`` and ``fb_soc`` only ``"newton"``/``"auto"`` on
@@ -715,7 +835,7 @@ def solve_fclib_file(
         have = bool(np.isfinite(res.z).all())
         r = reactions_from(mcp.split(res.z), s_r) if have else None
     else:
-        res, r, stages = solve_equations(prob, ContactLaw(form.value), options)
+        res, r, stages = solve_equations(prob, ContactLaw(form.value), options, direct=direct)
     wall = time.perf_counter() - t0
     fr = _err(prob, r)
     ref = ref_stored = consistency = None

@@ -245,15 +245,18 @@ class StepOutcome:
     """The step's natural residual (NaN when not run)."""
     ran: bool = True
     """False for a step after the run ended."""
+    note: str = ""
+    """Which measure failed and by how much, from the step result's ``failure_note`` when it has
+    one (a Stewart–Trinkle step whose MCP met its residual but whose Coulomb residual did not)."""
 
     @property
     def message(self) -> str:
-        """One line: time, termination and residual."""
+        """One line: time, termination and residual, and the failed measure when known."""
         if not self.ran:
             return f"t={self.t:.6g}: not run (the simulation ended before this step)"
         return (
             f"t={self.t:.6g}: termination {self.termination.value}, natural residual "
-            f"{self.natural_residual:.3e}"
+            f"{self.natural_residual:.3e}" + (f"; {self.note}" if self.note else "")
         )
 
     def summary(self) -> dict[str, Any]:
@@ -311,6 +314,8 @@ class SimulationResult(FromParts):
     backend: str = ""
     on_failure: OnFailure = OnFailure.CONTINUE
     wall_time_s: float = 0.0
+    step_notes: list[str] = field(default_factory=list)
+    """Per-step :attr:`StepOutcome.note` (empty, or ``""`` for a step without one)."""
 
     kind = "simulation"
     part_name = "step"
@@ -331,6 +336,7 @@ class SimulationResult(FromParts):
                     k, float(self.t[k]), bool(self.step_solved[k]),
                     Termination.INTERRUPTED if term is None else term,
                     float(self.natural_residual[k]), ran=term is not None,
+                    note=self.step_notes[k] if k < len(self.step_notes) else "",
                 )
             )  # fmt: skip
         return out
@@ -438,6 +444,7 @@ def simulate(
     term: list[Termination | None] = [None] * N
     iters = np.zeros(N, dtype=int)
     times = np.zeros(N)
+    notes = [""] * N
     route = ("", "")
     show = (N > 200) if progress is None else progress
     bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
@@ -454,6 +461,7 @@ def simulate(
         term[k] = res.termination
         iters[k] = res.iterations
         if not res.solved:
+            notes[k] = str(getattr(res, "failure_note", "") or "")
             bar.set_postfix(failed=int((~solved[: k + 1]).sum()))
             if rule is OnFailure.STOP or not np.isfinite(res.z).all():
                 break
@@ -473,4 +481,5 @@ def simulate(
         backend=route[1],
         on_failure=rule,
         wall_time_s=time.perf_counter() - t_run,
+        step_notes=notes,
     )

@@ -7,8 +7,8 @@ bounds                 printed condition
 =====================  ==========================================================
 :math:`l` finite only  :math:`l \le z_i \perp F_i(z) \ge 0`
 :math:`u` finite only  :math:`z_i \le u \perp F_i(z) \le 0`
-both finite           :math:`l \le z_i \le u \perp F_i(z)` (box)
-neither               :math:`F_i(z) = 0` (:math:`z_i` free)
+both finite            :math:`l \le z_i \le u \perp F_i(z)` (box)
+neither                :math:`F_i(z) = 0` (:math:`z_i` free)
 :math:`l = u`          :math:`z_i = l` (:math:`F_i` unrestricted)
 =====================  ==========================================================
 
@@ -55,9 +55,58 @@ from mcpkit.problem import (
 )
 
 
+def _script_end(s: str, i: int) -> int:
+    """End of the script argument that starts at ``s[i]``: a braced group, a control word or one character."""
+    if i >= len(s):
+        return i
+    if s[i] == "{":
+        depth = 0
+        for j in range(i, len(s)):
+            depth += (s[j] == "{") - (s[j] == "}")
+            if depth == 0:
+                return j + 1
+        return len(s)
+    if s[i] == "\\":
+        j = i + 1
+        while j < len(s) and s[j].isalpha():
+            j += 1
+        return max(j, min(i + 2, len(s)))
+    return i + 1
+
+
+def _top_level_scripts(s: str) -> list[tuple[int, str]]:
+    """Positions and kinds (``_`` or ``^``) of the sub- and superscripts of ``s`` outside braces."""
+    out: list[tuple[int, str]] = []
+    depth, i = 0, 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":  # an escaped character (\_, \{) or a control word: not a script
+            i += 2
+            continue
+        if c in "{}":
+            depth += 1 if c == "{" else -1
+        elif c in "_^" and depth == 0:
+            out.append((i, c))
+        i += 1
+    return out
+
+
 def _indexed_latex(stem: str, k: int | str) -> str:
-    if stem.endswith("}") and "_{" in stem:
-        return f"{stem[:-1]},{k}}}"
+    r"""``stem`` with the index ``k`` as a subscript, never a double subscript.
+
+    A trailing subscript takes the index (:math:`\beta_f` -> ``\beta_{f,k}``, ``W_{nt}`` ->
+    ``W_{nt,k}``); a stem with a subscript elsewhere is braced first (``x_{a}^{2}`` ->
+    ``{x_{a}^{2}}_{k}``); any other stem gets ``_{k}``.
+    """
+    scripts = _top_level_scripts(stem)
+    if scripts and scripts[-1][1] == "_":
+        p = scripts[-1][0]
+        if _script_end(stem, p + 1) == len(stem) > p + 1:
+            arg = stem[p + 1 :]
+            inner = arg[1:-1] if arg.startswith("{") else arg
+            return f"{stem[:p]}_{{{inner},{k}}}"
+    if any(kind == "_" for _, kind in scripts):
+        return f"{{{stem}}}_{{{k}}}"
     return f"{stem}_{{{k}}}"
 
 
@@ -161,6 +210,12 @@ def _condition(zname: str, fstr: str, lo: float | str, hi: float | str, latex: b
     return f"{lo_s}{le}{zname}{le}{hi_s}{perp}{fstr}"
 
 
+def _function_sources(problem: MCP) -> dict[str, str]:
+    """Block -> where its functions come from in the user's model (``function_sources`` set on the
+    MCP by a reader such as :func:`~mcpkit.lowering.pyomo.from_pyomo`; empty otherwise)."""
+    return problem.__dict__.get("function_sources") or {}
+
+
 def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[str, int]]:
     problem.validate()
     names, index = _names(problem, latex)
@@ -185,6 +240,9 @@ def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[s
             lines.append(cond + (rf"\quad \text{{({note})}}" if latex else f"   [{note}]"))
             continue
         shown = range(b.size) if b.size <= max_rows else [*range(max_rows - 1), b.size - 1]
+        source = _function_sources(problem).get(b.name)
+        if source and not latex:
+            lines.append(f"# {b.name}: F from {source}")
         for k in shown:
             if b.size > max_rows and k == b.size - 1:
                 lines.append(r"\vdots" if latex else "...")
@@ -704,6 +762,8 @@ def explain(problem: MCP, values: bool = False) -> str:
             form = "F is given row by row (symbolic)"
         size = space(sym_shape(bx.Var(b)), False)
         count = f"{b.size} pair" + ("s" if b.size != 1 else "")
+        source = _function_sources(problem).get(b.name)
+        form += f" (from {source})" if source else ""
         out.append(f"- {b.name} ∈ {size} ({count}): {desc}; {form}.")
     for d in sorted(defs, key=lambda x: x.order):
         out.append(f"Definition: {d.name} = {expr_text(d.expr)} ∈ {space(sym_shape(d), False)}.")

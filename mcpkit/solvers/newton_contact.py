@@ -96,6 +96,10 @@ class ContactNewtonResult:
     """:func:`siconos_error` at :attr:`r`."""
     natural_residual: float
     r""":math:`\|F(\hat r)\|_\infty` of the scaled Alart–Curnier equations."""
+    F: np.ndarray
+    r"""The scaled equations :math:`F(\hat r)` at :attr:`r` (module docstring), for a caller's verdict."""
+    s_r: float
+    r"""The scale of the unknowns: :math:`\hat r = r / s_r` is the point :attr:`F` belongs to."""
     tol: float
     solved: bool
     """Both measures at most :attr:`tol`."""
@@ -597,5 +601,7 @@ def solve_alart_curnier(
     if not solved and message == "converged":
         message = "stalled"
     return ContactNewtonResult(
-        r, u, err, nat, float(tol), bool(solved), its, lm_steps, time.perf_counter() - t0, message
-    )
+        r=r, u=u, siconos_error=err, natural_residual=nat, F=F, s_r=sys_.s_r, tol=float(tol),
+        solved=bool(solved), iterations=its, lm_steps=lm_steps, wall_time_s=time.perf_counter() - t0,
+        message=message,
+    )  # fmt: skip

@@ -335,6 +335,31 @@ class StepResult(FromParts):
             )
         return f"{self.solve.message}; {self.friction.message}{detail}"
 
+    @property
+    def failure_note(self) -> str:
+        """Which measure failed and by how much (``""`` when solved); a simulation's
+        :class:`~mcpkit.models.stepping.StepOutcome` carries it into its message."""
+        if self.solved:
+            return ""
+        nat, tol = self.solve.natural_residual, self.solve.tol
+        mcp = f"MCP natural residual {nat:.2e} {'<=' if self.solve.solved else '>'} {tol:.0e}"
+        if self.friction.solved:
+            return mcp
+        fr = self.friction
+        if not fr.finite:
+            coulomb = fr.message
+        else:
+            res = self.residual
+            e = (
+                f", e = {res.absolute[res.worst]:.2e}, step scale s = {res.scale:.2e}"
+                if res is not None
+                else ""
+            )
+            coulomb = f"{fr.message} ({float(fr.value) / fr.tol:.3g} x the tolerance{e})"  # type: ignore[arg-type]
+        if self.solve.solved:
+            return f"{coulomb}, although the {mcp}: the friction law is violated"
+        return f"{mcp}; {coulomb}"
+
     # -- the MCP result's fields --------------------------------------------------------
     @property
     def z(self) -> np.ndarray:
