@@ -22,6 +22,7 @@ from mcpkit.functional import solve_mcp
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problem import MCP
+from mcpkit.pyomo_plugin import install_registration as _install_pyomo_registration
 from mcpkit.registry import Availability
 from mcpkit.residuals import PairState
 from mcpkit.result import (
@@ -34,6 +35,8 @@ from mcpkit.result import (
     Termination,
 )
 from mcpkit.solve import Solver, solve
+
+_install_pyomo_registration()  # SolverFactory("mcpkit"): see mcpkit.pyomo_plugin
 
 __version__ = "0.1.0"
 

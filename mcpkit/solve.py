@@ -179,9 +179,13 @@ def solve(
         :class:`~mcpkit.result.MCPResult`); an :class:`~mcpkit.mpcc.MPCC` with standard or
         general pair bounds, e.g. from :func:`~mcpkit.mpcc.load_mpcc_json` (solved by
         :class:`~mcpkit.mpcc.MPCCSolver`, returns :class:`~mcpkit.result.MPCCResult`); or a
-        Pyomo model with ``pyomo.mpec`` Complementarity components (converted with
-        :func:`mcpkit.lowering.pyomo.from_pyomo`; the point is written back into the model's
-        variables).
+        Pyomo model: with an active objective that depends on a variable it is an MPCC
+        (:meth:`MPCC.from_pyomo <mcpkit.mpcc.MPCC.from_pyomo>`, returns
+        :class:`~mcpkit.result.MPCCResult`, whose ``extra["pyomo_objective"]`` is the Pyomo
+        objective in its own sense); without one (or with a constant one) an MCP
+        (:func:`mcpkit.lowering.pyomo.from_pyomo`); see :mod:`mcpkit.pyomo_plugin`. The point
+        is written back into the model's variables; mutable ``Param`` values are the parameters
+        and the variables' values the start unless ``p``/``z0`` are given.
     backend, method
         Registered names or ``"auto"`` (see :class:`Solver`); honoured for every problem kind
         or refused with a typed error before anything runs.
@@ -209,15 +213,10 @@ def solve(
             p=p, z0=z0, warm_start=False
         )
     if _is_pyomo_model(problem):
-        from mcpkit.lowering.pyomo import from_pyomo, write_back
+        from mcpkit.pyomo_plugin import PyomoRoute
 
-        mcp = from_pyomo(problem)
-        result = Solver(mcp, backend=backend, method=method, options=options, **kwargs).solve(
-            p=p, z0=z0, warm_start=False
-        )
-        if np.isfinite(result.z).all():
-            write_back(mcp, result)  # the user's model holds the point, solved or not
-        return result
+        route = PyomoRoute(problem, backend=backend, method=method, options=options, **kwargs)
+        return route.solve(p=p, z0=z0, warm_start=False)
     raise MCPInputError(
         f"solve() expects an mcpkit.MCP, an mcpkit.MPCC or a Pyomo model with Complementarity "
         f"components; got {type(problem).__name__}"

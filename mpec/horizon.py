@@ -768,7 +768,10 @@ class Horizon:
         method, backend, tol, **options
             :class:`~mcpkit.mpcc.MPCCSolver` method, backend (``"casadi"``, default, or
             ``"pyomo"``; pass ``ipopt=`` to choose the Pyomo backend's IPOPT) and options
-            (recovery and polish on by default).
+            (recovery and polish on by default; so is the B-stationarity refinement of
+            :mod:`mcpkit.mpcc.refine`, ``refine=False`` or a
+            :class:`~mcpkit.mpcc.refine.RefineOptions` to change it; the plan's class is
+            ``result.mpcc.stationarity``).
         deviation_tol
             The plan passes the re-simulation check when
             :math:`\max|x^{\rm sim} - x^{\rm plan}| \le` ``deviation_tol`` (state units).

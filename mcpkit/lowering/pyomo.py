@@ -425,7 +425,7 @@ def _single_var(expr: Any) -> tuple[Any, float, float] | None:
     return repn.linear_vars[0], a, float(pyo.value(repn.constant))
 
 
-def from_pyomo(model: Any, name: str | None = None) -> MCP:
+def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool = False) -> MCP:
     r"""A backend-neutral MCP from a Pyomo model with ``pyomo.mpec`` ``Complementarity`` parts.
 
     Each condition ``complements(a, b)`` is read in Pyomo's canonical form
@@ -445,12 +445,16 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
     variables are constants. The map back to the model is kept on the MCP
     (``mcp.pyomo_source``) for :func:`write_back`.
 
+    Non-fixed integer or binary variables are refused unless ``relax_integrality=True`` reads
+    them as continuous (:func:`mcpkit.mpcc.from_pyomo.check_continuous`).
+
     Raises
     ------
     MCPInputError
         When the model is not a square MCP: no complementarities, a non-constant objective,
         inequality constraints outside complementarities, a bounded variable that is not the
-        variable side of any pair, or a count mismatch of variables and equations.
+        variable side of any pair, or a count mismatch of variables and equations; or it has
+        integer variables (above).
     """
     from pyomo.core.base.block import BlockData
 
@@ -473,6 +477,8 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
     pairs: list[tuple[Any, float | None, float | None, Any]] = []  # (var or None, lo, hi, F expr)
     aux_defs: list[tuple[int, Any]] = []  # (pair index, e1): s_pair - e1 = 0
     equations: list[Any] = []
+    pair_src: list[str] = []  # the Complementarity component of each pair
+    eq_src: list[str] = []  # the component (Complementarity or Constraint) of each equation
     z_side: set[int] = set()
     for cc in ccs:
         e1 = cc._canonical_expression(cc._args[0])
@@ -480,6 +486,7 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
         if len(e1) == 2 or len(e2) == 2:
             eq = e1 if len(e1) == 2 else e2
             equations.append(eq[1] - eq[0])
+            eq_src.append(_source_name(cc))
             continue
         l1, u1, l2, u2 = _bound(e1[0]), _bound(e1[2]), _bound(e2[0]), _bound(e2[2])
         n1 = (l1 is not None) + (u1 is not None)
@@ -518,6 +525,7 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
         else:
             aux_defs.append((len(pairs), ez))
             pairs.append((None, lz, uz, F))
+        pair_src.append(_source_name(cc))
     # --- plain constraints
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
         parent = con.parent_block()
@@ -525,6 +533,7 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
             continue
         if con.equality:
             equations.append(con.body - con.upper)
+            eq_src.append(_source_name(con))
         else:
             raise MCPInputError(
                 f"from_pyomo: constraint {con.name!r} is an inequality outside any Complementarity; "
@@ -550,7 +559,13 @@ def from_pyomo(model: Any, name: str | None = None) -> MCP:
             f"({len(pairs)} in complementarity pairs, {len(free)} free) but {len(pairs)} pairs and "
             f"{n_eq} equations"
         )
-    return _build_mcp(model, name or model.name or "pyomo", pairs, aux_defs, equations, free)
+    if not relax_integrality:
+        from mcpkit.mpcc.from_pyomo import check_continuous
+
+        check_continuous([x for x, *_ in pairs if x is not None] + free, "from_pyomo")
+    if name is None:  # Pyomo names an unnamed model "unknown"
+        name = model.name if model.name and model.name != "unknown" else "pyomo"
+    return _build_mcp(model, name, pairs, aux_defs, equations, free, pair_src, eq_src)
 
 
 def _check_own_bounds(x: Any, lo: float | None, hi: float | None, where: str) -> None:
@@ -567,6 +582,24 @@ def _check_own_bounds(x: Any, lo: float | None, hi: float | None, where: str) ->
         )
 
 
+def _source_name(obj: Any) -> str:
+    """The Pyomo component ``obj`` belongs to, as a block-safe name (``m.b.x[1]`` -> ``b_x``)."""
+    return _safe_name(obj.parent_component().getname(fully_qualified=True))
+
+
+def _unique(base: str, used: set[str], suffix: str) -> str:
+    """``base`` if free, else ``base_suffix``, ``base_suffix2``, ...; recorded in ``used``."""
+    name = base if base.isidentifier() else f"c_{base}"
+    if name in used:
+        name = f"{name}_{suffix}"
+        k = 2
+        while f"{name}{k}" in used or name in used:
+            name = f"{name.rstrip('0123456789')}{k}"
+            k += 1
+    used.add(name)
+    return name
+
+
 def _build_mcp(
     model: Any,
     name: str,
@@ -574,39 +607,88 @@ def _build_mcp(
     aux_defs: list[tuple[int, Any]],
     equations: list[Any],
     free: list[Any],
+    pair_src: list[str],
+    eq_src: list[str],
 ) -> MCP:
-    """Assemble the MCP: one block ``z`` of all variables (paired first, then free)."""
+    """Assemble the MCP with the model's names.
+
+    Variable blocks: the pairs grouped by their ``Var`` component and ``Complementarity``
+    component, each block named after the ``Var`` (``x``; ``x_c`` when several Complementarity
+    components pair parts of ``x``; ``s_c`` for the auxiliary variables of ``c``), then the free
+    variables grouped by ``Var`` component; parameter blocks: one per ``Param`` component. The
+    Pyomo components that give each block's functions are kept in
+    ``mcp.function_sources`` (block -> names), which the printer shows.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for k, ((x, *_), cc) in enumerate(zip(pairs, pair_src, strict=True)):
+        groups.setdefault((_source_name(x) if x is not None else "", cc), []).append(k)
+    order = [k for ks in groups.values() for k in ks]
+    pos = {k: i for i, k in enumerate(order)}
+    pairs = [pairs[k] for k in order]
+    pair_src = [pair_src[k] for k in order]
+    aux_defs = [(pos[k], e) for k, e in aux_defs]
+    free_groups: dict[str, list[Any]] = {}
+    for v in free:
+        free_groups.setdefault(_source_name(v), []).append(v)
+    free = [v for vs in free_groups.values() for v in vs]
+    # rows in z order: the pairs' F, then the free variables' equations (auxiliary definitions first)
+    row_src = pair_src + [pair_src[k] for k, _ in aux_defs] + eq_src
+    used: set[str] = set()
+    var_groups: dict[str, int] = {}
+    for var, _ in groups:
+        var_groups[var] = var_groups.get(var, 0) + 1
+    specs: list[tuple[str, int]] = []
+    for (var, cc), ks in groups.items():
+        base = (var if var_groups[var] == 1 else f"{var}_{cc}") if var else f"s_{cc}"
+        specs.append((_unique(base, used, "pair"), len(ks)))
+    for var, vs in free_groups.items():
+        specs.append((_unique(var, used, "free"), len(vs)))
+
     F_all = [F for *_, F in pairs]
     zvars = [x for x, *_ in pairs] + free
-    n = len(zvars)
     lb = np.array([-math.inf if lo is None else lo for _, lo, _, _ in pairs] + [-math.inf] * len(free))
     ub = np.array([math.inf if hi is None else hi for _, _, hi, _ in pairs] + [math.inf] * len(free))
     start = np.array([0.0 if x is None or x.value is None else float(x.value) for x in zvars], dtype=float)
-    start = np.where(np.isfinite(start), start, 0.0)
+    start = np.clip(np.where(np.isfinite(start), start, 0.0), lb, ub)
     mcp = MCP(_safe_name(name))
-    # parameters: every mutable Param used anywhere
+    # parameters: every mutable Param used anywhere, one block per Param component
     params: dict[int, Any] = {}
     all_exprs = F_all + [e for _, e in aux_defs] + equations
     for e in all_exprs:
         for prm in identify_mutable_parameters(e):
             params.setdefault(id(prm), prm)
-    plist = list(params.values())
+    pgroups: dict[str, list[Any]] = {}
+    for prm in params.values():
+        pgroups.setdefault(_source_name(prm), []).append(prm)
+    plist = [q for qs in pgroups.values() for q in qs]
     psyms: list[sp.Symbol] = []
-    if plist:
-        psyms = list(mcp.add_parameters("p", len(plist), value=[float(pyo.value(q)) for q in plist]))
-    zsyms = list(mcp.add_variables("z", n, lb=lb, ub=ub, start=np.clip(start, lb, ub)))
+    for pname, qs in pgroups.items():
+        values = [float(pyo.value(q)) for q in qs]
+        psyms += list(mcp.add_parameters(_unique(pname, used, "param"), len(qs), value=values))
+    zsyms: list[sp.Symbol] = []
+    slices: list[slice] = []
+    for bname, size in specs:
+        sl = slice(len(zsyms), len(zsyms) + size)
+        zsyms += list(mcp.add_variables(bname, size, lb=lb[sl], ub=ub[sl], start=start[sl]))
+        slices.append(sl)
     var_sym = {id(x): s for x, s in zip(zvars, zsyms, strict=True) if x is not None}
     par_sym = {id(q): s for q, s in zip(plist, psyms, strict=True)}
     affine = _try_affine(F_all, aux_defs, equations, zvars, var_sym, par_sym)
+    names = [b for b, _ in specs]
     if affine is not None:
         M, q = affine
-        mcp.add_affine("z", M, q)
+        for bname, sl in zip(names, slices, strict=True):
+            mcp.add_affine(bname, M[sl], q[sl], over=names)
     else:
-        # free variables (positions len(pairs):) take the equations, in order
-        eq_rows = [zsyms[k] - _to_sympy(e, var_sym, par_sym) for k, e in aux_defs]
-        eq_rows += [_to_sympy(e, var_sym, par_sym) for e in equations]
-        mcp.add_functions("z", [_to_sympy(F, var_sym, par_sym) for F in F_all] + eq_rows)
+        rows = [_to_sympy(F, var_sym, par_sym) for F in F_all]
+        rows += [zsyms[k] - _to_sympy(e, var_sym, par_sym) for k, e in aux_defs]
+        rows += [_to_sympy(e, var_sym, par_sym) for e in equations]
+        for bname, sl in zip(names, slices, strict=True):
+            mcp.add_functions(bname, rows[sl])
     mcp.__dict__["pyomo_source"] = PyomoSource(model=model, vars=zvars, params=plist)
+    mcp.__dict__["function_sources"] = {
+        bname: ", ".join(dict.fromkeys(row_src[sl])) for bname, sl in zip(names, slices, strict=True)
+    }
     return mcp
 
 

@@ -12,6 +12,8 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 * :mod:`~mcpkit.mpcc.solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
   returning :class:`~mcpkit.result.MPCCResult`;
 * :mod:`~mcpkit.mpcc.stationarity`: weak, C, M, S and B stationarity of a point;
+* :mod:`~mcpkit.mpcc.lpec`, :mod:`~mcpkit.mpcc.refine`: the LPEC (enumeration or MILP) and the
+  B-stationarity refinement every solve runs (:class:`RefineOptions`);
 * :mod:`~mcpkit.mpcc.loader`: the CasADi MPCC JSON format (nosnoc, MPECLib, MacMPEC, NOSBENCH).
 
 ``mcpkit.solve(mpcc)`` and ``mcpkit solve FILE.json`` end here.
@@ -19,7 +21,10 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 
 from mcpkit.mpcc.loader import load_mpcc_json
 from mcpkit.mpcc.problem import MPCC, casadi_name
+from mcpkit.mpcc.refine import RefineOptions
 from mcpkit.mpcc.solver import MPCCSolver, solve_mpcc
 from mcpkit.mpcc.standard import ToStandardMPCC
 
-__all__ = ["MPCC", "MPCCSolver", "ToStandardMPCC", "casadi_name", "load_mpcc_json", "solve_mpcc"]
+__all__ = [
+    "MPCC", "MPCCSolver", "RefineOptions", "ToStandardMPCC", "casadi_name", "load_mpcc_json", "solve_mpcc",
+]  # fmt: skip

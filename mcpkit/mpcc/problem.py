@@ -334,6 +334,15 @@ class MPCC:
             name=name,
         )
 
+    @classmethod
+    def from_pyomo(cls, model: Any, name: str | None = None, *, relax_integrality: bool = False) -> MPCC:
+        """The MPCC of a Pyomo model with an objective, constraints and ``pyomo.mpec``
+        complementarities; see :func:`mcpkit.mpcc.from_pyomo.mpcc_from_pyomo` (semantics, what is
+        refused). The map back to the model is ``mpcc.pyomo_source``."""
+        from mcpkit.mpcc.from_pyomo import mpcc_from_pyomo
+
+        return mpcc_from_pyomo(model, name, relax_integrality=relax_integrality)
+
     def _lengths(self) -> dict[str, int]:
         return {
             "x": int(self.x.numel()),

@@ -16,27 +16,34 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
    computed without cancellation (:func:`mcpkit.residuals.natural_residual_vector`); ``solved``
    means both are :math:`\le` ``tol`` (``tol`` defaults to
    :data:`~mcpkit.options.DEFAULT_TOL` ``["mpcc"]`` = 1e-6);
-5. optionally classifies the point (S, B, M, C, weak; :mod:`mcpkit.mpcc.stationarity`) on the
-   standard form built in step 1, beside the verdict, never folded into it.
+5. refines a solved point to a certified B-stationary one (:mod:`mcpkit.mpcc.refine`: LPEC over
+   the biactive pairs, branch NLP along its descent direction, repeat; then a bounded multistart
+   from the homotopy path when the point stays uncertified) and classifies it (S, B, M, C, weak;
+   :mod:`mcpkit.mpcc.stationarity`) on the standard form built in step 1, beside the verdict,
+   never folded into it. ``result.stationarity`` is always set: ``"B"`` only with an LPEC
+   certificate, ``"S"`` with multipliers; ``result.extra["refinement"]`` says why an uncertified
+   point stayed so. ``refine=False`` (or ``RefineOptions(enabled=False)``) only classifies.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError
+from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.mpcc.problem import MPCC
+from mcpkit.mpcc.refine import RefinementReport, RefineOptions, Refiner
 from mcpkit.mpcc.standard import ToStandardMPCC
 from mcpkit.options import SolveOptions
 from mcpkit.problem import as_float_vector
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
-from mcpkit.solvers.homotopy import Assessment, make_homotopy
+from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
 #: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
@@ -65,7 +72,11 @@ class MPCCSolver:
         executable when one is found, else CasADi's; ``"executable"``, ``"casadi"``,
         ``"mcpkit_ipopt"``).
     stationarity
-        Classify each returned point (``result.stationarity``).
+        Classify each returned point (``result.stationarity``; default ``True``). ``False``
+        with refinement off leaves ``"not checked"``.
+    refine
+        :class:`~mcpkit.mpcc.refine.RefineOptions`, or ``True`` (the defaults: on) / ``False``
+        (off). Refinement classifies the point whatever ``stationarity`` says.
     """
 
     def __init__(
@@ -76,7 +87,8 @@ class MPCCSolver:
         options: SolveOptions | None = None,
         *,
         ipopt: str = "auto",
-        stationarity: bool = False,
+        stationarity: bool = True,
+        refine: RefineOptions | bool = True,
         **kwargs: Any,
     ) -> None:
         if not isinstance(problem, MPCC):
@@ -89,6 +101,12 @@ class MPCCSolver:
         self.method = self.route.method
         self.backend = self.route.backend
         self.check_stationarity = bool(stationarity)
+        if isinstance(refine, bool):
+            refine = RefineOptions(enabled=refine)
+        if not isinstance(refine, RefineOptions):
+            raise MCPInputError(f"refine= takes a bool or RefineOptions, got {type(refine).__name__}")
+        self.refine_options = refine
+        self._refiner: Refiner | None = None
         # the one lowering to the standard form; the stationarity check reuses its output
         self.standard, pair_map = ToStandardMPCC().apply(problem)
         steps: list[Lowering] = [ToStandardMPCC()]
@@ -126,15 +144,86 @@ class MPCCSolver:
         t0 = time.perf_counter()
         out = self.homotopy.run(xs, pv, self._assess)
         x = None if out.x is None else self._orig_x(out.x)
+        refinement: RefinementReport | None = None
+        stat_rep = None
+        refine = self.refine_options.enabled and x is not None and out.assessment.meets(self.options.tol)
+        if refine and self.problem.x.numel() <= STATIONARITY_MAX_VARS:
+            try:
+                x, stat_rep, refinement = self._refine(x, pv, out, t0)
+            except NonFiniteError as exc:  # NaN/inf derivatives at a point: keep the homotopy's
+                f = float(self.problem.evaluate(x, pv)["f"][0])
+                refinement = RefinementReport(None, f"refinement stopped: {exc}", "homotopy", f, f)
         result = mpcc_result(
             orig, x, pv, out.termination, self.options.tol,
             iterations=out.iterations, wall_time_s=time.perf_counter() - t0, backend=self.backend,
             method=self.method, trace=out.trace, raw_status=out.raw_status,
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
-        if self.check_stationarity:
+        if refinement is not None and stat_rep is not None:
+            result.stationarity = stat_rep.level.value
+            result.extra["stationarity_report"] = stat_rep
+            result.extra["refinement"] = refinement
+            result.message += f"; {refinement.summary()}"
+        elif refinement is not None:
+            result.extra["refinement"] = refinement
+            try:
+                self._attach_stationarity(result, pv)
+            except NonFiniteError:
+                result.stationarity = "not checked"
+        elif self.check_stationarity or self.refine_options.enabled:
             self._attach_stationarity(result, pv)
+            if self.refine_options.enabled and "refinement" not in result.extra:
+                why = "not solved" if not result.solved else "too many variables"
+                f = float(result.f)
+                result.extra["refinement"] = RefinementReport(None, why, "homotopy", f, f)
+        else:
+            result.stationarity = "not checked"
+        result.wall_time_s = time.perf_counter() - t0
         return result
+
+    def refiner(self) -> Refiner:
+        """The :class:`~mcpkit.mpcc.refine.Refiner` on the standard form (built on first use)."""
+        if self._refiner is None:
+            if self.backend == "pyomo":  # the branch NLPs on the standard form, CasADi's IPOPT
+                polisher = Polisher(self.standard, self.options)
+            else:
+                polisher = self.homotopy.polisher()
+            nx = self.problem.x.numel()
+
+            def assess(xs: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
+                comp, viol, vals = judged_residuals(self.problem, xs[:nx], p)
+                return float(vals["f"][0]), Assessment(comp, viol)
+
+            def scaled(scale: float) -> Polisher:
+                io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
+                return Polisher(self.standard, replace(self.options, ipopt_options=io))
+
+            self._refiner = Refiner(
+                self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, self.refine_options,
+                scaled_polisher=scaled,
+            )  # fmt: skip
+        return self._refiner
+
+    def _refine(
+        self, x: np.ndarray, p: np.ndarray, out: HomotopyOutcome, t0: float
+    ) -> tuple[np.ndarray, Any, RefinementReport]:
+        """Refinement and escape (:mod:`mcpkit.mpcc.refine`) of the user's point ``x``."""
+        refiner = self.refiner()
+        ro = self.refine_options
+        spent = time.perf_counter() - t0
+        limits = [ro.time_limit, max(ro.time_factor * spent, ro.min_time)]
+        if self.options.time_limit is not None:
+            limits.append(self.options.time_limit - spent)
+        finite = [v for v in limits if v is not None]
+        deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
+        lift = ToStandardMPCC.lift
+        budget = self.refine_options.flip_time_factor * (time.perf_counter() - t0)
+        best = refiner.run(lift(self.problem, x, p), p, deadline, flip_budget=budget)
+        if not best[2].certified and self.refine_options.multistart and out.path:
+            path = [lift(self.problem, self._orig_x(pt), p) for pt in out.path]
+            best = refiner.escape(best, path, p, deadline)
+        xs, rep, report = best
+        return xs[: self.problem.x.numel()], rep, report
 
     def _attach_stationarity(self, result: MPCCResult, p: np.ndarray) -> None:
         from mcpkit.mpcc.stationarity import attach_stationarity
@@ -228,5 +317,5 @@ def solve_mpcc(
     x0: Any = None,
     **kwargs: Any,
 ) -> MPCCResult:
-    """Solve ``mpcc`` once (see :class:`MPCCSolver`; ``ipopt=`` and ``stationarity=`` pass on)."""
+    """Solve ``mpcc`` once (see :class:`MPCCSolver`; ``ipopt=``, ``stationarity=``, ``refine=`` pass on)."""
     return MPCCSolver(mpcc, method, backend, options, **kwargs).solve(p=p, x0=x0)

@@ -75,9 +75,11 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-from scipy.optimize import linprog, lsq_linear
+import scipy.linalg
+from scipy.optimize import lsq_linear
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.mpcc.lpec import LPEC, LPECSolution, solve_lpec
 from mcpkit.mpcc.problem import MPCC, casadi_name
 from mcpkit.mpcc.standard import ToStandardMPCC
 
@@ -91,6 +93,9 @@ __all__ = [
 
 _MAX_PATTERNS = 4096
 """Largest number of sign-piece patterns tried in one C or M multiplier search."""
+
+LPEC_ENUMERATE_MAX = 4
+"""Up to this many biactive pairs the LPEC's branch LPs are enumerated; above, one MILP."""
 
 _NULL_ROW_TOL = 1e-8
 """A multiplier is 'determined' when its row of the null-space basis is below this norm."""
@@ -169,6 +174,8 @@ class StationarityReport:
     r"""The residual a multiplier test must meet: ``tol * max(1, |grad f|_2)``."""
     descent_direction: np.ndarray | None = field(default=None)
     """A branch-LP direction with ``grad f . d < -tol * scale`` when the LPEC check fails."""
+    lpec: LPECSolution | None = field(default=None)
+    """The LPEC's outcome (method, value, solves, why undecided) when it was solved."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +305,7 @@ class _Multipliers:
             A, lo_c, hi_c = self.A[:, cols], lo[cols], hi[cols]
             # fast path: the unconstrained minimum-norm solution, when it respects the signs
             # (then it also solves the bound-constrained problem); BVLS otherwise
-            v = np.linalg.lstsq(A, self.b, rcond=None)[0]
+            v = scipy.linalg.lstsq(A, self.b, lapack_driver="gelsy", check_finite=False)[0]
             slack = 1e-12 * max(1.0, float(np.max(np.abs(v), initial=0.0)))
             if not (np.all(v >= lo_c - slack) and np.all(v <= hi_c + slack)):
                 v = lsq_linear(A, self.b, bounds=(lo_c, hi_c), method="bvls").x
@@ -387,15 +394,8 @@ def _search(
 # --------------------------------------------------------------------------------------------
 
 
-def _lpec(
-    mpcc: MPCC,
-    loc: _Local,
-    x: np.ndarray,
-    tol: float,
-    threshold: float,
-    order_hint: np.ndarray | None = None,
-) -> tuple[bool | None, np.ndarray | None, int]:
-    """Enumerate the LPEC branches; ``(B-stationary?, descent direction, LPs solved)``."""
+def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float = 1.0) -> LPEC:
+    """The :class:`~mcpkit.mpcc.lpec.LPEC` at ``x`` with activity tolerance ``tol`` and box ``radius``."""
     nx = x.size
     gi, _, _, g_lo, g_hi = _active(loc.g, mpcc.lbg, mpcc.ubg, tol)
     _, _, _, x_lo, x_hi = _active(x, mpcc.lbx, mpcc.ubx, tol)
@@ -406,42 +406,33 @@ def _lpec(
     ub_rows += [-loc.Jg[i] for i in gi if g_lo[i] and not g_hi[i]]
     eq_rows += [loc.JG[j] for j in np.flatnonzero(IG & ~IH)]
     eq_rows += [loc.JH[j] for j in np.flatnonzero(IH & ~IG)]
-    bounds = np.column_stack([np.where(x_lo, 0.0, -1.0), np.where(x_hi, 0.0, 1.0)])
-    hint = np.zeros(bi.size, dtype=int) if order_hint is None else order_hint
+    return LPEC(
+        c=loc.df,
+        A_eq=np.array(eq_rows, dtype=float).reshape(-1, nx),
+        A_ub=np.array(ub_rows, dtype=float).reshape(-1, nx),
+        JG=loc.JG[bi].reshape(-1, nx),
+        JH=loc.JH[bi].reshape(-1, nx),
+        lo=np.where(x_lo, 0.0, -radius),
+        hi=np.where(x_hi, 0.0, radius),
+    )
 
-    def branches() -> Iterator[tuple[int, ...]]:
-        first = tuple(int(h) for h in hint)
-        yield first
-        for bits in itertools.product((0, 1), repeat=bi.size):
-            if bits != first:
-                yield bits
 
-    n_lp = 0
-    for bits in branches():
-        eq = list(eq_rows)
-        ub = list(ub_rows)
-        for j, bit in zip(bi, bits, strict=True):
-            if bit == 0:  # grad G_j d = 0, grad H_j d >= 0
-                eq.append(loc.JG[j])
-                ub.append(-loc.JH[j])
-            else:  # grad G_j d >= 0, grad H_j d = 0
-                ub.append(-loc.JG[j])
-                eq.append(loc.JH[j])
-        res = linprog(
-            loc.df,
-            A_ub=np.array(ub).reshape(-1, nx) if ub else None,
-            b_ub=np.zeros(len(ub)) if ub else None,
-            A_eq=np.array(eq).reshape(-1, nx) if eq else None,
-            b_eq=np.zeros(len(eq)) if eq else None,
-            bounds=bounds,
-            method="highs",
-        )
-        n_lp += 1
-        if res.status != 0:
-            return None, None, n_lp
-        if res.fun < -threshold:
-            return False, np.asarray(res.x, dtype=float), n_lp
-    return True, None, n_lp
+def _lpec(
+    mpcc: MPCC,
+    loc: _Local,
+    x: np.ndarray,
+    tol: float,
+    threshold: float,
+    order_hint: np.ndarray | None = None,
+    *,
+    enumerate_max: int = LPEC_ENUMERATE_MAX,
+    time_limit: float | None = None,
+) -> LPECSolution:
+    """Decide the LPEC at ``x``: enumerate few biactive pairs, else the MILP (:mod:`mcpkit.mpcc.lpec`)."""
+    return solve_lpec(
+        build_lpec(mpcc, loc, x, tol), threshold, enumerate_max=enumerate_max, hint=order_hint,
+        time_limit=time_limit,
+    )  # fmt: skip
 
 
 def check_b_stationarity(
@@ -473,8 +464,8 @@ def check_b_stationarity(
     n_bi = int(np.sum((loc.G <= tol) & (loc.H <= tol)))
     if n_bi > max_biactive:
         return None, None
-    verdict, d, _ = _lpec(mpcc, loc, x, tol, tol * max(1.0, float(np.linalg.norm(loc.df))))
-    return verdict, d
+    sol = _lpec(mpcc, loc, x, tol, tol * max(1.0, float(np.linalg.norm(loc.df))))
+    return sol.verdict, sol.d
 
 
 # --------------------------------------------------------------------------------------------
@@ -525,6 +516,7 @@ def classify_stationarity(
     *,
     residual_tol: float | None = None,
     lowered: MPCC | None = None,
+    lpec_time_limit: float | None = None,
 ) -> StationarityReport:
     r"""Classify :math:`x` as not feasible, not stationary, weak, C, M, B or S-stationary.
 
@@ -553,7 +545,9 @@ def classify_stationarity(
     tol
         Feasibility, activity and residual tolerance (> 0).
     lpec_max_biactive
-        Largest biactive set for which the :math:`2^{|I_{GH}|}` LPEC branches are enumerated.
+        Largest biactive set for which the LPEC is solved: its :math:`2^{|I_{GH}|}` branch LPs
+        are enumerated up to :data:`LPEC_ENUMERATE_MAX` pairs, above that it is one MILP with
+        exact big-M bounds (:mod:`mcpkit.mpcc.lpec`).
     residual_tol
         Tolerance of the multiplier residual and of the LPEC values (default: ``tol``). Points
         returned by relaxation homotopies are feasible to ``tol`` but often stationary only to a
@@ -561,6 +555,9 @@ def classify_stationarity(
     lowered
         The standard form of a general ``mpcc``, when it was already built (so it is not built
         twice).
+    lpec_time_limit
+        Wall-clock limit of the LPEC's MILP (``None``: none); when it is hit the LPEC is
+        undecided (``b_stationary=None``).
 
     Raises
     ------
@@ -598,14 +595,19 @@ def classify_stationarity(
     pairs = [mult.pair(u_weak, int(j)) for j in biactive]
     hint = np.array([int(a < b) for a, b in pairs], dtype=int)
     notes: list[str] = []
+    lpec_out: list[LPECSolution] = []
 
     def lpec() -> tuple[bool | None, np.ndarray | None]:
         if too_big:
             notes.append(f"LPEC skipped: {biactive.size} biactive pairs > {lpec_max_biactive}")
             return None, None
-        verdict, d, n_lp = _lpec(mpcc, loc, x, tol, threshold, hint)
-        notes.append(f"LPEC: {n_lp} branch LP(s)" + (", an LP failed" if verdict is None else ""))
-        return verdict, d
+        sol = _lpec(mpcc, loc, x, tol, threshold, hint, time_limit=lpec_time_limit)
+        lpec_out.append(sol)
+        what = "branch LP(s)" if sol.method == "enumerate" else "MILP"
+        notes.append(
+            f"LPEC: {sol.n_solves} {what}" + (f", undecided ({sol.reason})" if sol.verdict is None else "")
+        )
+        return sol.verdict, sol.d
 
     def report(level: Stationarity, u: np.ndarray, r: float, b: bool | None, d: Any = None) -> Any:
         msg = (
@@ -615,6 +617,7 @@ def classify_stationarity(
         return StationarityReport(
             level=level, feasible=True, stationarity_residual=r, b_stationary=b,
             message="; ".join([msg, *notes]), descent_direction=d, **mult.split(u), **common,
+            lpec=lpec_out[-1] if lpec_out else None,
         )  # fmt: skip
 
     if r_weak > threshold:

@@ -99,6 +99,9 @@ class HomotopyOutcome:
     reformulation: str = ""
     """The reformulation whose run produced :attr:`x` (differs from the requested one after a
     recovery)."""
+    path: list[np.ndarray] = field(default_factory=list)
+    """The finite points of the relaxed subproblems, in order (the homotopy path, in the MPCC's
+    variables); the B-stationarity refinement restarts from them (:mod:`mcpkit.mpcc.refine`)."""
 
 
 def inner_settings(options: SolveOptions, tol: float, warm: bool, name: str) -> InnerSettings:
@@ -263,6 +266,7 @@ class HomotopySolver:
         last_param = float("nan")
         polished_masks: set[bytes] = set()
         nc = mp.n_pairs
+        path: list[np.ndarray] = []
 
         def try_polish(xc: np.ndarray, k: int) -> bool:
             nonlocal best_x, best_a, iterations, raw
@@ -326,6 +330,7 @@ class HomotopySolver:
             finite = bool(np.isfinite(res.x).all())
             if finite:
                 xr, a = assess(res.x[:nx], p)
+                path.append(xr)
                 trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
                 if a.key(opts.tol) < best_a.key(opts.tol):
                     best_x, best_a = xr, a
@@ -364,7 +369,7 @@ class HomotopySolver:
         if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
             lam_x = lam_g = None
         return HomotopyOutcome(
-            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name
+            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path
         )
 
 
@@ -431,7 +436,7 @@ class RecoveringHomotopy:
         best = self.primary.run(x0, p, assess, time_limit=limit, **start)
         if best.termination in (Termination.CONVERGED, Termination.TIME_LIMIT, Termination.INTERRUPTED):
             return best
-        trace, iterations = list(best.trace), best.iterations
+        trace, iterations, path = list(best.trace), best.iterations, list(best.path)
         for name in self.fallback_names:
             solver = self._fallback(name)
             t = solver.template
@@ -442,6 +447,7 @@ class RecoveringHomotopy:
                 break
             out = solver.run(x0, p, assess, time_limit=remaining)
             iterations += out.iterations
+            path.extend(out.path)
             trace.extend(
                 replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace
             )
@@ -450,7 +456,7 @@ class RecoveringHomotopy:
                 best = out
             if best.termination is Termination.CONVERGED:
                 break
-        best.trace, best.iterations = trace, iterations
+        best.trace, best.iterations, best.path = trace, iterations, path
         return best
 
 
