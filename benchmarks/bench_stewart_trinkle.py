@@ -18,7 +18,12 @@ For each formulation (NCP; LCP with 8, 16, 32 directions):
 
 Ratios: ``mpec_nlp/casadi`` (target >= 20), ``pyomo/casadi`` and ``casadi/newton`` (target <= 20).
 Steps count as solved only when the natural residual on the declaration is <= 1e-6.
-Run ``python benchmarks/bench_stewart_trinkle.py [--json] [--steps N] [--profile]``.
+Each formulation is one row of a sweep (:func:`mcpkit.sweep`, task :func:`formulation_row`): by
+default on one Dask worker, so the formulations do not compete for cores and every ratio is
+measured in one process; ``--workers 2`` runs two formulations at a time, ``--scheduler`` uses
+an existing cluster, ``--out`` keeps the rows and resumes from them.
+Run ``python benchmarks/bench_stewart_trinkle.py [--json] [--steps N] [--profile] [--workers N]
+[--scheduler ADDRESS] [--out rows.parquet]``.
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ import argparse
 import cProfile
 import io
 import json
+import math
 import pstats
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import casadi as ca
@@ -143,51 +151,93 @@ def _profile(form: str, steps: int) -> str:
     return s.getvalue()
 
 
+def formulation_row(formulation: str, steps: int, slow_steps: int, have_path: bool) -> dict[str, Any]:
+    """Every route on one formulation, in one process (the sweep's task: one row per formulation).
+
+    ``solved`` is the CasADi route's verdict (every step's natural residual <= 1e-6); the other
+    routes' step counts are columns beside it.
+    """
+    form = formulation
+    cas = _route(form, steps, "casadi", METHOD)
+    row: dict[str, Any] = {}  # the sweep adds the input's own column, formulation
+    if not cas["ran"]:
+        return row | {"solved": False, "status": "error", "casadi_error": cas["error"]}
+    row.update(
+        casadi_ms=1e3 * cas["median_step_s"],
+        casadi_solved=f"{cas['solved_steps']}/{cas['steps']}",
+        solved=bool(cas["solved_steps"] == cas["steps"]),
+        status="converged" if cas["solved_steps"] == cas["steps"] else "stalled",
+        wall_time_s=cas["wall_s"],
+    )
+    nw = _newton(cas["model"], cas["sim"])
+    row.update(
+        newton_ms=1e3 * nw["median_step_s"],
+        newton_max_v_diff=nw["max_v_diff"],
+        newton_steps_differing=nw["steps_differing"],
+    )
+    row["casadi_over_newton"] = cas["median_step_s"] / nw["median_step_s"]
+    mn = _mpec_nlp(cas["model"], cas["sim"], slow_steps)
+    row.update(mpec_nlp_ms=1e3 * mn["median_step_s"], mpec_nlp_solved=mn["solved"])
+    row["mpec_nlp_over_casadi"] = mn["median_step_s"] / cas["median_step_s"]
+    py = _route(form, slow_steps, "pyomo", METHOD)
+    if py["ran"]:
+        row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved_steps']}/{py['steps']}")
+        row["pyomo_over_casadi"] = py["median_step_s"] / cas["median_step_s"]
+    else:
+        row["pyomo_error"] = py["error"]
+    if have_path:
+        pa = _route(form, slow_steps, "auto", "path")
+        if pa["ran"]:
+            row.update(path_ms=1e3 * pa["median_step_s"], path_solved=f"{pa['solved_steps']}/{pa['steps']}")
+            row["path_over_casadi"] = pa["median_step_s"] / cas["median_step_s"]
+        else:
+            row["path_error"] = pa["error"]
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--steps", type=int, default=400, help="steps per CasADi run")
     ap.add_argument("--slow-steps", type=int, default=20, help="steps for the Pyomo and PATH routes")
     ap.add_argument("--profile", action="store_true", help="cProfile the CasADi NCP route")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Dask workers (default 1: formulations do not compete for cores)",
+    )
+    ap.add_argument("--scheduler", default=None, help="an existing Dask scheduler (tcp://...)")
+    ap.add_argument("--out", default=None, help="keep the rows in this Parquet folder and resume from it")
     args = ap.parse_args()
     have_path = path_available()
-    rows: list[dict[str, Any]] = []
-    for form in ("ncp", "lcp8", "lcp16", "lcp32"):
-        cas = _route(form, args.steps, "casadi", METHOD)
-        row: dict[str, Any] = {"formulation": form}
-        if not cas["ran"]:
-            row["casadi_error"] = cas["error"]
-            rows.append(row)
-            continue
-        row.update(
-            casadi_ms=1e3 * cas["median_step_s"], casadi_solved=f"{cas['solved_steps']}/{cas['steps']}"
+    import cloudpickle
+    import peers
+
+    import mcpkit
+
+    cloudpickle.register_pickle_by_value(peers)  # the workers do not have benchmarks/ on their path
+    points = mcpkit.sweep.grid(
+        formulation=["ncp", "lcp8", "lcp16", "lcp32"],
+        steps=args.steps,
+        slow_steps=args.slow_steps,
+        have_path=have_path,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        df = mcpkit.sweep(
+            formulation_row,
+            points,
+            workers=None if args.scheduler else args.workers,
+            scheduler=args.scheduler,
+            out=args.out or Path(tmp) / "rows.parquet",
+            resume=args.out is not None,
+            progress=not args.json,
         )
-        nw = _newton(cas["model"], cas["sim"])
-        row.update(
-            newton_ms=1e3 * nw["median_step_s"],
-            newton_max_v_diff=nw["max_v_diff"],
-            newton_steps_differing=nw["steps_differing"],
-        )
-        row["casadi_over_newton"] = cas["median_step_s"] / nw["median_step_s"]
-        mn = _mpec_nlp(cas["model"], cas["sim"], args.slow_steps)
-        row.update(mpec_nlp_ms=1e3 * mn["median_step_s"], mpec_nlp_solved=mn["solved"])
-        row["mpec_nlp_over_casadi"] = mn["median_step_s"] / cas["median_step_s"]
-        py = _route(form, args.slow_steps, "pyomo", METHOD)
-        if py["ran"]:
-            row.update(pyomo_ms=1e3 * py["median_step_s"], pyomo_solved=f"{py['solved_steps']}/{py['steps']}")
-            row["pyomo_over_casadi"] = py["median_step_s"] / cas["median_step_s"]
-        else:
-            row["pyomo_error"] = py["error"]
-        if have_path:
-            pa = _route(form, args.slow_steps, "auto", "path")
-            if pa["ran"]:
-                row.update(
-                    path_ms=1e3 * pa["median_step_s"], path_solved=f"{pa['solved_steps']}/{pa['steps']}"
-                )
-                row["path_over_casadi"] = pa["median_step_s"] / cas["median_step_s"]
-            else:
-                row["path_error"] = pa["error"]
-        rows.append(row)
+    keep = [c for c in df.columns if c not in ("key", "task", "steps", "slow_steps", "have_path")]
+    rows = [
+        {k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        for r in df[keep].to_dict("records")
+    ]
     out: dict[str, Any] = {
         "problem": "Vose plate particle, h=1e-4",
         "method": METHOD,

@@ -7,6 +7,7 @@ solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what
 :mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
+from mcpkit import sweep  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
 from mcpkit.errors import (
     BoundsError,
     MCPInputError,
@@ -70,4 +71,5 @@ __all__ = [
     "UnknownOptionError",
     "solve",
     "solve_mcp",
+    "sweep",
 ]

@@ -13,6 +13,12 @@
   live line on stderr shows each Newton or homotopy step and its residual (``--no-progress``
   turns it off).
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
+* ``mcpkit sweep FILES_OR_GLOBS [--method M] [--backend B] [--tol T] [--time-limit S] [--out
+  results.parquet] [--workers N] [--scheduler ADDRESS] [--plot FILE] [--no-resume] [--json]``
+  solves many problem files on Dask (:mod:`mcpkit.sweep`; ``--time-limit`` is per file), streams
+  one row per file to the Parquet folder ``--out``, resumes what a previous run left, and prints
+  a summary (solved / not solved / errors, time quantiles); ``--plot`` draws the solved-vs-time
+  profile. Exit status 0 when every file is solved.
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
@@ -355,25 +361,58 @@ def _print_solution(arrays: dict[str, Any]) -> None:
             print(f"  {key} = {_format_vector(value)}")
 
 
-def cmd_solve(args: argparse.Namespace) -> int:
-    from mcpkit.io import write_solution
-
-    budget: Budget = args.budget
-    progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
+def _solve_within(
+    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """:func:`_solve_file` under ``budget``'s watchdog; a limit that runs out is a
+    :class:`TimeLimitOutcome`."""
     try:
         with budget.watchdog():
             try:
-                result, extra, arrays = _solve_file(args, budget, progress)
+                return _solve_file(args, budget, progress)
             except _OutOfTime as exc:
-                result, extra, arrays = exc.args[0], {}, None
-    except KeyboardInterrupt:  # TimeLimitInterrupt, or a native solver's own after it
+                return exc.args[0], {}, None
+    except BaseException:  # TimeLimitInterrupt, a native solver's own after it, or the SystemError
+        # of a C function that the interrupt hit while it returned a result
         if not budget.fired.is_set():
             raise
         stage = "running (interrupted at the limit)"
         result = TimeLimitOutcome(
             getattr(args, "family", "mcp"), stage, float(budget.limit or 0), budget.elapsed()
         )
-        extra, arrays = {}, None
+        return result, {}, None
+
+
+def solve_path(
+    file: str | os.PathLike[str],
+    *,
+    method: str = "auto",
+    backend: str = "auto",
+    tol: float | None = None,
+    time_limit: float | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Solve a problem file as ``mcpkit solve FILE`` does (no output): the result and extra fields.
+
+    ``time_limit`` bounds the whole call from now (:class:`Budget`); the extra fields are
+    ``family`` (``"mcp"``, ``"mpcc"`` or ``"fclib"``; absent when the file could not be read) and
+    ``known_solution_distance`` (when the file knows its solutions). Used by the
+    ``"solve-file"`` task of :mod:`mcpkit.sweep`.
+    """
+    if time_limit is not None and not time_limit > 0:
+        raise MCPInputError(f"time_limit must be a positive number of seconds, got {time_limit}")
+    args = argparse.Namespace(file=str(file), method=method, backend=backend, tol=tol, out=None)
+    result, extra, _ = _solve_within(args, Budget(time_limit, time.perf_counter()), None)
+    family = getattr(args, "family", None)
+    return result, ({} if family is None else {"family": family}) | extra
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from mcpkit.io import write_solution
+
+    budget: Budget = args.budget
+    progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
+    try:
+        result, extra, arrays = _solve_within(args, budget, progress)
     finally:
         if progress is not None:
             progress.close()
@@ -393,6 +432,55 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.out is not None:
             print(f"written: {args.out}" if arrays is not None else f"not written (no solution): {args.out}")
     return exit_code(result)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from mcpkit.sweep.api import expand_files, sweep
+    from mcpkit.sweep.report import format_summary, plot_profile, summarize
+    from mcpkit.sweep.sink import read_results
+
+    files = expand_files(args.files)
+    if args.plot is not None and not Path(args.plot).resolve().parent.is_dir():
+        raise MCPInputError(f"--plot {args.plot}: its folder does not exist")
+    options: dict[str, Any] = {"method": args.method, "backend": args.backend}
+    if args.tol is not None:
+        options["tol"] = args.tol
+    try:
+        df = sweep(
+            "solve-file",
+            files,
+            time_limit=args.time_limit,
+            out=args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            resume=not args.no_resume,
+            progress=not args.no_progress and not args.json,
+            **options,
+        )
+    except KeyboardInterrupt:
+        have = read_results(args.out)
+        print(
+            f"interrupted: {len(have)} rows kept in {args.out}; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    summary = summarize(df)
+    if args.plot is not None:
+        plot_profile(
+            df, args.plot, title=f"{len(df)} files, method {args.method}, time limit {args.time_limit}"
+        )
+    if args.json:
+        _print_json(summary | {"out": args.out, "plot": args.plot, "sweep": df.attrs.get("sweep", {})})
+    else:
+        print(format_summary(summary))
+        failed = df[~df["solved"].fillna(False).astype(bool)]
+        for _, row in failed.head(20).iterrows():
+            why = row["error_message"] if isinstance(row.get("error_message"), str) else row["message"]
+            print(f"  not solved: {row['name']}: {row['status']}: {str(why)[:100]}")
+        if len(failed) > 20:
+            print(f"  ... and {len(failed) - 20} more (read {args.out} with mcpkit.sweep.read_results)")
+        print(f"results: {args.out}" + (f", profile: {args.plot}" if args.plot else ""))
+    return EXIT_SOLVED if summary["solved"] == summary["rows"] else EXIT_NOT_SOLVED
 
 
 def cmd_print(args: argparse.Namespace) -> int:
@@ -519,6 +607,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_solve.set_defaults(func=cmd_solve)
 
+    p_sweep = sub.add_parser(
+        "sweep",
+        help="solve many problem files on Dask; one Parquet row per file, resumable",
+        description="Solve problem files (paths, folders, globs) on a Dask cluster (a local one by default); "
+        "rows stream to the Parquet folder --out; the exit status is 0 when every file is solved.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
+    )
+    p_sweep.add_argument("files", nargs="+", metavar="FILES_OR_GLOBS", help="problem files, folders or globs")
+    p_sweep.add_argument("--method", default="auto", help="as for `mcpkit solve` (default auto)")
+    p_sweep.add_argument("--backend", default="auto", help="as for `mcpkit solve` (default auto)")
+    p_sweep.add_argument("--tol", type=float, default=None, help="as for `mcpkit solve`")
+    p_sweep.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds per file (the solver's limit, and a hard stop)",
+    )
+    p_sweep.add_argument("--out", default="results.parquet", help="results folder (default results.parquet)")
+    p_sweep.add_argument("--workers", type=int, default=None, help="local worker processes (default: cores)")
+    p_sweep.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="existing Dask scheduler (tcp://...)"
+    )
+    p_sweep.add_argument(
+        "--plot", default=None, metavar="FILE", help="save the solved-vs-time profile (PNG, SVG)"
+    )
+    p_sweep.add_argument("--no-resume", action="store_true", help="start --out afresh instead of resuming")
+    p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sweep.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_sweep.set_defaults(func=cmd_sweep)
+
     p_print = sub.add_parser("print", help="print the MCP in a file as mathematics")
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
@@ -554,7 +673,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
-    if argv is None and limit is not None and hasattr(os, "fork"):
+    if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         return _run_bounded(args)  # the program: a hard bound even on native code
     return _run(args)
 

@@ -304,6 +304,17 @@ def solve_mcp(
     MCPInputError
         Bad shapes, NaN, :math:`l > u`, a non-finite ``z0``, a method the form cannot use
         (``method="path"`` with callables), or inputs of none of the three forms.
+
+    Examples
+    --------
+    The projection of :math:`a = (-1, 0.5, 2)` onto :math:`[0, 1]^3` as the box MCP
+    :math:`0 \le z \le 1 \perp z - a`:
+
+    >>> import numpy as np
+    >>> a = np.array([-1.0, 0.5, 2.0])
+    >>> res = solve_mcp(lambda z: z - a, lambda z: np.eye(3), np.zeros(3), np.ones(3), method="newton")
+    >>> res.solved, np.round(res.z, 12).tolist()
+    (True, [0.0, 0.5, 1.0])
     """
     opts, method, backend = _options(options)
     method_name = Method.parse(method).value

@@ -148,6 +148,8 @@ class StepSpec:
     model
         The step model the spec was built from (:meth:`from_model`), else ``None``.
 
+    Notes
+    -----
     A model whose step map is written once against an array namespace gives its spec through
     :meth:`from_model`; the examples build no map by hand.
     """
