@@ -71,7 +71,7 @@ DEFAULT_TOL: dict[str, float] = {"mcp": 1e-8, "mpcc": 1e-6}
 #: The options that take a real number (``time_limit`` also None) and those that take a count.
 _REAL_OPTIONS = (
     "tol", "time_limit", "sigma0", "sigma_factor", "sigma_min", "rho0", "rho_factor",
-    "polish_trigger", "inner_tol_factor",
+    "polish_trigger", "inner_tol_factor", "primary_time_share",
 )  # fmt: skip
 _COUNT_OPTIONS = ("max_outer", "max_inner_iter", "max_retries")
 
@@ -134,9 +134,13 @@ class SolveOptions:
     """IPOPT ``max_iter`` for each subproblem."""
     max_retries: int = 2
     """Recovery attempts after a failed subproblem before giving up."""
-    fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb")
+    fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb", "penalty")
     """Reformulations tried in turn, from the original start, when the requested one fails
     (``()`` disables the recovery). Names: those of :data:`REFORMULATIONS`."""
+    primary_time_share: float = 0.5
+    """With a ``time_limit`` and fallbacks, the share of the limit the requested reformulation
+    may use before the fallbacks get their turn (a stalled homotopy then does not eat the whole
+    budget); ``1`` gives the primary all of it, as before."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
     path_options: dict[str, Any] = field(default_factory=dict)
@@ -163,6 +167,7 @@ class SolveOptions:
             (0 < self.inner_tol_factor <= 1, "inner_tol_factor must lie in (0, 1]"),
             (self.max_inner_iter >= 1, "max_inner_iter must be >= 1"),
             (self.max_retries >= 0, "max_retries must be >= 0"),
+            (0 < self.primary_time_share <= 1, "primary_time_share must lie in (0, 1]"),
         ]
         for ok, msg in checks:
             if not ok:

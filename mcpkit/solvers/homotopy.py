@@ -379,10 +379,12 @@ class RecoveringHomotopy:
     Subproblems that fail in one reformulation (restoration failure, "infeasible" relaxations
     near degenerate points) often solve in another: the Scholtes equality form keeps iterates
     away from the corner :math:`G = H = 0`, and Fischer-Burmeister turns the pairs into
-    equations. When the primary run ends without meeting the tolerance (and not for lack of
-    time), each method of ``options.fallback_methods`` runs in turn from the original start,
-    within the remaining time; the best point wins. Their steps appear in the trace with phase
-    ``"retry:<method>"``.
+    equations. When the primary run ends without meeting the tolerance, each method of
+    ``options.fallback_methods`` runs in turn from the original start, within the remaining
+    time; the best point wins. With a time limit the primary gets the share
+    ``options.primary_time_share`` of it (and each fallback but the last that share of what is
+    left), so a homotopy that stalls in one slow subproblem leaves the others their turn. Their
+    steps appear in the trace with phase ``"retry:<method>"``.
     """
 
     def __init__(
@@ -433,11 +435,18 @@ class RecoveringHomotopy:
         """
         t0 = time.perf_counter()
         limit = self.options.time_limit if time_limit is None else time_limit
-        best = self.primary.run(x0, p, assess, time_limit=limit, **start)
-        if best.termination in (Termination.CONVERGED, Termination.TIME_LIMIT, Termination.INTERRUPTED):
+        share = limit
+        if limit is not None and self.fallback_names:
+            share = self.options.primary_time_share * limit
+        best = self.primary.run(x0, p, assess, time_limit=share, **start)
+        if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
             return best
+        if best.termination is Termination.TIME_LIMIT and (
+            limit is None or share is None or share >= limit or time.perf_counter() - t0 >= limit
+        ):
+            return best  # the whole budget is spent (a share of it leaves the fallbacks the rest)
         trace, iterations, path = list(best.trace), best.iterations, list(best.path)
-        for name in self.fallback_names:
+        for i, name in enumerate(self.fallback_names):
             solver = self._fallback(name)
             t = solver.template
             if equality_count(t.lbg, t.ubg) > t.x.numel():
@@ -445,6 +454,8 @@ class RecoveringHomotopy:
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if remaining is not None and remaining <= 0:
                 break
+            if remaining is not None and i < len(self.fallback_names) - 1:
+                remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
             out = solver.run(x0, p, assess, time_limit=remaining)
             iterations += out.iterations
             path.extend(out.path)

@@ -181,8 +181,8 @@ def test_elastic_mode_starts_from_an_infeasible_guess(backend: str) -> None:
 def test_time_limit_stops_inside_a_subproblem() -> None:
     """tollmpec needs about a minute; with a 1 s limit the deadline callback stops IPOPT inside
     its first subproblem. Checked by status, not by timing: the only subproblem ends with IPOPT's
-    ``User_Requested_Stop``."""
-    res = solve_mpcc(load_mpcc_json(MPECLIB / "tollmpec.nl.json"), time_limit=1.0)
+    ``User_Requested_Stop`` (the whole limit goes to the requested method: ``primary_time_share=1``)."""
+    res = solve_mpcc(load_mpcc_json(MPECLIB / "tollmpec.nl.json"), time_limit=1.0, primary_time_share=1.0)
     assert res.termination.value == "time_limit"
     assert not res.solved
     assert [s.inner_status for s in res.trace] == ["User_Requested_Stop"]

@@ -1,0 +1,96 @@
+"""The time share of :class:`~mcpkit.solvers.homotopy.RecoveringHomotopy` (no solver runs).
+
+With ``time_limit = T`` and fallbacks, the requested homotopy gets ``share * T``; when it stops
+for lack of that time, the fallbacks run in the rest, each but the last with ``share`` of what
+is left. The homotopies are replaced by recorders, so only the budgeting is tested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from mcpkit.errors import MCPInputError
+from mcpkit.mpcc import MPCC
+from mcpkit.options import SolveOptions
+from mcpkit.result import Termination
+from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, RecoveringHomotopy
+
+
+def _toy() -> MPCC:
+    x = ca.SX.sym("x", 2)
+    return MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 2) ** 2, g=x[0] + x[1], lbg=1.0, ubg=1.0, x0=[5.0, 5.0])
+
+
+class _Recorder:
+    """Stands in for a :class:`HomotopySolver`: records ``time_limit``, returns ``termination``."""
+
+    def __init__(self, termination: Termination, calls: list[tuple[str, float | None]], name: str) -> None:
+        self.termination, self.calls, self.name = termination, calls, name
+
+    def run(self, x0: np.ndarray, p: np.ndarray, assess: Any, *, time_limit: float | None = None, **_: Any):
+        self.calls.append((self.name, time_limit))
+        ok = self.termination is Termination.CONVERGED
+        a = Assessment(0.0 if ok else 1.0, 0.0)
+        return HomotopyOutcome(np.asarray(x0, float), a, self.termination, "", 0, reformulation=self.name)
+
+
+def _recovering(options: SolveOptions, primary: Termination, fallbacks: dict[str, Termination]):
+    calls: list[tuple[str, float | None]] = []
+    rec = RecoveringHomotopy(_toy(), "scholtes", options)
+    template = rec.primary.template
+    rec.primary = _Recorder(primary, calls, "scholtes")  # type: ignore[assignment]
+    rec._fallbacks = {n: _Recorder(t, calls, n) for n, t in fallbacks.items()}  # type: ignore[misc]
+    for r in (rec.primary, *rec._fallbacks.values()):
+        r.template = template  # type: ignore[attr-defined]
+    return rec, calls
+
+
+def _assess(x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+    return x, Assessment(1.0, 0.0)
+
+
+def test_primary_gets_its_share_then_fallbacks_split_the_rest() -> None:
+    opts = SolveOptions(time_limit=40.0, primary_time_share=0.5, fallback_methods=("scholtes_eq", "penalty"))
+    rec, calls = _recovering(
+        opts,
+        Termination.TIME_LIMIT,
+        {"scholtes_eq": Termination.TIME_LIMIT, "penalty": Termination.CONVERGED},
+    )
+    out = rec.run(np.zeros(2), np.zeros(0), _assess)
+    assert [c[0] for c in calls] == ["scholtes", "scholtes_eq", "penalty"]
+    assert calls[0][1] == pytest.approx(20.0)
+    # the recorders take no time: the first fallback gets half of ~40 s, the last all that is left
+    assert calls[1][1] == pytest.approx(20.0, rel=1e-2)
+    assert calls[2][1] == pytest.approx(40.0, rel=1e-2)
+    assert out.termination is Termination.CONVERGED and out.reformulation == "penalty"
+
+
+def test_full_share_or_no_fallbacks_keep_the_whole_limit() -> None:
+    for opts in (
+        SolveOptions(time_limit=10.0, primary_time_share=1.0, fallback_methods=("penalty",)),
+        SolveOptions(time_limit=10.0, fallback_methods=()),
+    ):
+        rec, calls = _recovering(opts, Termination.TIME_LIMIT, {"penalty": Termination.CONVERGED})
+        out = rec.run(np.zeros(2), np.zeros(0), _assess)
+        assert calls == [("scholtes", 10.0)]
+        assert out.termination is Termination.TIME_LIMIT
+
+
+def test_no_time_limit_no_share() -> None:
+    rec, calls = _recovering(
+        SolveOptions(),
+        Termination.STALLED,
+        {n: Termination.STALLED for n in ("scholtes_eq", "fb", "penalty")},
+    )
+    rec.run(np.zeros(2), np.zeros(0), _assess)
+    assert calls == [("scholtes", None), ("scholtes_eq", None), ("fb", None), ("penalty", None)]
+
+
+@pytest.mark.parametrize("share", [0.0, -0.1, 1.5])
+def test_bad_share_is_rejected(share: float) -> None:
+    with pytest.raises(MCPInputError, match="primary_time_share"):
+        SolveOptions(primary_time_share=share)
