@@ -21,9 +21,11 @@ residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pa
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib|nosbench|macmpec [--time-limit 60]
 [--limit N] [--only NAME ...] [--no-peer] [--peer run|published] [--no-refine]
 [--backend casadi|pyomo] [--method scholtes|elastic|...] [--json] [--out results.json]
-[--plot fig.png] [--table table.md]``; ``--from-json results.json --plot fig.png --table t.md``
-re-draws a saved run. The full sets take tens of minutes; they are not part of the test suite
-(a small sample is, in ``tests/solver/test_mpcc_solver.py``).
+[--plot fig.png] [--table table.md] [--workers N [--sweep-out DIR]]``; ``--workers N`` runs
+the solves (and a run peer) as one :func:`mcpkit.sweep` on N Dask worker processes;
+``--from-json results.json --plot fig.png --table t.md`` re-draws a saved run. The full sets
+take tens of minutes; they are not part of the test suite (a small sample is, in
+``tests/solver/test_mpcc_solver.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import csv
 import io
 import json
 import logging
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -78,6 +81,51 @@ def run_mcpkit(
         "status": res.termination.value,
         "stationarity": res.stationarity,
     }
+
+
+def run_mcpkit_file(path: str, time_limit: float, backend: str, method: str, refine: bool) -> dict[str, Any]:
+    """:func:`run_mcpkit` as a :func:`mcpkit.sweep` task (a row of plain columns)."""
+    return run_mcpkit(Path(path), time_limit, backend, method, refine)
+
+
+def run_mpecss_file(path: str, which: str, time_limit: float) -> dict[str, Any]:
+    """:func:`run_mpecss` as a :func:`mcpkit.sweep` task."""
+    return run_mpecss(Path(path), which, time_limit)
+
+
+#: The columns :func:`run_mcpkit` and :func:`run_mpecss` give, read back from a sweep's rows.
+ROW_FIELDS = (
+    "solved", "time_s", "objective", "comp", "viol", "status", "stationarity", "own_verdict",
+    "refine_steps", "refine_reason", "refine_start",
+)  # fmt: skip
+
+
+def swept_rows(
+    task: Any, files: list[Path], workers: int, out: Path, quiet: bool, **options: Any
+) -> list[dict[str, Any]]:
+    """Run ``task`` on every file with :func:`mcpkit.sweep` on ``workers`` Dask worker processes.
+
+    The rows come back in the files' order, in the shape the sequential loop gives; a task that
+    raised gives ``solved=False`` with the error as its status. The sweep's own time limit is
+    left to the task (``hard_limit=False``), so both ways of running measure the same thing.
+    """
+    import mcpkit
+
+    df = mcpkit.sweep(
+        task, [{"path": str(f)} for f in files], workers=workers, out=out, resume=False,
+        progress=not quiet, hard_limit=False, **options,
+    )  # fmt: skip
+    by_path = {r["path"]: r for r in df.to_dict("records")}
+    rows = []
+    for f in files:
+        r = by_path[str(f)]
+        row = {k: r[k] for k in ROW_FIELDS if k in r and not (isinstance(r[k], float) and np.isnan(r[k]))}
+        if r.get("error_type") is not None and isinstance(r.get("error_type"), str):
+            row = {"solved": False, "time_s": float("nan"), "status": f"error: {r['error_message']}"[:120]}
+        row["solved"] = bool(row.get("solved", False))
+        row.setdefault("time_s", float("nan"))
+        rows.append(row)
+    return rows
 
 
 def run_mpecss(path: Path, which: str, time_limit: float) -> dict[str, Any]:
@@ -232,6 +280,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="write per-problem rows as JSON")
     ap.add_argument("--plot", type=Path, default=None, help="save a solved-vs-time figure (PNG)")
     ap.add_argument("--from-json", type=Path, default=None, help="re-plot/summarise an --out file, no solves")
+    ap.add_argument(
+        "--workers", type=int, default=None,
+        help="solve as a Dask sweep (mcpkit.sweep) on N worker processes (default: in turn, in this process)",
+    )  # fmt: skip
+    ap.add_argument("--sweep-out", type=Path, default=None, help="the sweep's Parquet folder (default: temp)")
     args = ap.parse_args()
     if args.from_json is not None:
         saved = json.loads(args.from_json.read_text())
@@ -250,12 +303,31 @@ def main() -> None:
     peer_mode = args.peer if args.peer != "auto" else ("published" if args.set in PUBLISHED else "run")
     published = load_published(args.set) if peer_mode == "published" and not args.no_peer else {}
     rows: list[dict[str, Any]] = []
-    for f in files:
+    swept: dict[str, list[dict[str, Any]]] = {}
+    if args.workers is not None:
+        if args.workers < 1:
+            ap.error("--workers must be >= 1")
+        base = args.sweep_out or Path(tempfile.mkdtemp(prefix="bench_mpcc_sets_"))
+        swept["mcpkit"] = swept_rows(
+            run_mcpkit_file, files, args.workers, base / "mcpkit.parquet", args.json,
+            time_limit=args.time_limit, backend=args.backend, method=args.method, refine=not args.no_refine,
+        )  # fmt: skip
+        if not args.no_peer and peer_mode == "run":
+            swept["mpecss"] = swept_rows(
+                run_mpecss_file, files, args.workers, base / "mpecss.parquet", args.json,
+                which=args.set, time_limit=args.time_limit,
+            )  # fmt: skip
+    for i, f in enumerate(files):
         row: dict[str, Any] = {"problem": f.name.removesuffix(".json").removesuffix(".nl")}
-        row["mcpkit"] = run_mcpkit(f, args.time_limit, args.backend, args.method, not args.no_refine)
+        if "mcpkit" in swept:
+            row["mcpkit"] = swept["mcpkit"][i]
+        else:
+            row["mcpkit"] = run_mcpkit(f, args.time_limit, args.backend, args.method, not args.no_refine)
         if not args.no_peer:
             if peer_mode == "published":
                 row["mpecss"] = published.get(row["problem"], {"solved": False, "time_s": np.nan})
+            elif "mpecss" in swept:
+                row["mpecss"] = swept["mpecss"][i]
             else:
                 row["mpecss"] = run_mpecss(f, args.set, args.time_limit)
         rows.append(row)
