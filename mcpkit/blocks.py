@@ -922,7 +922,30 @@ def expand(e: Expr) -> tuple[sp.Expr, ...]:
     return tuple(sp.sympify(x) for x in Evaluator(SympyRows()).value(e))
 
 
-class NumpyValues(Backend):
+class OperatorArithmetic(Backend):
+    """The arithmetic primitives as Python's operators, for targets whose values overload them
+    (NumPy arrays, CasADi ``SX``/``MX``/``DM``)."""
+
+    def add(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def neg(self, a: Any) -> Any:
+        return -a
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def div(self, a: Any, b: Any) -> Any:
+        return a / b
+
+    def pow(self, a: Any, k: int | float) -> Any:
+        return a**k
+
+
+class NumpyValues(OperatorArithmetic):
     r"""Numerical evaluation at given ``z`` and ``p`` (stacked vectors): for tests and checks."""
 
     def __init__(self, z: np.ndarray, p: np.ndarray) -> None:
@@ -946,24 +969,6 @@ class NumpyValues(Backend):
             data = flat
         A = sps.csr_array((data[pos], indices, indptr), shape=leaf.shape)
         return (A.T @ y) if transpose else (A @ y)
-
-    def add(self, a: Any, b: Any) -> Any:
-        return a + b
-
-    def sub(self, a: Any, b: Any) -> Any:
-        return a - b
-
-    def neg(self, a: Any) -> Any:
-        return -a
-
-    def mul(self, a: Any, b: Any) -> Any:
-        return a * b
-
-    def div(self, a: Any, b: Any) -> Any:
-        return a / b
-
-    def pow(self, a: Any, k: int | float) -> Any:
-        return a**k
 
     def func(self, name: str, a: Any) -> Any:
         return {"Abs": np.abs, "atan": np.arctan}.get(name, getattr(np, name, None))(a)

@@ -147,7 +147,7 @@ def law_blocks(
     return xn + yn - (l1 + l2) / 2, rt + yt - half * wt / nw, ro + yo - half * wo / nw
 
 
-class _OneContactSX(bx.Backend):
+class _OneContactSX(bx.OperatorArithmetic):
     """Block expressions of :func:`law_blocks` on one contact's CasADi ``SX`` scalars (guarded roots)."""
 
     def __init__(self, values: dict[str, ca.SX]) -> None:
@@ -164,24 +164,6 @@ class _OneContactSX(bx.Backend):
 
     def apply_leaf(self, leaf: Any, y: Any, transpose: bool) -> Any:  # pragma: no cover - no matrices
         raise TypeError("the contact law has no matrix")
-
-    def add(self, a: Any, b: Any) -> Any:
-        return a + b
-
-    def sub(self, a: Any, b: Any) -> Any:
-        return a - b
-
-    def neg(self, a: Any) -> Any:
-        return -a
-
-    def mul(self, a: Any, b: Any) -> Any:
-        return a * b
-
-    def div(self, a: Any, b: Any) -> Any:
-        return a / b
-
-    def pow(self, a: Any, k: int | float) -> Any:
-        return a**k
 
     def func(self, name: str, a: Any) -> Any:
         if name != "sqrt":  # pragma: no cover - the laws use sqrt only

@@ -67,7 +67,7 @@ def sympy_to_casadi(exprs: list[sp.Expr], symbols: list[sp.Symbol], values: list
     return [ca.SX(o) for o in out]
 
 
-class CasadiBlocks(bx.Backend):
+class CasadiBlocks(bx.OperatorArithmetic):
     r"""Block expressions on CasADi ``SX`` or ``MX`` symbols ``z`` and ``p`` (matrix operations).
 
     A matrix parameter is one matrix built from its flat storage in ``p`` (dense: a reshape of
@@ -112,24 +112,6 @@ class CasadiBlocks(bx.Backend):
             if transpose:
                 self._mats[key] = (A.T, leaf)  # type: ignore[attr-defined]
         return ca.mtimes(self._mats[key][0], y)
-
-    def add(self, a: object, b: object) -> object:
-        return a + b  # type: ignore[operator]
-
-    def sub(self, a: object, b: object) -> object:
-        return a - b  # type: ignore[operator]
-
-    def neg(self, a: object) -> object:
-        return -a  # type: ignore[operator]
-
-    def mul(self, a: object, b: object) -> object:
-        return a * b  # type: ignore[operator]
-
-    def div(self, a: object, b: object) -> object:
-        return a / b  # type: ignore[operator]
-
-    def pow(self, a: object, k: int | float) -> object:
-        return a**k  # type: ignore[operator]
 
     def func(self, name: str, a: object) -> object:
         return CASADI_FUNCTIONS[name](a)  # type: ignore[operator]
