@@ -16,7 +16,9 @@ mpecss's by more than ``1e-4 * max(1, |f_mpecss|)``. ``--table`` writes the per-
 
 Both answers are judged by the same rule on the problem as mcpkit reads it: complementarity
 residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pair bounds, see
-:mod:`mcpkit.mpcc.problem`). mpecss's own verdict is reported too.
+:mod:`mcpkit.mpcc.problem`). mpecss's own verdict is reported too. An mcpkit solve whose wall time
+(refinement and stationarity check included) exceeds ``--time-limit`` counts as not solved
+(``over_time`` in its row).
 
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib|nosbench|macmpec [--time-limit 60]
 [--limit N] [--only NAME ...] [--no-peer] [--peer run|published] [--no-refine]
@@ -73,7 +75,9 @@ def run_mcpkit(
         "refine_steps": 0 if ref is None else int(sum(s.accepted for s in ref.steps)),
         "refine_reason": "" if ref is None else ref.reason,
         "refine_start": "" if ref is None else ref.start,
-        "solved": bool(res.solved),
+        # solved within the limit: a verdict that arrives after it does not count
+        "solved": bool(res.solved) and wall <= time_limit,
+        "over_time": wall > time_limit,
         "time_s": wall,
         "objective": res.f,
         "comp": res.comp_residual,
@@ -96,7 +100,7 @@ def run_mpecss_file(path: str, which: str, time_limit: float) -> dict[str, Any]:
 #: The columns :func:`run_mcpkit` and :func:`run_mpecss` give, read back from a sweep's rows.
 ROW_FIELDS = (
     "solved", "time_s", "objective", "comp", "viol", "status", "stationarity", "own_verdict",
-    "refine_steps", "refine_reason", "refine_start",
+    "refine_steps", "refine_reason", "refine_start", "over_time",
 )  # fmt: skip
 
 
@@ -134,6 +138,8 @@ def run_mpecss(path: Path, which: str, time_limit: float) -> dict[str, Any]:
 
         if which == "mpeclib":
             from mpecss.helpers.loaders.mpeclib_loader import load_mpeclib as loader
+        elif which == "macmpec":
+            from mpecss.helpers.loaders.macmpec_loader import load_macmpec as loader
         else:
             from mpecss.helpers.loaders.nosbench_loader import load_nosbench as loader
     except ImportError as exc:

@@ -102,8 +102,9 @@ class RefineOptions:
     lowers ``f`` by more than ``tol * max(1, |f|)``; refinement then continues from there (a
     first-improvement local search over adjacent pieces). ``0`` switches it off."""
     flip_time_factor: float = 0.5
-    """Time budget of the flip search: this multiple of the time the homotopy took (each flip's
-    IPOPT is stopped at the budget's end), so the search adds at most half a solve."""
+    """Time budget of the flip search: this multiple of the time the homotopy took, but at least
+    half of :attr:`min_time` and, under a solve's ``time_limit``, at most half of what it leaves
+    (each flip's IPOPT is stopped at the budget's end); ``0`` switches the search off."""
     multistart: int = 3
     """Largest number of homotopy-path points tried when the point stays uncertified
     (0: no escape)."""

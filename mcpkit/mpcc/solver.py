@@ -217,7 +217,13 @@ class MPCCSolver:
         finite = [v for v in limits if v is not None]
         deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
         lift = ToStandardMPCC.lift
-        budget = self.refine_options.flip_time_factor * (time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
+        # at least half the refinement's minimum: a flip's NLP on a tiny problem takes a few
+        # milliseconds, and a budget of a fraction of a 50 ms homotopy made the outcome timing-dependent
+        budget = max(ro.flip_time_factor * elapsed, 0.5 * ro.min_time) if ro.flip_time_factor > 0 else 0.0
+        if self.options.time_limit is not None:
+            # flips only lower f further: they never take more than half of what the limit leaves
+            budget = min(budget, 0.5 * max(self.options.time_limit - elapsed, 0.0))
         best = refiner.run(lift(self.problem, x, p), p, deadline, flip_budget=budget)
         if not best[2].certified and self.refine_options.multistart and out.path:
             path = [lift(self.problem, self._orig_x(pt), p) for pt in out.path]

@@ -6,7 +6,8 @@ For parameters :math:`t_0, t_1, \dots` from the reformulation's schedule:
 2. measure the residual **of the original problem** at the new point (natural residual of the
    MCP, or :math:`\max_j |\min(G_j, H_j)|` and the constraint violation for an MPCC);
 3. stop when it meets ``tol``;
-4. once the residual is below ``polish_trigger``, *polish*: with
+4. once the residual is below ``polish_trigger`` (and, after a polish that did not meet the
+   tolerance, below :data:`POLISH_BACKOFF` times the residual it was tried at), *polish*: with
    :math:`\mathcal{A} = \{j : G_j \le H_j\}` solve
 
    .. math::
@@ -46,6 +47,20 @@ from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
 from mcpkit.solvers.ipopt import InnerResult, ipopt_termination
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
+
+#: After a polish that does not meet the tolerance, the next one (within the same run) waits until
+#: the residual has fallen below this factor times the residual the failed one started from. A
+#: polish that fails says the active set identified at that accuracy is wrong; identification
+#: improves only as the residual shrinks, while each polish is a cold NLP that costs many warm
+#: homotopy steps (on MPECLib's ``frictionalblock_6``, eight failed polishes cost 35 s of a 53 s
+#: run). Homotopy steps shrink the residual by about ``sqrt(sigma_factor)`` each, so the polish is
+#: retried about every fourth step instead of every step; the last polish from the best point
+#: before giving up is unaffected.
+POLISH_BACKOFF = 1e-2
+
+#: With a time limit and fallbacks, the share of a reformulation's own budget its first
+#: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
+FIRST_STEP_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -219,6 +234,7 @@ class HomotopySolver:
         lam_x0: np.ndarray | None = None,
         lam_g0: np.ndarray | None = None,
         time_limit: float | None = None,
+        first_step_limit: float | None = None,
     ) -> HomotopyOutcome:
         """Run the homotopy from ``x0`` at parameter value ``p``.
 
@@ -238,6 +254,10 @@ class HomotopySolver:
             Multipliers of a previous solve of the same structure.
         time_limit
             Wall-clock budget of this call (default ``options.time_limit``).
+        first_step_limit
+            Wall-clock budget of the first subproblem alone (``None``: only ``time_limit``). When
+            it runs out the run ends with ``TIME_LIMIT`` (see :class:`RecoveringHomotopy`, which
+            sets it so that a reformulation stuck in its first subproblem yields to the others).
         """
         opts = self.options
         limit = opts.time_limit if time_limit is None else time_limit
@@ -265,6 +285,7 @@ class HomotopySolver:
         failures = 0
         last_param = float("nan")
         polished_masks: set[bytes] = set()
+        polish_below = opts.polish_trigger  # lowered by POLISH_BACKOFF after each failed polish
         nc = mp.n_pairs
         path: list[np.ndarray] = []
 
@@ -314,6 +335,10 @@ class HomotopySolver:
                 termination = Termination.TIME_LIMIT
                 break
             warm = warm_start or k > 0
+            step_deadline = deadline
+            if k == 0 and first_step_limit is not None:
+                cap = t_start + first_step_limit
+                step_deadline = cap if deadline is None else min(deadline, cap)
             res = self._nlp(warm).solve(
                 x,
                 np.concatenate([p, [t]]),
@@ -323,7 +348,7 @@ class HomotopySolver:
                 tpl.ubg,
                 lam_x if warm else None,
                 lam_g if warm else None,
-                deadline=deadline,
+                deadline=step_deadline,
             )
             iterations += res.iterations
             raw = res.status
@@ -339,7 +364,7 @@ class HomotopySolver:
                     break
             else:
                 trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
-            if deadline is not None and time.perf_counter() > deadline:
+            if step_deadline is not None and time.perf_counter() > step_deadline:
                 termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
                 break
             if finite and res.ok:
@@ -353,9 +378,13 @@ class HomotopySolver:
                     if termination is Termination.CONVERGED:  # pragma: no cover - defensive
                         termination = Termination.STALLED if finite else Termination.NUMERICAL_ERROR
                     break
-            if finite and a.residual <= opts.polish_trigger and try_polish(xr, k):
-                termination = Termination.CONVERGED
-                break
+            if finite and a.residual <= polish_below:
+                tried = len(polished_masks)
+                if try_polish(xr, k):
+                    termination = Termination.CONVERGED
+                    break
+                if len(polished_masks) > tried:  # a polish ran and failed: back off
+                    polish_below = POLISH_BACKOFF * a.residual
             t = ctrl.next(finite and res.ok, res.iterations)
 
         if termination is None:
@@ -383,8 +412,13 @@ class RecoveringHomotopy:
     ``options.fallback_methods`` runs in turn from the original start, within the remaining
     time; the best point wins. With a time limit the primary gets the share
     ``options.primary_time_share`` of it (and each fallback but the last that share of what is
-    left), so a homotopy that stalls in one slow subproblem leaves the others their turn. Their
-    steps appear in the trace with phase ``"retry:<method>"``.
+    left), so a homotopy that stalls in one slow subproblem leaves the others their turn. Each
+    of them but the last may spend at most :data:`FIRST_STEP_SHARE` of its own share in its
+    first subproblem: a homotopy needs further subproblems after the first, so one whose first
+    subproblem alone overruns that has no prospect of finishing within its share, and stopping
+    it there hands the time to the next reformulation (on MPECLib's ``tollmpec`` the Scholtes
+    relaxation at sigma = 1 needs 45 s, while the penalty form solves the problem in
+    4 s). Their steps appear in the trace with phase ``"retry:<method>"``.
     """
 
     def __init__(
@@ -438,7 +472,8 @@ class RecoveringHomotopy:
         share = limit
         if limit is not None and self.fallback_names:
             share = self.options.primary_time_share * limit
-        best = self.primary.run(x0, p, assess, time_limit=share, **start)
+        first = None if share is None or limit is None or share >= limit else FIRST_STEP_SHARE * share
+        best = self.primary.run(x0, p, assess, time_limit=share, first_step_limit=first, **start)
         if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
             return best
         if best.termination is Termination.TIME_LIMIT and (
@@ -454,9 +489,11 @@ class RecoveringHomotopy:
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if remaining is not None and remaining <= 0:
                 break
+            first = None
             if remaining is not None and i < len(self.fallback_names) - 1:
                 remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
-            out = solver.run(x0, p, assess, time_limit=remaining)
+                first = FIRST_STEP_SHARE * remaining
+            out = solver.run(x0, p, assess, time_limit=remaining, first_step_limit=first)
             iterations += out.iterations
             path.extend(out.path)
             trace.extend(

@@ -2,7 +2,8 @@
 
 With ``time_limit = T`` and fallbacks, the requested homotopy gets ``share * T``; when it stops
 for lack of that time, the fallbacks run in the rest, each but the last with ``share`` of what
-is left. The homotopies are replaced by recorders, so only the budgeting is tested.
+is left, and each but the last may spend ``FIRST_STEP_SHARE`` of its budget in its first
+subproblem. The homotopies are replaced by recorders, so only the budgeting is tested.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, RecoveringHomotopy
+from mcpkit.solvers.homotopy import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
 
 
 def _toy() -> MPCC:
@@ -30,9 +31,20 @@ class _Recorder:
 
     def __init__(self, termination: Termination, calls: list[tuple[str, float | None]], name: str) -> None:
         self.termination, self.calls, self.name = termination, calls, name
+        self.first_step_limits: list[float | None] = []
 
-    def run(self, x0: np.ndarray, p: np.ndarray, assess: Any, *, time_limit: float | None = None, **_: Any):
+    def run(
+        self,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Any,
+        *,
+        time_limit: float | None = None,
+        first_step_limit: float | None = None,
+        **_: Any,
+    ):
         self.calls.append((self.name, time_limit))
+        self.first_step_limits.append(first_step_limit)
         ok = self.termination is Termination.CONVERGED
         a = Assessment(0.0 if ok else 1.0, 0.0)
         return HomotopyOutcome(np.asarray(x0, float), a, self.termination, "", 0, reformulation=self.name)
@@ -67,6 +79,11 @@ def test_primary_gets_its_share_then_fallbacks_split_the_rest() -> None:
     assert calls[1][1] == pytest.approx(20.0, rel=1e-2)
     assert calls[2][1] == pytest.approx(40.0, rel=1e-2)
     assert out.termination is Termination.CONVERGED and out.reformulation == "penalty"
+    # each but the last may spend FIRST_STEP_SHARE of its own budget in its first subproblem
+    assert rec.primary.first_step_limits == [pytest.approx(FIRST_STEP_SHARE * 20.0)]
+    second = rec._fallbacks["scholtes_eq"].first_step_limits
+    assert second == [pytest.approx(FIRST_STEP_SHARE * 20.0, rel=1e-2)]
+    assert rec._fallbacks["penalty"].first_step_limits == [None]
 
 
 def test_full_share_or_no_fallbacks_keep_the_whole_limit() -> None:
@@ -77,6 +94,7 @@ def test_full_share_or_no_fallbacks_keep_the_whole_limit() -> None:
         rec, calls = _recovering(opts, Termination.TIME_LIMIT, {"penalty": Termination.CONVERGED})
         out = rec.run(np.zeros(2), np.zeros(0), _assess)
         assert calls == [("scholtes", 10.0)]
+        assert rec.primary.first_step_limits == [None]  # nothing to yield to: no first-step cap
         assert out.termination is Termination.TIME_LIMIT
 
 

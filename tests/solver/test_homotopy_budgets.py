@@ -1,0 +1,72 @@
+"""Two budgets of :class:`~mcpkit.solvers.homotopy.HomotopySolver`: the polish backoff and the
+first-subproblem time cap (both on a tiny MPCC with CasADi's IPOPT)."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from mcpkit.mpcc import MPCC
+from mcpkit.options import SolveOptions
+from mcpkit.result import Termination
+from mcpkit.solvers.homotopy import POLISH_BACKOFF, Assessment, HomotopySolver, reformulation_for
+from mcpkit.solvers.ipopt import InnerResult
+
+pytestmark = pytest.mark.solver
+
+
+def _mpcc() -> MPCC:
+    """min (x0 - 1)^2 + (x1 - 1)^2, 0 <= x0 _|_ x1 >= 0: two minimisers, (1, 0) and (0, 1)."""
+    x = ca.SX.sym("x", 2)
+    return MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, x0=[0.5, 0.5])
+
+
+def _assess(x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+    comp = float(abs(min(x[0], x[1])))
+    return x, Assessment(comp, float(max(0.0, -x[0], -x[1])))
+
+
+class _FailingPolisher:
+    """Every polish 'fails' (IPOPT infeasible); each call sees a new mask so none is skipped."""
+
+    def __init__(self) -> None:
+        self.residuals: list[float] = []
+        self.calls = 0
+
+    def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return np.array([float(self.calls), 0.0])
+
+    def solve(self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None):
+        self.residuals.append(float(abs(min(x[0], x[1]))))
+        nan = np.full(2, np.nan)
+        return InnerResult(nan, nan, np.zeros(0), np.nan, "Infeasible_Problem_Detected", 3, 0.0)
+
+
+def test_failed_polishes_back_off_by_the_factor() -> None:
+    # tol below what the homotopy reaches in max_outer steps: it runs every step
+    opts = SolveOptions(tol=1e-12, max_outer=12, polish_trigger=0.5, sigma_factor=0.3, fallback_methods=())
+    solver = HomotopySolver(_mpcc(), reformulation_for("scholtes"), opts)
+    fake = _FailingPolisher()
+    solver._polisher = fake  # type: ignore[assignment]
+    out = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess)
+    relax = [s for s in out.trace if s.phase == "relax"]
+    eligible = [s for s in relax if s.residual <= opts.polish_trigger]
+    assert len(eligible) >= 4
+    tried = fake.residuals[:-1]  # the last one is the final polish from the best point
+    assert len(tried) < len(eligible)  # fewer polishes than steps that could have polished
+    for a, b in zip(tried, tried[1:], strict=False):
+        assert b <= POLISH_BACKOFF * a * (1 + 1e-9)
+
+
+def test_first_step_cap_ends_the_run_with_time_limit() -> None:
+    opts = SolveOptions(tol=1e-8, fallback_methods=())
+    solver = HomotopySolver(_mpcc(), reformulation_for("scholtes"), opts)
+    out = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0, first_step_limit=0.0)
+    assert out.termination is Termination.TIME_LIMIT
+    assert len([s for s in out.trace if s.phase == "relax"]) == 1
+    # without the cap the same run converges
+    free = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0)
+    assert free.termination is Termination.CONVERGED
+    np.testing.assert_allclose(sorted(free.x), [0.0, 1.0], atol=1e-6)
