@@ -691,76 +691,23 @@ def _run_bounded(args: argparse.Namespace) -> int:
     r"""Run the command in a forked child and stop it at :math:`1.1\,\mathrm{limit} + 1` s.
 
     The child keeps its own budget (the solver's limit, the watchdog of :class:`Budget`); this
-    bound holds even when native code (a CasADi NL import, a factorization) ignores interrupts.
-    The child's stdout comes back through a pipe and is printed only when it finishes, so a
-    stopped child leaves no half output: the parent prints a :class:`TimeLimitOutcome` and
-    returns :data:`EXIT_NOT_SOLVED`. The child runs in its own process group (PATH's GAMS
-    processes are stopped with it); Ctrl-C is passed on to it.
+    bound holds even when native code (a CasADi NL import, a factorization) ignores interrupts
+    (:func:`mcpkit.forked.run_forked`). The child's stdout comes back through the pipe and is
+    printed only when it finishes, so a stopped child leaves no half output: the parent prints a
+    :class:`TimeLimitOutcome` and returns :data:`EXIT_NOT_SOLVED`. The child runs in its own
+    process group (PATH's GAMS processes are stopped with it); Ctrl-C is passed on to it.
     """
-    import select
+    from mcpkit.forked import OnInterrupt, run_forked
 
     budget: Budget = args.budget
     assert budget.limit is not None
-    deadline = budget.start + 1.1 * budget.limit + 1.0
-    out_r, out_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: run, hand stdout back, leave without interpreter teardown
-        code = EXIT_NOT_SOLVED
-        try:
-            os.close(out_r)
-            os.setpgid(0, 0)
-            with os.fdopen(out_w, "w") as out, contextlib.redirect_stdout(out):
-                code = _run(args)
-        except BaseException:  # an unexpected error: its traceback, then exit status 1
-            import traceback
 
-            traceback.print_exc()
-        finally:
-            sys.stderr.flush()
-            os._exit(code)
-    os.close(out_w)
-    chunks: list[bytes] = []
-    stopped = False
-    status: int | None = None
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)  # also from this side, so killpg never races the child's setpgid
-    try:
-        while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                stopped = True
-                break
-            try:
-                ready, _, _ = select.select([out_r], [], [], min(left, 0.5))
-            except KeyboardInterrupt:
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGINT)  # the child reports what it has
-                continue
-            if ready:
-                data = os.read(out_r, 1 << 16)
-                if not data:
-                    break
-                chunks.append(data)
-            else:
-                done, code = os.waitpid(pid, os.WNOHANG)
-                if done == pid:  # gone, though something else holds the pipe: take what it wrote
-                    status = code
-                    while select.select([out_r], [], [], 0)[0] and (data := os.read(out_r, 1 << 16)):
-                        chunks.append(data)
-                    break
-    except BaseException:  # never leave the child running
-        stopped = True
-        raise
-    finally:
-        if stopped:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        os.close(out_r)
-    if status is None:
-        status = os.waitpid(pid, 0)[1]
-    if stopped:
+    def child(fd: int) -> int:
+        with os.fdopen(fd, "w") as out, contextlib.redirect_stdout(out):
+            return _run(args)
+
+    run = run_forked(child, budget.start + 1.1 * budget.limit + 1.0, on_interrupt=OnInterrupt.FORWARD)
+    if run.stopped:
         outcome = TimeLimitOutcome(
             _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
         )
@@ -769,9 +716,10 @@ def _run_bounded(args: argparse.Namespace) -> int:
         else:
             print(outcome.message)
         return exit_code(outcome)
-    sys.stdout.write(b"".join(chunks).decode(errors="replace"))
+    sys.stdout.write(run.data.decode(errors="replace"))
     sys.stdout.flush()
-    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else EXIT_NOT_SOLVED
+    code = run.exit_code
+    return EXIT_NOT_SOLVED if code is None else code
 
 
 def _guess_family(file: str) -> str:

@@ -32,7 +32,6 @@ import inspect
 import json
 import os
 import pickle
-import select
 import signal
 import time
 import traceback
@@ -466,88 +465,37 @@ def _die_with_parent(libc: Any) -> None:
             libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-#: Children that answered but were still exiting (tearing down a copy of the worker's address
-#: space takes milliseconds); reaped without waiting on later calls.
-_EXITING: set[int] = set()
-
-
-def _reap(pid: int, wait: bool) -> int:
-    """Collect finished children; wait for ``pid`` only when ``wait``; ``pid``'s status (0: not yet)."""
-    for other in list(_EXITING):
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(other, os.WNOHANG)[0] == 0:
-                continue
-        _EXITING.discard(other)
-    if wait:
-        return os.waitpid(pid, 0)[1]
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done == 0:
-        _EXITING.add(pid)
-    return status
-
-
 def run_bounded(call: Callable[[], dict[str, Any]], limit: float) -> dict[str, Any]:
     r"""``call()`` in a forked child, stopped (with its process group) at :func:`hard_deadline`.
 
-    The child returns the row through a pipe. Stopped: :func:`time_limit_columns`; a child that
-    died without answering (a crash in native code): an error row naming the signal.
+    The child returns the row pickled through the pipe (:func:`mcpkit.forked.run_forked`).
+    Stopped: :func:`time_limit_columns`; a child that died without answering (a crash in native
+    code): an error row naming the signal or exit status. Ctrl-C kills the child and stops the
+    sweep.
     """
+    from mcpkit.forked import OnInterrupt, run_forked
+
     libc = _libc()
-    r, w = os.pipe()
     t0 = time.perf_counter()
+
+    def child(fd: int) -> int:
+        _die_with_parent(libc)
+        faulthandler.disable()  # a crash is reported in the row, not as a traceback dump
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        data = pickle.dumps(call())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return 0
+
     with warnings.catch_warnings():  # fork in a threaded process: the child runs only `call`
         warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child
-        code = 0
-        try:
-            os.close(r)
-            os.setpgid(0, 0)
-            _die_with_parent(libc)
-            faulthandler.disable()  # a crash is reported in the row, not as a traceback dump
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            data = pickle.dumps(call())
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)
-    deadline = t0 + hard_deadline(limit)
-    chunks: list[bytes] = []
-    stopped = False
-    try:
-        while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                stopped = True
-                break
-            ready, _, _ = select.select([r], [], [], min(left, 0.5))
-            if ready:
-                data = os.read(r, 1 << 16)
-                if not data:
-                    break
-                chunks.append(data)
-    finally:
-        os.close(r)
-        if stopped:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        status = _reap(pid, wait=stopped or not chunks)
+        run = run_forked(child, t0 + hard_deadline(limit), on_interrupt=OnInterrupt.RAISE, wait=False)
     elapsed = time.perf_counter() - t0
-    if stopped:
+    if run.stopped:
         return time_limit_columns(limit, elapsed)
-    if chunks:
+    if run.data:
         try:
-            return pickle.loads(b"".join(chunks))
+            return pickle.loads(run.data)
         except Exception as exc:  # a truncated answer
             return error_columns(exc)
-    why = (
-        f"killed by signal {os.WTERMSIG(status)}"
-        if os.WIFSIGNALED(status)
-        else f"exit status {os.WEXITSTATUS(status)}"
-    )
-    return error_columns(ChildProcessError(f"the task's process died without an answer ({why})"))
+    return error_columns(ChildProcessError(f"the task's process died without an answer ({run.death()})"))
