@@ -218,9 +218,7 @@ class MPCCSolver:
         deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
         lift = ToStandardMPCC.lift
         elapsed = time.perf_counter() - t0
-        # at least half the refinement's minimum: a flip's NLP on a tiny problem takes a few
-        # milliseconds, and a budget of a fraction of a 50 ms homotopy made the outcome timing-dependent
-        budget = max(ro.flip_time_factor * elapsed, 0.5 * ro.min_time) if ro.flip_time_factor > 0 else 0.0
+        budget = ro.flip_time_factor * elapsed
         if self.options.time_limit is not None:
             # flips only lower f further: they never take more than half of what the limit leaves
             budget = min(budget, 0.5 * max(self.options.time_limit - elapsed, 0.0))
