@@ -21,8 +21,10 @@ For every problem of ``../shared/data/fclib-siconos`` (and the 48-contact
   form at ``tol = 1e-6``.
 
 Target of issue 10: Siconos error :math:`\le 10^{-8}` on every problem, in at most 100 one-LU
-times. Dense LAPACK on this shared 2-core machine is erratic with several BLAS threads; run with
-``OPENBLAS_NUM_THREADS=1`` for stable ratios (the value is recorded in the JSON).
+times. Dense LAPACK on this shared 2-core machine is erratic with several BLAS threads. The
+solvers limit the BLAS to one thread themselves on problems of 64 to 500 unknowns
+(:mod:`mcpkit.blas`); run with ``OPENBLAS_NUM_THREADS=1`` for stable ratios all the same (it also
+steadies the one-LU reference; the value is recorded in the JSON).
 
 Run::
 

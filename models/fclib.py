@@ -62,6 +62,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit import blocks as bx
+from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
 from mcpkit.options import SolveOptions
@@ -700,8 +701,17 @@ def solve_equations(
 
     ``options.max_inner_iter`` bounds the iterations of all stages together and
     ``options.time_limit`` their wall time. Returns the last :math:`\varepsilon = 0` MCP result
-    kept, the unscaled reactions (``None`` without a finite point) and the stages.
+    kept, the unscaled reactions (``None`` without a finite point) and the stages. Problems of
+    up to :data:`mcpkit.blas.SINGLE_THREAD_MAX_N` unknowns run on one BLAS thread (:mod:`mcpkit.blas`).
     """
+    with small_blas(3 * prob.nc):
+        return _solve_equations(prob, law, options, direct)
+
+
+def _solve_equations(
+    prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions, direct: bool
+) -> tuple[MCPResult, np.ndarray | None, list[FCLIBStage]]:
+    """The stages of :func:`solve_equations`."""
     run = _Stages(prob, ContactLaw(law), options)
     tol = options.tol
     first: tuple[MCPResult, float | None] | None = None

@@ -152,6 +152,7 @@ import casadi as ca
 import numpy as np
 import scipy.linalg as sla
 
+from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP, AffineFunction
@@ -1119,8 +1120,13 @@ class LemkeRoute:
         """Reduce to a standard LCP at ``p`` and run Lemke (see the module docstring).
 
         ``z0`` is not used as a point (Lemke starts from a basis, not a point); with ``warm`` the
-        previous solution's basis is the start.
+        previous solution's basis is the start. Small problems pivot on one BLAS thread
+        (:mod:`mcpkit.blas`).
         """
+        with small_blas(self.lb.size):
+            return self._solve(p, warm)
+
+    def _solve(self, p: np.ndarray, warm: bool) -> RouteOutcome:
         t0 = time.perf_counter()
         p = np.asarray(p, dtype=float)
         red = self.reduction

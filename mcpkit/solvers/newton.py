@@ -206,6 +206,7 @@ import casadi as ca
 import numpy as np
 import scipy.sparse as sps
 
+from mcpkit.blas import small_blas
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.mpcc.problem import casadi_name
@@ -628,8 +629,10 @@ class SemismoothNewton:
         sooner) restarts cold, crash phase included, from the same ``z0`` with what is left of
         the iteration and time limits; the outcome reports both parts (``extra["warm_restart"]``).
         """
-        with np.errstate(over="ignore"):  # iterates of a problem without solution may overflow:
-            return self._warm_then_cold(p, z0, warm)  # infinite merits are rejected, not warned about
+        # iterates of a problem without solution may overflow: infinite merits are rejected, not
+        # warned about; small systems factorise on one BLAS thread (mcpkit.blas)
+        with np.errstate(over="ignore"), small_blas(self.lb.size):
+            return self._warm_then_cold(p, z0, warm)
 
     def _warm_then_cold(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         t0 = time.perf_counter()

@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.linalg.lapack import dgesv
 
+from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError
 
 SIGMA = 1e-4
@@ -569,12 +570,30 @@ def solve_alart_curnier(
         raise MCPInputError(f"W must be {n}x{n} and q of length {n} for {mu.size} contacts")
     if not (np.isfinite(Wd).all() and np.isfinite(q).all() and np.isfinite(mu).all()) or (mu < 0).any():
         raise MCPInputError("W, q and mu must be finite, mu non-negative")
-    sys_ = _System(np.ascontiguousarray(Wd), q, mu)
     r = np.zeros(n) if r0 is None else np.asarray(r0, dtype=float).reshape(-1).copy()
     if r.shape != (n,) or not np.isfinite(r).all():
         raise MCPInputError(f"r0 must be a finite vector of length {n}")
+    with small_blas(n):  # small systems factorise on one BLAS thread (mcpkit.blas)
+        restart = restart and r0 is None
+        return _solve(Wd, q, mu, r, tol, max_iter, restart, time_limit, allow_lm, stall_window, t0)
+
+
+def _solve(
+    Wd: np.ndarray,
+    q: np.ndarray,
+    mu: np.ndarray,
+    r: np.ndarray,
+    tol: float,
+    max_iter: int,
+    restart: bool,
+    time_limit: float | None,
+    allow_lm: bool,
+    stall_window: int,
+    t0: float,
+) -> ContactNewtonResult:
+    """The body of :func:`solve_alart_curnier` on checked data (``restart`` only from the default start)."""
+    sys_ = _System(np.ascontiguousarray(Wd), q, mu)
     deadline = math.inf if time_limit is None else t0 + time_limit
-    restart = restart and r0 is None
     # with a second start to come, the first run also stops on slow progress
     run = _iterate(
         sys_, r, tol, max_iter, deadline, allow_lm, stall_window or (RESTART_STALL if restart else 0)
