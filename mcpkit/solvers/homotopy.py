@@ -16,7 +16,8 @@ For parameters :math:`t_0, t_1, \dots` from the reformulation's schedule:
        G_{\mathcal{A}} = 0,\ H_{\mathcal{A}} \ge 0,\ H_{\bar{\mathcal{A}}} = 0,\ G_{\bar{\mathcal{A}}} \ge 0,
 
    a smooth NLP (for an MCP a square system) whose solution, when it exists, solves the original
-   problem to IPOPT's accuracy.
+   problem to IPOPT's accuracy. When :math:`f, g, G, H` are all affine in :math:`x` (an LPEC)
+   that problem is an LP, solved exactly by HiGHS (:mod:`mcpkit.solvers.lp_inner`).
 
 Every subproblem is solved by an inner solver built from the reformulation's template by an
 :class:`~mcpkit.solvers.inner.InnerFactory` (default: CasADi's ``nlpsol`` IPOPT; on backend
@@ -46,6 +47,8 @@ from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
 from mcpkit.solvers.ipopt import InnerResult, ipopt_termination
+from mcpkit.solvers.lp_inner import LinearInner, is_affine
+from mcpkit.solvers.lpec_polish import AffinePairs, identify_and_solve, pair_functions
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
 
 #: After a polish that does not meet the tolerance, the next one (within the same run) waits until
@@ -163,8 +166,15 @@ class Polisher:
         )
         self.lbg, self.ubg = self.template.lbg, self.template.ubg
         tol = options.inner_tol_factor * options.tol
-        settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
-        self.nlp: InnerSolver = (inner or CasadiInner())(self.template, settings)
+        # an LPEC's branch problem is an LP: HiGHS solves it exactly and proves a wrong branch
+        # infeasible at once (mcpkit.solvers.lp_inner); anything else goes to IPOPT
+        self.linear = is_affine(self.template)
+        if self.linear:
+            self.nlp: InnerSolver = LinearInner(self.template, tol)
+            self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)
+        else:
+            settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
+            self.nlp = (inner or CasadiInner())(self.template, settings)
 
     def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """1 where :math:`G_j \\le H_j` (fix :math:`G_j = 0`), else 0 (fix :math:`H_j = 0`)."""
@@ -178,6 +188,28 @@ class Polisher:
         """Solve the branch NLP for ``mask`` from ``x`` (stopping at ``deadline``, if given)."""
         return self.nlp.solve(
             x, np.concatenate([p, mask]), self.mpcc.lbx, self.mpcc.ubx, self.lbg, self.ubg, deadline=deadline
+        )
+
+    def polish(
+        self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None
+    ) -> InnerResult:
+        """:meth:`solve`; for an LPEC whose branch LP is infeasible, then the branch identification
+        of :func:`~mcpkit.solvers.lpec_polish.identify_and_solve` from ``x`` (its point, if found)."""
+        res = self.solve(x, p, mask, deadline)
+        if not (self.linear and res.status == "LP_Infeasible"):
+            return res
+        mp = self.mpcc
+        assert isinstance(self.nlp, LinearInner)
+        pairs = AffinePairs.build(self._pairs, mp.x.numel(), p)
+        found = identify_and_solve(
+            self.nlp, pairs, x, p, mp.lbx, mp.ubx, self.lbg, self.ubg, self.equality, deadline
+        )
+        if found is None:
+            return res
+        return replace(
+            found,
+            wall_time_s=found.wall_time_s + res.wall_time_s,
+            iterations=found.iterations + res.iterations,
         )
 
 
@@ -207,7 +239,11 @@ class HomotopySolver:
         if warm not in self._solvers:
             name = f"{self.mpcc.name}_{self.reformulation.name}{'_warm' if warm else ''}"
             tol = self.reformulation.inner_tol(0.0, self.options)
-            self._solvers[warm] = self.inner(self.template, inner_settings(self.options, tol, warm, name))
+            settings = inner_settings(self.options, tol, warm, name)
+            extra = self.reformulation.warm_start_options
+            if warm and extra:
+                settings = replace(settings, options={**extra, **settings.options})
+            self._solvers[warm] = self.inner(self.template, settings)
         return self._solvers[warm]
 
     def build(self) -> HomotopySolver:
@@ -299,7 +335,7 @@ class HomotopySolver:
             if key in polished_masks:
                 return False
             polished_masks.add(key)
-            res = polisher.solve(xc, p, mask, deadline)
+            res = polisher.polish(xc, p, mask, deadline)
             iterations += res.iterations
             if not np.isfinite(res.x).all():
                 trace.append(
@@ -473,7 +509,9 @@ class RecoveringHomotopy:
         if limit is not None and self.fallback_names:
             share = self.options.primary_time_share * limit
         first = None if share is None or limit is None or share >= limit else FIRST_STEP_SHARE * share
+        deadline = None if limit is None else t0 + limit
         best = self.primary.run(x0, p, assess, time_limit=share, first_step_limit=first, **start)
+        best = self._polish_stopped(best, p, assess, deadline)
         if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
             return best
         if best.termination is Termination.TIME_LIMIT and (
@@ -494,6 +532,7 @@ class RecoveringHomotopy:
                 remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
                 first = FIRST_STEP_SHARE * remaining
             out = solver.run(x0, p, assess, time_limit=remaining, first_step_limit=first)
+            out = self._polish_stopped(out, p, assess, deadline)
             iterations += out.iterations
             path.extend(out.path)
             trace.extend(
@@ -506,6 +545,46 @@ class RecoveringHomotopy:
                 break
         best.trace, best.iterations, best.path = trace, iterations, path
         return best
+
+    def _polish_stopped(
+        self, out: HomotopyOutcome, p: np.ndarray, assess: Assessor, deadline: float | None
+    ) -> HomotopyOutcome:
+        """An LPEC's run that its share of the time stopped: the polish from its best point.
+
+        A run stopped by its share ends without the polish its last point would have had. On
+        an LPEC the polish is an LP, or a MILP over the doubtful pairs
+        (:meth:`Polisher.polish`), and is bounded by the time left of the whole call, not of the
+        share; other problems' polishes are IPOPT runs and wait for the next reformulation.
+        """
+        opts = self.options
+        if (
+            out.termination is not Termination.TIME_LIMIT
+            or out.x is None
+            or not out.path  # no subproblem finished: its best point is the start
+            or not (opts.polish and self.mpcc.n_pairs)
+            or not out.assessment.residual <= opts.polish_trigger
+            or (deadline is not None and time.perf_counter() >= deadline)
+        ):
+            return out
+        polisher = self.polisher()
+        if not polisher.linear:
+            return out
+        res = polisher.polish(out.x, p, polisher.active_mask(out.x, p), deadline)
+        finite = bool(np.isfinite(res.x).all())
+        xr, a = assess(res.x, p) if finite else (None, None)
+        k = len(out.trace)
+        out.trace.append(
+            HomotopyStep(
+                k, 0.0, a.residual if a else np.inf, res.status, res.iterations, res.wall_time_s, "polish"
+            )
+        )
+        out.iterations += res.iterations
+        if a is None or not a.meets(opts.tol):
+            return out
+        return HomotopyOutcome(
+            xr, a, Termination.CONVERGED, res.status, out.iterations, out.trace, None, None,
+            out.reformulation, out.path,
+        )  # fmt: skip
 
 
 def make_homotopy(

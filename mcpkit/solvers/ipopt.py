@@ -45,6 +45,12 @@ IPOPT_STATUS: dict[str, Termination] = {
     "NonIpopt_Exception_Thrown": Termination.SOLVER_ERROR,
     "Insufficient_Memory": Termination.SOLVER_ERROR,
     "Internal_Error": Termination.SOLVER_ERROR,
+    # the LP inner solver of affine subproblems (mcpkit.solvers.lp_inner: HiGHS)
+    "LP_Optimal": Termination.CONVERGED,
+    "LP_Infeasible": Termination.LOCALLY_INFEASIBLE,
+    "LP_Unbounded": Termination.NUMERICAL_ERROR,
+    "LP_Limit_Reached": Termination.TIME_LIMIT,
+    "LP_Numerical_Difficulties": Termination.NUMERICAL_ERROR,
 }
 
 

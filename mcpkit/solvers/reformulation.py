@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import casadi as ca
 import numpy as np
@@ -82,6 +83,9 @@ class Reformulation(ABC):
     name: str = ""
     #: Name of the homotopy parameter (for traces and plots).
     parameter_name: str = "t"
+    #: IPOPT options of this reformulation's warm-started subproblems, over
+    #: :data:`~mcpkit.solvers.ipopt.WARM_START_OPTIONS` (the user's ``ipopt_options`` still win).
+    warm_start_options: ClassVar[dict[str, Any]] = {}
 
     @abstractmethod
     def build(self, mpcc: MPCC) -> NLPTemplate:

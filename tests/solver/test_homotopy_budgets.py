@@ -43,6 +43,9 @@ class _FailingPolisher:
         nan = np.full(2, np.nan)
         return InnerResult(nan, nan, np.zeros(0), np.nan, "Infeasible_Problem_Detected", 3, 0.0)
 
+    polish = solve  # an IPOPT polish: no branch identification (that is for LPECs)
+    linear = False
+
 
 def test_failed_polishes_back_off_by_the_factor() -> None:
     # tol below what the homotopy reaches in max_outer steps: it runs every step
