@@ -171,9 +171,16 @@ class MPCCSolver:
             except NonFiniteError:
                 result.stationarity = "not checked"
         elif self.check_stationarity or self.refine_options.enabled:
-            self._attach_stationarity(result, pv)
+            limit = self.options.time_limit
+            out_of_time = limit is not None and time.perf_counter() - t0 >= limit
+            if out_of_time:  # the limit bounds the whole call, the classification included
+                result.stationarity = "not checked"
+            else:
+                self._attach_stationarity(result, pv)
             if self.refine_options.enabled and "refinement" not in result.extra:
                 why = "not solved" if not result.solved else "too many variables"
+                if out_of_time:
+                    why += "; not classified: time limit reached"
                 f = float(result.f)
                 result.extra["refinement"] = RefinementReport(None, why, "homotopy", f, f)
         else:

@@ -186,3 +186,15 @@ def test_time_limit_stops_inside_a_subproblem() -> None:
     assert res.termination.value == "time_limit"
     assert not res.solved
     assert [s.inner_status for s in res.trace] == ["User_Requested_Stop"]
+
+
+def test_an_exhausted_time_limit_skips_the_classification() -> None:
+    """The limit bounds the whole call: an unsolved point found at the limit is not classified
+    afterwards (on MPECLib's frictionalblock_6 that classification took 7 s past a 60 s limit)."""
+    x = ca.SX.sym("x", 2)
+    m = MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, lbx=0.0, ubx=3.0, x0=[2.0, 2.0])
+    res = MPCCSolver(m, time_limit=1e-9).solve()
+    assert not res.solved
+    assert res.stationarity == "not checked"
+    assert "time limit" in res.extra["refinement"].reason
+    assert res.wall_time_s < 5.0
