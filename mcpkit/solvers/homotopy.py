@@ -193,10 +193,11 @@ class Polisher:
     def polish(
         self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None
     ) -> InnerResult:
-        """:meth:`solve`; for an LPEC whose branch LP is infeasible, then the branch identification
-        of :func:`~mcpkit.solvers.lpec_polish.identify_and_solve` from ``x`` (its point, if found)."""
+        """:meth:`solve`; for an LPEC whose branch LP is infeasible (or too degenerate for HiGHS),
+        then the branch identification of :func:`~mcpkit.solvers.lpec_polish.identify_and_solve`
+        from ``x`` (its point, if found)."""
         res = self.solve(x, p, mask, deadline)
-        if not (self.linear and res.status == "LP_Infeasible"):
+        if not (self.linear and res.status in ("LP_Infeasible", "LP_Numerical_Difficulties")):
             return res
         mp = self.mpcc
         assert isinstance(self.nlp, LinearInner)
@@ -291,8 +292,10 @@ class HomotopySolver:
         time_limit
             Wall-clock budget of this call (default ``options.time_limit``).
         first_step_limit
-            Wall-clock budget of the first subproblem alone (``None``: only ``time_limit``). When
-            it runs out the run ends with ``TIME_LIMIT`` (see :class:`RecoveringHomotopy`, which
+            Wall-clock budget of the first subproblem alone (``None``: only ``time_limit``),
+            counted from the start of this call, so building the solvers (1-2 s on a problem of
+            3000 variables) is part of it. When it runs out the run ends with ``TIME_LIMIT``
+            (see :class:`RecoveringHomotopy`, which
             sets it so that a reformulation stuck in its first subproblem yields to the others).
         """
         opts = self.options
