@@ -32,6 +32,7 @@ only the residual test decides.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -48,7 +49,7 @@ from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
 from mcpkit.solvers.ipopt import InnerResult, ipopt_termination
 from mcpkit.solvers.lp_inner import LinearInner, is_affine
-from mcpkit.solvers.lpec_polish import AffinePairs, identify_and_solve, pair_functions
+from mcpkit.solvers.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
 
 #: After a polish that does not meet the tolerance, the next one (within the same run) waits until
@@ -484,6 +485,12 @@ class RecoveringHomotopy:
         """The shared active-set polisher."""
         return self.primary.polisher()
 
+    @functools.cached_property
+    def is_lpec(self) -> bool:
+        """Whether the MPCC is an LPEC (its polish an LP; checked without building the polisher)."""
+        m = self.mpcc
+        return is_lpec(m.f, m.g, m.G, m.H, m.x)
+
     def _fallback(self, name: str) -> HomotopySolver:
         if name not in self._fallbacks:
             solver = HomotopySolver(self.mpcc, reformulation_for(name), self.options, self.inner)
@@ -567,11 +574,10 @@ class RecoveringHomotopy:
             or not (opts.polish and self.mpcc.n_pairs)
             or not out.assessment.residual <= opts.polish_trigger
             or (deadline is not None and time.perf_counter() >= deadline)
+            or not self.is_lpec
         ):
             return out
         polisher = self.polisher()
-        if not polisher.linear:
-            return out
         res = polisher.polish(out.x, p, polisher.active_mask(out.x, p), deadline)
         finite = bool(np.isfinite(res.x).all())
         xr, a = assess(res.x, p) if finite else (None, None)

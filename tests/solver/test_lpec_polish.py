@@ -8,6 +8,7 @@ leaves it in violation. A property test plants a solution in random LPECs.
 from __future__ import annotations
 
 import itertools
+import time
 
 import casadi as ca
 import numpy as np
@@ -16,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.mpcc import MPCC
+from mcpkit.mpcc.solver import judged_residuals
 from mcpkit.mpcc.standard import ToStandardMPCC
 from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
-from mcpkit.solvers.homotopy import Polisher
+from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
 from mcpkit.solvers.ipopt import IpoptNLP, ipopt_termination
 from mcpkit.solvers.lp_inner import LinearInner, is_affine
 from mcpkit.solvers.reformulation import NLPTemplate
@@ -170,3 +172,42 @@ def test_identification_returns_lpec_points(seed: int, m: int, doubt: int) -> No
         if np.isfinite(r.x).all():
             best = min(best, r.f)
     assert res.f >= best - 1e-6
+
+
+def _stopped(x: np.ndarray, residual: float) -> HomotopyOutcome:
+    return HomotopyOutcome(
+        x, Assessment(residual, 0.0), Termination.TIME_LIMIT, "User_Requested_Stop", 5, [], path=[x]
+    )
+
+
+def test_a_run_stopped_by_its_share_hands_its_point_to_the_lp_polish() -> None:
+    """The ring's misread point, as a run that ran out of its share: the polish identifies the
+    branch within what is left of the whole call, and the outcome is converged."""
+    std, _ = ToStandardMPCC().apply(_ring())
+    rh = make_homotopy(std, "scholtes", SolveOptions(tol=1e-6, time_limit=30.0))
+    assert rh.is_lpec
+
+    def assess(x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        comp, viol, _ = judged_residuals(std, x, p)
+        return x, Assessment(comp, viol)
+
+    xh = np.array([0.005, 0.995, 0.995, 0.005])  # residual 5e-3, below polish_trigger
+    out = rh._polish_stopped(_stopped(xh, 0.005), np.zeros(0), assess, time.perf_counter() + 30.0)
+    assert out.termination is Termination.CONVERGED
+    np.testing.assert_allclose(out.x, [0.0, 1.0, 0.0, 1.0], atol=ATOL)
+    assert out.trace[-1].phase == "polish"
+    # past the call's deadline nothing runs
+    late = rh._polish_stopped(_stopped(xh, 0.005), np.zeros(0), assess, time.perf_counter() - 1.0)
+    assert late.termination is Termination.TIME_LIMIT and not late.trace
+
+
+def test_a_nonlinear_run_stopped_by_its_share_is_left_alone() -> None:
+    x = ca.SX.sym("x", 2)
+    m = MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, lbx=0.0, ubx=3.0)
+    std, _ = ToStandardMPCC().apply(m)
+    rh = make_homotopy(std, "scholtes", SolveOptions(tol=1e-6, time_limit=30.0))
+    assert not rh.is_lpec
+    out = _stopped(np.array([0.5, 0.5]), 0.01)
+    same = rh._polish_stopped(out, np.zeros(0), lambda z, p: (z, Assessment(0.0, 0.0)), None)
+    assert same is out and not out.trace
+    assert rh.primary._polisher is None  # an IPOPT polisher is not built just to find that out
