@@ -51,6 +51,8 @@ IPOPT_STATUS: dict[str, Termination] = {
     "LP_Unbounded": Termination.NUMERICAL_ERROR,
     "LP_Limit_Reached": Termination.TIME_LIMIT,
     "LP_Numerical_Difficulties": Termination.NUMERICAL_ERROR,
+    # the MILP's point of an LPEC polish whose branch LP HiGHS could not solve (lpec_polish)
+    "LP_MILP_Point": Termination.CONVERGED,
 }
 
 

@@ -99,6 +99,11 @@ class LinearInner(InnerSolver):
         )
         self._tol = min(1e-7, float(tol))
 
+    @property
+    def tol(self) -> float:
+        """HiGHS's primal and dual feasibility tolerance of these LPs."""
+        return self._tol
+
     def coefficients(self, q: np.ndarray) -> tuple[np.ndarray, float, sps.csr_matrix, np.ndarray]:
         r"""``(c, c0, A, b)`` at parameters ``q``: :math:`f = c^\top x + c_0`, :math:`g = Ax + b`.
 

@@ -21,7 +21,7 @@ variables) the branch LP is infeasible at every homotopy point down to a residua
 
    .. math::
 
-       0 \le G_j(x) \le M^G_j z_j,\qquad 0 \le H_j(x) \le M^H_j (1 - z_j),
+       0 \le G_j(x) \le M^G z_j,\qquad 0 \le H_j(x) \le M^H (1 - z_j),
 
    with :math:`M^G = \max \sum_{j \in D} G_j(x)` and :math:`M^H = \max \sum_{j \in D} H_j(x)`
    over the LP's feasible set (:math:`D` the doubtful pairs; two LPs). Every :math:`G_j, H_j`
@@ -30,7 +30,8 @@ variables) the branch LP is infeasible at every homotopy point down to a residua
    would give tighter constants at :math:`2|D|` LPs' cost).
    :func:`scipy.optimize.milp` (HiGHS) minimises :math:`f` over all their
    branches at once; the branch it picks is solved once more as an LP, for an exact vertex and
-   its multipliers.
+   its multipliers. When HiGHS cannot solve that LP (too degenerate for its simplex), the
+   MILP's own point is returned, with status ``LP_MILP_Point``.
 
 The result is a point of the LPEC (both sides complementary to the LP tolerance), optimal over
 the branches step 3 could choose among; whether it is B-stationary is the refinement's
@@ -121,7 +122,7 @@ def identify_and_solve(
     r = float(small.max(initial=0.0))
     if not r > 0:
         return None
-    zero = lp._tol  # noqa: SLF001 - the LP's own feasibility tolerance
+    zero = lp.tol  # the LP's own feasibility tolerance
     iterations = 0
     for theta in CONFIDENCE:
         if deadline is not None and time.perf_counter() > deadline:
@@ -156,7 +157,7 @@ def identify_and_solve(
                 c, f0, _, _ = lp.coefficients(np.concatenate([p, fix_g.astype(float)]))
                 return InnerResult(
                     x=x_milp, lam_x=np.zeros(lp.nx), lam_g=np.zeros(lp.ng), f=float(c @ x_milp + f0),
-                    status="LP_Optimal", iterations=iterations, wall_time_s=time.perf_counter() - t0,
+                    status="LP_MILP_Point", iterations=iterations, wall_time_s=time.perf_counter() - t0,
                 )  # fmt: skip
             fix_g, fix_h = fix_g | new_g, fix_h | new_h
     return None
@@ -228,8 +229,8 @@ def _milp(
     blocks = [
         sps.hstack([rows.A_eq, pad_eq]),
         sps.hstack([rows.A_ub, pad_ub]),
-        sps.hstack([JG, -sps.diags(MG)]),  # G_j - M^G_j z_j <= -G0_j
-        sps.hstack([JH, sps.diags(MH)]),  # H_j + M^H_j z_j <= M^H_j - H0_j
+        sps.hstack([JG, -sps.diags(MG)]),  # G_j - M^G z_j <= -G0_j
+        sps.hstack([JH, sps.diags(MH)]),  # H_j + M^H z_j <= M^H - H0_j
     ]
     A_all = sps.vstack(blocks, format="csr")
     lower = np.concatenate([rows.b_eq, np.full(rows.A_ub.shape[0] + 2 * k, -np.inf)])
