@@ -42,7 +42,10 @@ from scipy.optimize import linprog
 from mcpkit.solvers.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.solvers.reformulation import NLPTemplate
 
-__all__ = ["LP_STATUS", "LinearInner", "LinearRows", "is_affine"]
+__all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows", "is_affine"]
+
+#: The smallest primal/dual feasibility tolerance HiGHS accepts (a smaller one is ignored).
+HIGHS_MIN_TOL = 1e-10
 
 #: Status names of :class:`LinearInner` by :func:`scipy.optimize.linprog` status code.
 LP_STATUS: dict[int, str] = {
@@ -83,7 +86,8 @@ class LinearInner(InnerSolver):
     nlp
         The template; :func:`is_affine` must hold (else :class:`ValueError`).
     tol
-        The inner tolerance: HiGHS's feasibility tolerances are ``min(1e-7, tol)``.
+        The inner tolerance: HiGHS's feasibility tolerances are ``min(1e-7, tol)``, at least
+        :data:`HIGHS_MIN_TOL`.
     """
 
     errors = (RuntimeError, ValueError)
@@ -97,7 +101,9 @@ class LinearInner(InnerSolver):
         self._coef = ca.Function(
             "lp_coefficients", [x, q], [ca.jacobian(nlp.f, x), nlp.f, ca.jacobian(nlp.g, x), nlp.g]
         )
-        self._tol = min(1e-7, float(tol))
+        # HiGHS accepts feasibility tolerances of at least 1e-10 and silently keeps its default
+        # (1e-7) for smaller values, with only an OptimizeWarning: clamp to [1e-10, 1e-7]
+        self._tol = min(1e-7, max(HIGHS_MIN_TOL, float(tol)))
 
     @property
     def tol(self) -> float:

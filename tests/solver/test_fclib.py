@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 
+import mcpkit.models.fclib as fclib_module
 from mcpkit.errors import ProblemFileError, UnknownOptionError
 from mcpkit.models.fclib import (
     DEFAULT_FORMULATION,
@@ -69,9 +70,11 @@ def test_stages_are_recorded(result, summary):
 
 
 @pytest.mark.skipif(not FAF.is_file(), reason="fclib-siconos set not present")
-def test_continuation_stages_when_the_plain_attempt_fails():
-    """FB-SOC on faf_Capsules: the plain attempt stalls; the Tikhonov continuation on W + eps I
-    ends with an eps = 0 polish, which is the judged stage."""
+def test_continuation_stages_when_the_plain_attempt_fails(monkeypatch):
+    """FB-SOC on faf_Capsules with the plain attempt capped at 5 iterations, so that it fails
+    on every CPU (uncapped it stalls on some and converges in about 60 iterations on others):
+    the Tikhonov continuation on W + eps I ends with an eps = 0 polish, the judged stage."""
+    monkeypatch.setattr(fclib_module, "PLAIN_ITERATIONS", 5)
     res = solve_fclib_file(FAF, formulation=FCLIBFormulation.FB_SOC)
     names = [st.name for st in res.stages]
     assert res.solved, res.message

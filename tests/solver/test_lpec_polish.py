@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 
 import casadi as ca
 import numpy as np
@@ -23,7 +24,7 @@ from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
 from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
 from mcpkit.solvers.ipopt import IpoptNLP, ipopt_termination
-from mcpkit.solvers.lp_inner import LinearInner, is_affine
+from mcpkit.solvers.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
 from mcpkit.solvers.reformulation import NLPTemplate
 
 pytestmark = pytest.mark.solver
@@ -77,6 +78,23 @@ def test_linear_inner_reports_an_infeasible_lp() -> None:
     assert res.status == "LP_Infeasible"
     assert ipopt_termination(res.status) is Termination.LOCALLY_INFEASIBLE
     assert not np.isfinite(res.x).any()
+
+
+def test_tiny_tolerances_are_clamped_to_what_highs_accepts() -> None:
+    """HiGHS ignores feasibility tolerances below 1e-10 (with an OptimizeWarning) and keeps 1e-7:
+    a tighter outer tolerance must give 1e-10, and the LP runs without that warning."""
+    x = ca.SX.sym("x", 2)
+    nlp = NLPTemplate(
+        x=x, p=ca.SX.sym("q", 0), f=x[0] - x[1], g=x[0] + x[1], lbg=np.array([1.0]), ubg=np.array([1.0])
+    )
+    assert LinearInner(nlp, 1e-3).tol == 1e-7
+    assert LinearInner(nlp, 1e-9).tol == 1e-9
+    lp = LinearInner(nlp, 1e-14)
+    assert lp.tol == HIGHS_MIN_TOL
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = lp.solve(np.zeros(2), np.zeros(0), np.zeros(2), np.ones(2), nlp.lbg, nlp.ubg)
+    np.testing.assert_allclose(res.x, [0.0, 1.0], atol=ATOL)
 
 
 def test_nonlinear_templates_are_not_affine() -> None:
