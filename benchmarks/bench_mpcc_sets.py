@@ -22,7 +22,7 @@ residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pa
 
 Run: ``python benchmarks/bench_mpcc_sets.py --set mpeclib|nosbench|macmpec [--time-limit 60]
 [--limit N] [--only NAME ...] [--no-peer] [--peer run|published] [--no-refine]
-[--backend casadi|pyomo] [--method scholtes|elastic|...] [--json] [--out results.json]
+[--backend casadi|pyomo] [--method auto|scholtes|elastic|...] [--json] [--out results.json]
 [--plot fig.png] [--table table.md] [--workers N [--sweep-out DIR]]``; ``--workers N`` runs
 the solves (and a run peer) as one :func:`mcpkit.sweep` on N Dask worker processes;
 ``--from-json results.json --plot fig.png --table t.md`` re-draws a saved run. The full sets
@@ -64,7 +64,7 @@ OBJ_RTOL = 1e-4
 
 
 def run_mcpkit(
-    path: Path, time_limit: float, backend: str = "casadi", method: str = "scholtes", refine: bool = True
+    path: Path, time_limit: float, backend: str = "casadi", method: str = "auto", refine: bool = True
 ) -> dict[str, Any]:
     prob = load_mpcc_json(path)
     t = time.perf_counter()
@@ -84,6 +84,7 @@ def run_mcpkit(
         "viol": res.constraint_violation,
         "status": res.termination.value,
         "stationarity": res.stationarity,
+        "reformulation": res.extra.get("reformulation", ""),
     }
 
 
@@ -281,7 +282,12 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="only these problems (names without .nl.json)")
     ap.add_argument("--table", type=Path, default=None, help="write the per-problem Markdown table")
     ap.add_argument("--backend", choices=["casadi", "pyomo"], default="casadi", help="mcpkit's backend")
-    ap.add_argument("--method", choices=REFORMULATIONS, default="scholtes", help="mcpkit's reformulation")
+    ap.add_argument(
+        "--method",
+        choices=("auto", *REFORMULATIONS),
+        default="auto",
+        help="mcpkit's reformulation (auto: what solve_mpcc does by default; fb then scholtes on LPECs)",
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write per-problem rows as JSON")
     ap.add_argument("--plot", type=Path, default=None, help="save a solved-vs-time figure (PNG)")

@@ -340,6 +340,10 @@ class Route:
     fallbacks: tuple[Route, ...] = ()
     """Routes tried in order when this one's point fails mcpkit's check (``method="auto"`` for
     MCPs only; see :mod:`mcpkit.solvers.fallback`)."""
+    second_opinion: str | None = None
+    """MPCCs: the reformulation run after this one converged, whose point is kept when its
+    objective is lower (``method="auto"`` on LPECs; see
+    :class:`~mcpkit.solvers.homotopy.RecoveringHomotopy`)."""
 
     @property
     def entry(self) -> MethodEntry:
@@ -367,6 +371,22 @@ class Route:
 #: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solvers.fallback`).
 AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
+#: ``method="auto"`` for an MPCC: the reformulation, and for an LPEC (f, g, G, H affine in x) the
+#: reformulation first and the one asked for a second opinion. On MPECLib's LPECs the
+#: Fischer-Burmeister homotopy is 5-30x faster than Scholtes's (frictionalblock_1-5: 1.0-1.7 s
+#: against 7-31 s; frictionalblock_6 solved in 24 s, which Scholtes does not finish in 60 s),
+#: but ends on a worse piece of MacMPEC's bilin (-16 against -18.4): hence the second opinion.
+AUTO_MPCC_METHOD = "scholtes"
+AUTO_LPEC_METHODS: tuple[str, str] = ("fb", "scholtes")
+
+
+def _auto_mpcc_method(lpec: bool) -> tuple[str, str, str | None]:
+    """``(method, note, second opinion)`` of ``method="auto"`` for an MPCC."""
+    if lpec:
+        first, second = AUTO_LPEC_METHODS
+        return first, f"auto: an LPEC, so {first} first, then {second} as a second opinion", second
+    return AUTO_MPCC_METHOD, f"auto: MPCCs use {AUTO_MPCC_METHOD}", None
+
 
 def _auto_mcp_method(backend: str) -> tuple[str, str, tuple[str, ...]]:
     """``(first method, note, methods to try next)`` of ``method="auto"`` for an MCP on ``backend``."""
@@ -393,13 +413,15 @@ def _auto_backend(method: str) -> str:
     return METHODS[method].backends[0]
 
 
-def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
+def resolve(kind: str, method: Any = "auto", backend: Any = "auto", *, lpec: bool = False) -> Route:
     """The :class:`Route` for ``method`` on ``backend`` for a problem of ``kind``.
 
     ``"auto"`` method: for an MCP, PATH when reachable through ``backend`` (or anywhere, for
     ``backend="auto"``), else ``newton``; later methods of :data:`AUTO_MCP_FALLBACKS`
     (``newton``, ``lemke``, ``scholtes``) become :attr:`Route.fallbacks`, tried in order when a
-    point fails the check (:mod:`mcpkit.solvers.fallback`); for an MPCC, ``scholtes``. ``"auto"`` backend: the
+    point fails the check (:mod:`mcpkit.solvers.fallback`). For an MPCC, ``scholtes``; when
+    ``lpec`` (the caller found f, g, G and H affine), :data:`AUTO_LPEC_METHODS`: ``fb``, with
+    ``scholtes`` as :attr:`Route.second_opinion`. ``"auto"`` backend: the
     method's first registered backend (for PATH: ``pyomo`` when ``pathampl`` is found, else
     ``gamspy``).
 
@@ -419,8 +441,11 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
         able = [n for n, e in BACKENDS.items() if kind in e.problems]
         raise MCPInputError(f"backend {b!r} does not take {kind.upper()}s; backends that do: {able}")
     then: tuple[str, ...] = ()
-    if m == "auto":
-        m, note, then = _auto_mcp_method(b) if kind == "mcp" else ("scholtes", "auto: MPCCs use Scholtes", ())
+    second: str | None = None
+    if m == "auto" and kind == "mcp":
+        m, note, then = _auto_mcp_method(b)
+    elif m == "auto":
+        m, note, second = _auto_mpcc_method(lpec)
     entry = METHODS[m]
     if kind not in entry.problems:
         able = [n for n, e in METHODS.items() if kind in e.problems]
@@ -430,7 +455,7 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto") -> Route:
     elif b not in entry.backends:
         raise MCPInputError(f"method {m!r} runs on backends {list(entry.backends)}, not {b!r}")
     fallbacks = tuple(Route(kind, f, b if b in METHODS[f].backends else METHODS[f].backends[0]) for f in then)
-    return Route(kind, m, b, note, fallbacks)
+    return Route(kind, m, b, note, fallbacks, second)
 
 
 def _load(target: str) -> Any:

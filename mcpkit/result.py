@@ -168,8 +168,9 @@ class HomotopyStep:
     wall_time_s: float
     """Wall time of this subproblem."""
     phase: str = "relax"
-    """``"relax"`` for a homotopy step, ``"polish"`` for an active-set polish, ``"retry"``
-    for a recovery attempt."""
+    """``"relax"`` for a homotopy step, ``"polish"`` for an active-set polish,
+    ``"retry:<method>"`` for a step of a fallback reformulation's run, ``"second:<method>"`` for
+    a step of a second opinion's run (:class:`~mcpkit.solvers.homotopy.RecoveringHomotopy`)."""
 
 
 _R = TypeVar("_R", bound="SolveResult")

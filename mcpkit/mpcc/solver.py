@@ -44,6 +44,7 @@ from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
 from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
+from mcpkit.solvers.lpec_polish import is_lpec
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
 #: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
@@ -61,7 +62,9 @@ class MPCCSolver:
         The :class:`~mcpkit.mpcc.MPCC` (standard or general pair bounds).
     method
         A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
-        ``penalty``, ``elastic``; ``auto`` is ``scholtes``). See ``mcpkit info``.
+        ``penalty``, ``elastic``). ``auto`` is ``scholtes``; on an LPEC (f, g, G, H affine in x)
+        it is ``fb`` with ``scholtes`` as a second opinion, the lower objective kept
+        (:func:`mcpkit.registry.resolve`). See ``mcpkit info``.
     backend
         ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises
         :class:`~mcpkit.errors.UnknownOptionError` or :class:`~mcpkit.errors.MCPInputError`.
@@ -94,12 +97,10 @@ class MPCCSolver:
         if not isinstance(problem, MPCC):
             raise MCPInputError(f"MPCCSolver expects an mcpkit.MPCC, got {type(problem).__name__}")
         self.options = SolveOptions.for_problem("mpcc", options, **kwargs)
-        self.route = resolve("mpcc", method, backend)
+        self.route = resolve("mpcc", method, backend)  # typed errors before any lowering
         if self.route.backend != "pyomo" and ipopt != "auto":
             raise MCPInputError("ipopt= chooses the IPOPT of backend='pyomo'; the CasADi backend has one")
         self.problem = problem
-        self.method = self.route.method
-        self.backend = self.route.backend
         self.check_stationarity = bool(stationarity)
         if isinstance(refine, bool):
             refine = RefineOptions(enabled=refine)
@@ -109,6 +110,11 @@ class MPCCSolver:
         self._refiner: Refiner | None = None
         # the one lowering to the standard form; the stationarity check reuses its output
         self.standard, pair_map = ToStandardMPCC().apply(problem)
+        if self.route.note:  # "auto": an LPEC gets its own choice
+            st = self.standard
+            self.route = resolve("mpcc", method, backend, lpec=is_lpec(st.f, st.g, st.G, st.H, st.x))
+        self.method = self.route.method
+        self.backend = self.route.backend
         steps: list[Lowering] = [ToStandardMPCC()]
         inverse: list[Any] = [pair_map]
         target = self.standard
@@ -122,7 +128,9 @@ class MPCCSolver:
         self.chain = Chain(steps)
         self._inverse = inverse
         self.mpcc = target
-        self.homotopy = make_homotopy(target, self.method, self.options, inner=inner)
+        self.homotopy = make_homotopy(
+            target, self.method, self.options, inner=inner, second_opinion=self.route.second_opinion
+        )
 
     def _orig_x(self, x: np.ndarray) -> np.ndarray:
         return self.chain.invert(x, self._inverse)
@@ -159,6 +167,8 @@ class MPCCSolver:
             method=self.method, trace=out.trace, raw_status=out.raw_status,
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
+        if self.route.note:
+            result.message += f"; {self.route.note} (point from {out.reformulation})"
         if refinement is not None and stat_rep is not None:
             result.stationarity = stat_rep.level.value
             result.extra["stationarity_report"] = stat_rep

@@ -66,6 +66,15 @@ POLISH_BACKOFF = 1e-2
 #: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
 FIRST_STEP_SHARE = 0.5
 
+#: A second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) may spend at least this
+#: many seconds, or as long as the first converged run took if that was longer ...
+SECOND_OPINION_MIN_S = 1.0
+#: ... but, with a time limit, at most this share of the time left of the call.
+SECOND_OPINION_SHARE = 0.25
+#: A second opinion's point replaces the first only when its objective is lower by more than
+#: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
+SECOND_OPINION_RTOL = 1e-8
+
 
 @dataclass(frozen=True)
 class Assessment:
@@ -443,7 +452,7 @@ class HomotopySolver:
 
 
 class RecoveringHomotopy:
-    """The requested homotopy, then the fallback reformulations when it fails.
+    r"""The requested homotopy, then the fallback reformulations when it fails.
 
     Subproblems that fail in one reformulation (restoration failure, "infeasible" relaxations
     near degenerate points) often solve in another: the Scholtes equality form keeps iterates
@@ -459,10 +468,26 @@ class RecoveringHomotopy:
     it there hands the time to the next reformulation (on MPECLib's ``tollmpec`` the Scholtes
     relaxation at sigma = 1 needs 45 s, while the penalty form solves the problem in
     4 s). Their steps appear in the trace with phase ``"retry:<method>"``.
+
+    **Second opinion.** With ``second_opinion`` (a reformulation name), a run that converged is
+    followed by one run of that reformulation from the original start, for at most
+    :math:`\max(` :data:`SECOND_OPINION_MIN_S`, the time taken so far :math:`)` and, with a time
+    limit, at most :data:`SECOND_OPINION_SHARE` of the time left. Its point replaces the first
+    when it also meets the tolerance and its objective is lower by more than
+    :data:`SECOND_OPINION_RTOL` :math:`\cdot\max(1, |f|)`: two local methods that end on
+    different pieces of an MPCC give different objectives, and the lower one is the better plan.
+    Its steps appear in the trace with phase ``"second:<method>"``, and
+    :attr:`HomotopyOutcome.reformulation` names the run whose point was kept.
+    ``method="auto"`` uses it on LPECs (:func:`mcpkit.registry.resolve`).
     """
 
     def __init__(
-        self, mpcc: MPCC, method: str, options: SolveOptions, inner: InnerFactory | None = None
+        self,
+        mpcc: MPCC,
+        method: str,
+        options: SolveOptions,
+        inner: InnerFactory | None = None,
+        second_opinion: str | None = None,
     ) -> None:
         self.mpcc = mpcc
         self.options = options
@@ -470,6 +495,9 @@ class RecoveringHomotopy:
         self.primary = HomotopySolver(mpcc, reformulation_for(method), options, self.inner)
         self.fallback_names = [m for m in options.fallback_methods if m != method]
         self._fallbacks: dict[str, HomotopySolver] = {}
+        if second_opinion is not None:
+            reformulation_for(second_opinion)  # an unknown name fails here, before any solve
+        self.second_opinion = second_opinion if second_opinion != method else None
 
     @property
     def reformulation(self) -> Reformulation:
@@ -515,6 +543,15 @@ class RecoveringHomotopy:
         """
         t0 = time.perf_counter()
         limit = self.options.time_limit if time_limit is None else time_limit
+        best = self._run_recovering(x0, p, assess, t0, limit, **start)
+        if self.second_opinion is not None and best.termination is Termination.CONVERGED:
+            best = self._second(best, x0, p, assess, t0, limit)
+        return best
+
+    def _run_recovering(
+        self, x0: np.ndarray, p: np.ndarray, assess: Assessor, t0: float, limit: float | None, **start: Any
+    ) -> HomotopyOutcome:
+        """The primary, then the fallbacks (the class docstring), within ``limit`` from ``t0``."""
         share = limit
         if limit is not None and self.fallback_names:
             share = self.options.primary_time_share * limit
@@ -555,6 +592,50 @@ class RecoveringHomotopy:
                 break
         best.trace, best.iterations, best.path = trace, iterations, path
         return best
+
+    @functools.cached_property
+    def _objective(self) -> ca.Function:
+        m = self.mpcc
+        return ca.Function("objective", [m.x, m.p], [m.f])
+
+    def _f(self, x: np.ndarray, p: np.ndarray) -> float:
+        return float(self._objective(x, p))
+
+    def _second(
+        self,
+        best: HomotopyOutcome,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        t0: float,
+        limit: float | None,
+    ) -> HomotopyOutcome:
+        """The second opinion of the class docstring, after ``best`` converged."""
+        name = self.second_opinion
+        assert name is not None and best.x is not None
+        now = time.perf_counter()
+        cap = max(SECOND_OPINION_MIN_S, now - t0)
+        if limit is not None:
+            cap = min(cap, SECOND_OPINION_SHARE * (limit - (now - t0)))
+        solver = self._fallback(name)
+        t = solver.template
+        if cap <= 0 or equality_count(t.lbg, t.ubg) > t.x.numel():
+            return best
+        out = solver.run(x0, p, assess, time_limit=cap, first_step_limit=None)
+        out = self._polish_stopped(out, p, assess, now + cap)
+        best.trace.extend(
+            replace(s, phase=f"second:{name}" if s.phase == "relax" else s.phase) for s in out.trace
+        )
+        best.iterations += out.iterations
+        tol = self.options.tol
+        if out.x is None or out.termination is not Termination.CONVERGED or not out.assessment.meets(tol):
+            return best
+        f_best, f_out = self._f(best.x, p), self._f(out.x, p)
+        if not f_out < f_best - SECOND_OPINION_RTOL * max(1.0, abs(f_best)):
+            return best
+        out.trace, out.iterations = best.trace, best.iterations
+        out.path = [*best.path, *out.path]
+        return out
 
     def _polish_stopped(
         self, out: HomotopyOutcome, p: np.ndarray, assess: Assessor, deadline: float | None
@@ -597,14 +678,19 @@ class RecoveringHomotopy:
 
 
 def make_homotopy(
-    mpcc: MPCC, method: str, options: SolveOptions, inner: InnerFactory | None = None
+    mpcc: MPCC,
+    method: str,
+    options: SolveOptions,
+    inner: InnerFactory | None = None,
+    second_opinion: str | None = None,
 ) -> RecoveringHomotopy:
     """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`.
 
     ``inner`` builds the inner solvers (default: CasADi's ``nlpsol`` IPOPT; see
-    :func:`~mcpkit.solvers.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``).
+    :func:`~mcpkit.solvers.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
+    ``second_opinion`` names the reformulation run after a converged one (the class docstring).
     """
-    return RecoveringHomotopy(mpcc, method, options, inner)
+    return RecoveringHomotopy(mpcc, method, options, inner, second_opinion)
 
 
 def reformulation_for(method: str) -> Reformulation:
