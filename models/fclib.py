@@ -826,7 +826,28 @@ def solve_fclib_file(
     ProblemFileError
         The file cannot be read as an FCLIB local problem.
     """
-    import mcpkit
+    form, method, backend, options = _prepare(formulation, solve_options)
+    return _solve_loaded(load_fclib(path), form, method, backend, options, direct, str(path))
+
+
+def solve_fclib(
+    prob: FCLIBProblem,
+    formulation: FCLIBFormulation | str | None = None,
+    direct: bool = True,
+    **solve_options: Any,
+) -> FCLIBResult:
+    r""":func:`solve_fclib_file` on a problem already in memory (from :func:`load_fclib`, or built
+    from :math:`W, q, \mu` with :class:`FCLIBProblem`); the same parameters and result, with an
+    empty ``path``. Re-solving one loaded problem this way times the solve alone, as the
+    benchmark's one-LU reference is timed."""
+    form, method, backend, options = _prepare(formulation, solve_options)
+    return _solve_loaded(prob, form, method, backend, options, direct, "")
+
+
+def _prepare(
+    formulation: FCLIBFormulation | str | None, solve_options: dict[str, Any]
+) -> tuple[FCLIBFormulation, str, str, SolveOptions]:
+    """Formulation, method, backend and options; typed errors before any file is read."""
     from mcpkit.options import parse_choice
 
     if formulation is None:
@@ -834,7 +855,21 @@ def solve_fclib_file(
         formulation = DEFAULT_FORMULATION if method in ("", "auto", "newton") else FCLIBFormulation.NCP
     form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
     method, backend, options = _options(form, solve_options)
-    prob = load_fclib(path)
+    return form, method, backend, options
+
+
+def _solve_loaded(
+    prob: FCLIBProblem,
+    form: FCLIBFormulation,
+    method: str,
+    backend: str,
+    options: SolveOptions,
+    direct: bool,
+    path: str,
+) -> FCLIBResult:
+    """Pose, solve and judge a loaded problem (:func:`solve_fclib_file`)."""
+    import mcpkit
+
     if form is FCLIBFormulation.FB_SOC and np.any(prob.mu <= 0):
         raise MCPInputError("FCLIB formulation 'fb_soc' needs mu > 0 at every contact; use 'alart_curnier'")
     t0 = time.perf_counter()
@@ -855,7 +890,7 @@ def solve_fclib_file(
         consistency = float(np.abs(prob.W @ prob.r_ref + prob.q - prob.u_ref).max())
     check = ToleranceCheck("friction residual", fr, float(options.tol), kind="friction")
     return FCLIBResult(
-        path=str(path), solve=res, friction=check, reactions=r,
+        path=path, solve=res, friction=check, reactions=r,
         reference_friction_residual=ref, reference_friction_residual_stored_u=ref_stored,
         reference_consistency=consistency, n_contacts=prob.nc, title=prob.title, wall_time_s=wall,
         formulation=form.value, stages=tuple(stages),

@@ -20,6 +20,7 @@ from mcpkit.models.fclib import (
     FCLIBResult,
     friction_residual,
     load_fclib,
+    solve_fclib,
     solve_fclib_file,
 )
 from mcpkit.result import RESULT_KEYS, SUMMARY_KEYS, Outcome, Termination, ToleranceCheck
@@ -136,3 +137,22 @@ def test_errors_before_solving(tmp_path):
         solve_fclib_file(tmp_path / "nope.hdf5")
     with pytest.raises(UnknownOptionError):
         solve_fclib_file(DATA, tolerance=1e-6)
+
+
+def test_unknown_options_are_reported_before_the_file_is_read(tmp_path):
+    with pytest.raises(UnknownOptionError):
+        solve_fclib_file(tmp_path / "nope.hdf5", tolerance=1e-6)
+
+
+def test_a_loaded_problem_solves_as_its_file_does(result):
+    """solve_fclib on the loaded problem: the same stages, reactions and verdict as the file
+    route (whose only extra step is reading the file); its path is empty."""
+    prob = load_fclib(DATA)
+    res = solve_fclib(prob)
+    assert res.path == "" and result.path == str(DATA)
+    assert res.solved and res.friction_residual <= TOL
+    assert [st.name for st in res.stages] == [st.name for st in result.stages]
+    scale = np.abs(result.reactions).max()
+    np.testing.assert_allclose(res.reactions, result.reactions, rtol=0, atol=1e-12 * scale)
+    with pytest.raises(UnknownOptionError):
+        solve_fclib(prob, tolerance=1e-6)
