@@ -211,6 +211,9 @@ def project_polygon_cone(x: tuple[float, float, float], mu: float, n_d: int) -> 
     n = _cross(
         g1, g2
     )  # normal of the facet's plane; |n|^2 = |g1|^2 |g2|^2 - (g1 . g2)^2 without cancellation
+    n_max = max(abs(ni) for ni in n)
+    if n_max > 0.0:  # scaled to max |n_i| = 1: for mu ~ 1e-158 |n|^2 ~ mu^2 is subnormal (9 digits)
+        n = tuple(ni / n_max for ni in n)
     nn = _dot(n, n)
     if nn > 0.0:  # (0 only when mu^2 underflows: then the edges are the cone)
         y = _sub(x, tuple(_dot(n, x) / nn * ni for ni in n))  # projection onto the plane = c1 g1 + c2 g2

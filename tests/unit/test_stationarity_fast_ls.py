@@ -64,7 +64,9 @@ def test_sparse_certificate_decides_like_bvls(seed: int, m: int, n: int, rank: i
     ref = lsq_linear(mult.A, mult.b, bounds=(mult.lo, mult.hi), method="bvls")
     r_ref = float(np.linalg.norm(mult.A @ ref.x - mult.b))
     threshold = scale * r_ref + 1e-9
-    v = _sparse_certificate(sps.csc_matrix(mult.A), mult.b, mult.lo, mult.hi, threshold)
+    v, r0 = _sparse_certificate(sps.csc_matrix(mult.A), mult.b, mult.lo, mult.hi, threshold)
+    # the unconstrained least-squares residual is a lower bound of the bound-constrained one
+    assert r0 <= r_ref * (1 + 1e-6) + 1e-7 * max(1.0, float(np.linalg.norm(mult.b)))
     if v is not None:
         assert np.all(v >= mult.lo) and np.all(v <= mult.hi)
         assert float(np.linalg.norm(mult.A @ v - mult.b)) <= threshold
@@ -86,7 +88,7 @@ def test_sparse_certificate_on_a_large_structured_system() -> None:
     b = A @ u_true
     lo = np.concatenate([np.full(m - k, -np.inf), np.zeros(k), np.full(k, -np.inf)])
     hi = np.full(lo.size, np.inf)
-    v = _sparse_certificate(A, b, lo, hi, 1e-8 * max(1.0, float(np.linalg.norm(b))))
+    v, _ = _sparse_certificate(A, b, lo, hi, 1e-8 * max(1.0, float(np.linalg.norm(b))))
     assert v is not None and np.all(v[m - k : m] >= 0.0)
     assert float(np.linalg.norm(A @ v - b)) <= 1e-8 * max(1.0, float(np.linalg.norm(b)))
     mult = _Multipliers.__new__(_Multipliers)
@@ -103,3 +105,67 @@ def test_regularised_lstsq_matches_dense_lstsq_on_full_rank() -> None:
     v = _regularised_lstsq(sps.csc_matrix(A), b)
     ref = np.linalg.lstsq(A, b, rcond=None)[0]
     np.testing.assert_allclose(v, ref, rtol=1e-7, atol=1e-9)
+
+
+def _scaled_system(seed: int) -> tuple[sps.csc_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A sparse multiplier system whose columns differ by 1e5 in norm (as on the plate-design
+    MPCC, where bound rows of size 1e5 sit beside dynamics rows of size 0.2), a planted
+    sign-respecting solution and its right-hand side."""
+    rng = np.random.default_rng(seed)
+    m, n = 600, 640
+    A = sps.random(m, n, density=0.005, random_state=seed, format="csc") + sps.eye(m, n, format="csc")
+    col = np.where(rng.random(n) < 0.1, 1e5, 0.2)
+    A = (A @ sps.diags(col)).tocsc()
+    lo = np.where(rng.random(n) < 0.3, 0.0, -np.inf)
+    u_true = rng.standard_normal(n) / col
+    u_true[lo == 0.0] = np.abs(u_true[lo == 0.0])
+    return A, A @ u_true, lo, np.full(n, np.inf), u_true
+
+
+def test_badly_scaled_columns_still_give_a_certificate() -> None:
+    """Without the column equilibration the regularisation (relative to the largest entry,
+    1e5) swamps the 0.2-sized columns and no certificate is found; with it one is."""
+    A, b, lo, hi, _ = _scaled_system(5)
+    threshold = 1e-8 * max(1.0, float(np.linalg.norm(b)))
+    v, r0 = _sparse_certificate(A, b, lo, hi, threshold)
+    assert v is not None and np.all(v >= lo)
+    assert float(np.linalg.norm(A @ v - b)) <= threshold and r0 <= threshold
+
+
+def test_no_multipliers_is_decided_from_the_unconstrained_residual() -> None:
+    """A right-hand side off the range of A: the unconstrained residual is far above the
+    threshold, so solve() answers "no" at once; the dense bound-constrained minimum agrees."""
+    A, b, lo, hi, _ = _scaled_system(6)
+    rng = np.random.default_rng(7)
+    b = b + 1e-2 * rng.standard_normal(b.size)  # rank(A) = 600 = m here: add rows of nothing
+    A = sps.vstack([A, sps.csc_matrix((5, A.shape[1]))], format="csc")
+    b = np.concatenate([b, np.ones(5)])  # ||residual|| >= sqrt(5) whatever the multipliers
+    mult = _Multipliers.__new__(_Multipliers)
+    mult.A, mult.b, mult.lo, mult.hi = A.toarray(), b, lo, hi
+    assert mult.A.size >= SPARSE_CERTIFICATE_MIN
+    u, r = mult.solve(threshold=1e-6)
+    assert r >= np.sqrt(5) - 1e-9 and np.all(u >= lo)
+    assert abs(r - float(np.linalg.norm(mult.A @ u - b))) <= 1e-9 * r
+
+
+def test_a_search_without_the_null_space_is_never_called_exhaustive(monkeypatch) -> None:
+    """Above NULL_SPACE_MAX_ENTRIES the SVD is skipped: the M/C search tries the suggested
+    pattern only and reports that it was not exhaustive, whatever it found."""
+    import mcpkit.mpcc.stationarity as stat
+
+    rng = np.random.default_rng(1)
+    mult = _Multipliers.__new__(_Multipliers)
+    # weak multipliers (nu_0, xi_0) = (1, -1) for the one biactive pair: no S multipliers
+    mult.A = np.hstack([rng.standard_normal((6, 3)), np.eye(6)[:, :2]])
+    mult.b = mult.A @ np.array([0.3, -0.2, 0.5, 1.0, -1.0])
+    mult.lo, mult.hi = np.full(5, -np.inf), np.full(5, np.inf)
+    mult.biactive = np.array([0])
+    mult.pos_nu, mult.pos_xi = {0: 3}, {0: 4}
+    u_weak, _ = mult.solve()
+    suggest = lambda a, c: "nonneg" if a + c >= 0 else "nonpos"  # noqa: E731
+    _, _, full = stat._search(mult, u_weak, ("nonneg", "nonpos"), suggest, 1e-9)
+    assert full  # with the null space (here trivial) the search is exhaustive
+    monkeypatch.setattr(stat, "NULL_SPACE_MAX_ENTRIES", 10)
+    assert mult.undetermined() is None
+    _, _, full = stat._search(mult, u_weak, ("nonneg", "nonpos"), suggest, 1e-9)
+    assert not full
