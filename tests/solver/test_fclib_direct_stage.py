@@ -28,6 +28,8 @@ from tests.conftest import SHARED_DATA
 
 DIR = SHARED_DATA / "fclib-siconos"
 STACK = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
+#: A periodic box (W of rank 72 of 180) on which the direct stage still stalls (2026-11-26)
+PERIODIC = DIR / "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5"
 TOL = 1e-8
 pytestmark = [
     pytest.mark.solver,
@@ -58,11 +60,10 @@ def test_direct_stage_answers_small_problems(name: str) -> None:
     np.testing.assert_allclose(res.reactions, engine.reactions, rtol=0, atol=1e-5 * scale)
 
 
-@pytest.mark.skipif(not STACK.is_file(), reason="shared FCLIB file not present")
 def test_stalled_direct_stage_hands_over() -> None:
-    """The 48-contact stack (singular W): the direct stage stops on slow progress without a
+    """The periodic LMGC box (singular W): the direct stage stops on slow progress without a
     solution; the engine's stages then solve it and their point is the one returned."""
-    res = solve_fclib_file(STACK)
+    res = solve_fclib_file(PERIODIC)
     assert res.solved, res.message
     first = res.stages[0]
     assert first.name == "direct" and not (first.solved and first.friction_residual <= TOL)
@@ -88,3 +89,16 @@ def test_direct_stage_respects_the_iteration_budget() -> None:
     res = solve_fclib_file(DIR / "Rover1039.hdf5", max_inner_iter=2)
     assert res.stages[0].name == "direct" and res.stages[0].iterations <= 2
     assert res.newton_iterations <= 2 and not res.solved
+
+
+@pytest.mark.skipif(not STACK.is_file(), reason="shared FCLIB file not present")
+@pytest.mark.parametrize("path", [STACK, DIR / "BoxesStack1-i100000-32.hdf5"])
+def test_the_perturbed_direct_stage_solves_singular_stacks(path) -> None:
+    """Statically indeterminate stacks (singular Newton matrices at the solutions): the
+    proximally perturbed steps with a memory of 10 solve them in the direct stage alone (the
+    plain Newton step stalled there and the engine took over), to the Siconos error 1e-8."""
+    res = solve_fclib_file(path)
+    assert res.solved, res.message
+    assert [st.name for st in res.stages] == ["direct"] and res.solve.method == "newton_contact"
+    prob = load_fclib(path)
+    assert friction_residual(prob.W, prob.q, prob.mu, res.reactions) <= TOL
