@@ -37,7 +37,9 @@ statically indeterminate stacks :math:`J` is singular at the solutions (sticking
 :math:`\rho W`); there the plain Newton step (:math:`\mu = 0`) ran along nearly null directions
 and stalled (BoxesStack1, the 48-contact ``local_problem_test``), and the perturbed step with a
 memory of 10 converges in 15-20 steps (measured with both changes: with either alone the runs
-still stalled).
+still stalled). A watchdog returns to the best point met after :data:`WATCHDOG` steps without a
+new smallest merit and restarts the history (the Newton engine's watchdog; on the periodic LMGC
+box the iteration had come within 2e-8 and then wandered off under the large reference).
 A Levenberg–Marquardt direction :math:`(J^\top J + \lambda I)d = -J^\top F`,
 :math:`\lambda = 10^{-2}\|F\|^2` (Yamashita–Fukushima) is taken when that system is singular or
 the step fails the search, first after a step cut below :data:`SHORT` of its
@@ -96,6 +98,9 @@ CYCLE = 8
 """Steps without a new smallest merit (by 1 %) after which a Levenberg–Marquardt step is taken."""
 MAX_BACKTRACK = 12
 """Step reductions before the direction is given up."""
+WATCHDOG = 5
+"""Steps without a new smallest merit after which the iteration returns to the best point met
+and restarts its non-monotone history (0: never)."""
 
 
 @dataclass(frozen=True)
@@ -462,6 +467,8 @@ def _iterate(
     recent = [theta]
     history = [theta]
     best_theta, best_its = theta, 0
+    best_state = (r, u, F, J, theta)
+    wd_its = 0
     t_last = 1.0
     its = lm_steps = 0
     err = math.inf
@@ -481,6 +488,11 @@ def _iterate(
         if stall_window and its >= stall_window and theta > 0.1 * history[its - stall_window]:
             message = f"slow progress: merit fell less than 10x in {stall_window} steps"
             break
+        if WATCHDOG and its - max(best_its, wd_its) >= WATCHDOG and theta > best_theta:
+            # no new smallest merit in WATCHDOG steps: back to the best point, history reset
+            r, u, F, J, theta = best_state
+            recent = [theta]
+            wd_its = its
         ref = max(recent)
         step = None
         # no new best merit in CYCLE steps (the Newton steps may cycle among active sets): LM only;
@@ -510,6 +522,7 @@ def _iterate(
         history.append(theta)
         if theta < 0.99 * best_theta:  # a new smallest merit, by more than rounding-sized steps
             best_theta, best_its = theta, its
+            best_state = (r, u, F, J, theta)
         if len(recent) > MEMORY:
             del recent[0]
     return _Run(r, u, F, err, err_here, its, lm_steps, message)

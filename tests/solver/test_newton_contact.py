@@ -184,7 +184,7 @@ def test_shared_problems(name: str) -> None:
 @pytest.mark.solver
 @pytest.mark.skipif(not DIR.is_dir(), reason="shared fclib-siconos problems not present")
 def test_early_stop_reports_not_solved() -> None:
-    prob = load_fclib(DIR / "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5")  # rank 72/180: needs the engine
+    prob = load_fclib(DIR / "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5")  # rank 72/180: needs LM
     res = solve_alart_curnier(prob.W, prob.q, prob.mu, tol=TOL, allow_lm=False, stall_window=12)
     assert not res.solved and res.message.startswith(("slow progress", "no Newton step"))
     assert friction_residual(prob.W, prob.q, prob.mu, res.r) > TOL
