@@ -477,8 +477,9 @@ class RecoveringHomotopy:
     :data:`SECOND_OPINION_RTOL` :math:`\cdot\max(1, |f|)`: two local methods that end on
     different pieces of an MPCC give different objectives, and the lower one is the better plan.
     Its steps appear in the trace with phase ``"second:<method>"``, and
-    :attr:`HomotopyOutcome.reformulation` names the run whose point was kept.
-    ``method="auto"`` uses it on LPECs (:func:`mcpkit.registry.resolve`).
+    :attr:`HomotopyOutcome.reformulation` names the run whose point was kept. A warm-started
+    run gets no second opinion (it follows a known branch). ``method="auto"`` uses it on LPECs
+    (:func:`mcpkit.registry.resolve`).
     """
 
     def __init__(
@@ -544,7 +545,10 @@ class RecoveringHomotopy:
         t0 = time.perf_counter()
         limit = self.options.time_limit if time_limit is None else time_limit
         best = self._run_recovering(x0, p, assess, t0, limit, **start)
-        if self.second_opinion is not None and best.termination is Termination.CONVERGED:
+        # not after a warm start: that follows a known branch (time stepping, parametric sweeps),
+        # which a second opinion from the cold start could leave
+        cold = not start.get("warm_start", False)
+        if self.second_opinion is not None and cold and best.termination is Termination.CONVERGED:
             best = self._second(best, x0, p, assess, t0, limit)
         return best
 

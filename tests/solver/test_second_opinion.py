@@ -103,6 +103,12 @@ def test_the_first_point_stays_unless_the_second_is_a_lower_solution(
     assert [s.phase for s in out.trace] == ["relax", "second:scholtes"]
 
 
+def test_no_second_opinion_after_a_warm_start() -> None:
+    first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
+    out = _homotopy(first, second).run(np.array([0.0, 1.0]), np.zeros(0), _assess, warm_start=True)
+    assert second.limits == [] and out.reformulation == "fb"
+
+
 def test_no_second_opinion_after_a_failed_run() -> None:
     first, second = _fakes([0.2, 0.2], Termination.LOCALLY_INFEASIBLE, [1.0, 0.0], Termination.CONVERGED)
     h = _homotopy(first, second, fallback_methods=())
