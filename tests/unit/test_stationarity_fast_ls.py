@@ -169,3 +169,19 @@ def test_a_search_without_the_null_space_is_never_called_exhaustive(monkeypatch)
     assert mult.undetermined() is None
     _, _, full = stat._search(mult, u_weak, ("nonneg", "nonpos"), suggest, 1e-9)
     assert not full
+
+
+def test_tikhonov_corrections_reach_the_least_squares_minimum() -> None:
+    """A rank-deficient, badly conditioned A whose min-norm solution is large: one regularised
+    solve leaves a residual well above the least-squares minimum (0); the corrections of
+    _regularised_lstsq(refine=8) bring it down to it."""
+    rng = np.random.default_rng(2)
+    m, n, k = 80, 60, 40
+    U, _ = np.linalg.qr(rng.standard_normal((m, k)))
+    V, _ = np.linalg.qr(rng.standard_normal((n, k)))
+    s = np.logspace(0, -5, k)  # sigma down to 1e-5: sigma^2 = 1e-10 >> delta = 1e-12
+    A = sps.csc_matrix(U @ np.diag(s) @ V.T)
+    b = A @ (V @ (1e3 * rng.standard_normal(k)))  # consistent: minimum residual 0
+    one = float(np.linalg.norm(A @ _regularised_lstsq(A, b) - b))
+    refined = float(np.linalg.norm(A @ _regularised_lstsq(A, b, refine=8) - b))
+    assert one > 1e-6 and refined < 1e-3 * one
