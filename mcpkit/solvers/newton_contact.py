@@ -39,7 +39,8 @@ and stalled (BoxesStack1, the 48-contact ``local_problem_test``), and the pertur
 memory of 10 converges in 15-20 steps (measured with both changes: with either alone the runs
 still stalled). A watchdog returns to the best point met after :data:`WATCHDOG` steps without a
 new smallest merit and restarts the history (the Newton engine's watchdog; on the periodic LMGC
-box the iteration had come within 2e-8 and then wandered off under the large reference).
+box the iteration had come within 2e-8 and then wandered off under the large reference); a run
+that stops unsolved returns the best point it met, not its last.
 A Levenberg–Marquardt direction :math:`(J^\top J + \lambda I)d = -J^\top F`,
 :math:`\lambda = 10^{-2}\|F\|^2` (Yamashita–Fukushima) is taken when that system is singular or
 the step fails the search, first after a step cut below :data:`SHORT` of its
@@ -525,6 +526,9 @@ def _iterate(
             best_state = (r, u, F, J, theta)
         if len(recent) > MEMORY:
             del recent[0]
+    if message != "converged" and best_state[4] < theta:  # unsolved: the best point met, not the last
+        r, u, F, _, theta = best_state
+        err_here = False
     return _Run(r, u, F, err, err_here, its, lm_steps, message)
 
 
