@@ -840,8 +840,34 @@ def solve_fclib(
     from :math:`W, q, \mu` with :class:`FCLIBProblem`); the same parameters and result, with an
     empty ``path``. Re-solving one loaded problem this way times the solve alone, as the
     benchmark's one-LU reference is timed."""
+    _check_problem(prob)
     form, method, backend, options = _prepare(formulation, solve_options)
     return _solve_loaded(prob, form, method, backend, options, direct, "")
+
+
+def _check_problem(prob: Any) -> None:
+    """The checks :func:`load_fclib` makes on a file, as :class:`~mcpkit.errors.MCPInputError`
+    for a problem built in memory: type, shapes (W 3n_c x 3n_c, q 3n_c, mu n_c), finite
+    entries, mu >= 0."""
+    if not isinstance(prob, FCLIBProblem):
+        raise MCPInputError(
+            f"solve_fclib expects an FCLIBProblem (load_fclib(path), or FCLIBProblem(W, q, mu)), "
+            f"got {type(prob).__name__}; for a file use solve_fclib_file"
+        )
+    mu, q = np.asarray(prob.mu), np.asarray(prob.q)
+    shape = getattr(prob.W, "shape", None)
+    n = 3 * mu.size
+    if mu.ndim != 1 or q.shape != (n,) or shape != (n, n) or n == 0:
+        raise MCPInputError(
+            f"FCLIBProblem: W {shape}, q {q.shape}, mu {mu.shape}: need W 3n_c x 3n_c, q 3n_c and "
+            "mu n_c with n_c >= 1"
+        )
+    W = prob.W.toarray() if sps.issparse(prob.W) else np.asarray(prob.W, dtype=float)
+    for what, arr in (("W", W), ("q", q), ("mu", mu)):
+        if not np.isfinite(np.asarray(arr, dtype=float)).all():
+            raise MCPInputError(f"FCLIBProblem: {what} contains NaN or inf")
+    if np.any(mu < 0):
+        raise MCPInputError("FCLIBProblem: negative friction coefficient")
 
 
 def _prepare(

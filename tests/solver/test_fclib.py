@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 import mcpkit.models.fclib as fclib_module
-from mcpkit.errors import ProblemFileError, UnknownOptionError
+from mcpkit.errors import MCPInputError, ProblemFileError, UnknownOptionError
 from mcpkit.models.fclib import (
     DEFAULT_FORMULATION,
+    DIRECT_MAX_CONTACTS,
     FCLIBFormulation,
+    FCLIBProblem,
     FCLIBResult,
     friction_residual,
     load_fclib,
@@ -154,3 +156,28 @@ def test_a_loaded_problem_solves_as_its_file_does(result):
     np.testing.assert_allclose(res.reactions, result.reactions, rtol=0, atol=1e-12 * scale)
     with pytest.raises(UnknownOptionError):
         solve_fclib(prob, tolerance=1e-6)
+    with pytest.raises(MCPInputError, match="FCLIBProblem"):
+        solve_fclib(str(DATA))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"W": "nan"}, "NaN or inf"),
+        ({"q": "short"}, "need W 3n_c"),
+        ({"mu": "negative"}, "negative friction"),
+    ],
+)
+def test_bad_in_memory_problems_are_refused_before_solving(change, match):
+    """Problems built in memory get the checks load_fclib makes on files, as typed errors, on
+    the direct-stage size and above it (where no direct stage would check them)."""
+    for nc in (2, DIRECT_MAX_CONTACTS + 1):
+        W, q, mu = np.eye(3 * nc), np.ones(3 * nc), np.full(nc, 0.3)
+        if change.get("W") == "nan":
+            W[0, 0] = np.nan
+        if change.get("q") == "short":
+            q = q[:-1]
+        if change.get("mu") == "negative":
+            mu[0] = -0.1
+        with pytest.raises(MCPInputError, match=match):
+            solve_fclib(FCLIBProblem(W, q, mu))
