@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sps
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import lsq_linear
 
@@ -30,6 +30,15 @@ def _instance(seed: int, m: int, n: int, rank: int) -> _Multipliers:
     return mult
 
 
+def _assume_sound(x: np.ndarray) -> None:
+    """Skip instances where the reference BVLS point is numerically meaningless: on an exactly
+    rank-deficient A (product of thin random factors) BVLS can walk along singular values of
+    1e-15 to entries of 1e13 and lower the residual by rounding noise (seed 801, m 8, n 5,
+    rank 2: 1.2680 against the least-squares minimum 1.2714 that gelsy's rank-2 solution,
+    gradient 4e-16, attains). No multiplier of that size is a stationarity certificate."""
+    assume(float(np.abs(x).max(initial=0.0)) <= 1e8)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
@@ -41,6 +50,7 @@ def test_solve_matches_bvls_class(seed: int, m: int, n: int, rank: int) -> None:
     mult = _instance(seed, m, n, min(rank, m, n))
     u, r = mult.solve()
     ref = lsq_linear(mult.A, mult.b, bounds=(mult.lo, mult.hi), method="bvls")
+    _assume_sound(ref.x)
     r_ref = float(np.linalg.norm(mult.A @ ref.x - mult.b))
     # the returned multipliers are feasible and as good as BVLS's, so any threshold decides alike
     assert np.all(u >= mult.lo) and np.all(u <= mult.hi)
@@ -62,6 +72,7 @@ def test_sparse_certificate_decides_like_bvls(seed: int, m: int, n: int, rank: i
     """A certificate is in the box and meets the threshold; then BVLS meets it too (never a flip)."""
     mult = _instance(seed, m, n, min(rank, m, n))
     ref = lsq_linear(mult.A, mult.b, bounds=(mult.lo, mult.hi), method="bvls")
+    _assume_sound(ref.x)
     r_ref = float(np.linalg.norm(mult.A @ ref.x - mult.b))
     threshold = scale * r_ref + 1e-9
     v, r0 = _sparse_certificate(sps.csc_matrix(mult.A), mult.b, mult.lo, mult.hi, threshold)
