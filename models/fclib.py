@@ -251,11 +251,9 @@ def load_fclib(path: str | Path) -> FCLIBProblem:
             np.add.at(W, (idx, minor), x[: p[-1]])
         else:
             np.add.at(W, (minor, idx), x[: p[-1]])
-    for what, arr in (("W", W), ("q", q), ("mu", mu)):
-        if not np.isfinite(arr).all():
-            raise ProblemFileError(f"FCLIB: {what} contains NaN or inf")
-    if np.any(mu < 0):
-        raise ProblemFileError("FCLIB: negative friction coefficient")
+    bad = _data_error(W, q, mu)
+    if bad:
+        raise ProblemFileError(f"FCLIB: {bad}")
     for what, arr in (("solution/r", r_ref), ("solution/u", u_ref)):
         if arr is not None and arr.shape != q.shape:
             raise ProblemFileError(f"FCLIB: {what} has shape {arr.shape}, expected {q.shape}")
@@ -862,12 +860,21 @@ def _check_problem(prob: Any) -> None:
             f"FCLIBProblem: W {shape}, q {q.shape}, mu {mu.shape}: need W 3n_c x 3n_c, q 3n_c and "
             "mu n_c with n_c >= 1"
         )
-    W = prob.W.toarray() if sps.issparse(prob.W) else np.asarray(prob.W, dtype=float)
+    W = prob.W.toarray() if sps.issparse(prob.W) else prob.W
+    bad = _data_error(W, q, mu)
+    if bad:
+        raise MCPInputError(f"FCLIBProblem: {bad}")
+
+
+def _data_error(W: Any, q: Any, mu: Any) -> str:
+    """What is wrong with the values of a problem (NaN/inf in W, q or mu, a negative mu), or
+    ``""``: the checks :func:`load_fclib` and :func:`solve_fclib` share."""
     for what, arr in (("W", W), ("q", q), ("mu", mu)):
         if not np.isfinite(np.asarray(arr, dtype=float)).all():
-            raise MCPInputError(f"FCLIBProblem: {what} contains NaN or inf")
-    if np.any(mu < 0):
-        raise MCPInputError("FCLIBProblem: negative friction coefficient")
+            return f"{what} contains NaN or inf"
+    if np.any(np.asarray(mu, dtype=float) < 0):
+        return "negative friction coefficient"
+    return ""
 
 
 def _prepare(

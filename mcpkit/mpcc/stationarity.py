@@ -344,19 +344,16 @@ class _Multipliers:
         if cols.size:
             A, lo_c, hi_c = self.A[:, cols], lo[cols], hi[cols]
             if threshold is not None and A.size >= SPARSE_CERTIFICATE_MIN:
-                As = sps.csc_matrix(A)
-                v, r0 = _sparse_certificate(As, self.b, lo_c, hi_c, threshold)
+                v, r0, v0 = _sparse_certificate(sps.csc_matrix(A), self.b, lo_c, hi_c, threshold)
                 if v is not None:
                     u[cols] = v
                     return u, float(np.linalg.norm(self.A @ u - self.b))
-                if r0 > LOWER_BOUND_MARGIN * threshold:
+                if v0 is not None and r0 > LOWER_BOUND_MARGIN * threshold:
                     # even without the signs no multipliers come near: "no" without the dense
-                    # BVLS (minutes at a few thousand columns); the reported u is the signed
-                    # minimum-norm least-squares point clipped to the box, whose residual is
+                    # BVLS (minutes at a few thousand columns); the reported u is the
+                    # unconstrained least-squares point clipped to the box, whose residual is
                     # at least r0
-                    c = _column_norms(As)
-                    w = _regularised_lstsq((As @ sps.diags(1.0 / c)).tocsc(), self.b, refine=TIKHONOV_REFINE)
-                    u[cols] = np.clip(w / c, lo_c, hi_c)
+                    u[cols] = np.clip(v0, lo_c, hi_c)
                     return u, max(r0, float(np.linalg.norm(self.A @ u - self.b)))
             # fast path: the unconstrained minimum-norm solution, when it respects the signs
             # (then it also solves the bound-constrained problem); BVLS otherwise
@@ -444,9 +441,10 @@ def _column_norms(A: sps.csc_matrix) -> np.ndarray:
 
 def _sparse_certificate(
     A: sps.csc_matrix, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, threshold: float
-) -> tuple[np.ndarray | None, float]:
-    r"""``(v, r0)``: some :math:`v \in [l, h]` with :math:`\|A v - b\|_2 \le` ``threshold`` (or
-    ``None``), and :math:`r_0`, the residual of the unconstrained least-squares solution.
+) -> tuple[np.ndarray | None, float, np.ndarray | None]:
+    r"""``(v, r0, v0)``: some :math:`v \in [l, h]` with :math:`\|A v - b\|_2 \le` ``threshold``
+    (or ``None``), the unconstrained least-squares solution :math:`v_0` (``None`` if not finite)
+    and its residual :math:`r_0`.
 
     The columns are equilibrated first, :math:`A = \hat A C` with :math:`C = \mathrm{diag}`
     of the column norms, :math:`v = C^{-1} w`, bounds :math:`C l \le w \le C h` (multiplier
@@ -469,7 +467,7 @@ def _sparse_certificate(
     lo_w, hi_w = lo * c, hi * c
     w = np.zeros(n)
     held = np.zeros(n, dtype=bool)
-    r0 = np.inf
+    r0, v0 = np.inf, None
     for k in range(_CERTIFICATE_ROUNDS):
         act = np.flatnonzero(~held)
         if act.size == 0:
@@ -477,10 +475,10 @@ def _sparse_certificate(
         rhs = b - Ah[:, held] @ w[held] if held.any() else b
         wa = _regularised_lstsq(Ah[:, act], rhs, refine=TIKHONOV_REFINE if k == 0 else 0)
         if not np.isfinite(wa).all():
-            return None, r0
+            return None, r0, v0
         w[act] = wa
         if k == 0:
-            r0 = float(np.linalg.norm(Ah @ w - b))
+            r0, v0 = float(np.linalg.norm(Ah @ w - b)), w / c
         bad = (wa < lo_w[act]) | (wa > hi_w[act])
         if not bad.any():
             break
@@ -488,7 +486,7 @@ def _sparse_certificate(
         w[idx] = np.clip(wa[bad], lo_w[idx], hi_w[idx])
         held[idx] = True
     v = np.clip(w / c, lo, hi)
-    return (v if float(np.linalg.norm(A @ v - b)) <= threshold else None), r0
+    return (v if float(np.linalg.norm(A @ v - b)) <= threshold else None), r0, v0
 
 
 def _suggest_c(nu: float, xi: float) -> str:

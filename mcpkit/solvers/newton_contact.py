@@ -526,7 +526,7 @@ def _iterate(
             best_state = (r, u, F, J, theta)
         if len(recent) > MEMORY:
             del recent[0]
-    if message != "converged" and best_state[4] < theta:  # unsolved: the best point met, not the last
+    if message != "converged" and best_theta < theta:  # unsolved: the best point met, not the last
         r, u, F, _, theta = best_state
         err_here = False
     return _Run(r, u, F, err, err_here, its, lm_steps, message)

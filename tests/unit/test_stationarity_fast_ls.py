@@ -75,7 +75,7 @@ def test_sparse_certificate_decides_like_bvls(seed: int, m: int, n: int, rank: i
     _assume_sound(ref.x)
     r_ref = float(np.linalg.norm(mult.A @ ref.x - mult.b))
     threshold = scale * r_ref + 1e-9
-    v, r0 = _sparse_certificate(sps.csc_matrix(mult.A), mult.b, mult.lo, mult.hi, threshold)
+    v, r0, _ = _sparse_certificate(sps.csc_matrix(mult.A), mult.b, mult.lo, mult.hi, threshold)
     # the unconstrained least-squares residual is a lower bound of the bound-constrained one
     assert r0 <= r_ref * (1 + 1e-6) + 1e-7 * max(1.0, float(np.linalg.norm(mult.b)))
     if v is not None:
@@ -99,7 +99,7 @@ def test_sparse_certificate_on_a_large_structured_system() -> None:
     b = A @ u_true
     lo = np.concatenate([np.full(m - k, -np.inf), np.zeros(k), np.full(k, -np.inf)])
     hi = np.full(lo.size, np.inf)
-    v, _ = _sparse_certificate(A, b, lo, hi, 1e-8 * max(1.0, float(np.linalg.norm(b))))
+    v, _, _ = _sparse_certificate(A, b, lo, hi, 1e-8 * max(1.0, float(np.linalg.norm(b))))
     assert v is not None and np.all(v[m - k : m] >= 0.0)
     assert float(np.linalg.norm(A @ v - b)) <= 1e-8 * max(1.0, float(np.linalg.norm(b)))
     mult = _Multipliers.__new__(_Multipliers)
@@ -138,7 +138,7 @@ def test_badly_scaled_columns_still_give_a_certificate() -> None:
     1e5) swamps the 0.2-sized columns and no certificate is found; with it one is."""
     A, b, lo, hi, _ = _scaled_system(5)
     threshold = 1e-8 * max(1.0, float(np.linalg.norm(b)))
-    v, r0 = _sparse_certificate(A, b, lo, hi, threshold)
+    v, r0, _ = _sparse_certificate(A, b, lo, hi, threshold)
     assert v is not None and np.all(v >= lo)
     assert float(np.linalg.norm(A @ v - b)) <= threshold and r0 <= threshold
 
