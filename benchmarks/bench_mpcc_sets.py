@@ -11,7 +11,10 @@ For every problem file, in one process run and in the same order:
   objective, complementarity residual, CPU time; ``--peer run`` runs it here instead).
 
 Objectives are compared where both solve: mcpkit is *worse* when its objective exceeds
-mpecss's by more than ``1e-4 * max(1, |f_mpecss|)``. ``--table`` writes the per-problem table
+mpecss's by more than ``1e-4 * max(1, |f_mpecss|)``. For MacMPEC both are also compared, by the
+same allowance, with the collection's best-known objectives (``REFERENCE_collection.csv``), and
+the summary names the worse rows where mpecss's value lies below the best known
+(``worse_peer_below_best_known``). ``--table`` writes the per-problem table
 (Markdown: objectives, stationarity, refinement, times), ``--plot`` the solved-vs-time figure.
 
 Both answers are judged by the same rule on the problem as mcpkit reads it: complementarity
@@ -58,6 +61,7 @@ from mcpkit.options import REFORMULATIONS
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SETS = {"mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev", "macmpec": DATA / "macmpec-dev"}
 PUBLISHED = {"macmpec": DATA / "macmpec-dev" / "peer_mpecss_published.csv"}
+BEST_KNOWN = {"macmpec": DATA / "macmpec-dev" / "REFERENCE_collection.csv"}
 TOL = 1e-6
 OBJ_RTOL = 1e-4
 """Objective comparison: worse when ``f_mcpkit > f_mpecss + OBJ_RTOL * max(1, |f_mpecss|)``."""
@@ -189,36 +193,102 @@ def load_published(which: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def load_best_known(which: str) -> dict[str, float]:
+    """The collection's best-known objective per problem (``REFERENCE_collection.csv``, column
+    ``solution``); problems listed as infeasible ``(I)`` or ``tba`` are left out."""
+    if which not in BEST_KNOWN:
+        return {}
+    out: dict[str, float] = {}
+    with open(BEST_KNOWN[which], newline="") as fh:
+        for r in csv.DictReader(fh):
+            try:
+                out[r["name"]] = float(r["solution"])
+            except ValueError:
+                continue
+    return out
+
+
+def _gap(f_ref: float) -> float:
+    """The comparison's allowance: :data:`OBJ_RTOL` ``* max(1, |f_ref|)``."""
+    return OBJ_RTOL * max(1.0, abs(f_ref))
+
+
+def _listed_as_maximum(f: float, best: float) -> bool:
+    """``f`` matches ``-best`` but not ``best``: the collection lists a maximisation problem by its
+    maximum while the file minimises the negated objective (MacMPEC's ``bilin``, ``hakonsen``, ...)."""
+    return bool(abs(f + best) <= _gap(best) < abs(f - best))
+
+
 def compare_objectives(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Better / equal / worse counts where both solve (rule of :data:`OBJ_RTOL`)."""
+    """Better / equal / worse counts where both solve (rule of :data:`OBJ_RTOL`).
+
+    ``worse_peer_below_best_known`` lists the worse rows where mpecss's objective lies below the
+    collection's best-known value (``row["best_known"]``, by more than the same allowance) while
+    mcpkit's is not above it: there the peer's value is better than any the collection knows.
+    """
     worse, better, equal = [], [], []
     for r in rows:
         a, b = r["mcpkit"], r.get("mpecss", {})
         if not (a["solved"] and b.get("solved")):
             continue
         fa, fb = a["objective"], b["objective"]
-        gap = OBJ_RTOL * max(1.0, abs(fb))
+        gap = _gap(fb)
         (worse if fa > fb + gap else better if fa < fb - gap else equal).append(r["problem"])
     both = len(worse) + len(better) + len(equal)
+    by_name = {r["problem"]: r for r in rows}
+    below = []
+    for name in worse:
+        r = by_name[name]
+        best = r.get("best_known", np.nan)
+        f_peer = r["mpecss"]["objective"]
+        if np.isfinite(best) and f_peer < best - _gap(best) and not _listed_as_maximum(f_peer, best):
+            if r["mcpkit"]["objective"] <= best + _gap(best):
+                below.append(name)
     return {
         "both_solved": both, "worse": worse, "better": better, "n_equal": len(equal),
         "not_worse_fraction": (both - len(worse)) / both if both else None,
+        "worse_peer_below_best_known": below,
     }  # fmt: skip
+
+
+def compare_best_known(rows: list[dict[str, Any]], key: str = "mcpkit") -> dict[str, Any]:
+    """``key``'s solved objectives against the collection's best-known ones (same allowance).
+
+    Rows whose objective matches the negated listed value are counted apart (``sign``, see
+    :func:`_listed_as_maximum`), not as better.
+    """
+    worse, better, sign, n = [], [], [], 0
+    for r in rows:
+        a, best = r.get(key, {}), r.get("best_known", np.nan)
+        if not (a.get("solved") and np.isfinite(best)):
+            continue
+        n += 1
+        f = a["objective"]
+        if _listed_as_maximum(f, best):
+            sign.append(r["problem"])
+        elif f > best + _gap(best):
+            worse.append(r["problem"])
+        elif f < best - _gap(best):
+            better.append(r["problem"])
+    return {"compared": n, "worse": worse, "better": better, "sign": sign, "not_worse": n - len(worse)}
 
 
 def write_table(rows: list[dict[str, Any]], path: Path) -> None:
     """Per-problem Markdown table: objectives, stationarity, refinement and times."""
     lines = [
-        "| problem | mcpkit f | mpecss f | vs mpecss | stationarity | refinement | mcpkit s | mpecss s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| problem | mcpkit f | mpecss f | best known | vs mpecss | stationarity | refinement "
+        "| mcpkit s | mpecss s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         a, b = r["mcpkit"], r.get("mpecss", {})
         fa = f"{a['objective']:.6g}" if a["solved"] else "not solved"
         fb = f"{b['objective']:.6g}" if b.get("solved") else ("not solved" if b else "")
+        best = r.get("best_known", np.nan)
+        fbest = f"{best:.6g}" if np.isfinite(best) else ""
         cmp = ""
         if a["solved"] and b.get("solved"):
-            gap = OBJ_RTOL * max(1.0, abs(b["objective"]))
+            gap = _gap(b["objective"])
             d = a["objective"] - b["objective"]
             cmp = "worse" if d > gap else "better" if d < -gap else "equal"
         ref = a.get("refine_reason", "")
@@ -228,7 +298,7 @@ def write_table(rows: list[dict[str, Any]], path: Path) -> None:
             ref += f", from {a['refine_start']}"
         tb = f"{b['time_s']:.3f}" if b else ""
         lines.append(
-            f"| {r['problem']} | {fa} | {fb} | {cmp} | {a.get('stationarity')} | {ref} | "
+            f"| {r['problem']} | {fa} | {fb} | {fbest} | {cmp} | {a.get('stationarity')} | {ref} | "
             f"{a['time_s']:.3f} | {tb} |"
         )
     path.write_text("\n".join(lines) + "\n")
@@ -314,6 +384,7 @@ def main() -> None:
         files = [f for f in files if f.name.removesuffix(".json").removesuffix(".nl") in set(args.only)]
     peer_mode = args.peer if args.peer != "auto" else ("published" if args.set in PUBLISHED else "run")
     published = load_published(args.set) if peer_mode == "published" and not args.no_peer else {}
+    best_known = load_best_known(args.set)
     rows: list[dict[str, Any]] = []
     swept: dict[str, list[dict[str, Any]]] = {}
     if args.workers is not None:
@@ -331,6 +402,7 @@ def main() -> None:
             )  # fmt: skip
     for i, f in enumerate(files):
         row: dict[str, Any] = {"problem": f.name.removesuffix(".json").removesuffix(".nl")}
+        row["best_known"] = best_known.get(row["problem"], float("nan"))
         if "mcpkit" in swept:
             row["mcpkit"] = swept["mcpkit"][i]
         else:
@@ -359,6 +431,9 @@ def main() -> None:
         out["mpecss"]["source"] = peer_mode
         out["mpecss"]["own_verdict_converged"] = int(sum(r["mpecss"].get("own_verdict", False) for r in rows))
         out["objective_vs_mpecss"] = compare_objectives(rows)
+    if best_known and rows:
+        who = [k for k in ("mcpkit", "mpecss") if k in rows[0]]
+        out["objective_vs_best_known"] = {k: compare_best_known(rows, k) for k in who}
     out["mcpkit_failed"] = [r["problem"] for r in rows if not r["mcpkit"]["solved"]]
     classes: dict[str, int] = {}
     for r in rows:
