@@ -105,7 +105,7 @@ def run_mpecss_file(path: str, which: str, time_limit: float) -> dict[str, Any]:
 #: The columns :func:`run_mcpkit` and :func:`run_mpecss` give, read back from a sweep's rows.
 ROW_FIELDS = (
     "solved", "time_s", "objective", "comp", "viol", "status", "stationarity", "own_verdict",
-    "refine_steps", "refine_reason", "refine_start", "over_time",
+    "refine_steps", "refine_reason", "refine_start", "over_time", "wrong_sign_pairs",
 )  # fmt: skip
 
 
@@ -171,7 +171,18 @@ def run_mpecss(path: Path, which: str, time_limit: float) -> dict[str, Any]:
         "viol": viol,
         "status": str(out.get("status")),
         "own_verdict": str(out.get("status")) == "converged",
+        "wrong_sign_pairs": wrong_sign_pairs(prob, vals["G"], vals["H"]),
     }
+
+
+def wrong_sign_pairs(prob: Any, G: np.ndarray, H: np.ndarray) -> int:
+    """Pairs whose :math:`H_j` sits at a bound while :math:`G_j` has the sign that bound forbids
+    (:math:`H_j = H_{l,j}` with :math:`G_j < 0`, or :math:`H_j = H_{u,j}` with :math:`G_j > 0`, each
+    beyond :data:`TOL`): the part of the box-MCP condition that a reading of a pair with free
+    :math:`G` as "H >= 0, G free, G H = 0" drops."""
+    at_lower = np.abs(H - prob.lbH) <= TOL
+    at_upper = np.abs(H - prob.ubH) <= TOL
+    return int(np.sum(at_lower & (G < -TOL)) + np.sum(at_upper & (G > TOL)))
 
 
 def load_published(which: str) -> dict[str, dict[str, Any]]:
@@ -430,6 +441,13 @@ def main() -> None:
         out["mpecss"] = summarise(rows, "mpecss")
         out["mpecss"]["source"] = peer_mode
         out["mpecss"]["own_verdict_converged"] = int(sum(r["mpecss"].get("own_verdict", False) for r in rows))
+        if peer_mode == "run":
+            # its own "converged" that the common rule refuses, with G of the wrong sign at H's bound
+            out["mpecss"]["converged_with_wrong_sign_pairs"] = [
+                r["problem"] for r in rows
+                if r["mpecss"].get("own_verdict") and not r["mpecss"]["solved"]
+                and r["mpecss"].get("wrong_sign_pairs", 0) > 0
+            ]  # fmt: skip
         out["objective_vs_mpecss"] = compare_objectives(rows)
     if best_known and rows:
         who = [k for k in ("mcpkit", "mpecss") if k in rows[0]]

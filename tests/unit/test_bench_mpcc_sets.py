@@ -87,3 +87,18 @@ def test_best_known_values_skip_infeasible_and_unknown_rows(bench: ModuleType) -
     assert "pack-rig2-16" not in best  # listed as "(I)"
     assert "pack-rig3-32" not in best  # listed as "tba"
     assert bench.load_best_known("mpeclib") == {}
+
+
+def test_wrong_sign_pairs_count_only_a_forbidden_sign_at_a_bound(bench: ModuleType) -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    prob = SimpleNamespace(
+        lbH=np.array([0.0, 0.0, 0.0, -1.0, -1.0]), ubH=np.array([np.inf, np.inf, np.inf, 2.0, 2.0])
+    )
+    G = np.array([-1e-3, 1e-3, -1e-3, 0.5, -0.5])
+    H = np.array([0.0, 0.0, 0.4, 2.0, 2.0])
+    # pair 0: H at 0 with G < 0 (forbidden); 1: allowed; 2: H inside (a residual, not a sign);
+    # 3: H at its upper bound with G > 0 (forbidden); 4: allowed
+    assert bench.wrong_sign_pairs(prob, G, H) == 2
