@@ -64,9 +64,10 @@ class MPCCSolver:
         The :class:`~mcpkit.mpcc.MPCC` (standard or general pair bounds).
     method
         A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
-        ``penalty``, ``elastic``). ``auto`` is ``scholtes``; on an LPEC (f, g, G, H affine in x)
-        it is ``fb`` with ``scholtes`` as a second opinion, the lower objective kept
-        (:func:`mcpkit.registry.resolve`). See ``mcpkit info``.
+        ``penalty``, ``elastic``). ``auto`` is ``scholtes`` with ``fb`` as a second opinion from
+        the same cold start, the lower objective kept; on an LPEC (f, g, G, H affine in x) the
+        other way round (:func:`mcpkit.registry.resolve`). A method named explicitly runs alone.
+        See ``mcpkit info``.
     backend
         ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises
         :class:`~mcpkit.errors.UnknownOptionError` or :class:`~mcpkit.errors.MCPInputError`.

@@ -130,8 +130,8 @@ def test_registry_auto_on_an_lpec_and_explicit_methods() -> None:
 
     r = resolve("mpcc", "auto", "auto", lpec=True)
     assert (r.method, r.second_opinion) == ("fb", "scholtes") and "LPEC" in r.note
-    assert resolve("mpcc", "auto", "auto").second_opinion is None
-    assert resolve("mpcc", "auto", "auto").method == "scholtes"
+    r = resolve("mpcc", "auto", "auto")
+    assert (r.method, r.second_opinion) == ("scholtes", "fb") and "LPEC" not in r.note
     explicit = resolve("mpcc", "scholtes", "auto", lpec=True)
     assert (explicit.method, explicit.second_opinion, explicit.note) == ("scholtes", None, "")
 
@@ -152,7 +152,8 @@ def test_auto_on_an_lpec_runs_fb_then_the_second_opinion(backend: str) -> None:
 def test_explicit_methods_get_no_second_opinion() -> None:
     res = MPCCSolver(_mpcc(), "scholtes", "casadi", tol=1e-8).solve()
     assert not any(s.phase.startswith("second:") for s in res.trace)
-    assert MPCCSolver(MPCC.from_casadi(*_nonlinear()), "auto").method == "scholtes"
+    solver = MPCCSolver(MPCC.from_casadi(*_nonlinear()), "auto")
+    assert (solver.method, solver.route.second_opinion) == ("scholtes", "fb")
 
 
 def _nonlinear() -> tuple[ca.SX, ca.SX, ca.SX]:
@@ -171,3 +172,22 @@ def test_macmpec_bilin_keeps_the_lower_of_the_two_pieces() -> None:
     assert auto.solved and all(r.solved for r in alone.values())
     assert auto.f <= min(r.f for r in alone.values()) + 1e-6 * max(1.0, abs(auto.f))
     assert auto.f == pytest.approx(-18.4, abs=1e-5)
+
+
+FINDC10S = SHARED_DATA / "mpeclib" / "findc10s.nl.json"
+
+
+@pytest.mark.skipif(not FINDC10S.is_file(), reason="mpeclib set not present")
+def test_mpeclib_findc10s_keeps_the_fit_of_the_second_opinion() -> None:
+    """MPECLib findc10s (not an LPEC): Scholtes alone ends at f = 0.298, Fischer-Burmeister at
+    f ~ 1e-7; auto runs Scholtes, then fb as the second opinion, and keeps fb's point."""
+    prob = load_mpcc_json(FINDC10S)
+    opts = {"time_limit": 60.0, "tol": 1e-6}
+    alone = {m: solve_mpcc(prob, m, "casadi", **opts) for m in ("scholtes", "fb")}
+    auto = solve_mpcc(prob, "auto", "casadi", **opts)
+    assert auto.solved and all(r.solved for r in alone.values())
+    lower = min(alone, key=lambda m: alone[m].f)
+    assert auto.f <= alone[lower].f + 1e-6 * max(1.0, abs(alone[lower].f))
+    assert any(s.phase == "second:fb" for s in auto.trace)
+    if alone["fb"].f < alone["scholtes"].f - 1e-6:
+        assert auto.extra["reformulation"] == "fb"
