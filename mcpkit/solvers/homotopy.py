@@ -478,7 +478,8 @@ class RecoveringHomotopy:
     different pieces of an MPCC give different objectives, and the lower one is the better plan.
     Its steps appear in the trace with phase ``"second:<method>"``, and
     :attr:`HomotopyOutcome.reformulation` names the run whose point was kept. A warm-started
-    run gets no second opinion (it follows a known branch). ``method="auto"`` uses it on LPECs
+    run gets no second opinion (it follows a known branch), nor one whose fallbacks already ran
+    that reformulation from the same start. ``method="auto"`` uses it on every MPCC
     (:func:`mcpkit.registry.resolve`).
     """
 
@@ -544,18 +545,29 @@ class RecoveringHomotopy:
         """
         t0 = time.perf_counter()
         limit = self.options.time_limit if time_limit is None else time_limit
-        best = self._run_recovering(x0, p, assess, t0, limit, **start)
+        ran: list[str] = []
+        best = self._run_recovering(x0, p, assess, t0, limit, ran, **start)
         # not after a warm start: that follows a known branch (time stepping, parametric sweeps),
-        # which a second opinion from the cold start could leave
+        # which a second opinion from the cold start could leave; nor when that reformulation
+        # already ran from this start as a fallback (the same run again)
         cold = not start.get("warm_start", False)
-        if self.second_opinion is not None and cold and best.termination is Termination.CONVERGED:
+        second = self.second_opinion
+        if second is not None and cold and second not in ran and best.termination is Termination.CONVERGED:
             best = self._second(best, x0, p, assess, t0, limit)
         return best
 
     def _run_recovering(
-        self, x0: np.ndarray, p: np.ndarray, assess: Assessor, t0: float, limit: float | None, **start: Any
+        self,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        t0: float,
+        limit: float | None,
+        ran: list[str],
+        **start: Any,
     ) -> HomotopyOutcome:
-        """The primary, then the fallbacks (the class docstring), within ``limit`` from ``t0``."""
+        """The primary, then the fallbacks (the class docstring), within ``limit`` from ``t0``;
+        the names of the fallbacks that ran are appended to ``ran``."""
         share = limit
         if limit is not None and self.fallback_names:
             share = self.options.primary_time_share * limit
@@ -583,6 +595,7 @@ class RecoveringHomotopy:
                 remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
                 first = FIRST_STEP_SHARE * remaining
             out = solver.run(x0, p, assess, time_limit=remaining, first_step_limit=first)
+            ran.append(name)
             out = self._polish_stopped(out, p, assess, deadline)
             iterations += out.iterations
             path.extend(out.path)

@@ -116,6 +116,17 @@ def test_no_second_opinion_after_a_failed_run() -> None:
     assert second.limits == [] and out.termination is Termination.LOCALLY_INFEASIBLE
 
 
+def test_no_second_opinion_when_its_reformulation_ran_as_a_fallback() -> None:
+    """The primary fails, the fallback ``scholtes`` solves from the same start: running
+    ``scholtes`` again as the second opinion would repeat that run."""
+    first, second = _fakes([0.2, 0.2], Termination.LOCALLY_INFEASIBLE, [1.0, 0.0], Termination.CONVERGED)
+    h = _homotopy(first, second, fallback_methods=("scholtes",))
+    out = h.run(np.array([0.5, 0.5]), np.zeros(0), _assess)
+    assert len(second.limits) == 1  # once, as the fallback
+    assert out.termination is Termination.CONVERGED and out.reformulation == "scholtes"
+    assert not any(s.phase.startswith("second:") for s in out.trace)
+
+
 def test_the_second_opinion_budget() -> None:
     first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
     _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess)
