@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from mcpkit.solvers.homotopy import Assessment
 
 TOL = 1e-6
@@ -30,3 +32,25 @@ def test_nan_counts_as_infinite() -> None:
     nan_v, finite = Assessment(0.0, math.nan), Assessment(1.0, 1.0)
     assert _best(nan_v, finite) is finite
     assert _best(Assessment(math.nan, 0.0), Assessment(1e-3, 0.0)).residual == 1e-3
+
+
+def test_a_candidate_is_judged_as_given_when_clipping_it_breaks_a_row() -> None:
+    """IPOPT may return a = -1e-8 (inside its relaxed bound a >= 0) with 1e6 (a - b) = 0; clipped
+    to a = 0 the row is off by 1e-2, as given it violates the bound by 1e-8 only."""
+    import casadi as ca
+    import numpy as np
+
+    from mcpkit.mpcc import MPCC, MPCCSolver
+
+    x = ca.SX.sym("x", 3)
+    prob = MPCC.from_casadi(
+        x, x[2], 1 + x[1], f=x[0], g=1e6 * (x[0] - x[1]), lbx=[0.0, -1.0, 0.0], ubx=[1.0, 1.0, 1.0]
+    )
+    solver = MPCCSolver(prob, "scholtes", "casadi", tol=1e-6)
+    given = np.array([-1e-8, -1e-8, 0.0])
+    xs, a = solver._assess(given, prob.p0)
+    np.testing.assert_array_equal(xs, given)
+    assert a.meets(1e-6) and a.violation == pytest.approx(1e-8)
+    # a point that clipping does not harm is returned clipped
+    xs, a = solver._assess(np.array([-1e-8, 0.5, 0.0]), prob.p0)
+    assert xs[0] == 0.0 and a.violation == pytest.approx(1e6 * 0.5)
