@@ -13,7 +13,11 @@ best of local solutions. Refuses more than ``--max-pieces`` (default 4096) piece
 
 ``relaxation FILE``: what the reading "``H_j >= 0``, ``G_j`` free, ``|G_j H_j| <= t``" of a pair
 with a free :math:`G_j` allows (mpecss 1.0.3's MacMPEC loader reads one-sided pairs so, see
-docs/mpcc_stationarity.md). From mcpkit's solution, the NLPs of that reading are solved for
+docs/mpcc_stationarity.md). Every pair is read so, and G's own bounds are left out: the check
+is meant for files whose pairs all have a free G and an H with no upper bound, as the
+``pack-rig`` files. The NLPs are not convex, so where the path ends depends on its start (and
+on IPOPT's path: adding G's free rows, which change nothing, ends ``pack-rig-16`` at 1.0840
+instead of 0.9190). From mcpkit's solution, the NLPs of that reading are solved for
 ``t = 1e-6, ..., 1e-14``, each warm-started from the last; printed per ``t``: the objective, the
 largest ``min(|G_j|, |H_j|)`` and the most negative :math:`G_j` where :math:`H_j` is at its
 lower bound (which the box-MCP meaning forbids).
