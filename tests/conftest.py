@@ -1,11 +1,13 @@
-"""Shared test helpers: exact small-LCP/box-MCP solutions by enumeration, PATH skip."""
+"""Shared test helpers: exact small-LCP/box-MCP solutions, PATH skip, benchmark scripts by path."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import os
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -13,6 +15,18 @@ import pytest
 #: ``../shared`` beside the checkout (as in CI), or ``$MCPKIT_SHARED``.
 SHARED = Path(os.environ.get("MCPKIT_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 SHARED_DATA = SHARED / "data"
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported by path (the folder is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def enumerate_box_lcp(M: np.ndarray, q: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> list[np.ndarray]:

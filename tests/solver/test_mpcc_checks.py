@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import casadi as ca
@@ -11,19 +9,14 @@ import numpy as np
 import pytest
 
 from mcpkit.mpcc import MPCC
+from tests.conftest import load_benchmark
 
 pytestmark = pytest.mark.solver
-
-CHECKS = Path(__file__).resolve().parents[2] / "benchmarks" / "mpcc_checks.py"
 
 
 @pytest.fixture(scope="module")
 def checks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mpcc_checks", CHECKS)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("mpcc_checks")
 
 
 def test_pieces_find_the_global_minimum_of_an_lpec(checks: ModuleType) -> None:
