@@ -61,7 +61,7 @@ from mcpkit.mpcc.stationarity import (
     build_lpec,
     classify_stationarity,
 )
-from mcpkit.solvers.homotopy import Assessment, Polisher
+from mcpkit.solvers.homotopy import Assessment, Polisher, clipped_or_given
 
 __all__ = ["RefineOptions", "RefineStep", "RefinementReport", "Refiner", "piece_mask"]
 
@@ -285,14 +285,10 @@ class Refiner:
         res = self.polisher.solve(x, p, mask, deadline)
         if not np.isfinite(res.x).all():
             return None, np.inf, res.status
-        # IPOPT relaxes bounds slightly (bound_relax_factor); clipping x back can move g by far
-        # more when its coefficients are large, so the clipped and the raw point are both judged
-        xn = np.clip(res.x, self.mpcc.lbx, self.mpcc.ubx)
-        f, a = self.assess(xn, p)
-        if not a.meets(self.tol):
-            fr, ar = self.assess(res.x, p)
-            if ar.key(self.tol) < a.key(self.tol):
-                xn, f, a = np.asarray(res.x, dtype=float), fr, ar
+        # IPOPT relaxes bounds slightly: the clipped and the raw point are both judged
+        xn, f, a = clipped_or_given(
+            res.x, self.mpcc.lbx, self.mpcc.ubx, lambda xs: self.assess(xs, p), self.tol
+        )
         if not a.meets(self.tol) or not np.isfinite(f):
             return None, np.inf, f"{res.status} (point off by {max(a.residual, a.violation):.1e})"
         return xn, f, res.status

@@ -43,7 +43,7 @@ from mcpkit.problem import as_float_vector
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
+from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, clipped_or_given, make_homotopy
 from mcpkit.solvers.lpec_polish import is_lpec
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
@@ -139,21 +139,14 @@ class MPCCSolver:
         return self.chain.invert(x, self._inverse)
 
     def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
-        """A candidate clipped into the bounds of ``x``, judged on the user's MPCC; when the
-        clipped point misses the tolerance, the point as given is judged too and the better of
-        the two kept. IPOPT relaxes bounds slightly (``bound_relax_factor``) and returns points up
-        to ``constr_viol_tol`` outside them; clipping such a point moves ``g`` by that times its
-        coefficients (7e-6 on MacMPEC ``bar-truss-3``), while the point as given violates a bound
-        of ``x`` by at most 1e-7, which the verdict counts (as :meth:`Refiner._branch_nlp
-        <mcpkit.mpcc.refine.Refiner>` does)."""
-        xc = np.clip(x, self.mpcc.lbx, self.mpcc.ubx)
-        a = Assessment(*judged_residuals(self.problem, self._orig_x(xc), p)[:2])
-        if a.meets(self.options.tol) or np.array_equal(xc, x):
-            return xc, a
-        raw = Assessment(*judged_residuals(self.problem, self._orig_x(x), p)[:2])
-        if raw.key(self.options.tol) < a.key(self.options.tol):
-            return np.asarray(x, dtype=float), raw
-        return xc, a
+        """A candidate judged on the user's MPCC, clipped into the bounds of ``x`` unless the
+        point as given is the better (:func:`~mcpkit.solvers.homotopy.clipped_or_given`)."""
+
+        def judge(xs: np.ndarray) -> tuple[None, Assessment]:
+            return None, Assessment(*judged_residuals(self.problem, self._orig_x(xs), p)[:2])
+
+        xs, _, a = clipped_or_given(x, self.mpcc.lbx, self.mpcc.ubx, judge, self.options.tol)
+        return xs, a
 
     def solve(self, p: Any = None, x0: Any = None) -> MPCCResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""
