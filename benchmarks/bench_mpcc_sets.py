@@ -224,6 +224,12 @@ def _gap(f_ref: float) -> float:
     return OBJ_RTOL * max(1.0, abs(f_ref))
 
 
+def _versus(f: float, f_ref: float) -> str:
+    """``"worse"``, ``"better"`` or ``"equal"``: ``f`` against ``f_ref`` with :func:`_gap` ``(f_ref)``."""
+    gap = _gap(f_ref)
+    return "worse" if f > f_ref + gap else "better" if f < f_ref - gap else "equal"
+
+
 def _listed_as_maximum(f: float, best: float) -> bool:
     """``f`` matches ``-best`` but not ``best``: the collection lists a maximisation problem by its
     maximum while the file minimises the negated objective (MacMPEC's ``bilin``, ``hakonsen``, ...)."""
@@ -237,14 +243,12 @@ def compare_objectives(rows: list[dict[str, Any]]) -> dict[str, Any]:
     collection's best-known value (``row["best_known"]``, by more than the same allowance) while
     mcpkit's is not above it: there the peer's value is better than any the collection knows.
     """
-    worse, better, equal = [], [], []
+    groups: dict[str, list[str]] = {"worse": [], "better": [], "equal": []}
     for r in rows:
         a, b = r["mcpkit"], r.get("mpecss", {})
-        if not (a["solved"] and b.get("solved")):
-            continue
-        fa, fb = a["objective"], b["objective"]
-        gap = _gap(fb)
-        (worse if fa > fb + gap else better if fa < fb - gap else equal).append(r["problem"])
+        if a["solved"] and b.get("solved"):
+            groups[_versus(a["objective"], b["objective"])].append(r["problem"])
+    worse, better, equal = groups["worse"], groups["better"], groups["equal"]
     both = len(worse) + len(better) + len(equal)
     by_name = {r["problem"]: r for r in rows}
     below = []
@@ -297,11 +301,7 @@ def write_table(rows: list[dict[str, Any]], path: Path) -> None:
         fb = f"{b['objective']:.6g}" if b.get("solved") else ("not solved" if b else "")
         best = r.get("best_known", np.nan)
         fbest = f"{best:.6g}" if np.isfinite(best) else ""
-        cmp = ""
-        if a["solved"] and b.get("solved"):
-            gap = _gap(b["objective"])
-            d = a["objective"] - b["objective"]
-            cmp = "worse" if d > gap else "better" if d < -gap else "equal"
+        cmp = _versus(a["objective"], b["objective"]) if a["solved"] and b.get("solved") else ""
         ref = a.get("refine_reason", "")
         if a.get("refine_steps"):
             ref = f"{a['refine_steps']} step(s), {ref}"

@@ -98,8 +98,8 @@ def relaxation_path(prob: MPCC, x: np.ndarray) -> list[tuple[float, float, float
     solver = ca.nlpsol("relaxed", "ipopt", nlp, {**IPOPT, "ipopt.tol": 1e-12, "ipopt.max_iter": 3000})
     values = ca.Function("GH", [prob.x, prob.p], [prob.G, prob.H])
     out = []
+    nc = prob.n_pairs
     for tk in 10.0 ** -np.arange(6, 15):
-        nc = prob.n_pairs
         lbg = np.concatenate([prob.lbg, prob.lbH, -tk * np.ones(nc)])
         ubg = np.concatenate([prob.ubg, prob.ubH, tk * np.ones(nc)])
         r = solver(x0=x, p=np.append(prob.p0, tk), lbx=prob.lbx, ubx=prob.ubx, lbg=lbg, ubg=ubg)
