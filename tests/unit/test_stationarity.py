@@ -197,8 +197,8 @@ def test_tolerance_governs_feasibility_and_activity() -> None:
 
 def test_residual_tol_loosens_only_the_multiplier_test() -> None:
     """Quadratic at (1 + 1e-5, 0): feasible, only H active, grad f = (2e-5, -2): the x1 row
-    leaves exactly 2e-5. Threshold tol * |grad f| ~ 2e-6 < 2e-5: not stationary; with
-    residual_tol = 1e-4 the threshold is ~2e-4: S (no biactive pair)."""
+    leaves exactly 2e-5. Threshold tol * |grad f|_inf = 2e-6 < 2e-5: not stationary; with
+    residual_tol = 1e-4 the threshold is 2e-4: S (no biactive pair)."""
     m = _pair2(_quad)
     pt = np.array([1.0 + 1e-5, 0.0])
     rep = classify_stationarity(m, pt, NOP)
@@ -206,7 +206,7 @@ def test_residual_tol_loosens_only_the_multiplier_test() -> None:
     assert rep.stationarity_residual == pytest.approx(2e-5, rel=1e-6)
     rep = classify_stationarity(m, pt, NOP, residual_tol=1e-4)
     assert rep.level is Stationarity.S
-    assert rep.residual_threshold == pytest.approx(1e-4 * np.hypot(2e-5, 2.0), rel=1e-9)
+    assert rep.residual_threshold == pytest.approx(1e-4 * 2.0, rel=1e-12)  # max-norm of grad f
     with pytest.raises(MCPInputError):
         classify_stationarity(m, pt, NOP, residual_tol=-1.0)
 
@@ -457,3 +457,28 @@ def test_non_finite_function_values_raise() -> None:
     m = _pair2(lambda x: ca.log(x[0] + x[1]))
     with pytest.raises(NonFiniteError):
         classify_stationarity(m, np.zeros(2), NOP)
+
+
+def test_max_norm_threshold_does_not_grow_with_the_dimension() -> None:
+    """f = sum_i eps * x_i over n free variables with no constraints: every row of the
+    Lagrangian gradient leaves eps. The max-norm residual is eps whatever n, so with
+    eps = 0.5 * tol the point is stationary at n = 4 and at n = 4000 alike (a Euclidean
+    residual, eps * sqrt(n), called the large one not stationary)."""
+    tol, eps = 1e-4, 5e-5
+    for n in (4, 4000):
+        x = ca.SX.sym("x", n + 2)
+        m = MPCC.from_casadi(x, x[n], x[n + 1], f=eps * ca.sum1(x[:n]))
+        pt = np.zeros(n + 2)
+        pt[n] = 1.0  # G = 1 > 0, H = 0: not biactive
+        rep = classify_stationarity(m, pt, None, tol)
+        assert rep.level is Stationarity.S, (n, rep.message)
+        assert rep.stationarity_residual == pytest.approx(eps, rel=1e-9)
+
+
+def test_a_passed_deadline_gives_not_checked() -> None:
+    """The check never runs past its deadline: already past, nothing is verified and the
+    level says so (not a verdict on the point)."""
+    import time
+
+    rep = classify_stationarity(_pair2(_quad), np.array([2.0, 0.0]), NOP, deadline=time.perf_counter() - 1)
+    assert rep.level is Stationarity.NOT_CHECKED and "time limit" in rep.message
