@@ -632,6 +632,9 @@ class ToleranceCheck:
     """The summary's ``kind``."""
     wall_time_s: float = 0.0
     """Wall time of the measurement (e.g. the re-simulation)."""
+    not_checked: str = ""
+    """Why the value was not measured (e.g. ``"time limit"``): the check is then not solved and
+    its termination is ``TIME_LIMIT`` when that is the reason, else ``NUMERICAL_ERROR``."""
 
     @property
     def finite(self) -> bool:
@@ -640,12 +643,14 @@ class ToleranceCheck:
 
     @property
     def solved(self) -> bool:
-        """The value is finite and at most :attr:`tol`."""
-        return self.finite and self.value <= self.tol  # type: ignore[operator]
+        """The value was measured, is finite and at most :attr:`tol`."""
+        return not self.not_checked and self.finite and self.value <= self.tol  # type: ignore[operator]
 
     @property
     def termination(self) -> Termination:
         """``CONVERGED``, ``STALLED`` (above tol) or ``NUMERICAL_ERROR`` (no finite value)."""
+        if self.not_checked:
+            return Termination.TIME_LIMIT if "time limit" in self.not_checked else Termination.NUMERICAL_ERROR
         if self.solved:
             return Termination.CONVERGED
         return Termination.STALLED if self.finite else Termination.NUMERICAL_ERROR
@@ -653,6 +658,8 @@ class ToleranceCheck:
     @property
     def message(self) -> str:
         """``"<quantity> <value> <= <tol>"`` (or ``>``), or that there was no finite value."""
+        if self.not_checked:
+            return f"{self.quantity}: not checked ({self.not_checked})"
         if not self.finite:
             return f"{self.quantity}: no finite value"
         return f"{self.quantity} {self.value:.2e} {'<=' if self.solved else '>'} {self.tol:.0e}"

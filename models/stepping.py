@@ -391,6 +391,7 @@ def simulate(
     progress: bool | None = None,
     on_failure: str | OnFailure = "continue",
     solver: Solver | None = None,
+    deadline: float | None = None,
     **options: Any,
 ) -> SimulationResult:
     """Run ``n_steps`` steps of ``model`` from state ``x0``.
@@ -418,6 +419,9 @@ def simulate(
         recorded either way, and a step without a finite point always ends the run.
     solver
         A pre-built solver for ``model.mcp`` (for re-use across runs).
+    deadline
+        ``time.perf_counter()`` value after which no further step starts (``None``: none): the
+        remaining rows stay NaN and the first step not run is noted ``"time limit"``.
     """
     rule = OnFailure.parse(on_failure)
     if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
@@ -449,6 +453,9 @@ def simulate(
     show = (N > 200) if progress is None else progress
     bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
     for k in bar:
+        if deadline is not None and time.perf_counter() >= deadline:
+            notes[k] = "time limit"
+            break
         tk = float(t[k])
         pk = model.parameters(k, tk, states[k])
         t_start = time.perf_counter()

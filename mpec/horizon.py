@@ -46,7 +46,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import casadi as ca
@@ -458,6 +458,7 @@ def forward_simulate(
     solver: Solver | None = None,
     progress: bool = False,
     on_failure: str | OnFailure = "continue",
+    deadline: float | None = None,
     **options: Any,
 ) -> SimulationResult:
     r"""Simulate :math:`x_{k+1} = \Phi(x_k, z_k, u_k, \theta, t_k)` with one MCP solve per step.
@@ -465,7 +466,8 @@ def forward_simulate(
     Runs :func:`mcpkit.models.stepping.simulate` on the spec (one loop and one failure rule for
     every simulator): ``on_failure`` is ``"continue"`` (default) or ``"stop"``; a step without a
     finite point always ends the run (remaining rows NaN). ``options`` go to
-    :class:`mcpkit.Solver` (default: CasADi, Scholtes, ``tol=1e-10``). Returns the
+    :class:`mcpkit.Solver` (default: CasADi, Scholtes, ``tol=1e-10``); no step starts after
+    ``deadline`` (a ``time.perf_counter()`` value). Returns the
     :class:`~mcpkit.models.stepping.SimulationResult` (``states`` ``(N+1, n_state)``, ``z``,
     per-step verdicts).
     """
@@ -480,7 +482,7 @@ def forward_simulate(
     method, backend = opts.pop("method"), opts.pop("backend")
     return simulate(
         _SpecSteps(spec, U, th), x0, U.shape[0], t0=t0, method=method, backend=backend,
-        progress=progress, on_failure=on_failure, solver=solver, **opts,
+        progress=progress, on_failure=on_failure, solver=solver, deadline=deadline, **opts,
     )  # fmt: skip
 
 
@@ -727,12 +729,15 @@ class Horizon:
                      "design", allow_inf=False)  # fmt: skip
         return forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
 
-    def initial_guess(self, controls: Any, design: Any = (), **options: Any) -> np.ndarray:
-        """Decision vector from a forward simulation of ``controls`` (slacks lifted from ``F``)."""
+    def initial_guess(
+        self, controls: Any, design: Any = (), *, deadline: float | None = None, **options: Any
+    ) -> np.ndarray:
+        """Decision vector from a forward simulation of ``controls`` (slacks lifted from ``F``;
+        rows not simulated by ``deadline`` repeat the last simulated one)."""
         U = self._controls(controls, "initial controls")
         th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
                      "initial design", allow_inf=False)  # fmt: skip
-        sim = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
+        sim = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, deadline=deadline, **options)
         X, Z = sim.states, sim.z
         last = X[np.isfinite(X).all(axis=1)][-1]
         X = np.where(np.isfinite(X), X, last)
@@ -786,24 +791,34 @@ class Horizon:
         dtol = float(deviation_tol)
         if not math.isfinite(dtol) or dtol <= 0:
             raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+        t_call = time.perf_counter()
         solver = MPCCSolver(self.mpcc, method, backend=backend, tol=tol, **options)
+        # the time limit bounds the whole plan: initial simulation, MPCC solve and re-simulation
+        limit = solver.options.time_limit
+        deadline = None if limit is None else t_call + limit
         sopts = dict(step_options or {})
         t_guess = time.perf_counter()
-        x0 = self.initial_guess(controls0, design0, **sopts)
+        x0 = self.initial_guess(controls0, design0, deadline=deadline, **sopts)
         guess_time = time.perf_counter() - t_guess
-        res = solver.solve(x0=x0)
+        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        res = solver.solve(x0=x0, time_limit=left)
         parts = self.unpack(res.x if np.isfinite(res.x).all() else x0)
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         Zp = parts["s"][:, : self.casadi_mcp.n]
         t_sim = time.perf_counter()
-        if simulator is None:
-            Xs = self.simulate(Up, th, **sopts).states
+        late = deadline is not None and t_sim >= deadline
+        if late:
+            Xs = np.full_like(Xp, np.nan)
+        elif simulator is None:
+            Xs = self.simulate(Up, th, deadline=deadline, **sopts).states
         else:
             Xs = np.asarray(simulator(Up, th), dtype=float)
             if Xs.shape != Xp.shape:
                 raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
         resim_time = time.perf_counter() - t_sim
         check = resimulation_check(Xs, Xp, dtol, wall_time_s=resim_time)
+        if late or (deadline is not None and not np.isfinite(Xs).all() and time.perf_counter() >= deadline):
+            check = replace(check, not_checked="time limit: the plan was not re-simulated in full")
         return HorizonResult(
             t=self.t.copy(), states=Xp.copy(), controls=Up.copy(), design=th.copy(), z=Zp.copy(),
             objective=float(res.f), mpcc=res, resim_states=Xs, resim=check,

@@ -119,11 +119,19 @@ class RefineOptions:
     ``time_limit`` leaves. When it runs out the point keeps its class, reason ``"time limit"``."""
     min_time: float = 0.5
     """Smallest refinement budget, seconds (small problems: a few branch NLPs)."""
+    large_vars: int = 1000
+    """From this many variables on, :attr:`large_time_factor` replaces :attr:`time_factor`
+    and caps :attr:`flip_time_factor`."""
+    large_time_factor: float = 0.2
+    """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
+    least :attr:`min_time`). Its branch NLPs cost as much as the homotopy's own subproblems:
+    with ``time_factor`` = 2 a point of NOSBENCH's 1,000-5,000-variable optimal-control MPCCs,
+    usually certified S at once, could triple the solve in flips and near-biactive pieces."""
 
     def __post_init__(self) -> None:
         from mcpkit.errors import MCPInputError
 
-        for name in ("max_steps", "lpec_max_biactive", "multistart", "flip_pairs"):
+        for name in ("max_steps", "lpec_max_biactive", "multistart", "flip_pairs", "large_vars"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise MCPInputError(f"RefineOptions.{name} must be an int >= 0, got {v!r}")
@@ -131,7 +139,7 @@ class RefineOptions:
             raise MCPInputError(f"RefineOptions.enabled must be a bool, got {self.enabled!r}")
         for name in (
             "lpec_time_limit", "time_limit", "near_biactive_tol", "snap_tol", "flip_time_factor",
-            "time_factor", "min_time",
+            "time_factor", "min_time", "large_time_factor",
         ):  # fmt: skip
             v = getattr(self, name)
             zero_ok = ("near_biactive_tol", "snap_tol", "flip_time_factor")
@@ -270,14 +278,19 @@ class Refiner:
         self.scaled_polisher = scaled_polisher
         self._scaled: dict[float, Polisher] = {}
         self._flip_deadline: float | None = None
+        self.check_deadline: float | None = None
+        """Deadline of every classification (the solve's time limit; ``None``: none). The
+        refinement's own, shorter deadline bounds its LPECs and branch NLPs; a classification
+        may finish past it (it reports the point's class) but not past this one."""
 
     def classify(self, x: np.ndarray, p: np.ndarray, deadline: float | None) -> StationarityReport:
         """Classify ``x`` with the LPEC limits of the options."""
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
         limit = self.options.lpec_time_limit if left is None else min(left, self.options.lpec_time_limit)
         return classify_stationarity(
-            self.mpcc, x, p, self.activity_tol, self.options.lpec_max_biactive, lpec_time_limit=limit
-        )
+            self.mpcc, x, p, self.activity_tol, self.options.lpec_max_biactive, lpec_time_limit=limit,
+            deadline=self.check_deadline,
+        )  # fmt: skip
 
     def _branch_nlp(
         self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None
@@ -532,6 +545,8 @@ class Refiner:
                 rep = self.classify(x, p, deadline)
         while True:
             near: LPECSolution | None = None
+            if rep.level is Stationarity.NOT_CHECKED:
+                return x, f, rep, "time limit"
             if rep.level is Stationarity.S or rep.b_stationary:
                 near = self._near_lpec(x, p, rep, deadline) if counter[0] < self.options.max_steps else None
                 if near is None:

@@ -148,8 +148,13 @@ class MPCCSolver:
         xs, _, a = clipped_or_given(x, self.mpcc.lbx, self.mpcc.ubx, judge, self.options.tol)
         return xs, a
 
-    def solve(self, p: Any = None, x0: Any = None) -> MPCCResult:
-        """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``)."""
+    def solve(self, p: Any = None, x0: Any = None, *, time_limit: float | None = None) -> MPCCResult:
+        """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``).
+
+        ``time_limit`` (seconds, ``None``: the options') bounds this call: the homotopy, the
+        refinement and the stationarity check all end within it (a check that does not fit
+        leaves ``stationarity="not checked"`` and says why in the message).
+        """
         mp, orig = self.mpcc, self.problem
         pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
         if x0 is None:
@@ -158,14 +163,18 @@ class MPCCSolver:
             xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
             xs = np.concatenate([xo, mp.x0[xo.size :]])
         t0 = time.perf_counter()
-        out = self.homotopy.run(xs, pv, self._assess)
+        limit = self.options.time_limit if time_limit is None else _seconds(time_limit)
+        if limit is not None and not np.isfinite(limit):
+            limit = None
+        hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
+        out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
         x = None if out.x is None else self._orig_x(out.x)
         refinement: RefinementReport | None = None
         stat_rep = None
         refine = self.refine_options.enabled and x is not None and out.assessment.meets(self.options.tol)
         if refine and self.problem.x.numel() <= STATIONARITY_MAX_VARS:
             try:
-                x, stat_rep, refinement = self._refine(x, pv, out, t0)
+                x, stat_rep, refinement = self._refine(x, pv, out, t0, hard)
             except NonFiniteError as exc:  # NaN/inf derivatives at a point: keep the homotopy's
                 f = float(self.problem.evaluate(x, pv)["f"][0])
                 refinement = RefinementReport(None, f"refinement stopped: {exc}", "homotopy", f, f)
@@ -182,19 +191,21 @@ class MPCCSolver:
             result.extra["stationarity_report"] = stat_rep
             result.extra["refinement"] = refinement
             result.message += f"; {refinement.summary()}"
+            if stat_rep.level.value == "not checked":
+                result.message += f"; stationarity {stat_rep.message}"
         elif refinement is not None:
             result.extra["refinement"] = refinement
             try:
-                self._attach_stationarity(result, pv)
+                self._attach_stationarity(result, pv, hard)
             except NonFiniteError:
                 result.stationarity = "not checked"
         elif self.check_stationarity or self.refine_options.enabled:
-            limit = self.options.time_limit
-            out_of_time = limit is not None and time.perf_counter() - t0 >= limit
+            out_of_time = hard is not None and time.perf_counter() >= hard
             if out_of_time:  # the limit bounds the whole call, the classification included
                 result.stationarity = "not checked"
+                result.message += "; stationarity not checked: time limit reached"
             else:
-                self._attach_stationarity(result, pv)
+                self._attach_stationarity(result, pv, hard)
             if self.refine_options.enabled and "refinement" not in result.extra:
                 why = "not solved" if not result.solved else "too many variables"
                 if out_of_time:
@@ -230,23 +241,27 @@ class MPCCSolver:
         return self._refiner
 
     def _refine(
-        self, x: np.ndarray, p: np.ndarray, out: HomotopyOutcome, t0: float
+        self, x: np.ndarray, p: np.ndarray, out: HomotopyOutcome, t0: float, hard: float | None
     ) -> tuple[np.ndarray, Any, RefinementReport]:
-        """Refinement and escape (:mod:`mcpkit.mpcc.refine`) of the user's point ``x``."""
+        """Refinement and escape (:mod:`mcpkit.mpcc.refine`) of the user's point ``x``; every
+        classification ends by ``hard`` (the solve's time limit)."""
         refiner = self.refiner()
+        refiner.check_deadline = hard
         ro = self.refine_options
+        large = self.standard.x.numel() >= ro.large_vars
+        factor = ro.large_time_factor if large else ro.time_factor
         spent = time.perf_counter() - t0
-        limits = [ro.time_limit, max(ro.time_factor * spent, ro.min_time)]
-        if self.options.time_limit is not None:
-            limits.append(self.options.time_limit - spent)
+        limits = [ro.time_limit, max(factor * spent, ro.min_time)]
+        if hard is not None:
+            limits.append(hard - time.perf_counter())
         finite = [v for v in limits if v is not None]
         deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
         lift = ToStandardMPCC.lift
         elapsed = time.perf_counter() - t0
-        budget = ro.flip_time_factor * elapsed
-        if self.options.time_limit is not None:
+        budget = (min(ro.flip_time_factor, factor) if large else ro.flip_time_factor) * elapsed
+        if hard is not None:
             # flips only lower f further: they never take more than half of what the limit leaves
-            budget = min(budget, 0.5 * max(self.options.time_limit - elapsed, 0.0))
+            budget = min(budget, 0.5 * max(hard - time.perf_counter(), 0.0))
         best = refiner.run(lift(self.problem, x, p), p, deadline, flip_budget=budget)
         if not best[2].certified and self.refine_options.multistart and out.path:
             path = [lift(self.problem, self._orig_x(pt), p) for pt in out.path]
@@ -254,13 +269,26 @@ class MPCCSolver:
         xs, rep, report = best
         return xs[: self.problem.x.numel()], rep, report
 
-    def _attach_stationarity(self, result: MPCCResult, p: np.ndarray) -> None:
+    def _attach_stationarity(self, result: MPCCResult, p: np.ndarray, deadline: float | None = None) -> None:
         from mcpkit.mpcc.stationarity import attach_stationarity
 
         if self.problem.x.numel() > STATIONARITY_MAX_VARS:
             result.stationarity = "not checked"
+            result.message += f"; stationarity not checked: more than {STATIONARITY_MAX_VARS} variables"
             return
-        attach_stationarity(result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard)
+        attach_stationarity(
+            result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard, deadline=deadline
+        )
+        rep = result.extra.get("stationarity_report")
+        if rep is not None and result.stationarity == "not checked":
+            result.message += f"; stationarity {rep.message}"
+
+
+def _seconds(v: Any) -> float:
+    """A time limit in seconds: a number >= 0 (NaN and negative values are refused)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not v >= 0:
+        raise MCPInputError(f"time_limit must be a number of seconds >= 0, got {v!r}")
+    return float(v)
 
 
 def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:

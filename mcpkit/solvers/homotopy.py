@@ -75,6 +75,11 @@ SECOND_OPINION_SHARE = 0.25
 #: A second opinion's point replaces the first only when its objective is lower by more than
 #: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
 SECOND_OPINION_RTOL = 1e-8
+#: No second opinion above this many variables. It runs a whole second homotopy, as long as the
+#: first: on small MPCCs that costs milliseconds and found lower objectives (MPECLib's ``find*``
+#: fits); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables) it doubled the solve
+#: time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion another 5.0 s).
+SECOND_OPINION_MAX_VARS = 1000
 
 
 T = TypeVar("T")
@@ -514,8 +519,8 @@ class RecoveringHomotopy:
     Its steps appear in the trace with phase ``"second:<method>"``, and
     :attr:`HomotopyOutcome.reformulation` names the run whose point was kept. A warm-started
     run gets no second opinion (it follows a known branch), nor one whose fallbacks already ran
-    that reformulation from the same start. ``method="auto"`` uses it on every MPCC
-    (:func:`mcpkit.registry.resolve`).
+    that reformulation from the same start, nor one of more than :data:`SECOND_OPINION_MAX_VARS`
+    variables. ``method="auto"`` uses it on every MPCC (:func:`mcpkit.registry.resolve`).
     """
 
     def __init__(
@@ -587,7 +592,11 @@ class RecoveringHomotopy:
         # already ran from this start as a fallback (the same run again)
         cold = not start.get("warm_start", False)
         second = self.second_opinion
-        if second is not None and cold and second not in ran and best.termination is Termination.CONVERGED:
+        small = self.mpcc.x.numel() <= SECOND_OPINION_MAX_VARS
+        if (
+            second is not None and cold and small and second not in ran
+            and best.termination is Termination.CONVERGED
+        ):  # fmt: skip
             best = self._second(best, x0, p, assess, t0, limit)
         return best
 
