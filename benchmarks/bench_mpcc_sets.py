@@ -59,7 +59,10 @@ from mcpkit.mpcc import load_mpcc_json, solve_mpcc
 from mcpkit.options import REFORMULATIONS
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-SETS = {"mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev", "macmpec": DATA / "macmpec-dev"}
+SETS = {
+    "mpeclib": DATA / "mpeclib", "nosbench": DATA / "nosbench-dev", "macmpec": DATA / "macmpec-dev",
+    "nosbench-large": DATA / "nosbench-large-dev",
+}  # fmt: skip
 PUBLISHED = {"macmpec": DATA / "macmpec-dev" / "peer_mpecss_published.csv"}
 BEST_KNOWN = {"macmpec": DATA / "macmpec-dev" / "REFERENCE_collection.csv"}
 TOL = 1e-6
@@ -95,6 +98,82 @@ def run_mcpkit(
 def run_mcpkit_file(path: str, time_limit: float, backend: str, method: str, refine: bool) -> dict[str, Any]:
     """:func:`run_mcpkit` as a :func:`mcpkit.sweep` task (a row of plain columns)."""
     return run_mcpkit(Path(path), time_limit, backend, method, refine)
+
+
+ONE = Path(__file__).resolve().parent / "mpcc_one.py"
+"""The one-solve worker (:mod:`mpcc_one`) that ``--isolate`` and ``--baseline-python`` run."""
+
+
+def run_isolated(
+    python: str,
+    path: Path,
+    time_limit: float,
+    method: str = "auto",
+    refine: bool = True,
+    save_point: Path | None = None,
+) -> dict[str, Any]:
+    """One solve in a fresh process of ``python`` (this checkout's or an older mcpkit's venv).
+
+    The whole call is timed inside the process (load, lowering, solve, checks: ``time_s``) and
+    from outside (``process_s``, interpreter start and imports included). The point is judged
+    again from the file with CasADi alone (:func:`mpcc_one.file_residuals`), so "solved" never
+    rests on the solver's own verdict: residual and violation <= :data:`TOL` and the call within
+    ``time_limit``. ``over_budget``: the call took longer than ``1.1 * time_limit + 2`` s, the
+    contract of every entry point; ``false_solved``: mcpkit said solved where the file says not.
+    A process still running at ``3 * time_limit + 30`` s is killed and counted unsolved.
+    ``save_point``: write the returned point there (``.npy``), e.g. for
+    ``benchmarks/stationarity_check.py``.
+    """
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ONE.parent))
+    from mpcc_one import file_residuals
+
+    cmd = [python, str(ONE), str(path), "--time-limit", str(time_limit), "--method", method]
+    if not refine:
+        cmd.append("--no-refine")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    t = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=3 * time_limit + 30, env=env,
+            cwd=tempfile.gettempdir(),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        wall = time.perf_counter() - t
+        return {"solved": False, "time_s": wall, "process_s": wall, "status": "killed", "over_time": True,
+                "over_budget": True, "own_verdict": False, "false_solved": False}  # fmt: skip
+    wall = time.perf_counter() - t
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        err = (proc.stderr.strip().splitlines() or ["no output"])[-1][:160]
+        return {"solved": False, "time_s": wall, "process_s": wall, "status": f"error: {err}",
+                "over_time": wall > time_limit, "over_budget": wall > 1.1 * time_limit + 2,
+                "own_verdict": False, "false_solved": False}  # fmt: skip
+    row = json.loads(lines[-1])
+    x = row.pop("x")
+    if save_point is not None:
+        np.save(save_point, np.asarray(x, dtype=float))
+    chk = file_residuals(str(path), x)
+    call = float(row.pop("call_s"))
+    ok = chk["comp"] <= TOL and chk["viol"] <= TOL
+    return {
+        "solved": bool(ok and call <= time_limit),
+        "time_s": call,
+        "process_s": wall,
+        "objective": chk["objective"],
+        "comp": chk["comp"],
+        "viol": chk["viol"],
+        "status": row.get("status", ""),
+        "stationarity": row.get("stationarity"),
+        "reformulation": row.get("reformulation", ""),
+        "own_verdict": bool(row.get("solved")),
+        "false_solved": bool(row.get("solved")) and not ok,
+        "over_time": call > time_limit,
+        "over_budget": call > 1.1 * time_limit + 2,
+        "api": row.get("api", ""),
+    }
 
 
 def run_mpecss_file(path: str, which: str, time_limit: float) -> dict[str, Any]:
@@ -315,6 +394,58 @@ def write_table(rows: list[dict[str, Any]], path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def write_versus_table(rows: list[dict[str, Any]], path: Path, name: str) -> None:
+    """Per-problem Markdown table of mcpkit against an earlier mcpkit (``baseline``), both judged
+    from the file: objective, time (whole call) and their ratio, stationarity."""
+    lines = [
+        f"| problem | n | mcpkit f | {name} f | mcpkit s | {name} s | ratio | stationarity |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        a, b = r["mcpkit"], r.get("baseline", {})
+        fa = f"{a['objective']:.6g}" if a["solved"] else "not solved"
+        fb = f"{b['objective']:.6g}" if b.get("solved") else "not solved"
+        ratio = a["time_s"] / b["time_s"] if b.get("time_s") else float("nan")
+        ta = f"{a['time_s']:.1f}" + (" (over budget)" if a.get("over_budget") else "")
+        lines.append(
+            f"| {r['problem']} | {r.get('n', '')} | {fa} | {fb} | {ta} | {b.get('time_s', float('nan')):.1f} "
+            f"| {ratio:.2f} | {a.get('stationarity')} |"
+        )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def versus_baseline(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """mcpkit against the baseline: time ratios (all problems; both solved), objectives where
+    both solve (worse by the :func:`_versus` rule), runs over budget and false 'solved'."""
+    both = [r for r in rows if r["mcpkit"]["solved"] and r["baseline"]["solved"]]
+    ratio = np.array([r["mcpkit"]["time_s"] / r["baseline"]["time_s"] for r in rows], dtype=float)
+    ratio_both = np.array([r["mcpkit"]["time_s"] / r["baseline"]["time_s"] for r in both], dtype=float)
+    t_a = np.array([r["mcpkit"]["time_s"] for r in rows], dtype=float)
+    t_b = np.array([r["baseline"]["time_s"] for r in rows], dtype=float)
+    cmp = {r["problem"]: _versus(r["mcpkit"]["objective"], r["baseline"]["objective"]) for r in both}
+    worse = [k for k, v in cmp.items() if v == "worse"]
+    better = [k for k, v in cmp.items() if v == "better"]
+    return {
+        "median_time_ratio": float(np.median(t_a) / np.median(t_b)) if rows else None,
+        "per_problem_ratio_median": float(np.median(ratio)) if ratio.size else None,
+        "per_problem_ratio_max": float(np.max(ratio)) if ratio.size else None,
+        "slower_than_1.25x": [r["problem"] for r, q in zip(rows, ratio, strict=True) if q > 1.25],
+        "both_solved": len(both),
+        "ratio_both_solved_max": float(np.max(ratio_both)) if ratio_both.size else None,
+        "objective_worse": worse,
+        "objective_better": better,
+        "solved_only_by_mcpkit": [
+            r["problem"] for r in rows if r["mcpkit"]["solved"] and not r["baseline"]["solved"]
+        ],
+        "solved_only_by_baseline": [
+            r["problem"] for r in rows if r["baseline"]["solved"] and not r["mcpkit"]["solved"]
+        ],
+        "mcpkit_over_budget": [r["problem"] for r in rows if r["mcpkit"].get("over_budget")],
+        "baseline_over_budget": [r["problem"] for r in rows if r["baseline"].get("over_budget")],
+        "mcpkit_false_solved": [r["problem"] for r in rows if r["mcpkit"].get("false_solved")],
+    }
+
+
 def summarise(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     r = [row[key] for row in rows if key in row]
     times = np.array([x["time_s"] for x in r], dtype=float)
@@ -334,10 +465,11 @@ def plot_solved_vs_time(rows: list[dict[str, Any]], title: str, path: Path) -> N
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.0, 3.6))
-    for key, style in (("mcpkit", "-"), ("mpecss", "--")):
+    for key, style in (("mcpkit", "-"), ("baseline", ":"), ("mpecss", "--")):
         times = np.sort([r[key]["time_s"] for r in rows if key in r and r[key]["solved"]])
+        name = rows[0].get("baseline_name", "baseline") if key == "baseline" and rows else key
         if times.size:
-            ax.step(times, np.arange(1, times.size + 1), style, where="post", label=f"{key} ({times.size})")
+            ax.step(times, np.arange(1, times.size + 1), style, where="post", label=f"{name} ({times.size})")
     ax.axhline(len(rows), color="0.6", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("wall time per problem [s]")
@@ -378,7 +510,22 @@ def main() -> None:
         help="solve as a Dask sweep (mcpkit.sweep) on N worker processes (default: in turn, in this process)",
     )  # fmt: skip
     ap.add_argument("--sweep-out", type=Path, default=None, help="the sweep's Parquet folder (default: temp)")
+    ap.add_argument(
+        "--isolate", action="store_true",
+        help="each mcpkit solve in its own process, judged again from the file (mpcc_one.py)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--baseline-python", default=None,
+        help="python of an older mcpkit (its own venv) run side by side, isolated (implies --isolate)",
+    )  # fmt: skip
+    ap.add_argument("--baseline-name", default="9d59f9c", help="what the baseline is called in outputs")
+    ap.add_argument("--jobs", type=int, default=1, help="isolated solves run at once (mcpkit and baseline)")
+    ap.add_argument(
+        "--save-points", type=Path, default=None, help="isolated: save mcpkit's points (.npy) here"
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.baseline_python:
+        args.isolate = True
     if args.from_json is not None:
         saved = json.loads(args.from_json.read_text())
         if args.plot:
@@ -393,6 +540,8 @@ def main() -> None:
     files = sorted(SETS[args.set].glob("*.json"))[: args.limit]
     if args.only:
         files = [f for f in files if f.name.removesuffix(".json").removesuffix(".nl") in set(args.only)]
+    if args.set == "nosbench-large" and args.peer == "auto":
+        args.no_peer = True  # no per-problem mpecss rows are published for these files (its total: 26/34)
     peer_mode = args.peer if args.peer != "auto" else ("published" if args.set in PUBLISHED else "run")
     published = load_published(args.set) if peer_mode == "published" and not args.no_peer else {}
     best_known = load_best_known(args.set)
@@ -411,9 +560,42 @@ def main() -> None:
                 run_mpecss_file, files, args.workers, base / "mpecss.parquet", args.json,
                 which=args.set, time_limit=args.time_limit,
             )  # fmt: skip
+    if args.isolate:
+        import sys
+        from concurrent.futures import ThreadPoolExecutor
+
+        tasks = [("mcpkit", sys.executable, f) for f in files]
+        if args.baseline_python:
+            py = (sys.executable, args.baseline_python)
+            tasks = [t for f in files for t in (("mcpkit", py[0], f), ("baseline", py[1], f))]
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            if args.save_points is not None:
+                args.save_points.mkdir(parents=True, exist_ok=True)
+
+            def point(who: str, f: Path) -> Path | None:
+                if args.save_points is None or who != "mcpkit":
+                    return None
+                return args.save_points / (f.name.removesuffix(".json") + ".npy")
+
+            futures = {
+                (who, f): pool.submit(
+                    run_isolated, py, f, args.time_limit, args.method, not args.no_refine, point(who, f)
+                )
+                for who, py, f in tasks
+            }  # fmt: skip
+            for who, f in futures:
+                swept.setdefault(who, []).append(futures[(who, f)].result())
+                r = swept[who][-1]
+                if not args.json:
+                    line = f"{f.name[:44]:<44} {who:<8} {r['solved']!s:<5} {r['time_s']:7.2f}s {r['status']}"
+                    print(line, flush=True)
     for i, f in enumerate(files):
         row: dict[str, Any] = {"problem": f.name.removesuffix(".json").removesuffix(".nl")}
         row["best_known"] = best_known.get(row["problem"], float("nan"))
+        if "baseline" in swept:
+            row["baseline"], row["baseline_name"] = swept["baseline"][i], args.baseline_name
+        if args.isolate:
+            row["n"] = len(json.loads(f.read_text()).get("w0", []))
         if "mcpkit" in swept:
             row["mcpkit"] = swept["mcpkit"][i]
         else:
@@ -437,6 +619,12 @@ def main() -> None:
     out["mcpkit_backend"], out["mcpkit_method"] = args.backend, args.method
     out["mcpkit_refine"] = not args.no_refine
     out["mcpkit"] = summarise(rows, "mcpkit")
+    if args.baseline_python:
+        out["baseline"] = {"name": args.baseline_name, **summarise(rows, "baseline")}
+        out["versus_baseline"] = versus_baseline(rows)
+    if args.isolate:
+        out["mcpkit"]["false_solved"] = [r["problem"] for r in rows if r["mcpkit"].get("false_solved")]
+        out["mcpkit"]["over_budget"] = [r["problem"] for r in rows if r["mcpkit"].get("over_budget")]
     if not args.no_peer:
         out["mpecss"] = summarise(rows, "mpecss")
         out["mpecss"]["source"] = peer_mode
@@ -474,7 +662,10 @@ def main() -> None:
         who = "mpecss (published)" if peer_mode == "published" else "mpecss"
         plot_solved_vs_time(rows, f"{args.set}: mcpkit ({args.backend}) vs {who}", args.plot)
     if args.table:
-        write_table(rows, args.table)
+        if args.baseline_python:
+            write_versus_table(rows, args.table, args.baseline_name)
+        else:
+            write_table(rows, args.table)
     if args.json:
         print(json.dumps(out))
     else:
