@@ -64,6 +64,7 @@ import scipy.sparse as sps
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.io import file_kind, load_mcp, read_json
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
+from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.mpcc.problem import casadi_name
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
 from mcpkit.solvers.newton import bound_kinds
@@ -277,7 +278,12 @@ def mcp_file_from_mpcc_json(path: str | Path) -> MCPFile:
     if ca.depends_on(mpcc.f, x):
         raise _refuse(p, "the objective depends on the variables")
     JH = ca.jacobian(mpcc.H, x)
-    if (JH.nnz() and ca.depends_on(JH, ca.vertcat(x, par))) or (par.numel() and ca.depends_on(mpcc.H, par)):
+    structural = is_affine_in(ca.Function("H", [x, par], [mpcc.H]), [AFFINE, CONSTANT])
+    if (
+        not structural
+        or (JH.nnz() and ca.depends_on(JH, ca.vertcat(x, par)))
+        or (par.numel() and ca.depends_on(mpcc.H, par))
+    ):
         raise _refuse(p, "some H_j is not affine in x with constant coefficients")
     S = sps.csr_matrix(ca.DM(ca.evalf(JH)).sparse()) if JH.nnz() else sps.csr_matrix((nc, nx))
     S.eliminate_zeros()

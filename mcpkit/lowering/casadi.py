@@ -45,6 +45,10 @@ CASADI_FUNCTIONS: dict[str, object] = {
 }  # fmt: skip
 
 
+_CASADI_SIGN = sp.Function("casadi_sign")
+CASADI_FUNCTIONS["casadi_sign"] = ca.sign
+
+
 def sparse_dm(M: sps.sparray | sps.spmatrix) -> ca.DM:
     r"""A SciPy sparse matrix as one sparse ``casadi.DM`` (same pattern, no dense step).
 
@@ -62,6 +66,9 @@ def sympy_to_casadi(exprs: list[sp.Expr], symbols: list[sp.Symbol], values: list
     """Evaluate sympy expressions on CasADi SX values substituted for ``symbols``."""
     if not exprs:
         return []
+    # sympy's printer writes sign(a) as "0.0 if a == 0 else copysign(1, a)" whatever the module
+    # says, which asks a symbolic SX for its truth value: hand it over as a plain function call
+    exprs = [e.replace(sp.sign, _CASADI_SIGN) if isinstance(e, sp.Basic) else e for e in exprs]
     fn = sp.lambdify([symbols], exprs, modules=[CASADI_FUNCTIONS, "math"], cse=True)
     out = fn(values)
     return [ca.SX(o) for o in out]

@@ -38,10 +38,13 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.lowering.sx_replay import (
+    AFFINE,
     ARITHMETIC_BINARY,
     ARITHMETIC_UNARY,
+    PARAMETER,
     as_sx_function,
     elementary,
+    is_affine_in,
     replay_sx,
 )
 from mcpkit.problem import MCP, ArrayLike
@@ -132,11 +135,17 @@ def casadi_signature(F: Any, what: str = "F") -> tuple[int, int]:
 
 
 def affine_parts(F: ca.Function) -> tuple[sps.csc_matrix, ca.Function] | None:
-    r"""``(M, q)`` with :math:`F(z; p) = M z + q(p)` when the SX Jacobian is constant, else ``None``.
+    r"""``(M, q)`` with :math:`F(z; p) = M z + q(p)` when ``F`` is affine in ``z``, else ``None``.
 
-    ``M`` is the Jacobian with CasADi's sparsity; ``q`` the CasADi function ``(p) -> F(0; p)``.
+    Affinity is decided on the expression graph (:func:`~mcpkit.lowering.sx_replay.affinity`),
+    not by a constant Jacobian: ``floor``, ``sign``, ``if_else``, comparisons and the like have
+    constant (zero) derivatives but are not affine, and replacing them by their Jacobian would
+    declare a different ``F`` (``if_else(z >= 1, 5, 0) + z - 2`` became ``z - 2``). ``M`` is the
+    Jacobian with CasADi's sparsity; ``q`` the CasADi function ``(p) -> F(0; p)``.
     """
     Fs = as_sx_function(F, "mcp_from_casadi")
+    if not is_affine_in(Fs, [AFFINE, PARAMETER][: Fs.n_in()]):
+        return None
     z = Fs.sx_in(0)
     p = Fs.sx_in(1) if Fs.n_in() == 2 else ca.SX(0, 1)
     out = ca.vec(Fs(z, p) if Fs.n_in() == 2 else Fs(z))

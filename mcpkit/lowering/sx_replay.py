@@ -153,3 +153,62 @@ def replay_sx(
             val = share(val)
         work[o[0]] = val
     return result
+
+
+#: Affinity classes of a value of an SX program (:func:`affinity`), ordered by generality.
+CONSTANT, PARAMETER, AFFINE, NONLINEAR = 0, 1, 2, 3
+_LINEAR_OPS = frozenset({ca.OP_ADD, ca.OP_SUB})
+_SAME_OPS = frozenset({ca.OP_ASSIGN, ca.OP_NEG, ca.OP_TWICE})
+
+
+def affinity(fun: ca.Function, roles: Sequence[int]) -> list[list[int]]:
+    r"""Per output entry of ``fun``, how it depends on inputs of the given ``roles``, from its graph.
+
+    ``roles`` gives each input's class: :data:`AFFINE` for the variables :math:`z`,
+    :data:`PARAMETER` for parameters :math:`p`. An entry is :data:`AFFINE` when it is
+    :math:`a^\top z + c(p)` with a constant :math:`a`: built from :math:`z` by ``+``, ``-``,
+    negation, and multiplication or division by values that depend on nothing
+    (:data:`CONSTANT`); :data:`PARAMETER` when it depends on :math:`p` only (in any way);
+    :data:`NONLINEAR` otherwise. Any other operation on a value that depends on :math:`z` is
+    nonlinear, whatever its derivative: ``floor``, ``sign``, ``if_else``, comparisons, ``fmod``
+    and the logic operations have a zero or constant Jacobian but are not affine, and a test of
+    Jacobian constancy calls ``if_else(z >= 1, 5, 0) + z - 2`` the affine ``z - 2``. The answer
+    is structural: an expression that happens to be affine after cancellation
+    (``(z + 1)**2 - z**2``) is called nonlinear, which is always safe.
+    """
+    fun = as_sx_function(fun, "affinity")
+    if len(roles) != fun.n_in():
+        raise MCPInputError(f"affinity: {fun.n_in()} inputs but {len(roles)} roles")
+    out = [[CONSTANT] * fun.numel_out(k) for k in range(fun.n_out())]
+    rows_out = [fun.sparsity_out(k).find() for k in range(fun.n_out())]
+    work: dict[int, int] = {}
+    for k in range(fun.n_instructions()):
+        op, i, o = fun.instruction_id(k), fun.instruction_input(k), fun.instruction_output(k)
+        if op == ca.OP_CONST:
+            c = CONSTANT
+        elif op == ca.OP_INPUT:
+            c = roles[i[0]]
+        elif op == ca.OP_OUTPUT:
+            out[o[0]][rows_out[o[0]][o[1]]] = work[i[0]]
+            continue
+        else:
+            args = [work[j] for j in i]
+            top = max(args)
+            if op in _SAME_OPS or (op in _LINEAR_OPS and top <= AFFINE):
+                c = top
+            elif op == ca.OP_MUL and top == AFFINE:
+                # a p-dependent coefficient is no constant coefficient
+                c = AFFINE if min(args) == CONSTANT else NONLINEAR
+            elif op == ca.OP_DIV and top == AFFINE:
+                c = AFFINE if args[0] == AFFINE and args[1] == CONSTANT else NONLINEAR
+            elif top <= PARAMETER:
+                c = top  # any operation on constants and parameters only
+            else:
+                c = NONLINEAR
+        work[o[0]] = c
+    return out
+
+
+def is_affine_in(fun: ca.Function, roles: Sequence[int]) -> bool:
+    """Every output entry of ``fun`` is at most :data:`AFFINE` (:func:`affinity`)."""
+    return all(c <= AFFINE for row in affinity(fun, roles) for c in row)

@@ -154,6 +154,7 @@ import scipy.linalg as sla
 
 from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError, ShapeError
+from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.options import SolveOptions
 from mcpkit.problem import MCP, AffineFunction
 from mcpkit.result import HomotopyStep, Termination
@@ -1024,12 +1025,16 @@ class AffineData:
         else:
             z, p, F = self.cas.z, self.cas.p, self.cas.F
             J = ca.jacobian(F, z)
-            if ca.depends_on(J, z):
+            # structurally (floor, sign, if_else have constant Jacobians but are not affine); p is
+            # a constant here (M may depend on it: it is evaluated at each solve's p)
+            if ca.depends_on(J, z) or not is_affine_in(ca.Function("F", [z, p], [F]), [AFFINE, CONSTANT]):
                 bad = [
                     b.name
                     for b in blocks
                     if not isinstance(fbs[b.name], AffineFunction)  # symbolic or block-expression rows
-                    and ca.depends_on(ca.jacobian(F[b.start : b.start + b.size], z), z)
+                    and not is_affine_in(
+                        ca.Function("Fb", [z, p], [F[b.start : b.start + b.size]]), [AFFINE, CONSTANT]
+                    )
                 ]
                 raise MCPInputError(
                     f"method='lemke' solves linear complementarity problems, but F is not affine in z "
