@@ -448,6 +448,15 @@ class _SpecSteps:
         return self.spec.x_next(state, result.z, self.U[k], self.theta, t)
 
 
+def spent_building(options: dict[str, Any], t0: float) -> None:
+    """Take the time since ``t0`` (building a horizon) off ``options["time_limit"]``, if any, so
+    that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
+    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error)."""
+    limit = options.get("time_limit")
+    if limit is not None and math.isfinite(float(limit)):
+        options["time_limit"] = max(float(limit) - (time.perf_counter() - t0), 1e-3)
+
+
 def forward_simulate(
     spec: StepSpec,
     x0: np.ndarray,
@@ -787,6 +796,11 @@ class Horizon:
             :class:`mcpkit.Solver` on this :class:`StepSpec` (:meth:`simulate`).
         step_options
             Options of the per-step solver (initial guess and default re-simulation).
+
+        A ``time_limit`` in ``options`` bounds the whole call: the initial simulation stops at
+        it (rows not simulated repeat the last one), the MPCC solve gets what is left (its checks
+        included), and a re-simulation that does not fit is recorded as not checked
+        (``result.resim.not_checked``; the plan is then not called solved).
         """
         dtol = float(deviation_tol)
         if not math.isfinite(dtol) or dtol <= 0:

@@ -27,6 +27,7 @@ is the minimum-norm solution. In continuous time it is :math:`u(t) = 30 - 60t + 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
-from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec
+from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec, spent_building
 
 __all__ = [
     "BlockTask",
@@ -180,7 +181,9 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     throughout; the guess misses the terminal conditions).
     """
     task = BlockTask() if task is None else task
+    t0 = time.perf_counter()
     hz = block_horizon(task)
+    spent_building(options, t0)
     options.setdefault("deviation_tol", 1e-4)
     res = hz.solve(np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g),
                    simulator=model_simulator(task), **options)  # fmt: skip

@@ -74,7 +74,13 @@ from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
 from mcpkit.mpcc import MPCC, MPCCSolver
-from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec, resimulation_check
+from mcpkit.mpec.horizon import (
+    Horizon,
+    HorizonResult,
+    StepSpec,
+    resimulation_check,
+    spent_building,
+)
 from mcpkit.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
@@ -386,6 +392,7 @@ def solve_plate_design(
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
     hz, _ = plate_design_horizon(task)
+    spent_building(options, t0)
     U0 = np.zeros((task.n_steps, 4))
     U0[0] = periodic_start_guess(task, task.theta0)
     options.setdefault("method", "scholtes")

@@ -45,7 +45,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
-from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec
+from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
 from mcpkit.result import FromParts, OnePart, summary_head
 
 __all__ = [
@@ -380,6 +380,7 @@ def plan_pushing(
     restarts: int = 2,
     deviation_tol: float = 1e-5,
     time_limit: float = 20.0,
+    total_time_limit: float | None = None,
     **options: Any,
 ) -> PushingPlan:
     r"""Deterministic multi-start with re-seeding; the best plan that the simulator reproduces.
@@ -404,7 +405,10 @@ def plan_pushing(
     deviation_tol
         Re-simulation tolerance on :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|`.
     time_limit
-        Wall-clock limit of each MPCC solve [s].
+        Wall-clock limit of each attempt (build, MPCC solve, re-simulation) [s].
+    total_time_limit
+        Wall-clock limit of the whole plan [s] (``None``: none beyond the attempts'): no attempt
+        starts after it, and each gets at most what is left of it.
     **options
         :class:`~mcpkit.mpcc.MPCCSolver` options; by default ``fallback_methods=()``: a
         failed Scholtes homotopy is re-seeded instead of re-run with other reformulations, which
@@ -420,12 +424,16 @@ def plan_pushing(
     hz = pushing_horizon(task)
     sim = ecp_simulator(task)
     options.setdefault("fallback_methods", ())
-    options["time_limit"] = float(time_limit)
+    end = None if total_time_limit is None else t_all + float(total_time_limit)
     attempts: list[PushAttempt] = []
     for i, st in enumerate(starts):
         U0, th0 = st.controls(task), st.design(task)
         for r in range(restarts + 1):
             t = time.perf_counter()
+            left = float(time_limit) if end is None else min(float(time_limit), end - t)
+            if left <= 0:
+                break
+            options["time_limit"] = left
             res = hz.solve(U0, th0, simulator=sim, deviation_tol=deviation_tol, **options)
             slide = contact_modes(res)
             attempts.append(
@@ -454,7 +462,9 @@ def solve_pushing(
     with re-seeding and the best reproduced plan use :func:`plan_pushing`.
     """
     task = PushTask() if task is None else task
+    t0 = time.perf_counter()
     hz = pushing_horizon(task)
+    spent_building(options, t0)
     frac, mag = guess
     try:
         start = PushStart(frac, mag)

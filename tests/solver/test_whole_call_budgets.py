@@ -1,0 +1,58 @@
+"""Time limits bound whole calls: MPCCSolver.solve (homotopy, refinement, stationarity check)
+and Horizon.solve (initial simulation, MPCC solve, re-simulation), within 1.1 S + 2 s.
+
+The limits here are far below what the solves need, so the assertions test the bound itself;
+no assertion depends on how fast the machine is beyond that generous slack."""
+
+from __future__ import annotations
+
+import time
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from mcpkit.mpcc import MPCC, MPCCSolver
+from mcpkit.mpec.examples.block import BlockTask, solve_block
+
+pytestmark = pytest.mark.solver
+
+
+def _chain(n: int) -> MPCC:
+    """A long chain of coupled pairs: min sum (x_i - 1)^2 + (y_i - 1)^2 + coupling, 0 <= x_i _|_ y_i >= 0."""
+    x, y = ca.SX.sym("x", n), ca.SX.sym("y", n)
+    f = ca.sumsqr(x - 1) + ca.sumsqr(y - 1) + ca.sumsqr(x[1:] - y[:-1])
+    w = ca.vertcat(x, y)
+    return MPCC.from_casadi(w, x, y, f=f, x0=np.full(2 * n, 0.5))
+
+
+def test_mpcc_solver_time_limit_bounds_the_whole_call() -> None:
+    solver = MPCCSolver(_chain(400), "scholtes", time_limit=0.5)
+    t = time.perf_counter()
+    res = solver.solve()
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * 0.5 + 2.0, wall
+    assert res.stationarity in ("not checked", "S", "B", "M", "C", "weak", "not_stationary", "not_feasible")
+    # a call-level override bounds it too
+    t = time.perf_counter()
+    solver.solve(time_limit=0.2)
+    assert time.perf_counter() - t <= 1.1 * 0.2 + 2.0
+
+
+def test_horizon_solve_time_limit_bounds_plan_and_resimulation() -> None:
+    t = time.perf_counter()
+    res, _ = solve_block(BlockTask(n_steps=400), time_limit=0.5)
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * 0.5 + 2.0, (wall, res.build_time_s)  # the build counts too
+    if res.resim is not None and res.resim.not_checked:
+        assert not res.solved and "not checked" in res.resim.message
+
+
+def test_time_limit_is_validated() -> None:
+    from mcpkit.errors import MCPInputError
+
+    solver = MPCCSolver(_chain(2), "scholtes")
+    with pytest.raises(MCPInputError):
+        solver.solve(time_limit=-1.0)
+    with pytest.raises(MCPInputError):
+        solver.solve(time_limit=float("nan"))
