@@ -28,7 +28,9 @@ from tests.conftest import SHARED_DATA
 
 DIR = SHARED_DATA / "fclib-siconos"
 STACK = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
-#: A periodic box (W of rank 72 of 180): the direct stage needs its watchdog here (32 steps)
+#: A periodic box (W of rank 72 of 180, 22 of 60 contacts on the stick/slip boundary at the
+#: solution): whether the direct stage alone reaches 1e-8 depends on rounding (perturbing W and
+#: q by 1e-14 flips it either way), so its tests assert only what does not
 PERIODIC = DIR / "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5"
 TOL = 1e-8
 pytestmark = [
@@ -62,9 +64,8 @@ def test_direct_stage_answers_small_problems(name: str) -> None:
 
 def test_stalled_direct_stage_hands_over(monkeypatch: pytest.MonkeyPatch) -> None:
     """A direct stage that stops without a solution (here: capped at 3 steps, so that it stops
-    on every machine; since the direct stage takes proximal steps with a watchdog it solves all
-    23 problems uncapped): the engine's stages then solve the problem and their point is the
-    one returned."""
+    on every machine; uncapped it solves most problems alone, and the periodic box depending on
+    rounding): the engine's stages then solve the problem and their point is the one returned."""
     import mcpkit.models.fclib as fclib_module
 
     monkeypatch.setattr(fclib_module, "DIRECT_ITERATIONS", 3)
@@ -98,7 +99,7 @@ def test_direct_stage_respects_the_iteration_budget() -> None:
 
 
 @pytest.mark.skipif(not STACK.is_file(), reason="shared FCLIB file not present")
-@pytest.mark.parametrize("path", [STACK, DIR / "BoxesStack1-i100000-32.hdf5", PERIODIC])
+@pytest.mark.parametrize("path", [STACK, DIR / "BoxesStack1-i100000-32.hdf5"])
 def test_the_perturbed_direct_stage_solves_singular_stacks(path) -> None:
     """Statically indeterminate stacks and the periodic box (singular Newton matrices at the
     solutions): the proximally perturbed steps with a memory of 10 and the watchdog solve them
@@ -108,4 +109,20 @@ def test_the_perturbed_direct_stage_solves_singular_stacks(path) -> None:
     assert res.solved, res.message
     assert [st.name for st in res.stages] == ["direct"] and res.solve.method == "newton_contact"
     prob = load_fclib(path)
+    assert friction_residual(prob.W, prob.q, prob.mu, res.reactions) <= TOL
+
+
+@pytest.mark.skipif(not PERIODIC.is_file(), reason="shared FCLIB file not present")
+def test_the_periodic_box_is_solved_direct_stage_first() -> None:
+    """W of rank 72/180, 22 contacts sticking on the cone boundary at the solution: whether the
+    direct stage alone reaches 1e-8 depends on rounding (1e-14 perturbations of W and q flip it:
+    30/30 perturbed copies stall in it on one machine, the unperturbed file solved there in 32
+    steps on another), so only the machine-independent part is asserted: the direct stage runs
+    first, and when it stops short the engine's stages finish to the Siconos error 1e-8."""
+    res = solve_fclib_file(PERIODIC)
+    assert res.solved, res.message
+    assert res.stages[0].name == "direct"
+    if not (res.stages[0].solved and res.stages[0].friction_residual <= TOL):
+        assert res.stages[-1].solved and res.solve.method == "newton"
+    prob = load_fclib(PERIODIC)
     assert friction_residual(prob.W, prob.q, prob.mu, res.reactions) <= TOL
