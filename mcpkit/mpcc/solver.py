@@ -43,7 +43,14 @@ from mcpkit.problem import as_float_vector
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, clipped_or_given, make_homotopy
+from mcpkit.solvers.homotopy import (
+    SECOND_OPINION_MAX_VARS,
+    Assessment,
+    HomotopyOutcome,
+    Polisher,
+    clipped_or_given,
+    make_homotopy,
+)
 from mcpkit.solvers.lpec_polish import is_lpec
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
@@ -168,6 +175,7 @@ class MPCCSolver:
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
         out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+        target = self.mpcc
         x = None if out.x is None else self._orig_x(out.x)
         refinement: RefinementReport | None = None
         stat_rep = None
@@ -186,6 +194,8 @@ class MPCCSolver:
         )  # fmt: skip
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
+            if self.route.second_opinion and target.x.numel() > SECOND_OPINION_MAX_VARS:
+                result.message += f"; no second opinion above {SECOND_OPINION_MAX_VARS} variables"
         if refinement is not None and stat_rep is not None:
             result.stationarity = stat_rep.level.value
             result.extra["stationarity_report"] = stat_rep
