@@ -97,6 +97,11 @@ class FallbackRoute:
             if k == 0 and spec.method != "path":  # an input error of mcpkit's own first engine
                 raise
             return f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # PATH's own errors (GAMSPy's FatalError on an expired licence)
+            if spec.method != "path":
+                raise
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            return f"PATH unavailable: {type(exc).__name__}: {first}"
 
     def _route(self, k: int) -> Route | str:
         if k not in self._routes:
@@ -141,6 +146,14 @@ class FallbackRoute:
                 out = route.solve(p, z0, warm)
             except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
                 attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
+                continue
+            except Exception as exc:  # PATH failing in its own code, e.g. a licence that expired
+                if spec.method != "path":  # while this process ran: PATH unavailable, next method
+                    raise
+                first = str(exc).splitlines()[0][:200] if str(exc) else ""
+                why = f"PATH unavailable: {type(exc).__name__}: {first}"
+                attempts.append({"method": spec.method, "skipped": why})
+                self._routes[k] = f"PATH unavailable: {type(exc).__name__}"  # not tried again
                 continue
             except KeyboardInterrupt:  # report what the chain has so far, as an interrupt
                 attempts.append({"method": spec.method, "termination": Termination.INTERRUPTED.value})

@@ -149,3 +149,37 @@ def test_an_interrupt_keeps_the_attempts_so_far(monkeypatch: pytest.MonkeyPatch)
     stubs = {"newton": Interrupted("newton", None, Termination.CONVERGED)}
     out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
     assert out.termination is Termination.INTERRUPTED and out.z is None
+
+
+def test_path_failing_in_its_own_code_means_path_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH whose licence expires while the process runs raises its own error type (GAMSPy's
+    FatalError) at build or at solve time: auto records 'PATH unavailable' and goes on to newton,
+    and does not try PATH again on the next solve. Another engine's own exception still raises."""
+
+    class FatalError(Exception):  # stands in for gamspy.exceptions.FatalError
+        pass
+
+    class Expiring(Stub):
+        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+            raise FatalError("Licence expired: 2026-11-26\nmore lines")
+
+    expiring = Expiring("path", None, Termination.SOLVER_ERROR)
+    stubs = {"path": expiring, "newton": Stub("newton", 1.0, Termination.CONVERGED)}
+    route = chain(monkeypatch, stubs, SolveOptions())
+    for _ in range(2):
+        out = route.solve(np.zeros(0), np.zeros(1), False)
+        assert out.method == "newton" and out.termination is Termination.CONVERGED
+        skipped = out.extra["attempts"][0]["skipped"]
+        assert skipped.startswith("PATH unavailable: FatalError") and "more lines" not in skipped
+    stubs = {"path": FatalError("expired at build"), "newton": Stub("newton", 1.0, Termination.CONVERGED)}
+    out = chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
+    assert out.method == "newton" and "PATH unavailable" in out.extra["attempts"][0]["skipped"]
+
+    class Broken(Stub):
+        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+            raise ZeroDivisionError("a bug of our own")
+
+    stubs = {"newton": Broken("newton", None, Termination.SOLVER_ERROR), "scholtes": Stub("scholtes", 1.0,
+             Termination.CONVERGED)}  # fmt: skip
+    with pytest.raises(ZeroDivisionError):
+        chain(monkeypatch, stubs, SolveOptions()).solve(np.zeros(0), np.zeros(1), False)
