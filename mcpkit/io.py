@@ -12,7 +12,9 @@ Formats, chosen by content and extension:
   ``ub``) either as arrays of the same name in that file (what :func:`save_lcp_npz` writes; the
   file stays readable by ``load_npz``) or in companion ``.npy`` files beside ``NAME.npz``:
   ``NAME.q.npy``, ``NAME.lb.npy``, ``NAME.ub.npy`` (a vector each, or a scalar bound; a value
-  given in both places is an error). From SciPy, two lines::
+  given in both places is an error). The index arrays are checked before SciPy sees them
+  (``indptr`` from 0 to the number of entries without decreasing, indices inside the shape).
+  From SciPy, two lines::
 
       scipy.sparse.save_npz("obstacle.npz", M)
       numpy.save("obstacle.q.npy", q)
@@ -71,11 +73,34 @@ def _bound(value: Any, what: str, path: Path) -> Any:
         except ValueError:
             raise ProblemFileError(f"{path}: {what} entry {value!r} is not a number") from None
     if isinstance(value, list):
-        return [
-            math.inf if v is None and what == "ub" else -math.inf if v is None else _bound(v, what, path)
+        value = [
+            (math.inf if what == "ub" else -math.inf) if v is None
+            else v if isinstance(v, int | float) else _bound(v, what, path)
             for v in value
-        ]
-    return value
+        ]  # fmt: skip
+    return _real_array(value, what, path)
+
+
+def _real_array(value: Any, key: str, path: Path) -> np.ndarray:
+    """``value`` (a list from JSON, an array from NPZ) as a float array; typed errors naming ``key``.
+
+    Complex values are refused (casting would drop the imaginary part), as are entries that are
+    not numbers and integers beyond the range of a float.
+    """
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError) as exc:  # ragged nesting, ...
+        raise ProblemFileError(f"{path}: {key} must be a numeric array ({exc})") from None
+    if arr.dtype.kind == "c":
+        raise ProblemFileError(f"{path}: {key} holds complex numbers; an LCP needs real data")
+    try:
+        return arr.astype(float, copy=False)
+    except OverflowError:
+        raise ProblemFileError(
+            f"{path}: {key} holds an integer beyond the range of a float (±1.8e308)"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ProblemFileError(f"{path}: {key} must be a numeric array ({exc})") from None
 
 
 #: Parsed JSON files by ``(path, mtime, size)`` while :func:`parse_once` is active, else None.
@@ -127,9 +152,65 @@ def _parse_json(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ProblemFileError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ProblemFileError(
+            f"{path}: JSON arrays or objects nested too deeply to read (the problem formats nest at most "
+            "a few levels)"
+        ) from None
+    except MemoryError:
+        raise ProblemFileError(f"{path}: not enough memory to parse the JSON file") from None
+    except ValueError as exc:  # an integer literal longer than Python converts (sys.get_int_max_str_digits)
+        raise ProblemFileError(f"{path}: {_huge_integer(text) or exc}") from None
     if not isinstance(data, dict):
         raise ProblemFileError(f"{path}: expected a JSON object at the top level")
     return data
+
+
+class _HugeInt:
+    """Stand-in for a JSON integer literal that no float can hold (:func:`_huge_integer`)."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(literal: str) -> int | _HugeInt:
+    """``int(literal)``, or a :class:`_HugeInt` when the value is beyond the range of a float."""
+    digits = len(literal.lstrip("-"))
+    if digits < 309:
+        return 0  # the value does not matter: only where the huge ones are
+    if digits == 309:
+        with contextlib.suppress(OverflowError):
+            float(int(literal))
+            return 0
+    return _HugeInt(digits)
+
+
+def _huge_integer(text: str) -> str:
+    """Where the first integer literal beyond the range of a float is (``"M[0][1] is ..."``), or ``""``.
+
+    Called when :func:`json.loads` refused ``text`` with a ValueError, which it raises for an
+    integer literal longer than ``sys.get_int_max_str_digits()``: parses ``text`` again with a
+    ``parse_int`` that marks every literal beyond the range of a float and walks the result
+    without recursion. (Shorter ones parse; the readers refuse them when they convert the key to
+    floats, which costs nothing on the files that have none.)
+    """
+    try:
+        data = json.loads(text, parse_int=_parse_int)
+    except (ValueError, RecursionError, MemoryError):
+        return "an integer literal is too long to read"
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _HugeInt):
+            return (
+                f"{where or 'the top level'} is an integer with {value.digits} digits, beyond the range of "
+                "a float (±1.8e308)"
+            )
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return ""
 
 
 def lcp_from_mapping(data: Any, path: Path) -> MCP:
@@ -141,14 +222,15 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
     ub = _bound(data["ub"], "ub", path) if "ub" in data else math.inf
     lb = -math.inf if lb is None else lb
     ub = math.inf if ub is None else ub
+    M = data["M"]
+    if sps.issparse(M):
+        if M.dtype.kind not in "biuf":
+            raise ProblemFileError(f"{path}: M must hold real numbers, got dtype {M.dtype}")
+    else:
+        M = _real_array(M, "M", path)
+    q = _real_array(data["q"], "q", path)
     try:
-        return MCP.lcp(
-            data["M"] if sps.issparse(data["M"]) else np.asarray(data["M"], dtype=float),
-            np.asarray(data["q"], dtype=float),
-            lb=lb,
-            ub=ub,
-            name=path.stem,
-        )
+        return MCP.lcp(M, q, lb=lb, ub=ub, name=path.stem)
     except MCPInputError as exc:
         raise ProblemFileError(f"{path}: {exc}") from None
     except (TypeError, ValueError) as exc:
@@ -157,10 +239,11 @@ def lcp_from_mapping(data: Any, path: Path) -> MCP:
 
 #: What reading a file in a given format can raise when the file is not in that format (a
 #: corrupted NPY header fails in ``ast``/``tokenize``; an unknown ZIP method is NotImplementedError,
-#: a flipped encryption flag RuntimeError).
+#: a flipped encryption flag RuntimeError; a Matrix Market integer beyond 64 bits OverflowError).
 _READ_ERRORS = (
     OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile, zlib.error,
     SyntaxError, tokenize.TokenError, NotImplementedError, RuntimeError, struct.error, MemoryError,
+    OverflowError,
 )  # fmt: skip
 
 #: The optional or required vectors of an LCP file beside ``M``.
@@ -180,6 +263,110 @@ def _vector(value: Any, key: str, n: int, source: Path) -> np.ndarray:
     return v.astype(float)
 
 
+#: Largest number of rows or columns a sparse ``M`` may declare (SciPy's 32-bit index range).
+MAX_SPARSE_DIM = 2**31 - 1
+
+#: The index arrays of each format :func:`scipy.sparse.load_npz` reads.
+_SPARSE_KEYS = {
+    "csr": ("indices", "indptr"),
+    "csc": ("indices", "indptr"),
+    "bsr": ("indices", "indptr"),
+    "coo": ("row", "col"),
+    "dia": ("offsets",),
+}
+
+
+def _npz_array(npz: Any, files: set[str], key: str, p: Path, kinds: str, ndim: int) -> np.ndarray:
+    """Member ``key`` of an open NPZ archive, checked for dtype kind (``kinds``) and dimension."""
+    if key not in files:
+        raise ProblemFileError(f"cannot read {p} as NPZ: the sparse matrix M lacks its array {key!r}")
+    arr = npz[key]
+    if arr.dtype.kind == "c":
+        raise ProblemFileError(f"{p}: sparse M's {key} holds complex numbers; an LCP needs real data")
+    if arr.dtype.kind not in kinds:
+        what = "integers" if kinds == "iu" else "real numbers"
+        raise ProblemFileError(f"{p}: sparse M's {key} must hold {what}, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ProblemFileError(f"{p}: sparse M's {key} must have {ndim} dimension(s), got shape {arr.shape}")
+    return arr
+
+
+def _check_range(idx: np.ndarray, bound: int, key: str, p: Path) -> None:
+    """Every entry of the index array ``idx`` in ``[0, bound)``."""
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= bound):
+        bad = np.flatnonzero((idx < 0) | (idx >= bound))[:5].tolist()
+        raise ProblemFileError(
+            f"{p}: sparse M's {key} must lie in [0, {bound}); entries {bad} are {idx[bad].tolist()}"
+        )
+
+
+def _check_sparse_npz(npz: Any, files: set[str], p: Path) -> None:
+    """Check the arrays of a :func:`scipy.sparse.save_npz` matrix before SciPy builds it.
+
+    SciPy trusts the index arrays: a negative or out-of-range index, or a decreasing ``indptr``,
+    makes its constructors fail at best and corrupt the heap at worst. Checked here: the format
+    name, ``shape`` (two integers in ``[0, MAX_SPARSE_DIM]``), real ``data``, and the index arrays
+    of the format (``indptr`` starts at 0, never decreases and ends at the number of stored
+    entries; indices within the shape). Raises :class:`~mcpkit.errors.ProblemFileError`.
+    """
+    raw = npz["format"]
+    fmt = raw.item() if raw.ndim == 0 else None
+    fmt = fmt.decode("ascii", errors="replace") if isinstance(fmt, bytes) else fmt
+    if fmt not in _SPARSE_KEYS:
+        raise ProblemFileError(
+            f"{p}: unknown sparse format {fmt!r} (scipy.sparse.save_npz writes {', '.join(_SPARSE_KEYS)})"
+        )
+    shape = _npz_array(npz, files, "shape", p, "iu", 1)
+    if shape.size != 2 or int(shape.min()) < 0 or int(shape.max()) > MAX_SPARSE_DIM:
+        raise ProblemFileError(
+            f"{p}: sparse M's shape must be two sizes in [0, {MAX_SPARSE_DIM}], got {shape.tolist()[:4]}"
+        )
+    rows, cols = int(shape[0]), int(shape[1])
+    data = _npz_array(npz, files, "data", p, "biuf", {"bsr": 3, "dia": 2}.get(fmt, 1))
+    if fmt in ("csr", "csc", "bsr"):
+        indices = _npz_array(npz, files, "indices", p, "iu", 1)
+        indptr = _npz_array(npz, files, "indptr", p, "iu", 1)
+        major, minor = (rows, cols) if fmt != "csc" else (cols, rows)
+        if fmt == "bsr":
+            r, c = data.shape[1:]
+            if r < 1 or c < 1 or rows % r or cols % c:
+                raise ProblemFileError(f"{p}: sparse M's blocks {r}x{c} do not tile its shape {rows}x{cols}")
+            major, minor = rows // r, cols // c
+        nnz = indices.size
+        if data.shape[0] != nnz:
+            raise ProblemFileError(f"{p}: sparse M has {data.shape[0]} stored values but {nnz} indices")
+        if indptr.size != major + 1:
+            raise ProblemFileError(f"{p}: sparse M's indptr must have {major + 1} entries, got {indptr.size}")
+        if int(indptr[0]) != 0 or int(indptr[-1]) != nnz or (np.diff(indptr) < 0).any():
+            raise ProblemFileError(
+                f"{p}: sparse M's indptr must start at 0, never decrease and end at {nnz} (the number of "
+                f"stored entries); it is {indptr.tolist()[:8]}{' ...' if indptr.size > 8 else ''}"
+            )
+        _check_range(indices, minor, "indices", p)
+    elif fmt == "coo":
+        if "coords" in files:
+            coords = _npz_array(npz, files, "coords", p, "iu", 2)
+            if coords.shape[0] != 2:
+                raise ProblemFileError(f"{p}: sparse M's coords must have 2 rows, got shape {coords.shape}")
+            row, col = coords[0], coords[1]
+        else:
+            row = _npz_array(npz, files, "row", p, "iu", 1)
+            col = _npz_array(npz, files, "col", p, "iu", 1)
+        if not row.size == col.size == data.size:
+            raise ProblemFileError(
+                f"{p}: sparse M needs as many row and column indices as values, got {row.size}, {col.size} "
+                f"and {data.size}"
+            )
+        _check_range(row, rows, "row", p)
+        _check_range(col, cols, "col", p)
+    else:  # dia
+        offsets = _npz_array(npz, files, "offsets", p, "iu", 1)
+        if data.shape[0] != offsets.size:
+            raise ProblemFileError(
+                f"{p}: sparse M has {offsets.size} diagonal offsets but {data.shape[0]} rows of data"
+            )
+
+
 def _read_npz(p: Path) -> dict[str, Any]:
     """The LCP arrays of an NPZ file: the dense layout (key ``M``) or a sparse ``M`` with its vectors."""
     try:
@@ -194,6 +381,7 @@ def _read_npz(p: Path) -> dict[str, Any]:
                     f"{p}: NPZ file holds neither the dense LCP arrays (M, q) nor a sparse matrix written by "
                     f"scipy.sparse.save_npz (format, shape, data, ...); keys present: {sorted(files)[:12]}"
                 )
+            _check_sparse_npz(npz, files, p)
             data: dict[str, Any] = {k: npz[k] for k in _VECTORS if k in files}
         data["M"] = sps.load_npz(p)
     except ProblemFileError:

@@ -22,8 +22,11 @@ One JSON object stating :math:`l \le z \le u \perp F(z; p)`::
 :func:`load_mcp_file` into an :class:`~mcpkit.MCP` (through
 :func:`~mcpkit.lowering.from_casadi.mcp_from_casadi`). Every malformed file (not JSON, missing
 keys, another format or version, ``F`` that does not deserialize or has the wrong shapes, NaN,
-:math:`l > u`, non-finite ``z0``/``p0``) raises :class:`~mcpkit.errors.ProblemFileError` naming
-the file, before any solver runs.
+:math:`l > u`, non-finite ``z0``/``p0``, ``meta.known_solutions`` that are not points of
+:math:`n` numbers) raises :class:`~mcpkit.errors.ProblemFileError` naming the file, before any
+solver runs; so does an ``F`` the declaration cannot hold (:func:`check_declarable`: a call of
+another CasADi function such as a rootfinder, or operations nested deeper than
+:data:`MAX_DECLARATION_DEPTH`).
 
 MCP-shaped MPCC JSON (the MCPLIB ports)
 ---------------------------------------
@@ -196,6 +199,8 @@ def _vector(data: dict[str, Any], key: str, n: int, path: Path, *, allow_inf: bo
         arr = np.array([float(v) for v in items], dtype=float)
     except ValueError:
         raise ProblemFileError(f"{path}: {key} holds a string that is not a number ('inf', '-inf')") from None
+    except OverflowError:
+        raise ProblemFileError(f"{path}: {key} holds an integer beyond the range of a float") from None
     if not isinstance(raw, list) and n != 1:
         arr = np.full(n, arr[0])
     if arr.shape != (n,):
@@ -224,10 +229,7 @@ def read_mcp_file(path: str | Path) -> MCPFile:
         )
     if not isinstance(data["F"], str):
         raise ProblemFileError(f"{p}: F must be the string of casadi.Function.serialize()")
-    try:
-        F = ca.Function.deserialize(data["F"])
-    except RuntimeError as exc:
-        raise ProblemFileError(f"{p}: cannot deserialize F: {str(exc).splitlines()[-1]}") from None
+    F = deserialize_function(data["F"], "F", p)
     try:
         n, m = casadi_signature(F)
     except MCPInputError as exc:
@@ -247,14 +249,122 @@ def read_mcp_file(path: str | Path) -> MCPFile:
     name, meta = data.get("name", p.stem), data.get("meta", {})
     if not isinstance(name, str) or not isinstance(meta, dict):
         raise ProblemFileError(f"{p}: name must be a string and meta an object")
+    check_known_solutions(meta, n, p, "meta")
     return MCPFile(F=F, lb=lb, ub=ub, z0=z0, p0=p0, name=name, meta=meta)
 
 
+def deserialize_function(blob: str, key: str, path: Path) -> ca.Function:
+    """``casadi.Function.deserialize(blob)`` with a typed error naming ``path`` and ``key``.
+
+    A corrupted serialization fails in CasADi (RuntimeError), in decoding its embedded strings
+    (UnicodeDecodeError) or yields a null function (an empty string), which CasADi would only
+    refuse later with an internal assertion.
+    """
+    try:
+        F = ca.Function.deserialize(blob)
+    except (RuntimeError, UnicodeDecodeError, ValueError, TypeError, OverflowError, MemoryError) as exc:
+        last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        raise ProblemFileError(f"{path}: cannot deserialize {key}: {last}") from None
+    if F.is_null():
+        raise ProblemFileError(f"{path}: cannot deserialize {key}: the serialization is empty")
+    return F
+
+
+def check_known_solutions(meta: dict[str, Any], n: int, path: Path, where: str) -> None:
+    """Check ``meta["known_solutions"]``: a list of points of ``n`` finite numbers each (or absent).
+
+    The points are compared with the solver's answer only after the solve; a malformed entry must
+    be refused before, not lose the result. ``where`` names the metadata key in messages.
+    """
+    sols = meta.get("known_solutions")
+    if sols is None:
+        return
+    key = f"{where}.known_solutions"
+    if not isinstance(sols, list):
+        raise ProblemFileError(
+            f"{path}: {key} must be a list of points (lists of {n} numbers), got {type(sols).__name__}"
+        )
+    for k, point in enumerate(sols):
+        numbers = isinstance(point, list) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in point
+        )
+        if not numbers:
+            raise ProblemFileError(f"{path}: {key}[{k}] must be a list of {n} numbers, got {point!r:.60}")
+        if len(point) != n:
+            raise ProblemFileError(
+                f"{path}: {key}[{k}] has {len(point)} values, expected {n} (the length of z)"
+            )
+        try:
+            finite = all(math.isfinite(v) for v in point)
+        except OverflowError:  # an integer beyond the range of a float
+            finite = False
+        if not finite:
+            raise ProblemFileError(f"{path}: {key}[{k}] must hold finite numbers")
+
+
+#: Deepest nesting of operations in ``F`` that the declaration takes (:func:`check_declarable`).
+#: SymPy, which holds the declaration, recurses once or more per level of an expression in
+#: building, printing and lowering it; at Python's default recursion limit a chain of about 300
+#: nested operations already fails, so deeper graphs are refused up front (measured: 240 levels
+#: load and solve, 300 fail). Sums and products do not count as levels (SymPy flattens them).
+MAX_DECLARATION_DEPTH = 200
+
+#: Operations SymPy flattens into one node with their operands of the same kind.
+_FLATTENED = {ca.OP_ADD: "+", ca.OP_SUB: "+", ca.OP_NEG: "+", ca.OP_MUL: "*", ca.OP_DIV: "*"}
+
+
+def check_declarable(F: ca.Function, path: Path) -> None:
+    """Refuse an ``F`` whose expression graph the declaration (SymPy) cannot hold, before building it.
+
+    Two cases, found in one pass over the SX algorithm (MX functions are expanded): a call of
+    another CasADi function that stays a call in SX (``OP_CALL``: a rootfinder, an integrator,
+    an external function), which has no symbolic counterpart, and operations nested deeper than
+    :data:`MAX_DECLARATION_DEPTH`, on which SymPy runs out of recursion only after minutes.
+    Either raises :class:`~mcpkit.errors.ProblemFileError` naming ``path``.
+    """
+    try:
+        fun = F if F.is_a("SXFunction") else F.expand()
+    except RuntimeError as exc:
+        last = (str(exc).strip().splitlines() or ["RuntimeError"])[-1]
+        raise ProblemFileError(
+            f"{path}: F cannot be expanded into scalar (SX) operations: {last}; the declaration cannot "
+            "state it (pass F to mcpkit.solve_mcp instead)"
+        ) from None
+    depth: dict[int, int] = {}
+    kind: dict[int, str] = {}
+    for k in range(fun.n_instructions()):
+        op, out = fun.instruction_id(k), fun.instruction_output(k)
+        if op == ca.OP_CALL:
+            raise ProblemFileError(
+                f"{path}: F calls another CasADi function (operation OP_CALL: a rootfinder, integrator or "
+                "external function); the declaration cannot state it (pass F to mcpkit.solve_mcp instead)"
+            )
+        if op == ca.OP_OUTPUT:
+            continue
+        tag = _FLATTENED.get(op, str(op))
+        level = 0
+        for j in fun.instruction_input(k) if op not in (ca.OP_CONST, ca.OP_INPUT) else ():
+            if j in depth:
+                flat = tag in ("+", "*") and kind[j] == tag  # SymPy merges a + (b + c) into one sum
+                level = max(level, depth[j] + (0 if flat else 1))
+        if level > MAX_DECLARATION_DEPTH:
+            raise ProblemFileError(
+                f"{path}: F nests more than {MAX_DECLARATION_DEPTH} operations deep ({fun.n_instructions()} "
+                "operations in all); the declaration cannot hold it (pass F to mcpkit.solve_mcp instead)"
+            )
+        depth[out[0]], kind[out[0]] = level, tag
+
+
 def _declaration(f: MCPFile, path: Path) -> MCP:
+    check_declarable(f.F, path)
     try:
         return f.to_mcp()
     except MCPInputError as exc:
         raise ProblemFileError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ProblemFileError(
+            f"{path}: F is nested too deeply for the declaration (pass F to mcpkit.solve_mcp instead)"
+        ) from None
 
 
 def load_mcp_file(path: str | Path) -> MCP:
@@ -327,7 +437,11 @@ def mcp_file_from_mpcc_json(path: str | Path) -> MCPFile:
     for k, i in enumerate(free):
         F[i] = mpcc.g[k] - mpcc.lbg[k]
     fun = ca.Function(casadi_name(mpcc.name), [x, par], [ca.vertcat(*F)], ["z", "p"], ["F"])
-    meta = dict(read_json(p).get("mcplib_meta") or {})
+    meta = read_json(p).get("mcplib_meta") or {}
+    if not isinstance(meta, dict):
+        raise ProblemFileError(f"{p}: mcplib_meta must be an object, got {type(meta).__name__}")
+    meta = dict(meta)
+    check_known_solutions(meta, nx, p, "mcplib_meta")
     return MCPFile(fun, lb, ub, np.clip(mpcc.x0, lb, ub), np.asarray(mpcc.p0, dtype=float), mpcc.name, meta)
 
 

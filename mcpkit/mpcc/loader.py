@@ -17,7 +17,9 @@ unnamed outputs; which rows came from one vectorised expression cannot be told f
 serialized graph reliably, so rows and pairs print entry by entry with summaries.
 
 Every problem with the file raises :class:`~mcpkit.errors.ProblemFileError` naming the file and
-the key, before any solver runs.
+the key, before any solver runs: among them corrupted serializations, numbers beyond the range of
+a float, a lower bound of ``+inf`` or an upper bound of ``-inf``, and ``f``, ``g``, ``G`` or ``H``
+evaluating to NaN at the start point (which would stop every solver at its first step).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def _vec(data: dict[str, Any], key: str, n: int, default: float, path: Path) -> 
         arr = np.atleast_1d(np.asarray(raw, dtype=float)).reshape(-1)
     except (TypeError, ValueError):
         raise ProblemFileError(f"{path}: {key} must be a list of numbers") from None
+    except OverflowError:
+        raise ProblemFileError(f"{path}: {key} holds an integer beyond the range of a float") from None
     if arr.size == 1 and n != 1:
         arr = np.full(n, float(arr[0]))
     if arr.shape != (n,):
@@ -61,9 +65,67 @@ def _function(data: dict[str, Any], key: str, path: Path) -> ca.Function | None:
     if not isinstance(raw, str):
         raise ProblemFileError(f"{path}: {key} must be a CasADi-serialized function string")
     try:
-        return ca.Function.deserialize(raw)
-    except RuntimeError as exc:
-        raise ProblemFileError(f"{path}: cannot deserialize {key}: {str(exc).splitlines()[-1]}") from None
+        fun = ca.Function.deserialize(raw)
+    except _DESERIALIZE_ERRORS as exc:
+        raise ProblemFileError(f"{path}: cannot deserialize {key}: {_last_line(exc)}") from None
+    if fun.is_null():
+        raise ProblemFileError(f"{path}: cannot deserialize {key}: the serialization is empty")
+    return fun
+
+
+#: What deserializing a corrupted CasADi string raises (its embedded names fail to decode as
+#: UTF-8 when a byte is flipped).
+_DESERIALIZE_ERRORS = (
+    RuntimeError, UnicodeDecodeError, ValueError, TypeError, NotImplementedError, OverflowError, MemoryError,
+)  # fmt: skip
+
+
+def _last_line(exc: BaseException) -> str:
+    """The last line of an exception's message (CasADi's carry the C++ trace before it)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+
+
+def _sx(data: dict[str, Any], key: str, path: Path) -> ca.SX:
+    """``casadi.SX.deserialize(data[key])`` with a typed error naming ``key``."""
+    try:
+        return ca.SX.deserialize(data[key])
+    except _DESERIALIZE_ERRORS:
+        raise ProblemFileError(
+            f"{path}: cannot deserialize {key} (expected a serialized casadi.SX)"
+        ) from None
+
+
+def _check_bounds(bounds: dict[str, np.ndarray], path: Path) -> None:
+    """No lower bound of ``+inf`` and no upper bound of ``-inf``: such a row has no feasible value."""
+    for key, value in bounds.items():
+        bad = np.flatnonzero(value == (np.inf if key.startswith("lb") else -np.inf))
+        if bad.size:
+            sign = "+inf" if key.startswith("lb") else "-inf"
+            raise ProblemFileError(
+                f"{path}: {key} is {sign} at {bad[:10].tolist()}: a {'lower' if sign == '+inf' else 'upper'} "
+                f"bound of {sign} leaves no feasible value"
+            )
+
+
+def _check_start(mpcc: MPCC, path: Path) -> None:
+    """``f``, ``g``, ``G`` and ``H`` are not NaN at the start point ``(w0, p0)``, or refuse the file.
+
+    A NaN there stops every solver at its first evaluation (IPOPT and CasADi then print a
+    warning per attempt); one evaluation of the functions here says so before any solver runs.
+    """
+    parts = (("f (the objective)", mpcc.f), ("g", mpcc.g), ("G", mpcc.G), ("H", mpcc.H))
+    try:
+        fun = ca.Function("start", [mpcc.x, mpcc.p], [ca.vec(e) for _, e in parts])
+        values = fun(mpcc.x0, mpcc.p0)
+    except (RuntimeError, NotImplementedError) as exc:
+        raise ProblemFileError(f"{path}: cannot evaluate the functions at w0: {_last_line(exc)}") from None
+    for (what, _), value in zip(parts, values, strict=True):
+        nan = np.flatnonzero(np.isnan(np.asarray(ca.DM(value)).reshape(-1)))
+        if nan.size:
+            at = "" if what.startswith("f ") else f" (entries {nan[:10].tolist()})"
+            raise ProblemFileError(
+                f"{path}: {what} is NaN at the start point w0{at}; no solver can start there"
+            )
 
 
 def _call(fun: ca.Function, x: ca.SX, p: ca.SX, key: str, path: Path) -> ca.SX:
@@ -133,17 +195,12 @@ def load_mpcc_json(path: str | Path) -> MPCC:
     missing = [k for k in ("w", "G_fun", "H_fun") if k not in data]
     if missing:
         raise ProblemFileError(f"{p}: not a CasADi MPCC file, missing keys {missing}")
-    try:
-        w = ca.SX.deserialize(data["w"])
-    except (RuntimeError, TypeError):
-        raise ProblemFileError(f"{p}: cannot deserialize w (expected a serialized casadi.SX)") from None
+    w = _sx(data, "w", p)
     nx = int(w.numel())
     x = ca.SX.sym("w", nx)
     par = data.get("p")
-    try:
-        npar = int(ca.SX.deserialize(par).numel()) if isinstance(par, str) else 0
-    except RuntimeError:
-        raise ProblemFileError(f"{p}: cannot deserialize p") from None
+    pars = _sx(data, "p", p) if isinstance(par, str) else None
+    npar = 0 if pars is None else int(pars.numel())
     psym = ca.SX.sym("p", npar)
     f_fun = _function(data, "f_fun", p) or _function(data, "objective_fun", p)
     f = _call(f_fun, x, psym, "f_fun", p) if f_fun is not None else ca.SX(0.0)
@@ -175,6 +232,7 @@ def load_mpcc_json(path: str | Path) -> MPCC:
             ("lbG", nc, 0.0), ("ubG", nc, np.inf), ("lbH", nc, 0.0), ("ubH", nc, np.inf),
         )
     }  # fmt: skip
+    _check_bounds({"lbw": lbw, "ubw": ubw} | bounds, p)
     try:
         mpcc = MPCC(
             x=x,
@@ -192,6 +250,6 @@ def load_mpcc_json(path: str | Path) -> MPCC:
         )
     except ValueError as exc:  # shape and bound errors from the containers
         raise ProblemFileError(f"{p}: {exc}") from None
-    pars = ca.SX.deserialize(par) if isinstance(par, str) else None
+    _check_start(mpcc, p)
     blocks = _file_blocks(w, pars, p)
     return mpcc if blocks is None else mpcc.with_blocks(blocks)

@@ -74,7 +74,8 @@ def test_declared_F_is_the_users_F(name: str, expr: ca.SX, affine: bool) -> None
     pts = [rng.uniform(-3, 3, 2) for _ in range(20)]
     pts += [np.array([1.0, 0.0]), np.array([1.0 - 1e-9, 1.0]), np.array([0.0, 0.0]), np.array([0.3, 2.5])]
     for pt in pts:
-        np.testing.assert_allclose(mcp.evaluate(pt), np.asarray(fun(pt, [0.7])).ravel(), rtol=1e-12, atol=1e-12)
+        want = np.asarray(fun(pt, [0.7])).ravel()
+        np.testing.assert_allclose(mcp.evaluate(pt), want, rtol=1e-12, atol=1e-12)
 
 
 def test_affinity_classes() -> None:
