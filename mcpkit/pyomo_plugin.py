@@ -49,6 +49,7 @@ stays as cheap as before.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.abc
 import importlib.util
 import inspect
@@ -169,10 +170,18 @@ class PyomoRoute:
         return self.fingerprint == structure_fingerprint(self.model)
 
     def solve(
-        self, p: Any = None, z0: Any = None, warm_start: bool = True, write_back: bool = True
+        self,
+        p: Any = None,
+        z0: Any = None,
+        warm_start: bool = True,
+        write_back: bool = True,
+        time_limit: float | None = None,
     ) -> MCPResult | MPCCResult:
         """Solve at the model's current parameter values from its current variable values (or
-        ``p``/``z0`` when given) and (``write_back``) write the point into the model's variables."""
+        ``p``/``z0`` when given) and (``write_back``) write the point into the model's variables.
+        ``time_limit`` (seconds; ``None``: the options') bounds this solve, checks included."""
+        if time_limit is not None:
+            time_limit = max(float(time_limit), 1e-3)  # a spent budget still returns the start
         if self.kind == "mcp":
             import pyomo.environ as pyo
 
@@ -183,6 +192,9 @@ class PyomoRoute:
                 vals = [np.nan if v is None or v.value is None else float(v.value) for v in src.vars]
                 z = np.asarray(vals, dtype=float)
                 z0 = np.where(np.isfinite(z), z, self.mcp.start)
+            if time_limit is not None:  # routes read their options at solve time
+                route = self._mcp_solver.route
+                route.options = dataclasses.replace(route.options, time_limit=time_limit)
             res = self._mcp_solver.solve(p=p, z0=z0, warm_start=warm_start)
             if write_back and np.isfinite(res.z).all():
                 from mcpkit.lowering.pyomo import write_back as write
@@ -192,7 +204,7 @@ class PyomoRoute:
         src = self.source
         pv = src.parameter_values() if p is None else p
         x0 = src.start(self.mpcc.lbx, self.mpcc.ubx) if z0 is None else z0
-        res = self._mpcc_solver.solve(p=pv, x0=x0)
+        res = self._mpcc_solver.solve(p=pv, x0=x0, time_limit=time_limit)
         if write_back and np.isfinite(res.x).all():
             src.write_back(res.x)
             res.extra["pyomo_objective"] = src.objective_value()
@@ -343,8 +355,11 @@ class McpkitSolver:
         if timelimit is not None:
             opts["time_limit"] = float(timelimit)
         t0 = time.perf_counter()
+        limit = opts.get("time_limit")
         route = self._route_for(model, dict(opts))
-        result = route.solve(write_back=load_solutions)
+        # the limit bounds the whole call: reading the model and lowering it count against it
+        left = None if limit is None else float(limit) - (time.perf_counter() - t0)
+        result = route.solve(write_back=load_solutions, time_limit=left)
         self.last_result = result
         tc, ss, note = pyomo_status(result, route.has_objective)
         if tee:

@@ -56,3 +56,28 @@ def test_time_limit_is_validated() -> None:
         solver.solve(time_limit=-1.0)
     with pytest.raises(MCPInputError):
         solver.solve(time_limit=float("nan"))
+
+
+def test_pyomo_plugin_timelimit_bounds_the_call_and_says_so() -> None:
+    """A 200-pair Pyomo MPCC with Pyomo's timelimit=0.3: the call (reading and lowering the model
+    included) returns within 1.1 * 0.3 + 2 s with maxTimeLimit, not 'optimal' after seconds."""
+    pyo = pytest.importorskip("pyomo.environ")
+    from pyomo.mpec import Complementarity, complements
+    from pyomo.opt import TerminationCondition
+
+    n = 200
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.I, bounds=(0, None), initialize=0.5)
+    m.y = pyo.Var(m.I, bounds=(0, None), initialize=0.5)
+    m.obj = pyo.Objective(
+        expr=sum((m.x[i] - 1) ** 2 + (m.y[i] - 1) ** 2 for i in m.I)
+        + sum((m.x[i] - m.y[i - 1]) ** 2 for i in m.I if i > 0)
+    )
+    m.c = Complementarity(m.I, rule=lambda m, i: complements(m.x[i] >= 0, m.y[i] >= 0))
+    t = time.perf_counter()
+    res = pyo.SolverFactory("mcpkit").solve(m, timelimit=0.01)
+    assert time.perf_counter() - t <= 1.1 * 0.01 + 2.0
+    assert res.solver.termination_condition is TerminationCondition.maxTimeLimit
+    res = pyo.SolverFactory("mcpkit").solve(m)  # without a limit it solves
+    assert res.solver.termination_condition is TerminationCondition.optimal
