@@ -339,7 +339,9 @@ class _Multipliers:
         ``u``. A cheap candidate comes first: the dense bound-constrained least squares (gelsy,
         else BVLS) while ``A`` has fewer than :data:`SPARSE_CERTIFICATE_MIN` entries, the sparse
         certificate (:func:`_sparse_certificate`) above. It is returned when its residual meets
-        ``threshold``; otherwise (or without a ``threshold``) the exact minimum comes from one
+        ``threshold``, and also, for the dense candidate (the exact Euclidean minimum), when
+        :math:`\|r\|_2/\sqrt{m}`, a lower bound of every max-norm residual, exceeds it (a
+        certain "no"); otherwise (or without a ``threshold``) the exact minimum comes from one
         sparse LP (:func:`_linf_lp`, HiGHS), so that a residual above the threshold means that no
         multipliers of the pieces do better. When that LP cannot be solved (``deadline`` reached,
         numerical failure) the residual is ``inf`` and :attr:`undecided` says why: the caller
@@ -372,8 +374,14 @@ class _Multipliers:
         r = np.inf
         if v is not None:
             u[cols] = v
-            r = _max_abs(self.A @ u - self.b)
+            res = self.A @ u - self.b
+            r = _max_abs(res)
             if threshold is not None and r <= threshold:
+                return u, r
+            # a small dense system's candidate is the exact Euclidean minimum (BVLS), and
+            # ||.||_inf >= ||.||_2 / sqrt(m): when that bound already exceeds the threshold the
+            # answer is "no" without the LP (the residual returned is the candidate's, also above)
+            if As is None and threshold is not None and np.linalg.norm(res) / np.sqrt(res.size) > threshold:
                 return u, r
         w, why = _linf_lp(sps.csc_matrix(A) if As is None else As, self.b, lo_c, hi_c, deadline)
         if w is None:
