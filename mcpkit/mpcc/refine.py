@@ -119,9 +119,9 @@ class RefineOptions:
     ``time_limit`` leaves. When it runs out the point keeps its class, reason ``"time limit"``."""
     min_time: float = 0.5
     """Smallest refinement budget, seconds (small problems: a few branch NLPs)."""
-    large_vars: int = 1000
-    """From this many variables on, :attr:`large_time_factor` replaces :attr:`time_factor`
-    and caps :attr:`flip_time_factor`."""
+    large_vars: int = 500
+    """Above this many variables (as :data:`~mcpkit.solvers.homotopy.SECOND_OPINION_MAX_VARS`),
+    :attr:`large_time_factor` replaces :attr:`time_factor` and caps :attr:`flip_time_factor`."""
     large_time_factor: float = 0.1
     """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
     least :attr:`min_time`). Its branch NLPs cost as much as the homotopy's own subproblems:

@@ -258,7 +258,7 @@ class MPCCSolver:
         refiner = self.refiner()
         refiner.check_deadline = hard
         ro = self.refine_options
-        large = self.standard.x.numel() >= ro.large_vars
+        large = self.standard.x.numel() > ro.large_vars
         factor = ro.large_time_factor if large else ro.time_factor
         spent = time.perf_counter() - t0
         limits = [ro.time_limit, max(factor * spent, ro.min_time)]

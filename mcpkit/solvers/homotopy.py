@@ -77,9 +77,10 @@ SECOND_OPINION_SHARE = 0.25
 SECOND_OPINION_RTOL = 1e-8
 #: No second opinion above this many variables. It runs a whole second homotopy, as long as the
 #: first: on small MPCCs that costs milliseconds and found lower objectives (MPECLib's ``find*``
-#: fits); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables) it doubled the solve
-#: time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion another 5.0 s).
-SECOND_OPINION_MAX_VARS = 1000
+#: fits, at most 300 variables); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables)
+#: it doubled the solve time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion
+#: another 5.0 s; CPWF_001_030, 934 variables: 17.5 s -> 39 s in all).
+SECOND_OPINION_MAX_VARS = 500
 
 
 T = TypeVar("T")
@@ -322,6 +323,7 @@ class HomotopySolver:
         lam_g0: np.ndarray | None = None,
         time_limit: float | None = None,
         first_step_limit: float | None = None,
+        extend_to: float | None = None,
     ) -> HomotopyOutcome:
         """Run the homotopy from ``x0`` at parameter value ``p``.
 
@@ -347,11 +349,22 @@ class HomotopySolver:
             3000 variables) is part of it. When it runs out the run ends with ``TIME_LIMIT``
             (see :class:`RecoveringHomotopy`, which
             sets it so that a reformulation stuck in its first subproblem yields to the others).
+        extend_to
+            A longer budget (seconds from the start of this call) that a run *on track* may use
+            past ``time_limit``: one whose last subproblem was solved and lowered the residual
+            (:class:`RecoveringHomotopy` gives its primary a share of the limit so that a stalled
+            run leaves the fallbacks their turn; a run that is converging keeps going instead of
+            being cut off at its share, which under load cut off large optimal-control MPCCs
+            two subproblems before the end).
         """
         opts = self.options
         limit = opts.time_limit if time_limit is None else time_limit
         t_start = time.perf_counter()
-        deadline = None if limit is None else t_start + limit
+        soft = None if limit is None else t_start + limit
+        hard = soft if extend_to is None or soft is None else max(soft, t_start + extend_to)
+        deadline = soft  # the deadline in force: the hard one while the run is on track
+        on_track = False
+        last_residual = np.inf
         mp = self.mpcc
         trace: list[HomotopyStep] = progress_trace(opts)  # reports each step to opts.progress
         iterations = 0
@@ -424,7 +437,8 @@ class HomotopySolver:
         while t is not None:
             k += 1
             last_param = t
-            if limit is not None and time.perf_counter() - t_start > limit:
+            deadline = hard if on_track else soft
+            if deadline is not None and time.perf_counter() > deadline:
                 termination = Termination.TIME_LIMIT
                 break
             warm = warm_start or k > 0
@@ -460,6 +474,10 @@ class HomotopySolver:
             if step_deadline is not None and time.perf_counter() > step_deadline:
                 termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
                 break
+            on_track = bool(finite and res.ok and a.residual < last_residual)
+            if finite:
+                last_residual = min(last_residual, a.residual)
+            deadline = hard if on_track else soft  # also the polish's, just below
             if finite and res.ok:
                 failures = 0
                 x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
@@ -505,7 +523,9 @@ class RecoveringHomotopy:
     ``options.fallback_methods`` runs in turn from the original start, within the remaining
     time; the best point wins. With a time limit the primary gets the share
     ``options.primary_time_share`` of it (and each fallback but the last that share of what is
-    left), so a homotopy that stalls in one slow subproblem leaves the others their turn. Each
+    left), so a homotopy that stalls in one slow subproblem leaves the others their turn; a
+    primary that is on track when its share ends (its last subproblem solved and lowered the
+    residual) may go on to the whole limit (``extend_to`` of :meth:`HomotopySolver.run`). Each
     of them but the last may spend at most :data:`FIRST_STEP_SHARE` of its own share in its
     first subproblem: a homotopy needs further subproblems after the first, so one whose first
     subproblem alone overruns that has no prospect of finishing within its share, and stopping
@@ -621,7 +641,10 @@ class RecoveringHomotopy:
             share = self.options.primary_time_share * limit
         first = None if share is None or limit is None or share >= limit else FIRST_STEP_SHARE * share
         deadline = None if limit is None else t0 + limit
-        best = self.primary.run(x0, p, assess, time_limit=share, first_step_limit=first, **start)
+        # on track, the primary may run past its share up to the whole limit
+        best = self.primary.run(
+            x0, p, assess, time_limit=share, first_step_limit=first, extend_to=limit, **start
+        )
         best = self._polish_stopped(best, p, assess, deadline)
         if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
             return best

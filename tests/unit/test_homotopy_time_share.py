@@ -112,3 +112,56 @@ def test_no_time_limit_no_share() -> None:
 def test_bad_share_is_rejected(share: float) -> None:
     with pytest.raises(MCPInputError, match="primary_time_share"):
         SolveOptions(primary_time_share=share)
+
+
+class _Clock:
+    """A fake ``time.perf_counter``: each stub subproblem takes ``step`` seconds."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _on_track_run(monkeypatch: pytest.MonkeyPatch, extend_to: float | None, fail_at: int | None = None):
+    """A homotopy whose subproblems take 10 s each (fake clock) and cut the residual tenfold,
+    0.1, 0.01, ... (at tol 1e-6 by the 6th), run with a 15 s share."""
+    import mcpkit.solvers.homotopy as hom
+    from mcpkit.solvers.homotopy import HomotopySolver, reformulation_for
+    from mcpkit.solvers.ipopt import InnerResult
+
+    clock = _Clock()
+    monkeypatch.setattr(hom.time, "perf_counter", clock)
+    calls = [0]
+
+    class _NLP:
+        def solve(self, x: np.ndarray, *args: Any, **kwargs: Any) -> InnerResult:
+            clock.t += 10.0
+            calls[0] += 1
+            status = "Infeasible_Problem_Detected" if calls[0] == fail_at else "Solve_Succeeded"
+            return InnerResult(np.asarray(x, float), np.zeros(x.size), np.zeros(1), 0.0, status, 5, 10.0)
+
+    opts = SolveOptions(tol=1e-6, polish=False, sigma_min=1e-30)
+    solver = HomotopySolver(_toy(), reformulation_for("scholtes"), opts)
+    monkeypatch.setattr(solver, "_nlp", lambda warm: _NLP())
+
+    def assess(x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        return x, Assessment(10.0 ** (-calls[0]), 0.0)
+
+    return solver.run(np.zeros(2), np.zeros(0), assess, time_limit=15.0, extend_to=extend_to), calls[0]
+
+
+def test_a_primary_on_track_runs_past_its_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut at its 15 s share after two subproblems without ``extend_to``; with it, a run whose
+    every subproblem is solved and lowers the residual goes on and converges (60 s of 80)."""
+    out, n = _on_track_run(monkeypatch, None)
+    assert out.termination is Termination.TIME_LIMIT and n == 2
+    out, n = _on_track_run(monkeypatch, 80.0)
+    assert out.termination is Termination.CONVERGED and n == 6
+
+
+def test_a_primary_off_track_stops_at_its_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed subproblem after the share ends the run there (the fallbacks get the rest)."""
+    out, n = _on_track_run(monkeypatch, 80.0, fail_at=3)
+    assert out.termination is Termination.TIME_LIMIT and n == 3
