@@ -207,7 +207,11 @@ def solve(
     if isinstance(problem, MPCC):
         from mcpkit.mpcc.solver import MPCCSolver
 
-        return MPCCSolver(problem, method, backend, options, **kwargs).solve(p=p, x0=z0)
+        t0 = time.perf_counter()
+        solver = MPCCSolver(problem, method, backend, options, **kwargs)
+        limit = solver.options.time_limit  # the whole call: building the solver counts too
+        left = None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
+        return solver.solve(p=p, x0=z0, time_limit=left)
     if isinstance(problem, MCP):
         return Solver(problem, backend=backend, method=method, options=options, **kwargs).solve(
             p=p, z0=z0, warm_start=False

@@ -121,7 +121,12 @@ class RefineOptions:
     """Smallest refinement budget, seconds (small problems: a few branch NLPs)."""
     large_vars: int = 500
     """Above this many variables (as :data:`~mcpkit.solvers.homotopy.SECOND_OPINION_MAX_VARS`),
-    :attr:`large_time_factor` replaces :attr:`time_factor` and caps :attr:`flip_time_factor`."""
+    :attr:`large_time_factor` replaces :attr:`time_factor`, and a certified point is kept as it
+    is: no flips and no near-biactive search (:attr:`flip_pairs` and :attr:`near_biactive_tol`
+    act as 0). Those only lower ``f`` further, each by a branch NLP as costly as a homotopy
+    subproblem (on NOSBENCH's CARTIM_001_040, 1,844 variables, a flip ran into its 2.3 s
+    budget and was stopped).
+    An uncertified point is still refined (LPEC steps, escape) within that budget."""
     large_time_factor: float = 0.1
     """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
     least :attr:`min_time`). Its branch NLPs cost as much as the homotopy's own subproblems:

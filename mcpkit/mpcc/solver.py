@@ -244,8 +244,11 @@ class MPCCSolver:
                 io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
                 return Polisher(self.standard, replace(self.options, ipopt_options=io))
 
+            ro = self.refine_options
+            if self.standard.x.numel() > ro.large_vars:  # no objective search after a certificate
+                ro = replace(ro, flip_pairs=0, near_biactive_tol=0.0)
             self._refiner = Refiner(
-                self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, self.refine_options,
+                self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
                 scaled_polisher=scaled,
             )  # fmt: skip
         return self._refiner
