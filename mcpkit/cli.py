@@ -7,11 +7,16 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints solutions of at most :data:`SMALL` unknowns. ``--time-limit`` bounds
-  the whole call: loading, lowering, solving and checking (the solver gets what loading and
-  lowering left, less a small reserve; a watchdog interrupts it if it overruns). On a terminal a
-  live line on stderr shows each Newton or homotopy step and its residual (``--no-progress``
-  turns it off).
+  the text output prints solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
+  before anything is solved (suffix, folder, name length, a probe file); the verdict is written
+  whatever it is (a stopped or failed solve replaces an older file too); should the write still
+  fail after the solve, the solution is printed on stdout instead and the exit status is 2.
+  ``--time-limit`` bounds the whole call: loading, lowering, solving and checking (the solver
+  gets what loading and lowering left, less a small reserve; a watchdog interrupts it if it
+  overruns); ``inf`` or more than :data:`NO_LIMIT_ABOVE` s means no limit. With ``--json``,
+  stdout is one JSON object: what solvers print while solving (HiGHS, IPOPT write to file
+  descriptor 1 from C) goes to stderr. On a terminal a live line on stderr shows each Newton or
+  homotopy step and its residual (``--no-progress`` turns it off).
 * ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
 * ``mcpkit sweep FILES_OR_GLOBS [--method M] [--backend B] [--tol T] [--time-limit S] [--out
   results.parquet] [--workers N] [--scheduler ADDRESS] [--plot FILE] [--no-resume] [--json]``
@@ -31,12 +36,21 @@ not met, a time or iteration limit, no solution), 2 for bad input (file, option,
 a requested solver that is not available (any :class:`~mcpkit.errors.MCPKitError`; argparse's
 usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 :mod:`mcpkit.registry` (``mcpkit info`` lists them).
+
+Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
+within about a second (:data:`INTERRUPT_GRACE`) with exit status 130, printing the best point so
+far when the solver returned one; SIGTERM to a ``--time-limit`` run (which solves in a forked
+child, :mod:`mcpkit.forked`) kills the child with it, status 143; a reader that leaves early
+(``| head``) ends the output quietly, status 141. Run as a program, ``solve``, ``print`` and
+``info`` leave right after their output (no interpreter teardown of the imported solver
+libraries, which took up to half a second; ``atexit`` handlers still run).
 """
 
 from __future__ import annotations
 
 import _thread
 import argparse
+import atexit
 import contextlib
 import dataclasses
 import json
@@ -61,8 +75,20 @@ EXIT_CODES = """exit status (every command):
   1  ran but not solved: tolerance not met, time or iteration limit, no solution
   2  bad input (file, option, output path) or a requested solver not available"""
 
+#: Exit status after Ctrl-C (128 + SIGINT), after SIGTERM (128 + SIGTERM) and when the reader
+#: of stdout left early (128 + SIGPIPE), as a shell reports a process ended by the signal.
+EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_BROKEN_PIPE = 130, 143, 141
+
 #: The text output of ``mcpkit solve`` prints solutions with at most this many unknowns.
 SMALL = 20
+
+#: ``--time-limit`` values above this many seconds (about 32 years; ``inf`` among them) mean no
+#: limit: no timer can wait that long (a watchdog of ``1e300`` s overflowed).
+NO_LIMIT_ABOVE = 1e9
+
+#: Seconds Ctrl-C gives the solver to stop and return its best point; after that the command
+#: leaves anyway (native code that never looks at signals cannot hold it).
+INTERRUPT_GRACE = 1.0
 
 
 def exit_code(outcome: Any) -> int:
@@ -142,16 +168,43 @@ class TimeLimitOutcome:
         return summary_head(self.kind, self, self.wall_time_s)
 
 
+@dataclasses.dataclass
+class InterruptedOutcome:
+    """The result of a call stopped by Ctrl-C before the solver returned a point (an ``Outcome``)."""
+
+    kind: str
+    wall_time_s: float
+    solved: bool = False
+
+    @property
+    def termination(self) -> Any:
+        from mcpkit.result import Termination
+
+        return Termination.INTERRUPTED
+
+    @property
+    def message(self) -> str:
+        return "NOT solved: interrupted (Ctrl-C) before the solver returned a point"
+
+    def summary(self) -> dict[str, Any]:
+        from mcpkit.result import summary_head
+
+        return summary_head(self.kind, self, self.wall_time_s)
+
+
 class Budget:
     r"""The wall-clock budget of one command: ``limit`` seconds from ``start`` (a ``perf_counter``).
 
     The solver is given :meth:`solve_limit`, what is left less a reserve of
     :math:`\max(0.25, 0.03\,\mathrm{limit})` s for the residual check and the output; a watchdog
     (:meth:`watchdog`) interrupts the main thread at :math:`1.05\,\mathrm{limit} + 0.5` s, inside the
-    promised :math:`1.1\,\mathrm{limit} + 2` s, if a solver overruns its own limit.
+    promised :math:`1.1\,\mathrm{limit} + 2` s, if a solver overruns its own limit. A limit above
+    :data:`NO_LIMIT_ABOVE` (``inf``) is no limit (``limit`` is ``None``).
     """
 
     def __init__(self, limit: float | None, start: float) -> None:
+        if limit is not None and limit > NO_LIMIT_ABOVE:  # inf, 1e300: no limit (NaN stays, refused)
+            limit = None
         self.limit = limit
         self.start = start
         self.fired = threading.Event()
@@ -257,6 +310,93 @@ def _progress_wanted(args: argparse.Namespace, stream: TextIO) -> bool:
     """Progress on ``stream`` unless ``--no-progress`` or ``stream`` is not a terminal."""
     isatty = getattr(stream, "isatty", None)
     return not args.no_progress and callable(isatty) and bool(isatty())
+
+
+# ------------------------------------------------------------------- signals and streams
+def _flush_c_stdio() -> None:
+    """Flush the C library's ``stdout`` buffers (what native solvers ``printf``)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what is written to stdout meanwhile to stderr: Python's ``print`` and, at the level
+    of file descriptor 1, native code (HiGHS, IPOPT), which ``redirect_stdout`` cannot catch."""
+    sys.stdout.flush()
+    _flush_c_stdio()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _flush_c_stdio()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class _Interrupts:
+    """Watch for Ctrl-C while a command runs, and make it prompt (a context manager).
+
+    The C-level signal handler writes each signal's number to a wakeup file descriptor
+    (:func:`signal.set_wakeup_fd`) even while the main thread is inside native code; a daemon
+    thread reads it. On SIGINT it sets :attr:`seen` and gives the command :data:`INTERRUPT_GRACE`
+    seconds to reach :attr:`done` (the solvers turn ``KeyboardInterrupt`` into an ``interrupted``
+    result with their best point); if it does not, the process leaves with
+    :data:`EXIT_INTERRUPTED` and one line on stderr. Inactive outside the main thread.
+    """
+
+    def __init__(self, grace: float | None = None) -> None:
+        self.grace = INTERRUPT_GRACE if grace is None else grace
+        self.seen = threading.Event()
+        self.done = threading.Event()
+        self._fds: tuple[int, int] | None = None
+        self._previous = -1
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        try:
+            self._previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        except ValueError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return self
+        self._fds = (read_fd, write_fd)
+        threading.Thread(target=self._watch, args=(read_fd,), name="mcpkit-interrupts", daemon=True).start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.done.set()
+        if self._fds is not None:
+            signal.set_wakeup_fd(self._previous)
+            os.close(self._fds[1])  # the watcher reads end-of-file and closes its end
+            self._fds = None
+
+    def _watch(self, read_fd: int) -> None:
+        try:
+            while data := os.read(read_fd, 64):
+                if signal.SIGINT in data and not self.seen.is_set():
+                    self.seen.set()
+                    if not self.done.wait(self.grace):
+                        os.write(
+                            2,
+                            f"\nmcpkit: interrupted; the solver did not stop within {self.grace:g} s, "
+                            f"no result\n".encode(),
+                        )
+                        os._exit(EXIT_INTERRUPTED)
+        finally:
+            os.close(read_fd)
 
 
 # -------------------------------------------------------------------------------- solve
@@ -407,20 +547,64 @@ def solve_path(
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from mcpkit.io import write_solution
+    """``mcpkit solve``: load, solve, write ``--out`` and print; the exit status.
 
+    Ctrl-C stops the solver at its next step (the step hook raises ``KeyboardInterrupt``, which
+    the engines turn into an ``interrupted`` result with the best point they have), or the
+    process after :data:`INTERRUPT_GRACE` (:class:`_Interrupts`); either way the status is
+    :data:`EXIT_INTERRUPTED`. With ``--json`` what the solvers print goes to stderr.
+    """
     budget: Budget = args.budget
     progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
-    try:
-        result, extra, arrays = _solve_within(args, budget, progress)
-    finally:
-        if progress is not None:
-            progress.close()
+    interrupted = False
+    with _Interrupts() as interrupts:
+
+        def step(s: Any) -> None:  # each engine step: stop there once Ctrl-C was seen
+            if interrupts.seen.is_set():
+                raise KeyboardInterrupt  # (CasADi turns the signal itself into a failed IPOPT run)
+            if progress is not None:
+                progress(s)
+
+        try:
+            with _stdout_to_stderr() if args.json else contextlib.nullcontext():
+                try:
+                    result, extra, arrays = _solve_within(args, budget, step)
+                finally:
+                    interrupts.done.set()
+                    if progress is not None:
+                        progress.close()
+        except BaseException as exc:  # Ctrl-C, or what a native call hit by it raised
+            if not (interrupts.seen.is_set() or isinstance(exc, KeyboardInterrupt)):
+                raise
+            interrupted = True
+            result = InterruptedOutcome(getattr(args, "family", _guess_family(args.file)), budget.elapsed())
+            extra, arrays = {}, None
+        interrupted = interrupted or interrupts.seen.is_set()
+    if not interrupted:
+        return _report_solve(args, result, extra, arrays, exit_code(result))
+    code = _report_solve(args, result, extra, arrays, EXIT_INTERRUPTED)
+    if code == EXIT_INTERRUPTED:
+        print("mcpkit: interrupted (Ctrl-C)", file=sys.stderr)
+    return code
+
+
+def _report_solve(
+    args: argparse.Namespace, result: Any, extra: dict[str, Any], arrays: dict[str, Any] | None, code: int
+) -> int:
+    """Write ``--out`` and print the result of ``mcpkit solve``; the exit status.
+
+    The verdict goes to ``--out`` whatever it is (a result without a point writes the verdict
+    alone), so that an older file is never left looking current. A write that fails after the
+    solve prints the solution on stdout instead (in the JSON object under ``"solution"``, or as
+    one JSON line in the text output) and ends with one ``mcpkit: error:`` line and status 2.
+    """
+    from mcpkit.io import json_ready
+
+    out = getattr(args, "out", None)
     summary = result.summary() | extra
-    if args.out is not None and arrays is not None:
-        write_solution(args.out, result, source=args.file, summary=summary, arrays=arrays)
+    failure = None if out is None else _write_out(out, args.file, result, summary, arrays)
     if args.json:
-        if args.with_solution:
+        if getattr(args, "with_solution", False) or (failure is not None and arrays is not None):
             summary["solution"] = arrays
         _print_json(summary)
     else:
@@ -429,9 +613,40 @@ def cmd_solve(args: argparse.Namespace) -> int:
             print(f"{key}: {value}")
         if arrays is not None:
             _print_solution(arrays)
-        if args.out is not None:
-            print(f"written: {args.out}" if arrays is not None else f"not written (no solution): {args.out}")
-    return exit_code(result)
+        if failure is not None:
+            if arrays is not None:
+                print("solution (--out could not be written), in full:")
+                print(json.dumps(json_ready(arrays), allow_nan=False))
+        elif out is not None:
+            print(f"written: {out}" if arrays is not None else f"written (the verdict, no solution): {out}")
+    if failure is not None:
+        sys.stdout.flush()
+        print(f"mcpkit: error: {failure}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return code
+
+
+def _write_out(
+    out: str, source: str, result: Any, summary: dict[str, Any], arrays: dict[str, Any] | None
+) -> str | None:
+    """Write ``result`` to ``out`` (``--out``); ``None``, or what went wrong in words (an older
+    file at ``out`` is then removed, so that it does not look like this run's result)."""
+    from mcpkit.io import write_solution
+
+    try:
+        write_solution(out, result, source=source, summary=summary, arrays={} if arrays is None else arrays)
+        return None
+    except (OSError, MCPKitError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        why = why.removeprefix(f"--out {out}: ")
+    stale = ""
+    with contextlib.suppress(OSError):
+        if os.path.isfile(out):
+            os.unlink(os.path.realpath(out))
+            stale = "; the older file there was removed"
+    if arrays is None:
+        return f"--out {out}: the verdict could not be written ({why}){stale}"
+    return f"--out {out}: the solution could not be written ({why}); it is printed on stdout instead{stale}"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -589,16 +804,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit",
         type=float,
         default=None,
-        help="wall-clock limit in seconds for the whole call: loading, lowering, solving, checking",
+        help="wall-clock limit in seconds for the whole call: loading, lowering, solving, checking; "
+        f"inf (or more than {NO_LIMIT_ABOVE:g} s) means no limit, as without the option",
     )
     p_solve.add_argument(
         "--out",
         default=None,
         metavar="FILE",
         help="write the solution and the verdict: .json or .npz (z by block and F; x, G, H for "
-        "MPCCs; r and u for FCLIB), or .h5/.hdf5 for FCLIB (the problem with a 'solution' group)",
+        "MPCCs; r and u for FCLIB), or .h5/.hdf5 for FCLIB (the problem with a 'solution' group); "
+        "checked before solving; a not-solved verdict is written too; if the write fails after the "
+        "solve, the solution is printed on stdout and the exit status is 2",
     )
-    p_solve.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_solve.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON summary object (what solvers print meanwhile goes to stderr)",
+    )
     p_solve.add_argument(
         "--with-solution", action="store_true", help="with --json: add the solution under 'solution'"
     )
@@ -659,7 +881,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcpkit`` command; returns the exit status (:data:`EXIT_CODES`).
 
     Run as the program (``argv`` None) the time budget of ``--time-limit`` counts from the
-    process start (imports included); called with ``argv`` from the call.
+    process start (imports included); called with ``argv`` from the call. As the program,
+    ``solve``, ``print`` and ``info`` leave the process right after their output
+    (:func:`_leave`) instead of returning.
     """
     start = time.perf_counter() - (_process_age() if argv is None else 0.0)
     parser = build_parser()
@@ -674,17 +898,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_BAD_INPUT
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
-        return _run_bounded(args)  # the program: a hard bound even on native code
-    return _run(args)
+        try:
+            code = _run_bounded(args)  # the program: a hard bound even on native code
+        except KeyboardInterrupt:  # outside the wait that forwards it (the child is killed)
+            print("\nmcpkit: interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
+        except BrokenPipeError:
+            _quiet_stdout()
+            code = EXIT_BROKEN_PIPE
+    else:
+        code = _run(args)
+    if argv is None and args.command in ("solve", "print", "info"):
+        _leave(code)
+    return code
+
+
+def _leave(code: int) -> None:
+    """Flush the output, run the ``atexit`` handlers and end the process with ``code`` at once.
+
+    The interpreter's teardown of the imported solver libraries (CasADi, SciPy, Pyomo, about
+    1200 modules) took up to half a second after the verdict was printed; nothing in it is
+    needed. A reader that has left (``| head``) makes the status :data:`EXIT_BROKEN_PIPE`.
+    """
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = EXIT_BROKEN_PIPE
+    except (OSError, ValueError):
+        pass
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    _flush_c_stdio()
+    os._exit(code)
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Run the command; :class:`~mcpkit.errors.MCPKitError` is exit status 2 with its message."""
+    """Run the command; :class:`~mcpkit.errors.MCPKitError` is exit status 2 with its message,
+    Ctrl-C is :data:`EXIT_INTERRUPTED` and a reader that left early :data:`EXIT_BROKEN_PIPE`
+    (one line on stderr at most, never a traceback)."""
     try:
         return int(args.func(args))
     except MCPKitError as exc:
         print(f"mcpkit: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("\nmcpkit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at ``/dev/null`` after its reader left, so later flushes do not fail."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _run_bounded(args: argparse.Namespace) -> int:
@@ -694,10 +966,13 @@ def _run_bounded(args: argparse.Namespace) -> int:
     bound holds even when native code (a CasADi NL import, a factorization) ignores interrupts
     (:func:`mcpkit.forked.run_forked`). The child's stdout comes back through the pipe and is
     printed only when it finishes, so a stopped child leaves no half output: the parent prints a
-    :class:`TimeLimitOutcome` and returns :data:`EXIT_NOT_SOLVED`. The child runs in its own
-    process group (PATH's GAMS processes are stopped with it); Ctrl-C is passed on to it.
+    :class:`TimeLimitOutcome`, writes its verdict to ``--out`` and returns
+    :data:`EXIT_NOT_SOLVED`. The child runs in its own process group (PATH's GAMS processes are
+    stopped with it); Ctrl-C is passed on to it, which then has :data:`INTERRUPT_GRACE` (and a
+    second for its report) before it is killed (:data:`EXIT_INTERRUPTED`); SIGTERM kills it and
+    ends the parent with :data:`EXIT_TERMINATED`.
     """
-    from mcpkit.forked import OnInterrupt, run_forked
+    from mcpkit.forked import OnInterrupt, Terminated, run_forked
 
     budget: Budget = args.budget
     assert budget.limit is not None
@@ -706,20 +981,30 @@ def _run_bounded(args: argparse.Namespace) -> int:
         with os.fdopen(fd, "w") as out, contextlib.redirect_stdout(out):
             return _run(args)
 
-    run = run_forked(child, budget.start + 1.1 * budget.limit + 1.0, on_interrupt=OnInterrupt.FORWARD)
+    try:
+        run = run_forked(
+            child,
+            budget.start + 1.1 * budget.limit + 1.0,
+            on_interrupt=OnInterrupt.FORWARD,
+            interrupt_grace=INTERRUPT_GRACE + 1.0,
+        )
+    except Terminated:
+        print("mcpkit: terminated (SIGTERM); the solve was stopped", file=sys.stderr)
+        return EXIT_TERMINATED
+    if run.stopped and run.interrupted:
+        print("\nmcpkit: interrupted; the solver did not stop in time, no result", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if run.stopped:
         outcome = TimeLimitOutcome(
             _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
         )
-        if args.json:
-            _print_json(outcome.summary())
-        else:
-            print(outcome.message)
-        return exit_code(outcome)
+        return _report_solve(args, outcome, {}, None, exit_code(outcome))
     sys.stdout.write(run.data.decode(errors="replace"))
     sys.stdout.flush()
     code = run.exit_code
-    return EXIT_NOT_SOLVED if code is None else code
+    if code is None:
+        return EXIT_INTERRUPTED if run.interrupted else EXIT_NOT_SOLVED
+    return code
 
 
 def _guess_family(file: str) -> str:

@@ -627,8 +627,11 @@ def check_solution_path(path: str | Path, kind: str, source: str | Path | None =
     """``path`` as a solution file for a ``kind`` problem, checked before anything is solved.
 
     Raises :class:`~mcpkit.errors.MCPInputError` for a suffix the kind has no layout for
-    (:data:`SOLUTION_SUFFIXES`), a missing parent folder, a folder at ``path``, or ``path`` being
-    the problem file ``source`` itself.
+    (:data:`SOLUTION_SUFFIXES`), a file name longer than the file system allows
+    (``PC_NAME_MAX``), a missing parent folder, a folder at ``path``, a folder in which no file
+    can be created (no permission, a read-only or virtual file system such as ``/proc``: a
+    probe file is created and removed), or ``path`` being the problem file ``source`` itself.
+    A symbolic link is checked (and later written) through: its target counts.
     """
     p = Path(path)
     allowed = SOLUTION_SUFFIXES[kind]
@@ -637,12 +640,31 @@ def check_solution_path(path: str | Path, kind: str, source: str | Path | None =
             f"--out {p}: {_KIND_NAMES[kind]} solution is written as {', '.join(allowed)} (by the suffix), "
             f"not {p.suffix or 'a name without suffix'!r}"
         )
-    if p.is_dir():
+    target = Path(os.path.realpath(p))
+    folder = target.parent
+    name_max = 255
+    with contextlib.suppress(OSError, ValueError):
+        name_max = os.pathconf(folder if folder.is_dir() else "/", "PC_NAME_MAX")
+    for name in {p.name, target.name}:
+        if len(os.fsencode(name)) > name_max:
+            raise MCPInputError(
+                f"--out {p}: the file name is {len(os.fsencode(name))} bytes long; "
+                f"the file system allows at most {name_max}"
+            )
+    if target.is_dir():
         raise MCPInputError(f"--out {p} is a folder; give a file name")
-    if not p.parent.is_dir():
-        raise MCPInputError(f"--out {p}: the folder {p.parent} does not exist")
-    if source is not None and p.exists() and p.resolve() == Path(source).resolve():
+    if not folder.is_dir():
+        raise MCPInputError(f"--out {p}: the folder {folder} does not exist")
+    if source is not None and p.exists() and target == Path(source).resolve():
         raise MCPInputError(f"--out {p} is the problem file itself; choose another name")
+    try:  # the only sure test that a file can be created there
+        fd, probe = tempfile.mkstemp(prefix=".mcpkit-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise MCPInputError(
+            f"--out {p}: cannot create a file in the folder {folder} ({exc.strerror or exc})"
+        ) from None
     return p
 
 
@@ -695,13 +717,31 @@ def solution_size(arrays: dict[str, Any]) -> int:
     return 0
 
 
+def _umask() -> int:
+    """The process's file-creation mask (read from ``/proc`` where possible, else set and reset)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path("/proc/self/status").read_text().splitlines()
+        return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """``write`` to a temporary file beside ``path``, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    """``write`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A symbolic link at ``path`` is written through (its target is replaced, the link stays a
+    link); the file gets the mode a new file gets under the user's umask (``0o666 & ~umask``),
+    not :func:`tempfile.mkstemp`'s ``0o600``. The temporary name is short (a long ``path`` name
+    that the file system accepts must not fail for its temporary sibling).
+    """
+    target = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem[:32]}.", suffix=target.suffix, dir=target.parent)
     os.close(fd)
     try:
         write(Path(tmp))
-        os.replace(tmp, path)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -730,7 +770,10 @@ def write_solution(
       ``summary``; the file is again an FCLIB problem whose reference solution is this one.
 
     ``summary`` defaults to ``result.summary()``, ``arrays`` to :func:`solution_arrays` of the
-    result (FCLIB results need them given). The file is written whole or not at all.
+    result (FCLIB results need them given). ``arrays={}`` writes the verdict alone (a result
+    without a point, such as a time limit that ran out before the solver started: an older
+    file at ``path`` must not be left looking current). The file is written whole or not at
+    all; a symbolic link is written through, and the file's mode follows the umask.
     """
     kind = solution_kind(result)
     p = check_solution_path(path, kind, source)
@@ -779,9 +822,10 @@ def _write_fclib_hdf5(path: Path, result: Any, arrays: dict[str, Any], head: dic
                         src.copy(src["fclib_local"], out, "fclib_local")
             except OSError as exc:
                 raise ProblemFileError(f"cannot copy the problem from {source}: {exc}") from None
-        sol = out.create_group("solution")
-        sol.create_dataset("r", data=np.asarray(arrays["r"], dtype=float))
-        sol.create_dataset("u", data=np.asarray(arrays["u"], dtype=float))
+        if "r" in arrays:  # a verdict without a point has no solution group
+            sol = out.create_group("solution")
+            sol.create_dataset("r", data=np.asarray(arrays["r"], dtype=float))
+            sol.create_dataset("u", data=np.asarray(arrays["u"], dtype=float))
         meta = out.create_group("mcpkit")
         meta.attrs["solved"] = bool(head["solved"])
         meta.attrs["summary"] = json.dumps(head)
