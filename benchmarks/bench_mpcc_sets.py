@@ -474,7 +474,7 @@ def plot_solved_vs_time(rows: list[dict[str, Any]], title: str, path: Path) -> N
     ax.set_xscale("log")
     ax.set_xlabel("wall time per problem [s]")
     ax.set_ylabel("problems solved (comp, viol <= 1e-6)")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(f"{title}, {len(rows)} problems", fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -530,7 +530,8 @@ def main() -> None:
         saved = json.loads(args.from_json.read_text())
         if args.plot:
             summ = saved["summary"]
-            title = f"{summ['set']}: mcpkit ({summ.get('mcpkit_backend', 'casadi')}) vs mpecss"
+            peer = summ["baseline"]["name"] + " (same run)" if "baseline" in summ else "mpecss"
+            title = f"{summ['set']}: mcpkit ({summ.get('mcpkit_backend', 'casadi')}) vs {peer}"
             plot_solved_vs_time(saved["rows"], title, args.plot)
         if args.table:
             write_table(saved["rows"], args.table)
@@ -660,6 +661,8 @@ def main() -> None:
         args.out.write_text(json.dumps({"summary": out, "rows": rows}, default=float, indent=1))
     if args.plot:
         who = "mpecss (published)" if peer_mode == "published" else "mpecss"
+        if args.baseline_python:
+            who = f"{args.baseline_name} (same run)"
         plot_solved_vs_time(rows, f"{args.set}: mcpkit ({args.backend}) vs {who}", args.plot)
     if args.table:
         if args.baseline_python:

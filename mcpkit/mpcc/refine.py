@@ -119,14 +119,18 @@ class RefineOptions:
     ``time_limit`` leaves. When it runs out the point keeps its class, reason ``"time limit"``."""
     min_time: float = 0.5
     """Smallest refinement budget, seconds (small problems: a few branch NLPs)."""
-    large_vars: int = 500
-    """Above this many variables (as :data:`~mcpkit.solvers.homotopy.SECOND_OPINION_MAX_VARS`),
-    :attr:`large_time_factor` replaces :attr:`time_factor`, and a certified point is kept as it
-    is: no flips and no near-biactive search (:attr:`flip_pairs` and :attr:`near_biactive_tol`
-    act as 0). Those only lower ``f`` further, each by a branch NLP as costly as a homotopy
-    subproblem (on NOSBENCH's CARTIM_001_040, 1,844 variables, a flip ran into its 2.3 s
-    budget and was stopped).
-    An uncertified point is still refined (LPEC steps, escape) within that budget."""
+    large_vars: int = 1000
+    """Above this many variables :attr:`large_time_factor` replaces :attr:`time_factor`. (At 500
+    MacMPEC's ``pack-rig3c-16``, 527 variables, stayed uncertified: its one branch step needs more
+    than 0.1x the homotopy.)"""
+    keep_certified_above: int = 500
+    """Above this many variables (as :data:`~mcpkit.solvers.homotopy.SECOND_OPINION_MAX_VARS`) a
+    certified point is kept as it is: no flips and no near-biactive search (:attr:`flip_pairs`
+    and :attr:`near_biactive_tol` act as 0). Those only lower ``f`` further, each by a branch NLP
+    as costly as a homotopy subproblem (NOSBENCH's CPWF_001_030, 934 variables, certified S at
+    once: 13.2 s with them, 11.2 s without, 9.2 s for the homotopy alone; on CARTIM_001_040 a flip
+    ran into its 2.3 s budget and was stopped). An uncertified point is still refined (LPEC
+    steps, escape)."""
     large_time_factor: float = 0.1
     """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
     least :attr:`min_time`). Its branch NLPs cost as much as the homotopy's own subproblems:
@@ -137,7 +141,10 @@ class RefineOptions:
     def __post_init__(self) -> None:
         from mcpkit.errors import MCPInputError
 
-        for name in ("max_steps", "lpec_max_biactive", "multistart", "flip_pairs", "large_vars"):
+        for name in (
+            "max_steps", "lpec_max_biactive", "multistart", "flip_pairs", "large_vars",
+            "keep_certified_above",
+        ):  # fmt: skip
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise MCPInputError(f"RefineOptions.{name} must be an int >= 0, got {v!r}")

@@ -245,7 +245,7 @@ class MPCCSolver:
                 return Polisher(self.standard, replace(self.options, ipopt_options=io))
 
             ro = self.refine_options
-            if self.standard.x.numel() > ro.large_vars:  # no objective search after a certificate
+            if self.standard.x.numel() > ro.keep_certified_above:  # no objective search after a certificate
                 ro = replace(ro, flip_pairs=0, near_biactive_tol=0.0)
             self._refiner = Refiner(
                 self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
