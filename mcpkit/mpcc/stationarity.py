@@ -470,10 +470,11 @@ def _linf_lp(
         l \le v \le h,\ s \ge 0.
 
     Its optimum is the exact smallest max-norm residual (up to HiGHS's feasibility tolerances,
-    1e-10, or HiGHS's defaults when it gives up on those), so "no multipliers within the threshold"
-    rests on an LP optimum, not on a heuristic. Cost: one LP with ``2 m`` rows and ``nnz(A)`` twice;
-    0.3 s for the 1410 x 1675 system of NOSBENCH's MFTOPT, where the dense BVLS took 20 s.
-    ``deadline`` (``time.perf_counter()`` value) becomes HiGHS's time limit.
+    1e-10; when HiGHS's presolve gives up, the simplex without it or the interior-point method), so
+    "no multipliers within the threshold" rests on an LP optimum, not on a heuristic. Cost: one LP
+    with ``2 m`` rows and ``nnz(A)`` twice; 0.3 s for the 1410 x 1675 system of NOSBENCH's MFTOPT,
+    where the dense BVLS took 20 s. ``deadline`` (``time.perf_counter()`` value) becomes HiGHS's
+    time limit.
     """
     m, n = A.shape
     col = sps.csc_matrix(np.ones((m, 1)))
@@ -482,12 +483,15 @@ def _linf_lp(
     c[-1] = 1.0
     bounds = np.column_stack([np.append(lo, 0.0), np.append(hi, np.inf)])
     why = ""
-    # tight tolerances first; HiGHS sometimes gives up on them ("Not Set" on NOSBENCH's DSCOB and
-    # DSCSP points), and its defaults (1e-7) then decide: the residual is recomputed either way
-    for tight in (1e-10, None):
-        opts: dict[str, float] = {}
-        if tight is not None:
-            opts = {"primal_feasibility_tolerance": tight, "dual_feasibility_tolerance": tight}
+    # tight tolerances first; HiGHS's presolve sometimes gives up on these systems (status
+    # "Not Set" on NOSBENCH's DSCOB, DSCSP and DISCM points), and then the simplex without
+    # presolve, then the interior-point method decide (the residual is recomputed either way)
+    tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    attempts: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("highs", tight), ("highs", {"presolve": False}), ("highs-ipm", {}),
+    )  # fmt: skip
+    for method, given in attempts:
+        opts: dict[str, Any] = dict(given)
         if deadline is not None:
             left = deadline - time.perf_counter()
             if left <= 0:
@@ -495,14 +499,14 @@ def _linf_lp(
             opts["time_limit"] = left
         try:
             res = linprog(
-                c, A_ub=A_ub, b_ub=np.concatenate([b, -b]), bounds=bounds, method="highs", options=opts
+                c, A_ub=A_ub, b_ub=np.concatenate([b, -b]), bounds=bounds, method=method, options=opts
             )
         except ValueError as exc:  # HiGHS refuses the data (e.g. overflowing entries)
             return None, f"multiplier LP refused: {exc}"
         if res.status == 0 and res.x is not None and np.isfinite(res.x).all():
             return np.clip(np.asarray(res.x[:n], dtype=float), lo, hi), ""
         why = f"multiplier LP not solved: {res.message}"
-        if res.status == 1:  # time limit: no second attempt
+        if res.status == 1:  # time limit: no further attempt
             break
     return None, why
 
