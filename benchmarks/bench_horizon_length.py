@@ -69,6 +69,7 @@ def solve_one(family: str, n: int, time_limit: float) -> dict[str, Any]:
         "objective": float(res.objective),
         "stationarity": str(res.mpcc.stationarity),
         "message": res.message[:200],
+        "time_limit_s": time_limit,
     }
 
 
@@ -121,7 +122,12 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     n0 = np.array([25.0, 400.0])
     ax.plot(n0, 0.2 * (n0 / 25.0) ** np.log2(2.5), ":", color="0.5", label="2.5x per doubling")
     ax.set_xscale("log", base=2)
+    ns = sorted({x["N"] for x in rows})
+    ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_yscale("log")
+    limit = max((x.get("time_limit_s", 0.0) for x in rows), default=0.0)
+    if limit:
+        ax.axhline(limit, color="0.6", lw=0.8, ls="--", label=f"time limit {limit:g} s")
     ax.set_xlabel("horizon length N (steps)")
     ax.set_ylabel("whole call [s]")
     ax.set_title("Horizon MPCCs against N (x: not solved)", fontsize=9)
