@@ -142,15 +142,28 @@ class _OutOfTime(Exception):
     """The time limit ran out before the solver could start."""
 
 
+class _NoPointOutcome:
+    """An ``Outcome`` of a call that ended before the solver returned a point: never solved;
+    the subclasses say why (``termination``, ``message``)."""
+
+    kind: str
+    wall_time_s: float
+    solved = False
+
+    def summary(self) -> dict[str, Any]:
+        from mcpkit.result import summary_head
+
+        return summary_head(self.kind, self, self.wall_time_s)
+
+
 @dataclasses.dataclass
-class TimeLimitOutcome:
+class TimeLimitOutcome(_NoPointOutcome):
     """The result of a call whose time limit ran out before or outside the solve (an ``Outcome``)."""
 
     kind: str
     stage: str
     limit: float
     wall_time_s: float
-    solved: bool = False
 
     @property
     def termination(self) -> Any:
@@ -162,19 +175,13 @@ class TimeLimitOutcome:
     def message(self) -> str:
         return f"NOT solved: the time limit of {self.limit:g} s ran out while {self.stage}"
 
-    def summary(self) -> dict[str, Any]:
-        from mcpkit.result import summary_head
-
-        return summary_head(self.kind, self, self.wall_time_s)
-
 
 @dataclasses.dataclass
-class InterruptedOutcome:
+class InterruptedOutcome(_NoPointOutcome):
     """The result of a call stopped by Ctrl-C before the solver returned a point (an ``Outcome``)."""
 
     kind: str
     wall_time_s: float
-    solved: bool = False
 
     @property
     def termination(self) -> Any:
@@ -185,11 +192,6 @@ class InterruptedOutcome:
     @property
     def message(self) -> str:
         return "NOT solved: interrupted (Ctrl-C) before the solver returned a point"
-
-    def summary(self) -> dict[str, Any]:
-        from mcpkit.result import summary_head
-
-        return summary_head(self.kind, self, self.wall_time_s)
 
 
 class Budget:
