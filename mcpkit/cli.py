@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from mcpkit import stop
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.options import DEFAULT_TOL, Backend, Method
 
@@ -390,6 +391,7 @@ class _Interrupts:
             while data := os.read(read_fd, 64):
                 if signal.SIGINT in data and not self.seen.is_set():
                     self.seen.set()
+                    stop.request()  # monitored IPOPT runs stop at their next iteration
                     if not self.done.wait(self.grace):
                         os.write(
                             2,
@@ -559,7 +561,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     budget: Budget = args.budget
     progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
     interrupted = False
-    with _Interrupts() as interrupts:
+    # every IPOPT solver built in this command carries the iteration monitor, so that Ctrl-C
+    # stops a subproblem within one iteration instead of at its end (mcpkit.stop)
+    with _Interrupts() as interrupts, stop.watching():
 
         def step(s: Any) -> None:  # each engine step: stop there once Ctrl-C was seen
             if interrupts.seen.is_set():
@@ -581,13 +585,21 @@ def cmd_solve(args: argparse.Namespace) -> int:
             interrupted = True
             result = InterruptedOutcome(getattr(args, "family", _guess_family(args.file)), budget.elapsed())
             extra, arrays = {}, None
-        interrupted = interrupted or interrupts.seen.is_set()
+        # the solver may report the interrupt (Python's own SIGINT handler raised in it) before
+        # the watcher thread has read the signal
+        interrupted = interrupted or interrupts.seen.is_set() or _says_interrupted(result)
     if not interrupted:
         return _report_solve(args, result, extra, arrays, exit_code(result))
     code = _report_solve(args, result, extra, arrays, EXIT_INTERRUPTED)
     if code == EXIT_INTERRUPTED:
         print("mcpkit: interrupted (Ctrl-C)", file=sys.stderr)
     return code
+
+
+def _says_interrupted(result: Any) -> bool:
+    """Whether a solve's result is labelled ``interrupted``."""
+    termination = getattr(result, "termination", None)
+    return getattr(termination, "value", termination) == "interrupted"
 
 
 def _report_solve(

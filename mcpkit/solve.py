@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mcpkit import stop
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.mpcc.problem import MPCC
@@ -120,7 +121,9 @@ class Solver:
         t0 = time.perf_counter()
         try:
             out = self.route.solve(pv, start, warm)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
+            if not stop.is_interrupt(exc):
+                raise
             out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
         wall = time.perf_counter() - t0
         result = self._result(out, pv, wall)

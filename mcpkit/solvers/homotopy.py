@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 import casadi as ca
 import numpy as np
 
+from mcpkit import stop
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import SolveOptions, progress_trace
@@ -62,6 +63,22 @@ from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constr
 #: retried about every fourth step instead of every step; the last polish from the best point
 #: before giving up is unaffected.
 POLISH_BACKOFF = 1e-2
+
+#: On problems of more than :data:`POLISH_CAP_ABOVE_VARS` variables a polish tried inside the loop
+#: stops after ``max(POLISH_MIN_ITER, iterations of this run so far)`` IPOPT iterations and the
+#: homotopy goes on; the point of a polish stopped there is not taken (it may be feasible and
+#: complementary without being a stationary point of the branch, and would then rank above the
+#: homotopy's later, better points). A polish from a wrongly identified active set is not a short
+#: Newton run but a new, often degenerate NLP that IPOPT may wander in for thousands of
+#: iterations at 10-30 ms each on these sizes (NOSBENCH-large ``DSCSP_001_031_..._STEP_7``: 3,000
+#: iterations and 40 s of a 60 s budget after 1,608 homotopy iterations, where the next four
+#: homotopy steps, 300 iterations, were enough). Small problems are not capped: a polish of 3,000
+#: iterations costs them about a second, and long polishes there do succeed (MPECLib
+#: ``bartruss3_5``: 1,270 iterations; with a cap of 1,000 the run ended at f = 10166.6 instead of
+#: 3.6e-7). The cap counts iterations, not seconds, so the outcome does not depend on the machine.
+#: The warm-start polish (before any step) and the last polish before giving up are not capped.
+POLISH_MIN_ITER = 1000
+POLISH_CAP_ABOVE_VARS = 1000
 
 #: With a time limit and fallbacks, the share of a reformulation's own budget its first
 #: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
@@ -225,6 +242,9 @@ class Polisher:
             self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)
         else:
             settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
+            # the iteration monitor, for the cap of POLISH_MIN_ITER (one solve per run, so its
+            # cost per iteration does not matter)
+            settings = replace(settings, deadlines=True)
             self.nlp = (inner or CasadiInner())(self.template, settings)
 
     def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -234,20 +254,38 @@ class Polisher:
         return (Gv <= Hv).astype(float)
 
     def solve(
-        self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None
+        self,
+        x: np.ndarray,
+        p: np.ndarray,
+        mask: np.ndarray,
+        deadline: float | None = None,
+        max_iter: int | None = None,
     ) -> InnerResult:
-        """Solve the branch NLP for ``mask`` from ``x`` (stopping at ``deadline``, if given)."""
+        """Solve the branch NLP for ``mask`` from ``x`` (stopping at ``deadline``, if given, or
+        after ``max_iter`` IPOPT iterations)."""
         return self.nlp.solve(
-            x, np.concatenate([p, mask]), self.mpcc.lbx, self.mpcc.ubx, self.lbg, self.ubg, deadline=deadline
+            x,
+            np.concatenate([p, mask]),
+            self.mpcc.lbx,
+            self.mpcc.ubx,
+            self.lbg,
+            self.ubg,
+            deadline=deadline,
+            max_iter=max_iter,
         )
 
     def polish(
-        self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None
+        self,
+        x: np.ndarray,
+        p: np.ndarray,
+        mask: np.ndarray,
+        deadline: float | None = None,
+        max_iter: int | None = None,
     ) -> InnerResult:
         """:meth:`solve`; for an LPEC whose branch LP is infeasible (or too degenerate for HiGHS),
         then the branch identification of :func:`~mcpkit.solvers.lpec_polish.identify_and_solve`
         from ``x`` (its point, if found)."""
-        res = self.solve(x, p, mask, deadline)
+        res = self.solve(x, p, mask, deadline, max_iter)
         if not (self.linear and res.status in ("LP_Infeasible", "LP_Numerical_Difficulties")):
             return res
         mp = self.mpcc
@@ -391,7 +429,7 @@ class HomotopySolver:
         nc = mp.n_pairs
         path: list[np.ndarray] = []
 
-        def try_polish(xc: np.ndarray, k: int) -> bool:
+        def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
             nonlocal best_x, best_a, iterations, raw
             if not (opts.polish and nc):
                 return False
@@ -405,8 +443,12 @@ class HomotopySolver:
             if key in polished_masks:
                 return False
             polished_masks.add(key)
-            res = polisher.polish(xc, p, mask, deadline)
+            cap = None
+            if capped and mp.x.numel() > POLISH_CAP_ABOVE_VARS:
+                cap = max(POLISH_MIN_ITER, iterations)
+            res = polisher.polish(xc, p, mask, deadline, cap)
             iterations += res.iterations
+            at_cap = cap is not None and res.iterations >= cap and res.status == "User_Requested_Stop"
             if not np.isfinite(res.x).all():
                 trace.append(
                     HomotopyStep(k, 0.0, np.inf, res.status, res.iterations, res.wall_time_s, "polish")
@@ -416,87 +458,102 @@ class HomotopySolver:
             trace.append(
                 HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
             )
+            if at_cap:  # not taken (POLISH_MIN_ITER)
+                return False
             if a.key(opts.tol) < best_a.key(opts.tol):
                 best_x, best_a, raw = xr, a, res.status
             return a.meets(opts.tol)
 
-        if best_a.meets(opts.tol) and warm_start:
-            return HomotopyOutcome(
-                best_x, best_a, Termination.CONVERGED, "start point", 0, trace, reformulation="start"
-            )
-        # a warm start predicts the active set of the new solution from the previous one:
-        # when it has not changed (the common case in time stepping) one polish solves it
-        if warm_start and try_polish(x, -1):
-            return HomotopyOutcome(
-                best_x, best_a, Termination.CONVERGED, raw, iterations, trace, reformulation="polish"
-            )
+        try:
+            if best_a.meets(opts.tol) and warm_start:
+                return HomotopyOutcome(
+                    best_x, best_a, Termination.CONVERGED, "start point", 0, trace, reformulation="start"
+                )
+            # a warm start predicts the active set of the new solution from the previous one:
+            # when it has not changed (the common case in time stepping) one polish solves it
+            if warm_start and try_polish(x, -1):
+                return HomotopyOutcome(
+                    best_x, best_a, Termination.CONVERGED, raw, iterations, trace, reformulation="polish"
+                )
 
-        ctrl = self.reformulation.controller(opts)
-        t: float | None = ctrl.first()
-        k = -1
-        while t is not None:
-            k += 1
-            last_param = t
-            deadline = hard if on_track else soft
-            if deadline is not None and time.perf_counter() > deadline:
-                termination = Termination.TIME_LIMIT
-                break
-            warm = warm_start or k > 0
-            step_deadline = deadline
-            if k == 0 and first_step_limit is not None:
-                cap = t_start + first_step_limit
-                step_deadline = cap if deadline is None else min(deadline, cap)
-            res = self._nlp(warm).solve(
-                x,
-                np.concatenate([p, [t]]),
-                lbx,
-                ubx,
-                tpl.lbg,
-                tpl.ubg,
-                lam_x if warm else None,
-                lam_g if warm else None,
-                deadline=step_deadline,
-            )
-            iterations += res.iterations
-            raw = res.status
-            finite = bool(np.isfinite(res.x).all())
-            if finite:
-                xr, a = assess(res.x[:nx], p)
-                path.append(xr)
-                trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
-                if a.key(opts.tol) < best_a.key(opts.tol):
-                    best_x, best_a = xr, a
-                if a.meets(opts.tol):
-                    termination = Termination.CONVERGED
+            ctrl = self.reformulation.controller(opts)
+            t: float | None = ctrl.first()
+            k = -1
+            while t is not None:
+                k += 1
+                last_param = t
+                deadline = hard if on_track else soft
+                if deadline is not None and time.perf_counter() > deadline:
+                    termination = Termination.TIME_LIMIT
                     break
-            else:
-                trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
-            if step_deadline is not None and time.perf_counter() > step_deadline:
-                termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
-                break
-            on_track = bool(finite and res.ok and a.residual < last_residual)
-            if finite:
-                last_residual = min(last_residual, a.residual)
-            deadline = hard if on_track else soft  # also the polish's, just below
-            if finite and res.ok:
-                failures = 0
-                x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
-            else:
-                # recovery: keep the last good point; the controller backs the parameter off
-                failures += 1
-                if failures > opts.max_retries:
-                    termination = ipopt_termination(res.status)
-                    if termination is Termination.CONVERGED:  # pragma: no cover - defensive
-                        termination = Termination.STALLED if finite else Termination.NUMERICAL_ERROR
+                warm = warm_start or k > 0
+                step_deadline = deadline
+                if k == 0 and first_step_limit is not None:
+                    cap = t_start + first_step_limit
+                    step_deadline = cap if deadline is None else min(deadline, cap)
+                res = self._nlp(warm).solve(
+                    x,
+                    np.concatenate([p, [t]]),
+                    lbx,
+                    ubx,
+                    tpl.lbg,
+                    tpl.ubg,
+                    lam_x if warm else None,
+                    lam_g if warm else None,
+                    deadline=step_deadline,
+                )
+                iterations += res.iterations
+                raw = res.status
+                finite = bool(np.isfinite(res.x).all())
+                if finite:
+                    xr, a = assess(res.x[:nx], p)
+                    path.append(xr)
+                    trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
+                    if a.key(opts.tol) < best_a.key(opts.tol):
+                        best_x, best_a = xr, a
+                    if a.meets(opts.tol):
+                        termination = Termination.CONVERGED
+                        break
+                else:
+                    trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
+                if step_deadline is not None and time.perf_counter() > step_deadline:
+                    termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
                     break
-            if finite and a.residual <= polish_below:
-                tried = len(polished_masks)
-                if try_polish(xr, k):
-                    termination = Termination.CONVERGED
+                if stop.requested():  # IPOPT was stopped by the monitor (mcpkit.stop)
+                    termination = Termination.INTERRUPTED
                     break
-                if len(polished_masks) > tried:  # a polish ran and failed: back off
-                    polish_below = POLISH_BACKOFF * a.residual
-            t = ctrl.next(finite and res.ok, res.iterations)
+                on_track = bool(finite and res.ok and a.residual < last_residual)
+                if finite:
+                    last_residual = min(last_residual, a.residual)
+                deadline = hard if on_track else soft  # also the polish's, just below
+                if finite and res.ok:
+                    failures = 0
+                    x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
+                else:
+                    # recovery: keep the last good point; the controller backs the parameter off
+                    failures += 1
+                    if failures > opts.max_retries:
+                        termination = ipopt_termination(res.status)
+                        if termination is Termination.CONVERGED:  # pragma: no cover - defensive
+                            termination = Termination.STALLED if finite else Termination.NUMERICAL_ERROR
+                        break
+                if finite and a.residual <= polish_below:
+                    tried = len(polished_masks)
+                    if try_polish(xr, k, capped=True):
+                        termination = Termination.CONVERGED
+                        break
+                    if len(polished_masks) > tried:  # a polish ran and failed: back off
+                        polish_below = POLISH_BACKOFF * a.residual
+                t = ctrl.next(finite and res.ok, res.iterations)
+
+        except (KeyboardInterrupt, RuntimeError) as exc:
+            # Ctrl-C (raised by Python's handler, or by a progress hook once mcpkit.stop was
+            # requested): the best point so far, labelled as interrupted. CasADi hands an
+            # interrupt that lands in its own code (building the warm solver, a callback) back
+            # as a RuntimeError naming it
+            if isinstance(exc, RuntimeError) and not stop.is_interrupt(exc):
+                raise
+            termination = Termination.INTERRUPTED
 
         if termination is None:
             floor = self.reformulation.parameter_name != "rho" and last_param <= opts.sigma_min

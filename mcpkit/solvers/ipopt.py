@@ -17,6 +17,7 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
+from mcpkit import stop
 from mcpkit.errors import UnknownOptionError
 from mcpkit.mpcc.problem import casadi_name
 from mcpkit.result import Termination
@@ -166,19 +167,32 @@ def ipopt_option_dict(
     return opts
 
 
-class _Deadline(ca.Callback):
-    """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed.
+class _Monitor(ca.Callback):
+    """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed
+    or ``max_iter`` iterations of this call were taken, or a stop was requested
+    (:func:`mcpkit.stop.request`, Ctrl-C in the command line).
 
-    IPOPT's own ``max_wall_time`` is fixed when the solver is built and counts from the start of
-    each call; a homotopy that must end within one overall limit needs the *remaining* time,
-    which changes from call to call. IPOPT then returns ``User_Requested_Stop``.
+    IPOPT's own ``max_wall_time`` and ``max_iter`` are fixed when the solver is built and count
+    from the start of each call; a homotopy that must end within one overall limit needs the
+    *remaining* time, which changes from call to call, and its polish a cap that depends on the
+    work done so far. IPOPT then returns ``User_Requested_Stop``. The callback costs about
+    45 us per iteration, so it is installed only on solvers that ask for it (``deadlines``) or
+    are built inside :func:`mcpkit.stop.watching`.
     """
 
     def __init__(self, nx: int, ng: int, npar: int) -> None:
         ca.Callback.__init__(self)
         self.sizes = {"x": nx, "lam_x": nx, "g": ng, "lam_g": ng, "lam_p": npar, "f": 1}
         self.deadline = float("inf")
-        self.construct("mcpkit_deadline", {})
+        self.max_iter: int | None = None
+        self.count = 0
+        self.construct("mcpkit_monitor", {})
+
+    def start(self, deadline: float | None, max_iter: int | None) -> None:
+        """Arm the monitor for one call."""
+        self.deadline = float("inf") if deadline is None else deadline
+        self.max_iter = max_iter
+        self.count = 0
 
     def get_n_in(self) -> int:
         return ca.nlpsol_n_out()
@@ -196,7 +210,9 @@ class _Deadline(ca.Callback):
         return ca.Sparsity.dense(self.sizes.get(ca.nlpsol_out(i), 0), 1)
 
     def eval(self, arg: list[Any]) -> list[Any]:
-        return [1 if time.perf_counter() > self.deadline else 0]
+        self.count += 1  # called once per iteration, iteration 0 included
+        over = self.max_iter is not None and self.count > self.max_iter
+        return [1 if over or stop.requested() or time.perf_counter() > self.deadline else 0]
 
 
 @dataclass(frozen=True)
@@ -213,6 +229,7 @@ class InnerCall:
     lam_g0: np.ndarray | None
     deadline: float | None
     t0: float
+    max_iter: int | None = None
 
 
 class InnerSolver(ABC):
@@ -240,16 +257,19 @@ class InnerSolver(ABC):
         lam_x0: np.ndarray | None = None,
         lam_g0: np.ndarray | None = None,
         deadline: float | None = None,
+        max_iter: int | None = None,
     ) -> InnerResult:
         r"""Solve from ``x0`` (and multipliers, when given) at parameters ``q``.
 
         ``deadline`` (a :func:`time.perf_counter` value) stops the solve at the first iteration
-        after it. Returns the point, CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`,
-        :math:`\lambda_g` as IPOPT's), IPOPT's status name and its iteration count.
+        after it; ``max_iter`` caps this call's iterations below the solver's own ``max_iter``
+        (both need a solver built with ``deadlines``; others ignore the cap). Returns the point,
+        CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`, :math:`\lambda_g` as
+        IPOPT's), IPOPT's status name and its iteration count.
         """
         t0 = time.perf_counter()
         try:
-            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0))
+            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0, max_iter))
         except self.errors as exc:
             return InnerResult.failure(self.nx, self.ng, exc, time.perf_counter() - t0)
 
@@ -280,8 +300,8 @@ class IpoptNLP(InnerSolver):
     name
         Name of the CasADi function.
     deadlines
-        Accept a ``deadline`` in :meth:`solve` (an iteration callback checks it; used when the
-        solve has a time limit).
+        Accept a ``deadline`` and a ``max_iter`` cap in :meth:`solve` (an iteration callback
+        checks them; used when the solve has a time limit, and by the polish).
     """
 
     def __init__(
@@ -305,9 +325,9 @@ class IpoptNLP(InnerSolver):
         self.nx = int(x.numel())
         self.ng = int(g.numel())
         self.np = int(p.numel())
-        self._deadline = _Deadline(self.nx, self.ng, self.np) if deadlines else None
-        if self._deadline is not None:
-            opts["iteration_callback"] = self._deadline
+        self._monitor = _Monitor(self.nx, self.ng, self.np) if deadlines or stop.watched() else None
+        if self._monitor is not None:
+            opts["iteration_callback"] = self._monitor
         try:
             self.solver = ca.nlpsol(casadi_name(name), "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
         except RuntimeError as exc:
@@ -315,9 +335,9 @@ class IpoptNLP(InnerSolver):
             raise
 
     def _run(self, call: InnerCall) -> InnerResult:
-        # the deadline (needs ``deadlines=True``) makes IPOPT return ``User_Requested_Stop``
-        if self._deadline is not None:
-            self._deadline.deadline = float("inf") if call.deadline is None else call.deadline
+        # the deadline and cap (need ``deadlines=True``) make IPOPT return ``User_Requested_Stop``
+        if self._monitor is not None:
+            self._monitor.start(call.deadline, call.max_iter)
         c = call
         args: dict[str, Any] = {"x0": c.x0, "p": c.q, "lbx": c.lbx, "ubx": c.ubx, "lbg": c.lbg, "ubg": c.ubg}
         for key, lam in (("lam_x0", c.lam_x0), ("lam_g0", c.lam_g0)):

@@ -234,6 +234,8 @@ class PyomoNLP(InnerSolver):
         opts = dict(self.options)
         if call.deadline is not None:
             opts["max_wall_time"] = max(call.deadline - time.perf_counter(), 1e-3)
+        if call.max_iter is not None:
+            opts["max_iter"] = min(int(opts.get("max_iter", call.max_iter)), call.max_iter)
         res = self.solver.solve(
             rp.model,
             tee=self.settings.verbose,

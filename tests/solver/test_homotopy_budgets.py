@@ -38,7 +38,14 @@ class _FailingPolisher:
         self.calls += 1
         return np.array([float(self.calls), 0.0])
 
-    def solve(self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None = None):
+    def solve(
+        self,
+        x: np.ndarray,
+        p: np.ndarray,
+        mask: np.ndarray,
+        deadline: float | None = None,
+        max_iter: int | None = None,
+    ):
         self.residuals.append(float(abs(min(x[0], x[1]))))
         nan = np.full(2, np.nan)
         return InnerResult(nan, nan, np.zeros(0), np.nan, "Infeasible_Problem_Detected", 3, 0.0)

@@ -1,0 +1,148 @@
+"""The IPOPT iteration monitor: a per-call iteration cap (the polish's), and a cooperative stop
+(:mod:`mcpkit.stop`, Ctrl-C in the command line) that ends a homotopy with its best point."""
+
+from __future__ import annotations
+
+import threading
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from mcpkit import stop
+from mcpkit.mpcc import MPCC, solve_mpcc
+from mcpkit.result import Termination
+from mcpkit.solvers import homotopy
+from mcpkit.solvers.inner import CasadiInner, InnerSettings, PyomoInner
+from mcpkit.solvers.ipopt import InnerResult, IpoptNLP
+from mcpkit.solvers.reformulation import NLPTemplate
+
+pytestmark = pytest.mark.solver
+
+
+def _rosenbrock() -> NLPTemplate:
+    r""":math:`\min (1 - x_1)^2 + 100 (x_2 - x_1^2)^2` s.t. :math:`x_1 + x_2 \le 10`: IPOPT needs
+    about 20 iterations from (-1.2, 1)."""
+    x = ca.SX.sym("x", 2)
+    p = ca.SX.sym("p", 1)
+    f = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2 + 0 * p
+    return NLPTemplate(x=x, p=p, f=f, g=x[0] + x[1], lbg=np.array([-np.inf]), ubg=np.array([10.0]))
+
+
+def _solve(solver: object, max_iter: int | None) -> object:
+    inf = np.full(2, np.inf)
+    t = _rosenbrock()
+    return solver.solve(  # type: ignore[attr-defined]
+        np.array([-1.2, 1.0]), np.zeros(1), -inf, inf, t.lbg, t.ubg, max_iter=max_iter
+    )
+
+
+FACTORIES = [CasadiInner(), PyomoInner("mcpkit_ipopt", description="mcpkit_ipopt")]
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=["casadi", "pyomo"])
+def test_per_call_iteration_cap(factory: object) -> None:
+    settings = InnerSettings(tol=1e-8, deadlines=True)
+    solver = factory(_rosenbrock(), settings)  # type: ignore[operator]
+    free = _solve(solver, None)
+    assert free.status == "Solve_Succeeded" and free.iterations > 5  # type: ignore[attr-defined]
+    capped = _solve(solver, 3)
+    assert capped.iterations <= 3 and capped.status != "Solve_Succeeded"  # type: ignore[attr-defined]
+    again = _solve(solver, None)  # the cap was for that call only
+    assert again.iterations == free.iterations  # type: ignore[attr-defined]
+
+
+def test_monitor_only_where_asked() -> None:
+    t = _rosenbrock()
+    assert IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8)._monitor is None  # ~45 us per iteration saved
+    with stop.watching():
+        assert IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8)._monitor is not None
+    assert not stop.watched()
+
+
+def test_stop_request_ends_a_running_solve() -> None:
+    t = _rosenbrock()
+    with stop.watching():
+        solver = IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8)
+        stop.request()
+        res = _solve(solver, None)
+        assert res.status == "User_Requested_Stop" and res.iterations == 0  # type: ignore[attr-defined]
+    assert not stop.requested()  # cleared on leaving
+
+
+def _toy() -> MPCC:
+    r"""min (x1 - 2)^2 + (x2 - 1)^2  s.t.  x1 + x2 = 1,  0 <= x1 ⟂ x2 >= 0, from (5, 5)."""
+    x = ca.SX.sym("x", 2)
+    return MPCC.from_casadi(
+        x, x[0], x[1], f=(x[0] - 2) ** 2 + (x[1] - 1) ** 2, g=x[0] + x[1], lbg=1.0, ubg=1.0, x0=[5.0, 5.0]
+    )
+
+
+def test_stop_during_homotopy_returns_its_best_point() -> None:
+    """A stop requested after the first subproblem (as the command line does on Ctrl-C) ends the
+    run as ``interrupted`` with the best point so far, not an empty result."""
+    seen: list[object] = []
+
+    def progress(step: object) -> None:
+        seen.append(step)
+        stop.request()
+
+    with stop.watching():
+        res = solve_mpcc(_toy(), "scholtes", "casadi", progress=progress, polish=False, refine=False)
+    assert res.termination is Termination.INTERRUPTED
+    assert len(seen) >= 1 and res.x is not None and np.isfinite(res.x).all()
+    assert np.isfinite(res.comp_residual)
+
+
+@pytest.mark.parametrize("above", [0, 10**9])
+def test_in_loop_polish_is_capped_on_large_problems(monkeypatch: pytest.MonkeyPatch, above: int) -> None:
+    """Above ``POLISH_CAP_ABOVE_VARS`` variables the polish inside the loop gets
+    ``max(POLISH_MIN_ITER, iterations so far)``; below it, no cap."""
+    caps: list[int | None] = []
+    original = homotopy.Polisher.polish
+
+    def spy(self: homotopy.Polisher, x, p, mask, deadline=None, max_iter=None):  # type: ignore[no-untyped-def]
+        caps.append(max_iter)
+        return original(self, x, p, mask, deadline, max_iter)
+
+    monkeypatch.setattr(homotopy.Polisher, "polish", spy)
+    monkeypatch.setattr(homotopy, "POLISH_CAP_ABOVE_VARS", above)
+    res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False)
+    assert res.solved and caps
+    if above == 0:
+        assert all(c is not None and c >= homotopy.POLISH_MIN_ITER for c in caps)
+    else:
+        assert all(c is None for c in caps)
+
+
+def test_polish_stopped_at_its_cap_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A polish stopped by the cap may sit at a feasible, complementary point that is not a
+    stationary point of its branch; it is not taken, and the homotopy goes on. Here the capped
+    polish 'stops' at x = (0, 1) (feasible, complementary, f = 4); the run must end at the
+    homotopy's own point x = (1, 0), f = 2."""
+    original = homotopy.Polisher.polish
+
+    def stopped(self: homotopy.Polisher, x, p, mask, deadline=None, max_iter=None):  # type: ignore[no-untyped-def]
+        if max_iter is None:
+            return original(self, x, p, mask, deadline, max_iter)
+        point = np.array([0.0, 1.0])
+        return InnerResult(point, np.zeros(2), np.zeros(2), 4.0, "User_Requested_Stop", max_iter, 0.0)
+
+    monkeypatch.setattr(homotopy.Polisher, "polish", stopped)
+    monkeypatch.setattr(homotopy, "POLISH_CAP_ABOVE_VARS", 0)
+    res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, fallback_methods=())
+    polishes = [s for s in res.trace if s.phase == "polish"]
+    assert any(s.inner_status == "User_Requested_Stop" and s.residual == 0.0 for s in polishes), polishes
+    assert res.solved and res.f == pytest.approx(2.0, abs=1e-5)
+    np.testing.assert_allclose(res.x, [1.0, 0.0], atol=1e-6)
+
+
+def test_stop_from_another_thread() -> None:
+    """:func:`mcpkit.stop.request` is safe from another thread (the CLI's signal watcher)."""
+    t = _rosenbrock()
+    with stop.watching():
+        solver = IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8)
+        timer = threading.Timer(0.0, stop.request)
+        timer.start()
+        timer.join()
+        assert _solve(solver, None).status == "User_Requested_Stop"  # type: ignore[attr-defined]
