@@ -54,7 +54,7 @@ import enum
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -900,9 +900,20 @@ def _solve_equations(
         tightened = run.run("tighten", exact, res.z, mcp_tol)
         if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
             best = tightened
-    res = best[0]
+    res = _time_limit_label(best[0], run.deadline)
     r = exact.reactions(res.z) if np.isfinite(res.z).all() else None
     return res, r, run.stages
+
+
+def _time_limit_label(res: MCPResult, deadline: float) -> MCPResult:
+    """``res`` labelled ``time_limit`` when it is not solved and the time ran out: the stages stop
+    at the deadline, and the best stage kept may be an earlier one that ended at its own
+    iteration cap (an FCLIB RockPile file stopped at 20 s said ``iteration_limit``)."""
+    if res.solved or time.perf_counter() < deadline or res.termination is Termination.TIME_LIMIT:
+        return res
+    old = f"termination {res.termination.value}"
+    message = res.message.replace(old, f"termination {Termination.TIME_LIMIT.value}")
+    return replace(res, termination=Termination.TIME_LIMIT, message=message)
 
 
 def _name(value: Any) -> str:

@@ -181,3 +181,19 @@ def test_bad_in_memory_problems_are_refused_before_solving(change, match):
             mu[0] = -0.1
         with pytest.raises(MCPInputError, match=match):
             solve_fclib(FCLIBProblem(W, q, mu))
+
+
+def test_unsolved_result_after_the_deadline_says_time_limit() -> None:
+    """Regression: an FCLIB solve stopped by its time limit said ``iteration_limit`` when the best
+    stage kept was one that had ended at its own iteration cap (RockPile at 20 s)."""
+    import mcpkit
+
+    capped = mcpkit.solve_mcp(
+        lambda z: np.array([z[0] ** 3 - 8.0]), lambda z: np.array([[3 * z[0] ** 2]]), -np.inf, np.inf,
+        np.array([50.0]), method="newton", major_iteration_limit=1,
+    )  # fmt: skip
+    assert not capped.solved and capped.termination is Termination.ITERATION_LIMIT
+    late = fclib_module._time_limit_label(capped, deadline=0.0)
+    assert late.termination is Termination.TIME_LIMIT
+    assert "termination time_limit" in late.message and "iteration_limit" not in late.message
+    assert fclib_module._time_limit_label(capped, deadline=float("inf")) is capped

@@ -191,9 +191,13 @@ FINDC10S = SHARED_DATA / "mpeclib" / "findc10s.nl.json"
 @pytest.mark.skipif(not FINDC10S.is_file(), reason="mpeclib set not present")
 def test_mpeclib_findc10s_keeps_the_fit_of_the_second_opinion() -> None:
     """MPECLib findc10s (not an LPEC): Scholtes alone ends at f = 0.298, Fischer-Burmeister at
-    f ~ 1e-7; auto runs Scholtes, then fb as the second opinion, and keeps fb's point."""
+    f ~ 1e-7; auto runs Scholtes, then fb as the second opinion, and keeps fb's point.
+
+    No time limit: with one, the second opinion runs in a share of it and on a loaded machine
+    did not finish there (auto kept f = 0.339); without one the outcome depends on iteration
+    caps only, not on the machine's speed."""
     prob = load_mpcc_json(FINDC10S)
-    opts = {"time_limit": 60.0, "tol": 1e-6}
+    opts = {"tol": 1e-6}
     alone = {m: solve_mpcc(prob, m, "casadi", **opts) for m in ("scholtes", "fb")}
     auto = solve_mpcc(prob, "auto", "casadi", **opts)
     assert auto.solved and all(r.solved for r in alone.values())
