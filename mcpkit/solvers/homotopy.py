@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -49,7 +50,7 @@ from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
-from mcpkit.solvers.ipopt import InnerResult, ipopt_termination
+from mcpkit.solvers.ipopt import InnerResult, estimated_build_seconds, ipopt_termination
 from mcpkit.solvers.lp_inner import LinearInner, is_affine
 from mcpkit.solvers.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
@@ -303,6 +304,24 @@ class Polisher:
         )
 
 
+_BUILD_SECONDS: dict[int, tuple[weakref.ref[MPCC], float]] = {}  # by id (an MPCC is not hashable)
+
+
+def mpcc_build_seconds(mpcc: MPCC) -> float:
+    """:func:`~mcpkit.solvers.ipopt.estimated_build_seconds` of the MPCC's rows and both sides of
+    its pairs, :math:`(g, G, H)`, computed once per MPCC: every reformulation's NLP and the
+    polisher's hold these rows (plus one row per pair, whose gradient adds the nonzeros of
+    :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them."""
+    known = _BUILD_SECONDS.get(id(mpcc))
+    if known is not None and known[0]() is mpcc:
+        return known[1]
+    seconds = estimated_build_seconds(mpcc.x, mpcc.p, ca.vertcat(mpcc.g, mpcc.G, mpcc.H))
+    for key in [k for k, (ref, _) in _BUILD_SECONDS.items() if ref() is None]:
+        del _BUILD_SECONDS[key]
+    _BUILD_SECONDS[id(mpcc)] = (weakref.ref(mpcc), seconds)
+    return seconds
+
+
 class HomotopySolver:
     """An MPCC with one reformulation, inner solvers built once; :meth:`run` many times.
 
@@ -336,6 +355,15 @@ class HomotopySolver:
             self._solvers[warm] = self.inner(self.template, settings)
         return self._solvers[warm]
 
+    def fits(self, warm: bool, deadline: float | None) -> bool:
+        """Whether the inner solver for ``warm`` is built, or building it
+        (:func:`~mcpkit.solvers.ipopt.estimated_build_seconds`, a lower estimate) ends before
+        ``deadline``. A dense 3000 x 3000 LCP's Scholtes NLP takes 41 s to build: with a time
+        limit of 5 s it is better not started."""
+        if deadline is None or warm in self._solvers:
+            return True
+        return time.perf_counter() + mpcc_build_seconds(self.mpcc) <= deadline
+
     def build(self) -> HomotopySolver:
         """Build every inner solver now (otherwise built on first use)."""
         self._nlp(False)
@@ -343,6 +371,12 @@ class HomotopySolver:
         if self.options.polish and self.mpcc.n_pairs:
             self.polisher()
         return self
+
+    def polisher_fits(self, deadline: float | None) -> bool:
+        """:meth:`fits` for the polisher."""
+        if deadline is None or self._polisher is not None:
+            return True
+        return time.perf_counter() + mpcc_build_seconds(self.mpcc) <= deadline
 
     def polisher(self) -> Polisher:
         """The active-set polisher (built on first use)."""
@@ -431,7 +465,7 @@ class HomotopySolver:
 
         def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
             nonlocal best_x, best_a, iterations, raw
-            if not (opts.polish and nc):
+            if not (opts.polish and nc) or not self.polisher_fits(deadline):
                 return False
             polisher = self.polisher()
             # start inside the bounds of x: a candidate may be kept as IPOPT returned it, up to
@@ -491,7 +525,21 @@ class HomotopySolver:
                 if k == 0 and first_step_limit is not None:
                     cap = t_start + first_step_limit
                     step_deadline = cap if deadline is None else min(deadline, cap)
-                res = self._nlp(warm).solve(
+                if step_deadline is not None and time.perf_counter() > step_deadline:
+                    termination, raw = Termination.TIME_LIMIT, "not started: no time left"
+                    break
+                if not self.fits(warm, step_deadline):
+                    termination = Termination.TIME_LIMIT
+                    raw = f"not started: building the NLP takes at least {mpcc_build_seconds(mp):.1f} s"
+                    break
+                solver = self._nlp(warm)
+                if step_deadline is not None and time.perf_counter() > step_deadline:
+                    # an IPOPT run stops at its first iteration at the soonest, after a
+                    # factorization that can take many seconds on a large problem
+                    termination = Termination.TIME_LIMIT
+                    raw = "not started: building the NLP used up the time"
+                    break
+                res = solver.solve(
                     x,
                     np.concatenate([p, [t]]),
                     lbx,

@@ -167,6 +167,31 @@ def ipopt_option_dict(
     return opts
 
 
+#: Building an IPOPT solver (CasADi's ``nlpsol``: the Jacobian and Hessian of the Lagrangian,
+#: symbolically) takes at least about this many seconds per unit of the rows' expression graph
+#: (:func:`estimated_build_seconds`): 2.6 us per nonzero of the matrix of a dense 2000 x 2000 LCP
+#: (4 million, 10.3 s) and 4.5 us at 3000 x 3000 (9 million, 41 s) on the 2-core reference
+#: machine. Used as a *lower* estimate, so a faster machine builds what fits and a slower one is
+#: stopped earlier, never later.
+BUILD_SECONDS_PER_UNIT = 2e-6
+
+
+def estimated_build_seconds(x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX) -> float:
+    r"""A lower estimate of the seconds that building an IPOPT solver with rows ``g(x, p)`` takes:
+    :data:`BUILD_SECONDS_PER_UNIT` times the size of ``g``'s expression graph, its operations
+    plus (for MX) the nonzeros of the constant matrices in it (a dense :math:`M` in
+    :math:`Mz + q` makes a Jacobian, and a Hessian of the pair products, as dense as :math:`M`).
+    Instant, unlike the structural Jacobian (5-19 s for a dense 3000 x 3000 MX product)."""
+    fn = ca.Function("mcpkit_size", [x, p], [g])
+    size = fn.n_instructions()
+    if isinstance(g, ca.MX):
+        for k in range(fn.n_instructions()):
+            node = fn.instruction_MX(k)
+            if node.is_constant():
+                size += node.nnz()
+    return BUILD_SECONDS_PER_UNIT * size
+
+
 class _Monitor(ca.Callback):
     """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed
     or ``max_iter`` iterations of this call were taken, or a stop was requested

@@ -11,7 +11,7 @@ from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
 from mcpkit.solvers.homotopy import POLISH_BACKOFF, Assessment, HomotopySolver, reformulation_for
-from mcpkit.solvers.ipopt import InnerResult
+from mcpkit.solvers.ipopt import BUILD_SECONDS_PER_UNIT, InnerResult, estimated_build_seconds
 
 pytestmark = pytest.mark.solver
 
@@ -75,8 +75,51 @@ def test_first_step_cap_ends_the_run_with_time_limit() -> None:
     solver = HomotopySolver(_mpcc(), reformulation_for("scholtes"), opts)
     out = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0, first_step_limit=0.0)
     assert out.termination is Termination.TIME_LIMIT
-    assert len([s for s in out.trace if s.phase == "relax"]) == 1
+    # the cap had passed once the solver was built: the first subproblem is not started (an
+    # IPOPT run stops at its first iteration at the soonest, after a factorization that can take
+    # many seconds on a large problem)
+    assert [s for s in out.trace if s.phase == "relax"] == []
+    assert out.raw_status.startswith("not started")
     # without the cap the same run converges
     free = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0)
     assert free.termination is Termination.CONVERGED
     np.testing.assert_allclose(sorted(free.x), [0.0, 1.0], atol=1e-6)
+
+
+def test_estimated_build_cost_counts_dense_constant_matrices() -> None:
+    """The build estimate sees a dense matrix inside an MX product (instantly), and stays small
+    for a small SX graph."""
+    n = 300
+    z = ca.MX.sym("z", n)
+    p = ca.MX.sym("p", 0)
+    M = np.ones((n, n))
+    big = estimated_build_seconds(z, p, ca.mtimes(ca.DM(M), z) + 1)
+    assert big >= BUILD_SECONDS_PER_UNIT * n * n
+    x = ca.SX.sym("x", 2)
+    assert estimated_build_seconds(x, ca.SX.sym("q", 0), x[0] * x[1]) < 1e-4
+
+
+def test_nlp_whose_build_cannot_fit_is_not_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a dense 3000 x 3000 LCP with ``method="scholtes", time_limit=5`` ran 64 s (41 s
+    in CasADi's nlpsol, 21 s in IPOPT's first iteration). When the lower build estimate already
+    passes the time limit no IPOPT solver is built: ``time_limit`` and the reason, at once."""
+    import mcpkit
+    from mcpkit import MCP
+    from mcpkit.solvers import ipopt
+
+    built: list[str] = []
+    original = ipopt.IpoptNLP.__init__
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(kwargs.get("name", ""))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ipopt.IpoptNLP, "__init__", counting)
+    n = 1500  # 2.25 million nonzeros: at least 4.5 s to build, against a limit of 2 s
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((n, n))
+    lcp = MCP.lcp(A @ A.T / n + np.eye(n), rng.standard_normal(n))
+    res = mcpkit.solve(lcp, method="scholtes", time_limit=2)
+    assert res.termination is Termination.TIME_LIMIT and not res.solved
+    assert res.raw_status.startswith("not started: building the NLP takes at least"), res.raw_status
+    assert built == []
