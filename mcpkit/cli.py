@@ -39,11 +39,14 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
 within about a second (:data:`INTERRUPT_GRACE`) with exit status 130, printing the best point so
-far when the solver returned one; SIGTERM to a ``--time-limit`` run (which solves in a forked
-child, :mod:`mcpkit.forked`) kills the child with it, status 143; a reader that leaves early
-(``| head``) ends the output quietly, status 141. Run as a program, ``solve``, ``print`` and
-``info`` leave right after their output (no interpreter teardown of the imported solver
-libraries, which took up to half a second; ``atexit`` handlers still run).
+far when the solver returned one (every IPOPT solver built by the command carries the iteration
+monitor of :mod:`mcpkit.stop`, so a homotopy subproblem stops at its next iteration and the
+homotopy reports its best point; engines with a step hook stop at their next step); SIGTERM to a
+``--time-limit`` run (which solves in a forked child, :mod:`mcpkit.forked`) kills the child with
+it, status 143; a reader that leaves early (``| head``) ends the output quietly, status 141. Run as
+a program, ``solve``, ``print`` and ``info`` leave right after their output (no interpreter
+teardown of the imported solver libraries, which took up to half a second; ``atexit`` handlers
+still run).
 """
 
 from __future__ import annotations

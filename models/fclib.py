@@ -715,6 +715,7 @@ class _Stages:
         self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
         self.iterations_left = options.max_inner_iter
         self.stages: list[FCLIBStage] = []
+        self.last_termination: Termination | None = None
 
     @cached_property
     def exact(self) -> ContactEquations:
@@ -722,7 +723,10 @@ class _Stages:
         return ContactEquations(self.prob.W, self.prob.q, self.prob.mu, self.law)
 
     def expired(self) -> bool:
-        return time.perf_counter() >= self.deadline or self.iterations_left < 1
+        """The time or the iterations are used up, or a stage was interrupted (Ctrl-C: no
+        further stage starts; the best stage so far is the result)."""
+        interrupted = bool(self.stages) and self.last_termination is Termination.INTERRUPTED
+        return time.perf_counter() >= self.deadline or self.iterations_left < 1 or interrupted
 
     def _time_left(self, t0: float) -> float | None:
         return max(self.deadline - t0, 1e-3) if math.isfinite(self.deadline) else None
@@ -747,6 +751,7 @@ class _Stages:
             res.wall_time_s,
         )  # fmt: skip
         self.stages.append(stage)
+        self.last_termination = res.termination
         return res, err, d.r
 
     def run(
@@ -774,6 +779,7 @@ class _Stages:
             float(res.natural_residual), err, wall,
         )  # fmt: skip
         self.stages.append(stage)
+        self.last_termination = res.termination
         return res, err
 
 
@@ -782,6 +788,7 @@ _DIRECT_TERMINATION = (
     ("converged", Termination.CONVERGED),
     ("iteration limit", Termination.ITERATION_LIMIT),
     ("time limit", Termination.TIME_LIMIT),
+    ("interrupted", Termination.INTERRUPTED),
 )
 
 

@@ -475,57 +475,64 @@ def _iterate(
     err = math.inf
     err_here = False
     message = f"iteration limit {max_iter}"
-    while True:
-        if float(np.abs(F).max(initial=0.0)) <= tol:
-            err, err_here = siconos_error(q, mu, r, u), True
-            if err <= tol:
-                message = "converged"
+    try:
+        while True:
+            if float(np.abs(F).max(initial=0.0)) <= tol:
+                err, err_here = siconos_error(q, mu, r, u), True
+                if err <= tol:
+                    message = "converged"
+                    break
+            if its >= max_iter:
                 break
-        if its >= max_iter:
-            break
-        if time.perf_counter() > deadline:
-            message = "time limit"
-            break
-        if stall_window and its >= stall_window and theta > 0.1 * history[its - stall_window]:
-            message = f"slow progress: merit fell less than 10x in {stall_window} steps"
-            break
-        if WATCHDOG and its - max(best_its, wd_its) >= WATCHDOG and theta > best_theta:
-            # no new smallest merit in WATCHDOG steps: back to the best point, history reset
-            r, u, F, J, theta = best_state
-            recent = [theta]
-            wd_its = its
-        ref = max(recent)
-        step = None
-        # no new best merit in CYCLE steps (the Newton steps may cycle among active sets): LM only;
-        # after a Newton step cut to under SHORT of its length: LM first, then Newton
-        stuck = allow_lm and its - best_its >= CYCLE
-        lm_first = allow_lm and not stuck and t_last < SHORT
-        order = (True,) if stuck else (True, False) if lm_first else (False, True) if allow_lm else (False,)
-        for lm in order:
-            if lm:
-                d = _lm_direction(J, F, theta)
-                step = None if d is None else _search(sys_, r, F, J, theta, ref, d, True)
-            else:
-                d = _newton_direction(J, F)
-                step = None if d is None else _search(sys_, r, F, J, theta, ref, d, False)
-            if step is not None:
+            if time.perf_counter() > deadline:
+                message = "time limit"
                 break
-        if step is None:
-            message = "no descent direction (line search failed)" if allow_lm else "no Newton step"
-            break
-        r, u, theta, used_lm, t = step
-        t_last = 1.0 if used_lm else t
+            if stall_window and its >= stall_window and theta > 0.1 * history[its - stall_window]:
+                message = f"slow progress: merit fell less than 10x in {stall_window} steps"
+                break
+            if WATCHDOG and its - max(best_its, wd_its) >= WATCHDOG and theta > best_theta:
+                # no new smallest merit in WATCHDOG steps: back to the best point, history reset
+                r, u, F, J, theta = best_state
+                recent = [theta]
+                wd_its = its
+            ref = max(recent)
+            step = None
+            # no new best merit in CYCLE steps (the Newton steps may cycle among active sets): LM only;
+            # after a Newton step cut to under SHORT of its length: LM first, then Newton
+            stuck = allow_lm and its - best_its >= CYCLE
+            lm_first = allow_lm and not stuck and t_last < SHORT
+            order = (
+                (True,) if stuck else (True, False) if lm_first else (False, True) if allow_lm else (False,)
+            )
+            for lm in order:
+                if lm:
+                    d = _lm_direction(J, F, theta)
+                    step = None if d is None else _search(sys_, r, F, J, theta, ref, d, True)
+                else:
+                    d = _newton_direction(J, F)
+                    step = None if d is None else _search(sys_, r, F, J, theta, ref, d, False)
+                if step is not None:
+                    break
+            if step is None:
+                message = "no descent direction (line search failed)" if allow_lm else "no Newton step"
+                break
+            r, u, theta, used_lm, t = step
+            t_last = 1.0 if used_lm else t
+            err_here = False
+            lm_steps += int(used_lm)
+            its += 1
+            F, J = sys_.F_J(r, u)
+            recent.append(theta)
+            history.append(theta)
+            if theta < 0.99 * best_theta:  # a new smallest merit, by more than rounding-sized steps
+                best_theta, best_its = theta, its
+                best_state = (r, u, F, J, theta)
+            if len(recent) > MEMORY:
+                del recent[0]
+    except KeyboardInterrupt:  # Ctrl-C: the best point so far (a step may have been cut short)
+        message = "interrupted"
+        r, u, F, _, theta = best_state
         err_here = False
-        lm_steps += int(used_lm)
-        its += 1
-        F, J = sys_.F_J(r, u)
-        recent.append(theta)
-        history.append(theta)
-        if theta < 0.99 * best_theta:  # a new smallest merit, by more than rounding-sized steps
-            best_theta, best_its = theta, its
-            best_state = (r, u, F, J, theta)
-        if len(recent) > MEMORY:
-            del recent[0]
     if message != "converged" and best_theta < theta:  # unsolved: the best point met, not the last
         r, u, F, _, theta = best_state
         err_here = False

@@ -200,3 +200,26 @@ def test_bad_input_is_refused() -> None:
         solve_alart_curnier(W, np.full(6, np.nan), mu)
     with pytest.raises(MCPInputError):
         solve_alart_curnier(W, q, mu, r0=np.zeros(5))
+
+
+def test_ctrl_c_returns_the_best_point_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: Ctrl-C during an FCLIB solve's direct stage ended in a traceback with no
+    result; now the Newton iteration stops with ``"interrupted"`` and the best point it met."""
+    rng = np.random.default_rng(3)
+    W, q, mu = _problem(rng, 8)
+    calls = {"n": 0}
+    original = _System.F_J
+
+    def interrupting(self: _System, r: np.ndarray, u: np.ndarray):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return original(self, r, u)
+
+    monkeypatch.setattr(_System, "F_J", interrupting)
+    res = solve_alart_curnier(W, q, mu, tol=1e-12, max_iter=50, restart=False)
+    assert res.message.startswith("interrupted"), res.message
+    assert np.isfinite(res.r).all() and res.iterations >= 1
+    # the point reported is the best met: its merit is no worse than the start's
+    start = solve_alart_curnier(W, q, mu, tol=1e-12, max_iter=0, restart=False)
+    assert np.linalg.norm(res.F) <= np.linalg.norm(start.F) * (1 + 1e-12)
