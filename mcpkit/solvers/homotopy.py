@@ -81,6 +81,18 @@ POLISH_BACKOFF = 1e-2
 POLISH_MIN_ITER = 1000
 POLISH_CAP_ABOVE_VARS = 1000
 
+#: On problems of more than :data:`POLISH_CAP_ABOVE_VARS` variables a warm-started subproblem
+#: (every step after the first) stops after ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * n)`` IPOPT
+#: iterations, ``n`` those of the last subproblem that succeeded, and counts as a failed step
+#: (its point is still measured, and may be polished). Late in the homotopy a warm start needs a
+#: few dozen iterations; a subproblem that runs away from it does not come back: the block-pushing
+#: horizon of ``mcpkit.mpec`` at N = 100 (2,206 variables) took 3,000 iterations and 14 s at
+#: sigma = 1e-7 after steps of 10-11 iterations, where the polish from the point before solved it.
+#: Legitimate growth stays under the cap on NOSBENCH-large (at most 6.4x: 3CPTF_002_020, 166 then
+#: 1,055 iterations).
+RELAX_MIN_ITER = 200
+RELAX_ITER_GROWTH = 10
+
 #: With a time limit and fallbacks, the share of a reformulation's own budget its first
 #: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
 FIRST_STEP_SHARE = 0.5
@@ -352,6 +364,8 @@ class HomotopySolver:
             extra = self.reformulation.warm_start_options
             if warm and extra:
                 settings = replace(settings, options={**extra, **settings.options})
+            if warm and self.mpcc.x.numel() > POLISH_CAP_ABOVE_VARS:
+                settings = replace(settings, deadlines=True)  # the monitor, for RELAX_ITER_GROWTH
             self._solvers[warm] = self.inner(self.template, settings)
         return self._solvers[warm]
 
@@ -462,6 +476,8 @@ class HomotopySolver:
         polish_below = opts.polish_trigger  # lowered by POLISH_BACKOFF after each failed polish
         nc = mp.n_pairs
         path: list[np.ndarray] = []
+        large = mp.x.numel() > POLISH_CAP_ABOVE_VARS
+        last_ok_iterations: int | None = None  # of the last subproblem that succeeded (RELAX_*)
 
         def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
             nonlocal best_x, best_a, iterations, raw
@@ -539,6 +555,9 @@ class HomotopySolver:
                     termination = Termination.TIME_LIMIT
                     raw = "not started: building the NLP used up the time"
                     break
+                cap = None
+                if warm and last_ok_iterations is not None and large:
+                    cap = max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * last_ok_iterations)
                 res = solver.solve(
                     x,
                     np.concatenate([p, [t]]),
@@ -549,7 +568,10 @@ class HomotopySolver:
                     lam_x if warm else None,
                     lam_g if warm else None,
                     deadline=step_deadline,
+                    max_iter=cap,
                 )
+                if cap is not None and res.iterations >= cap and res.status == "User_Requested_Stop":
+                    res = replace(res, status="Maximum_Iterations_Exceeded")  # the cap, not a user
                 iterations += res.iterations
                 raw = res.status
                 finite = bool(np.isfinite(res.x).all())
@@ -576,6 +598,7 @@ class HomotopySolver:
                 deadline = hard if on_track else soft  # also the polish's, just below
                 if finite and res.ok:
                     failures = 0
+                    last_ok_iterations = res.iterations
                     x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
                 else:
                     # recovery: keep the last good point; the controller backs the parameter off

@@ -146,3 +146,37 @@ def test_stop_from_another_thread() -> None:
         timer.start()
         timer.join()
         assert _solve(solver, None).status == "User_Requested_Stop"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("growth", [10, 0])
+def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.MonkeyPatch, growth: int) -> None:
+    """Above ``POLISH_CAP_ABOVE_VARS`` variables each warm subproblem gets
+    ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * iterations of the last successful one)``; the first
+    (cold) one none. A capped stop counts as an iteration limit, not as a user's stop."""
+    from mcpkit.solvers.ipopt import InnerSolver
+
+    calls: list[tuple[int | None, int, str]] = []
+    original = InnerSolver.solve
+
+    def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        res = original(self, *args, **kwargs)
+        calls.append((kwargs.get("max_iter"), res.iterations, res.status))
+        return res
+
+    monkeypatch.setattr(InnerSolver, "solve", spy)
+    monkeypatch.setattr(homotopy, "POLISH_CAP_ABOVE_VARS", 0)
+    monkeypatch.setattr(homotopy, "RELAX_MIN_ITER", 1)
+    monkeypatch.setattr(homotopy, "RELAX_ITER_GROWTH", growth)  # 0: every warm step capped at 1
+    res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, polish=False, fallback_methods=())
+    relax = [s for s in res.trace if s.phase == "relax"]
+    assert len(relax) >= 3 and calls[0][0] is None
+    last_ok = calls[0][1]
+    for (cap, its, _), step in zip(calls[1 : len(relax)], relax[1:], strict=True):
+        assert cap == max(1, growth * last_ok)
+        assert its <= cap and step.inner_status != "User_Requested_Stop"
+        if its == cap:
+            assert step.inner_status == "Maximum_Iterations_Exceeded"
+        if step.inner_status == "Solve_Succeeded":
+            last_ok = its
+    if growth == 0:
+        assert any(s.inner_status == "Maximum_Iterations_Exceeded" for s in relax[1:])
