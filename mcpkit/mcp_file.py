@@ -68,8 +68,8 @@ from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.io import file_kind, load_mcp, read_json
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
-from mcpkit.mpcc.problem import casadi_name
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.names import casadi_name
 from mcpkit.solvers.newton import bound_kinds
 
 FORMAT = "mcpkit-mcp"

@@ -20,10 +20,11 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 """
 
 from mcpkit.mpcc.loader import load_mpcc_json
-from mcpkit.mpcc.problem import MPCC, casadi_name
+from mcpkit.mpcc.problem import MPCC
 from mcpkit.mpcc.refine import RefineOptions
 from mcpkit.mpcc.solver import MPCCSolver, solve_mpcc
 from mcpkit.mpcc.standard import ToStandardMPCC
+from mcpkit.problems.names import casadi_name
 
 __all__ = [
     "MPCC", "MPCCSolver", "RefineOptions", "ToStandardMPCC", "casadi_name", "load_mpcc_json", "solve_mpcc",

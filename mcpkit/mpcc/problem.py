@@ -36,7 +36,6 @@ the formulas as declared) and prints one line per block, for a horizon one step'
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,13 +44,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
-
-
-def casadi_name(name: str) -> str:
-    """A valid CasADi function name from any label (letters first, single underscores)."""
-    out = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", name)).strip("_")
-    return out if out[:1].isalpha() else f"f_{out}"
-
+from mcpkit.problems.names import casadi_name  # re-exported (its home until issue 27)
 
 Formula = tuple[str, str]
 """A printed formula: ``(text, LaTeX)``."""

@@ -89,8 +89,9 @@ from scipy.optimize import linprog, lsq_linear
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpcc.lpec import LPEC, LPECSolution, solve_lpec
-from mcpkit.mpcc.problem import MPCC, casadi_name
+from mcpkit.mpcc.problem import MPCC
 from mcpkit.mpcc.standard import ToStandardMPCC
+from mcpkit.problems.names import casadi_name
 
 __all__ = [
     "Stationarity",

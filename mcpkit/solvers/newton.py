@@ -209,9 +209,9 @@ import scipy.sparse as sps
 from mcpkit.blas import small_blas
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
-from mcpkit.mpcc.problem import casadi_name
 from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.problem import MCP, AffineFunction
+from mcpkit.problems.names import casadi_name
 from mcpkit.residuals import natural_residual
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.newton_linalg import NewtonSystem

@@ -33,7 +33,7 @@ import time
 import casadi as ca
 import numpy as np
 
-from mcpkit.mpcc import casadi_name
+from mcpkit.problems.names import casadi_name
 from mcpkit.residuals import finite_in_box
 from mcpkit.solvers.newton import FIXED, bound_kinds
 
