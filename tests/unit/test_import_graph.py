@@ -74,6 +74,7 @@ FRONT_ENDS: frozenset[str] = frozenset(
         "mcpkit.functional",
         "mcpkit.pyomo_plugin",
         "mcpkit.solve",
+        "mcpkit.solve_file",
         "mcpkit.sweep.*",
     }
 )
