@@ -379,7 +379,7 @@ def _refuse(path: Path, why: str) -> ProblemFileError:
 
 def mcp_file_from_mpcc_json(path: str | Path) -> MCPFile:
     """An MCP-shaped CasADi MPCC JSON file (module docstring, conditions 1-4) as an :class:`MCPFile`."""
-    from mcpkit.mpcc import load_mpcc_json
+    from mcpkit.formats.mpcc_json import load_mpcc_json
 
     p = Path(path)
     mpcc = load_mpcc_json(p)

@@ -208,7 +208,7 @@ def _load_and_solve(
         prob = load_fclib(args.file)
         return res, {}, solution_arrays(res, delassus=(prob.W, prob.q))
     if family == "mpcc":
-        from mcpkit.mpcc import load_mpcc_json
+        from mcpkit.formats.mpcc_json import load_mpcc_json
 
         problem = load_mpcc_json(args.file)
         budget.check("mpcc", "loading the file")

@@ -16,13 +16,13 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 * :mod:`~mcpkit.mpcc.stationarity`: weak, C, M, S and B stationarity of a point;
 * :mod:`~mcpkit.mpcc.lpec`, :mod:`~mcpkit.mpcc.refine`: the LPEC (enumeration or MILP) and the
   B-stationarity refinement every solve runs (:class:`RefineOptions`);
-* :mod:`~mcpkit.mpcc.loader`: the CasADi MPCC JSON format (nosnoc, MPECLib, MacMPEC, NOSBENCH).
+* :mod:`~mcpkit.formats.mpcc_json`: the CasADi MPCC JSON format (nosnoc, MPECLib, MacMPEC, NOSBENCH).
 
 ``mcpkit.solve(mpcc)`` and ``mcpkit solve FILE.json`` end here.
 """
 
+from mcpkit.formats.mpcc_json import load_mpcc_json
 from mcpkit.lowering.standard import ToStandardMPCC
-from mcpkit.mpcc.loader import load_mpcc_json
 from mcpkit.mpcc.refine import RefineOptions
 from mcpkit.mpcc.solver import MPCCSolver, solve_mpcc
 from mcpkit.problems.mpcc import MPCC

@@ -76,7 +76,7 @@ def test_progress_trace_reports_each_appended_step() -> None:
 
 # ------------------------------------------------------------------------- files and loaders
 def test_mpcc_json_with_null_pair_function_is_a_problem_file_error(tmp_path: Path) -> None:
-    """Regression: ``"G_fun": null`` raised AssertionError in mcpkit/mpcc/loader.py."""
+    """Regression: ``"G_fun": null`` raised AssertionError in the MPCC JSON loader."""
     doc = json.loads((EXAMPLES / "mpcc.json").read_text())
     for key in ("G_fun", "H_fun"):
         p = tmp_path / f"{key}.json"

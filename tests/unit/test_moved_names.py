@@ -14,6 +14,8 @@ MOVED = [
     ("mcpkit.mpcc", "mcpkit.problems.mpcc", ["MPCC"]),
     ("mcpkit.mpcc", "mcpkit.lowering.standard", ["ToStandardMPCC"]),
     ("mcpkit.mpcc.standard", "mcpkit.lowering.standard", ["ToStandardMPCC", "shiftable", "split_pairs"]),
+    ("mcpkit.mpcc.loader", "mcpkit.formats.mpcc_json", ["load_mpcc_json", "name_segments", "BIG"]),
+    ("mcpkit.mpcc", "mcpkit.formats.mpcc_json", ["load_mpcc_json"]),
     (
         "mcpkit.mpcc.from_pyomo",
         "mcpkit.lowering.from_pyomo",
