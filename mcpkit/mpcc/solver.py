@@ -38,6 +38,7 @@ from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc.refine import RefinementReport, RefineOptions, Refiner
 from mcpkit.options import SolveOptions
+from mcpkit.planner import inner_solver
 from mcpkit.problem import as_float_vector
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.registry import resolve
@@ -128,7 +129,7 @@ class MPCCSolver:
         steps: list[Lowering] = [ToStandardMPCC()]
         inverse: list[Any] = [pair_map]
         target = self.standard
-        inner, self.ipopt_used = self.route.inner_solver(ipopt)
+        inner, self.ipopt_used = inner_solver(self.route, ipopt)
         if self.backend == "pyomo":
             from mcpkit.mpcc.pyomo_nl import ThroughPyomoNL
 
