@@ -69,8 +69,8 @@ from mcpkit.io import file_kind, load_mcp, read_json
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.bounds import bound_kinds
 from mcpkit.problems.names import casadi_name
-from mcpkit.solvers.newton import bound_kinds
 
 FORMAT = "mcpkit-mcp"
 VERSION = 1
