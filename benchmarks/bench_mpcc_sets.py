@@ -19,7 +19,7 @@ the summary names the worse rows where mpecss's value lies below the best known
 
 Both answers are judged by the same rule on the problem as mcpkit reads it: complementarity
 residual <= 1e-6 and constraint violation <= 1e-6 (box-MCP reading of general pair bounds, see
-:mod:`mcpkit.mpcc.problem`). mpecss's own verdict is reported too. An mcpkit solve whose wall time
+:mod:`mcpkit.problems.mpcc`). mpecss's own verdict is reported too. An mcpkit solve whose wall time
 (refinement and stationarity check included) exceeds ``--time-limit`` counts as not solved
 (``over_time`` in its row).
 

@@ -1,7 +1,7 @@
 """Two independent checks of MPCC objective values, for the benchmark's comparisons.
 
 ``pieces FILE``: the lowest objective over *all* pieces of a small MPCC file. A box-MCP pair
-(:mod:`mcpkit.mpcc.problem`) has up to three pieces,
+(:mod:`mcpkit.problems.mpcc`) has up to three pieces,
 
 * :math:`H_j = H_{l,j}`, :math:`G_j \\ge 0`;
 * :math:`G_j = 0`, :math:`H_{l,j} \\le H_j \\le H_{u,j}`;

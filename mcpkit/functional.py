@@ -74,6 +74,7 @@ from mcpkit.errors import MCPInputError, ShapeError, UnknownOptionError
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.options import Method, SolveOptions
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.bounds import bound_kinds
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
 
@@ -129,8 +130,6 @@ def _size(lb: ArrayLike, ub: ArrayLike, z0: ArrayLike | None) -> int:
 
 def _box(lb: ArrayLike, ub: ArrayLike, z0: ArrayLike | None, n: int) -> tuple[np.ndarray, ...]:
     """Checked ``(lb, ub, z0)``; ``z0`` defaults to the projection of 0 and is clipped into the box."""
-    from mcpkit.solvers.newton import bound_kinds  # not at the top: mcpkit/__init__ imports this module early
-
     lo = as_float_vector(lb, n, "lb", allow_inf=True)
     hi = as_float_vector(ub, n, "ub", allow_inf=True)
     bound_kinds(lo, hi)

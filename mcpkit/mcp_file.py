@@ -68,9 +68,9 @@ from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.io import file_kind, load_mcp, read_json
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
-from mcpkit.mpcc.problem import casadi_name
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
-from mcpkit.solvers.newton import bound_kinds
+from mcpkit.problems.bounds import bound_kinds
+from mcpkit.problems.names import casadi_name
 
 FORMAT = "mcpkit-mcp"
 VERSION = 1
@@ -379,7 +379,7 @@ def _refuse(path: Path, why: str) -> ProblemFileError:
 
 def mcp_file_from_mpcc_json(path: str | Path) -> MCPFile:
     """An MCP-shaped CasADi MPCC JSON file (module docstring, conditions 1-4) as an :class:`MCPFile`."""
-    from mcpkit.mpcc import load_mpcc_json
+    from mcpkit.formats.mpcc_json import load_mpcc_json
 
     p = Path(path)
     mpcc = load_mpcc_json(p)

@@ -2,7 +2,7 @@ r"""mcpkit as a Pyomo solver: ``pyo.SolverFactory("mcpkit")``, and the Pyomo rou
 
 A Pyomo model is solved as
 
-* an **MPCC** (:func:`mcpkit.mpcc.from_pyomo.mpcc_from_pyomo`, :class:`mcpkit.mpcc.MPCCSolver`)
+* an **MPCC** (:func:`mcpkit.lowering.from_pyomo.mpcc_from_pyomo`, :class:`mcpkit.mpcc.MPCCSolver`)
   when it has an active objective that depends on a (non-fixed) variable;
 * an **MCP** (:func:`mcpkit.lowering.pyomo.from_pyomo`, :class:`mcpkit.Solver`) when it has no
   active objective or a constant one (``Objective(expr=0)``, as Pyomo's ``mpec_nlp`` needs); if
@@ -19,7 +19,7 @@ not solved, so the user can inspect it; the verdict says what it is).
 ``method``, ``backend``, ``tol``, ``time_limit``, ``relax_integrality`` (read integer variables
 as continuous instead of refusing the model) and any other :class:`~mcpkit.options.SolveOptions`
 field (unknown names raise :class:`~mcpkit.errors.UnknownOptionError`). It keeps the built route
-for the last model it saw and reuses it while :func:`~mcpkit.mpcc.from_pyomo.structure_fingerprint`
+for the last model it saw and reuses it while :func:`~mcpkit.lowering.from_pyomo.structure_fingerprint`
 is unchanged, so a loop that only changes mutable ``Param`` values pays the import once.
 ``results.solver.termination_condition`` / ``status`` (Pyomo's enums) follow mcpkit's verdict,
 never a subsolver's word:
@@ -75,7 +75,7 @@ def objective_is_constant(obj: Any) -> bool:
 
 def pyomo_kind(model: Any) -> str:
     """``"mpcc"`` when the model has an active objective depending on a variable, else ``"mcp"``."""
-    from mcpkit.mpcc.from_pyomo import active_objectives
+    from mcpkit.lowering.from_pyomo import active_objectives
 
     objs = active_objectives(model)
     if len(objs) > 1:
@@ -123,7 +123,7 @@ class PyomoRoute:
         relax_integrality: bool = False,
         **kwargs: Any,
     ) -> None:
-        from mcpkit.mpcc.from_pyomo import structure_fingerprint
+        from mcpkit.lowering.from_pyomo import structure_fingerprint
 
         self.model = model
         self.kind = pyomo_kind(model)
@@ -131,8 +131,8 @@ class PyomoRoute:
         self._mcp_solver: Any = None
         self._mpcc_solver: Any = None
         if self.kind == "mcp":
+            from mcpkit.lowering.from_pyomo import active_objectives
             from mcpkit.lowering.pyomo import from_pyomo
-            from mcpkit.mpcc.from_pyomo import active_objectives
 
             try:
                 self.mcp = from_pyomo(model, relax_integrality=relax_integrality)
@@ -146,7 +146,7 @@ class PyomoRoute:
                 self._mcp_solver = Solver(self.mcp, backend=backend, method=method, options=options, **kwargs)
                 self.fingerprint = (structure_fingerprint(model), _mcp_baked_values(model))
         if self.kind == "mpcc":
-            from mcpkit.mpcc.from_pyomo import mpcc_from_pyomo
+            from mcpkit.lowering.from_pyomo import mpcc_from_pyomo
             from mcpkit.mpcc.solver import MPCCSolver
 
             self.mpcc = mpcc_from_pyomo(model, relax_integrality=relax_integrality)
@@ -163,7 +163,7 @@ class PyomoRoute:
 
     def current(self) -> bool:
         """The model's structure is still the one this route was built for."""
-        from mcpkit.mpcc.from_pyomo import structure_fingerprint
+        from mcpkit.lowering.from_pyomo import structure_fingerprint
 
         if self.kind == "mcp":
             return self.fingerprint == (structure_fingerprint(self.model), _mcp_baked_values(self.model))

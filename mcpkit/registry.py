@@ -28,7 +28,7 @@ import difflib
 import enum
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError, UnknownOptionError
@@ -126,6 +126,12 @@ class BackendEntry:
     def available(self) -> Availability:
         """:class:`Availability` of the backend (see :attr:`check`)."""
         return self.check()[0]
+
+    def load_mcp_route(self) -> Any:
+        """Import and return :attr:`mcp_route` (the route class of a reformulation on an MCP)."""
+        if not self.mcp_route:
+            raise MCPInputError(f"backend {self.name!r} runs no reformulation on MCPs")
+        return _load(self.mcp_route)
 
 
 METHODS: dict[str, MethodEntry] = {}
@@ -355,17 +361,6 @@ class Route:
         """The method is a homotopy reformulation (else an engine)."""
         return self.entry.kind == "reformulation"
 
-    def inner_solver(self, ipopt: str = "auto") -> tuple[Any, str]:
-        """``(inner-solver factory or None for CasADi's nlpsol, description)`` for the subproblems.
-
-        ``ipopt`` matters on backend ``pyomo`` only (see
-        :func:`mcpkit.solvers.inner.select_inner`).
-        """
-        if self.backend != "pyomo":
-            return None, "casadi"
-        from mcpkit.solvers.inner import select_inner
-
-        return select_inner(ipopt)
 
 
 #: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solvers.fallback`).
@@ -468,28 +463,6 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto", *, lpec: boo
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
-
-
-def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto") -> Any:
-    """The one place an MCP's solve chain is built: the object whose ``solve(p, z0, warm)`` runs it.
-
-    A reformulation runs on its backend's route class (declaration -> backend lowering ->
-    slack-form MPCC -> homotopy -> inner IPOPT); an engine is its own route class.
-    """
-    if route.kind != "mcp":
-        raise MCPInputError(f"build_mcp_route: route is for {route.kind!r}, not 'mcp'")
-    chain = (route, *route.fallbacks)
-    if ipopt != "auto" and not any(r.is_reformulation and r.backend == "pyomo" for r in chain):
-        raise MCPInputError("ipopt= chooses the IPOPT of the homotopy on backend 'pyomo' only")
-    if route.fallbacks:
-        from mcpkit.solvers.fallback import FallbackRoute
-
-        return FallbackRoute(problem, [replace(r, fallbacks=()) for r in chain], options, ipopt)
-    if route.is_reformulation:
-        cls = _load(BACKENDS[route.backend].mcp_route)
-        extra = {"ipopt": ipopt} if route.backend == "pyomo" else {}
-        return cls(problem, route.method, options, **extra)
-    return route.entry.load()(problem, route.backend, options)
 
 
 def require_available(route: Route) -> None:

@@ -24,10 +24,11 @@ import numpy as np
 from mcpkit import stop
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
-from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import Backend, Method, SolveOptions
+from mcpkit.planner import build_mcp_route
 from mcpkit.problem import MCP, ArrayLike, as_float_vector
-from mcpkit.registry import build_mcp_route, resolve
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, MPCCResult, Termination, judge_point, mcp_termination, verdict_message
 from mcpkit.solvers.ipopt import check_ipopt_options

@@ -60,8 +60,8 @@ from mcpkit.lowering.printer import space, sym_shape
 from mcpkit.models.arrays import CASADI
 from mcpkit.models.stepping import OnFailure, SimulationResult, StepMap, simulate
 from mcpkit.mpcc import MPCC, MPCCSolver
-from mcpkit.mpcc.problem import Formula, MPCCBlocks, Segment
 from mcpkit.problem import MCP, as_float_vector
+from mcpkit.problems.mpcc import Formula, MPCCBlocks, Segment
 from mcpkit.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 from mcpkit.solve import Solver
 

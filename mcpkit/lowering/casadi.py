@@ -32,8 +32,9 @@ from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import CasadiBuilder, SlackForm
-from mcpkit.mpcc import MPCC, casadi_name
 from mcpkit.problem import MCP, AffineFunction, BlockFunction, MatrixParameterBlock, SymbolicFunction
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.names import casadi_name
 
 #: sympy function name -> CasADi implementation, used when lambdifying into SX.
 CASADI_FUNCTIONS: dict[str, object] = {

@@ -10,7 +10,7 @@ Pyomo model computes exactly what the CasADi functions compute. It states
     H_l \le H(x; p) \le H_u \perp G(x; p),\ G_l \le G(x; p) \le G_u
 
 with one ``pyomo.mpec`` ``complements(H_l <= H_j <= H_u, G_j)`` per pair: Pyomo's box semantics
-are those of :mod:`mcpkit.mpcc.problem` (:math:`H_j` at its lower bound :math:`\Rightarrow
+are those of :mod:`mcpkit.problems.mpcc` (:math:`H_j` at its lower bound :math:`\Rightarrow
 G_j \ge 0`, strictly inside :math:`\Rightarrow G_j = 0`, at its upper bound :math:`\Rightarrow
 G_j \le 0`). The model can be handed to Pyomo's own MPEC tools (``mpec_nlp``,
 ``TransformationFactory("mpec.simple_nonlinear")``) or to
@@ -37,9 +37,9 @@ from pyomo.mpec import Complementarity, complements
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
+from mcpkit.lowering.standard import shiftable
 from mcpkit.lowering.sx_replay import ARITHMETIC_BINARY, ARITHMETIC_UNARY, elementary, replay_sx
-from mcpkit.mpcc.problem import MPCC
-from mcpkit.mpcc.standard import shiftable
+from mcpkit.problems.mpcc import MPCC
 
 
 def _if(c: Any, a: Any, b: Any) -> Any:

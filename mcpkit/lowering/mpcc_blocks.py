@@ -26,8 +26,8 @@ from mcpkit.lowering.printer import (
     sym_shape,
 )
 from mcpkit.lowering.slack import SlackForm
-from mcpkit.mpcc.problem import Formula, MPCCBlocks, Segment
 from mcpkit.problem import MCP, AffineFunction, BlockFunction, MatrixParameterBlock, ParameterBlock
+from mcpkit.problems.mpcc import Formula, MPCCBlocks, Segment
 
 
 # ------------------------------------------------------------------ blocks of the slack form
@@ -273,7 +273,7 @@ def declaration_parts(
 
 
 def slack_form_blocks(source: Any, form: SlackForm, max_rows: int = 8) -> MPCCBlocks:
-    """The :class:`~mcpkit.mpcc.problem.MPCCBlocks` of the slack form of an MCP.
+    """The :class:`~mcpkit.problems.mpcc.MPCCBlocks` of the slack form of an MCP.
 
     Parameters
     ----------

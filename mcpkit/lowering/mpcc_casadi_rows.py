@@ -20,7 +20,7 @@ from mcpkit.lowering.mpcc_common import MAX_OPERATIONS, _plural, _short, step_la
 from mcpkit.lowering.printer import (
     _num,
 )
-from mcpkit.mpcc.problem import MPCC, Formula, Segment
+from mcpkit.problems.mpcc import MPCC, Formula, Segment
 
 
 # ------------------------------------------------------------------ CasADi expressions as formulas

@@ -1,6 +1,6 @@
 r"""Shared pieces of the MPCC printer (:mod:`mcpkit.lowering.mpcc_printer`): names and numbers,
 the printed conditions of rows, bounds and pairs in their box cases, counts of the cases, and the
-names and bounds of declared segments (:class:`~mcpkit.mpcc.problem.Segment`)."""
+names and bounds of declared segments (:class:`~mcpkit.problems.mpcc.Segment`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from mcpkit.lowering.printer import (
     _num,
     space,
 )
-from mcpkit.mpcc.problem import MPCC, Formula, MPCCBlocks, Segment
+from mcpkit.problems.mpcc import MPCC, Formula, MPCCBlocks, Segment
 
 #: Rows of more operations than this print by name (never replayed into sympy).
 MAX_OPERATIONS = 400

@@ -22,7 +22,7 @@ from mcpkit.lowering.mpcc_render import _check
 from mcpkit.lowering.printer import (
     space,
 )
-from mcpkit.mpcc.problem import MPCC, MPCCBlocks
+from mcpkit.problems.mpcc import MPCC, MPCCBlocks
 
 
 def explain(m: MPCC, values: bool = False) -> str:

@@ -20,7 +20,7 @@ the nonzeros of its Jacobian, whether it is affine in :math:`x`) and its first r
 more than :data:`MAX_OPERATIONS` operations prints by name. Nothing is replayed for rows not
 shown, so printing a large MPCC costs its Jacobian sparsity and a few rows.
 
-**With blocks** (:class:`~mcpkit.mpcc.problem.MPCCBlocks`, carried from a declaration): one line
+**With blocks** (:class:`~mcpkit.problems.mpcc.MPCCBlocks`, carried from a declaration): one line
 per named segment, with the formula as declared and its size (``g_lam_n ∈ R^n_c``), variable
 bounds per block, then "where", "given" and the sizes; entries inside a named variable segment
 print by that name (``w_x[0]``) wherever CasADi expressions are printed. A horizon's per-step

@@ -35,7 +35,7 @@ from mcpkit.lowering.mpcc_common import (
 from mcpkit.lowering.printer import (
     space,
 )
-from mcpkit.mpcc.problem import MPCC, MPCCBlocks, Segment
+from mcpkit.problems.mpcc import MPCC, MPCCBlocks, Segment
 
 
 # ------------------------------------------------------------------ layout

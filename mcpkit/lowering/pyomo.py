@@ -446,7 +446,7 @@ def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool =
     (``mcp.pyomo_source``) for :func:`write_back`.
 
     Non-fixed integer or binary variables are refused unless ``relax_integrality=True`` reads
-    them as continuous (:func:`mcpkit.mpcc.from_pyomo.check_continuous`).
+    them as continuous (:func:`mcpkit.lowering.from_pyomo.check_continuous`).
 
     Raises
     ------
@@ -560,7 +560,7 @@ def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool =
             f"{n_eq} equations"
         )
     if not relax_integrality:
-        from mcpkit.mpcc.from_pyomo import check_continuous
+        from mcpkit.lowering.from_pyomo import check_continuous
 
         check_continuous([x for x, *_ in pairs if x is not None] + free, "from_pyomo")
     if name is None:  # Pyomo names an unnamed model "unknown"

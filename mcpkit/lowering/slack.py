@@ -29,7 +29,7 @@ pairs once from :math:`(l, u)` (index sets :attr:`~SlackForm.fixed`, :attr:`~Sla
 
 * :meth:`SlackForm.emit` states the slack form into a :class:`SlackBuilder` (the CasADi one,
   :class:`CasadiBuilder`, serves :class:`~mcpkit.lowering.casadi.MCPToMPCC` with :math:`Z = z`,
-  the MCP's variables, and :class:`~mcpkit.mpcc.standard.ToStandardMPCC` with :math:`Z = H`,
+  the MCP's variables, and :class:`~mcpkit.lowering.standard.ToStandardMPCC` with :math:`Z = H`,
   :math:`F = G`, the MPCC pair's expressions);
 * :meth:`SlackForm.lift` appends slack values consistent with :math:`F` (warm starts);
 * :class:`~mcpkit.lowering.pyomo.ToPyomo` states each pair with ``pyomo.mpec`` ``complements``

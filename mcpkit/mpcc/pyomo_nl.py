@@ -19,7 +19,7 @@ import numpy as np
 
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.casadi_pyomo import standard_pyomo_model
-from mcpkit.mpcc.problem import MPCC
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.solvers.nl_import import import_pyomo_nl
 
 

@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mcpkit.mpcc.lpec import LPECSolution, solve_lpec
-from mcpkit.mpcc.problem import MPCC
 from mcpkit.mpcc.stationarity import (
     LPEC_ENUMERATE_MAX,
     Stationarity,
@@ -61,6 +60,7 @@ from mcpkit.mpcc.stationarity import (
     build_lpec,
     classify_stationarity,
 )
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.solvers.homotopy import Assessment, Polisher, clipped_or_given
 
 __all__ = ["RefineOptions", "RefineStep", "RefinementReport", "Refiner", "piece_mask"]

@@ -3,7 +3,7 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 :class:`MPCCSolver` takes any :class:`~mcpkit.mpcc.MPCC` (general pair bounds allowed) and
 
 1. lowers it **once** to the standard form :math:`0 \le G \perp H \ge 0` with
-   :class:`~mcpkit.mpcc.standard.ToStandardMPCC` (the identity for a standard problem);
+   :class:`~mcpkit.lowering.standard.ToStandardMPCC` (the identity for a standard problem);
 2. on ``backend="pyomo"`` lowers that on through Pyomo (:class:`~mcpkit.mpcc.pyomo_nl.ThroughPyomoNL`:
    the CasADi graph replayed as a Pyomo model, written by Pyomo's NL writer and read back), so
    every function IPOPT evaluates comes from the Pyomo model;
@@ -11,7 +11,7 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
    adaptive parameter, retries, fallback reformulations, polish, time limit; IPOPT's tolerance
    tied to ``tol``);
 4. judges every candidate on the **original** problem (:func:`judged_residuals`): constraint
-   violation from :meth:`MPCC.residuals <mcpkit.mpcc.problem.MPCC.residuals>` and the
+   violation from :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>` and the
    complementarity residual :math:`\max_j |\operatorname{mid}(H_j - H_{l,j}, H_j - H_{u,j}, G_j)|`
    computed without cancellation (:func:`mcpkit.residuals.natural_residual_vector`); ``solved``
    means both are :math:`\le` ``tol`` (``tol`` defaults to
@@ -35,11 +35,12 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.lowering.base import Chain, Lowering
-from mcpkit.mpcc.problem import MPCC
+from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc.refine import RefinementReport, RefineOptions, Refiner
-from mcpkit.mpcc.standard import ToStandardMPCC
 from mcpkit.options import SolveOptions
+from mcpkit.planner import inner_solver
 from mcpkit.problem import as_float_vector
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
@@ -128,7 +129,7 @@ class MPCCSolver:
         steps: list[Lowering] = [ToStandardMPCC()]
         inverse: list[Any] = [pair_map]
         target = self.standard
-        inner, self.ipopt_used = self.route.inner_solver(ipopt)
+        inner, self.ipopt_used = inner_solver(self.route, ipopt)
         if self.backend == "pyomo":
             from mcpkit.mpcc.pyomo_nl import ThroughPyomoNL
 
@@ -307,7 +308,7 @@ def _seconds(v: Any) -> float:
 def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
     r"""``(comp, viol, values)`` of the user's MPCC at ``x``: what the verdict is taken on.
 
-    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.mpcc.problem.MPCC.residuals>`';
+    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>`';
     ``comp`` is :math:`\max_j |\max(H_j - H_{u,j}, \min(H_j - H_{l,j}, G_j))|`, the same pair
     residual :math:`|H_j - \Pi_{[H_l, H_u]}(H_j - G_j)|` computed as a min-map so that a huge
     :math:`H_j` cannot swallow :math:`G_j` (:mod:`mcpkit.residuals`; NaN or a non-finite

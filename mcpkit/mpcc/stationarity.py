@@ -88,9 +88,10 @@ import scipy.sparse.linalg as spla
 from scipy.optimize import linprog, lsq_linear
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc.lpec import LPEC, LPECSolution, solve_lpec
-from mcpkit.mpcc.problem import MPCC, casadi_name
-from mcpkit.mpcc.standard import ToStandardMPCC
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.names import casadi_name
 
 __all__ = [
     "Stationarity",
@@ -805,7 +806,7 @@ def classify_stationarity(
     ----------
     mpcc
         An :class:`~mcpkit.mpcc.MPCC` (SX or MX). One with general pair bounds is lowered with
-        :class:`~mcpkit.mpcc.standard.ToStandardMPCC` (or ``lowered`` is used, the output of
+        :class:`~mcpkit.lowering.standard.ToStandardMPCC` (or ``lowered`` is used, the output of
         that lowering a solver already made) and ``x`` is lifted by its slacks; indices and
         multipliers in the report then refer to the lowered problem.
     x, p

@@ -28,8 +28,8 @@ from collections.abc import Iterator
 import casadi as ca
 import numpy as np
 
-from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, sign_constraints
 
 

@@ -58,7 +58,7 @@ FINAL = (Termination.TIME_LIMIT, Termination.INTERRUPTED)
 
 
 class FallbackRoute:
-    """Routes tried in order (module docstring); built by :func:`mcpkit.registry.build_mcp_route`.
+    """Routes tried in order (module docstring); built by :func:`mcpkit.planner.build_mcp_route`.
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ class FallbackRoute:
     """
 
     def __init__(self, problem: Any, routes: list[Any], options: SolveOptions, ipopt: str = "auto") -> None:
-        from mcpkit.registry import build_mcp_route
+        from mcpkit.planner import build_mcp_route
 
         if not routes:
             raise MCPInputError("FallbackRoute needs at least one route")

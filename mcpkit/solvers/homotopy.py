@@ -45,8 +45,8 @@ import numpy as np
 
 from mcpkit import stop
 from mcpkit.lowering.casadi import CasadiMCP
-from mcpkit.mpcc.problem import MPCC
 from mcpkit.options import SolveOptions, progress_trace
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.residuals import compute_residuals
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver

@@ -19,7 +19,7 @@ import numpy as np
 
 from mcpkit import stop
 from mcpkit.errors import UnknownOptionError
-from mcpkit.mpcc.problem import casadi_name
+from mcpkit.problems.names import casadi_name
 from mcpkit.result import Termination
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.

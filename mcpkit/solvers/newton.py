@@ -207,11 +207,12 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.blas import small_blas
-from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
-from mcpkit.mpcc.problem import casadi_name
 from mcpkit.options import SolveOptions, progress_trace
 from mcpkit.problem import MCP, AffineFunction
+from mcpkit.problems.bounds import FIXED, bound_kinds
+from mcpkit.problems.names import casadi_name
 from mcpkit.residuals import natural_residual
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.newton_linalg import NewtonSystem
@@ -257,42 +258,6 @@ SCALE_ROWS = True
 SCALE_MIN, SCALE_MAX = 1e-8, 1e8
 #: A pair counts as degenerate (:math:`a = b = 0`) when :math:`\sqrt{a^2+b^2}` is at most this.
 DEGENERATE = 1e-14
-
-#: Bound types of a component (see :func:`bound_kinds`).
-FREE, LOWER, UPPER, BOX, FIXED = range(5)
-
-
-def bound_kinds(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
-    r"""Bound type of each component: :data:`FREE`, :data:`LOWER`, :data:`UPPER`, :data:`BOX`, :data:`FIXED`.
-
-    Raises
-    ------
-    ShapeError
-        ``lb`` and ``ub`` are not vectors of one length.
-    NonFiniteError
-        NaN in a bound.
-    BoundsError
-        :math:`l_i > u_i`, :math:`l_i = +\infty` or :math:`u_i = -\infty`.
-    """
-    lb = np.asarray(lb, dtype=float)
-    ub = np.asarray(ub, dtype=float)
-    if lb.ndim != 1 or lb.shape != ub.shape:
-        raise ShapeError(f"bounds must be two vectors of one length, got shapes {lb.shape} and {ub.shape}")
-    if np.isnan(lb).any() or np.isnan(ub).any():
-        raise NonFiniteError("bounds contain NaN")
-    bad = np.flatnonzero((lb > ub) | (lb == math.inf) | (ub == -math.inf))
-    if bad.size:
-        raise BoundsError(
-            f"bounds must satisfy -inf <= l <= u <= inf with l < inf, u > -inf; violated at {bad}"
-        )
-    lo, up = np.isfinite(lb), np.isfinite(ub)
-    kinds = np.full(lb.size, FREE, dtype=np.int8)
-    kinds[lo & ~up] = LOWER
-    kinds[~lo & up] = UPPER
-    kinds[lo & up] = BOX
-    kinds[lo & up & (lb == ub)] = FIXED
-    return kinds
-
 
 def fischer_burmeister(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r""":math:`\varphi(a, b) = \sqrt{a^2 + b^2} - a - b`.

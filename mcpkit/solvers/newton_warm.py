@@ -33,9 +33,9 @@ import time
 import casadi as ca
 import numpy as np
 
-from mcpkit.mpcc import casadi_name
+from mcpkit.problems.bounds import FIXED, bound_kinds
+from mcpkit.problems.names import casadi_name
 from mcpkit.residuals import finite_in_box
-from mcpkit.solvers.newton import FIXED, bound_kinds
 
 MAX_SIZE = 200
 """Largest ``n`` for which the compiled warm step is built."""

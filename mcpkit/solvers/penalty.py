@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import casadi as ca
 
-from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.solvers.reformulation import NLPTemplate, Reformulation, assemble, sign_constraints
 
 

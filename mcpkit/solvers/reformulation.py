@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 import casadi as ca
 import numpy as np
 
-from mcpkit.mpcc import MPCC
 from mcpkit.options import SolveOptions
+from mcpkit.problems.mpcc import MPCC
 
 
 @dataclass

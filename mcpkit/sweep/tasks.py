@@ -218,10 +218,10 @@ def solve_file(
     MCP files (LCP JSON/NPZ/MTX, ``mcpkit-mcp``, MCPLIB ports) with :class:`mcpkit.Solver`, MPCC
     JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
     :func:`mcpkit.models.fclib.solve_fclib_file`; ``time_limit`` bounds the whole call (loading
-    included, :class:`mcpkit.cli.Budget`). Extra columns: ``family`` and, when the file
+    included, :class:`mcpkit.solve_file.Budget`). Extra columns: ``family`` and, when the file
     knows its solutions, ``known_solution_distance``.
     """
-    from mcpkit.cli import solve_path
+    from mcpkit.solve_file import solve_path
 
     result, extra = solve_path(path, method=method, backend=backend, tol=tol, time_limit=time_limit)
     return result, extra

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc import MPCC
 from mcpkit.mpcc.solver import judged_residuals
-from mcpkit.mpcc.standard import ToStandardMPCC
 from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
 from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy

@@ -20,7 +20,7 @@ import pyomo.environ as pyo
 import pytest
 
 import mcpkit
-from mcpkit import cli
+from mcpkit import cli, solve_file
 from mcpkit.errors import MCPInputError, ProblemFileError, SolverNotAvailableError
 from mcpkit.io import check_solution_path, json_ready, parse_once, read_json, save_lcp_json
 from mcpkit.options import SolveOptions, progress_trace
@@ -76,7 +76,7 @@ def test_progress_trace_reports_each_appended_step() -> None:
 
 # ------------------------------------------------------------------------- files and loaders
 def test_mpcc_json_with_null_pair_function_is_a_problem_file_error(tmp_path: Path) -> None:
-    """Regression: ``"G_fun": null`` raised AssertionError in mcpkit/mpcc/loader.py."""
+    """Regression: ``"G_fun": null`` raised AssertionError in the MPCC JSON loader."""
     doc = json.loads((EXAMPLES / "mpcc.json").read_text())
     for key in ("G_fun", "H_fun"):
         p = tmp_path / f"{key}.json"
@@ -263,7 +263,7 @@ def test_budget_gives_the_solver_what_is_left() -> None:
     left = b.solve_limit()
     assert left is not None and 5.0 < left < 6.0  # 10 - 4 - reserve max(0.25, 0.3)
     assert cli.Budget(None, time.perf_counter()).solve_limit() is None
-    with pytest.raises(cli._OutOfTime):
+    with pytest.raises(solve_file.OutOfTime):
         cli.Budget(1.0, time.perf_counter() - 2.0).check("mcp", "loading")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcpkit import MCP, registry
+from mcpkit import MCP, planner, registry
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
 from mcpkit.result import HomotopyStep, Termination
@@ -39,7 +39,7 @@ def chain(monkeypatch: pytest.MonkeyPatch, stubs: dict[str, object], options: So
             raise made
         return made
 
-    monkeypatch.setattr(registry, "build_mcp_route", build)
+    monkeypatch.setattr(planner, "build_mcp_route", build)
     routes = [registry.Route("mcp", m, "casadi") for m in stubs]
     return FallbackRoute(PROBLEM, routes, options)
 

@@ -22,10 +22,10 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.cli import _family
 from mcpkit.errors import ProblemFileError
 from mcpkit.io import file_kind, load_mcp, parse_once
 from mcpkit.mcp_file import MAX_DECLARATION_DEPTH, load_any_mcp, save_mcp_file
+from mcpkit.solve_file import file_family
 from tests.conftest import SHARED_DATA
 
 FUZZ = SHARED_DATA / "fuzz-2026-11-26"
@@ -82,7 +82,7 @@ needs_corpus = pytest.mark.skipif(
 def load_as_cli(path: Path) -> Any:
     """Load ``path`` as ``mcpkit solve`` does before solving: its kind, then the family's reader."""
     with parse_once():
-        family = _family(file_kind(path))
+        family = file_family(file_kind(path))
         if family == "fclib":
             from mcpkit.models.fclib import load_fclib
 

@@ -9,7 +9,7 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.mpcc.loader import load_mpcc_json, name_segments
+from mcpkit.formats.mpcc_json import load_mpcc_json, name_segments
 from tests.conftest import SHARED_DATA
 
 

@@ -22,8 +22,8 @@ from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
 from mcpkit.lowering.mpcc_printer import slack_form_blocks, step_latex
 from mcpkit.mpcc import MPCC, ToStandardMPCC
-from mcpkit.mpcc.problem import MPCCBlocks, Segment
 from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
+from mcpkit.problems.mpcc import MPCCBlocks, Segment
 
 
 # ------------------------------------------------------------------ problems

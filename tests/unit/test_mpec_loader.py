@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import ProblemFileError
+from mcpkit.formats.mpcc_json import load_mpcc_json
 from mcpkit.mpcc import MPCC, ToStandardMPCC
-from mcpkit.mpcc.loader import load_mpcc_json
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA

@@ -15,19 +15,10 @@ import mcpkit
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.options import SolveOptions
+from mcpkit.problems.bounds import BOX, FIXED, FREE, LOWER, UPPER, bound_kinds
 from mcpkit.registry import resolve
 from mcpkit.residuals import natural_residual_vector
-from mcpkit.solvers.newton import (
-    BOX,
-    FIXED,
-    FREE,
-    LOWER,
-    UPPER,
-    BoxFischerBurmeister,
-    NewtonRoute,
-    bound_kinds,
-    fischer_burmeister,
-)
+from mcpkit.solvers.newton import BoxFischerBurmeister, NewtonRoute, fischer_burmeister
 from mcpkit.solvers.newton_linalg import NewtonSystem
 
 INF = math.inf

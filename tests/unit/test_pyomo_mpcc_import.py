@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyomo.mpec import Complementarity, complements
 
 from mcpkit import MPCC, MCPInputError
-from mcpkit.mpcc.from_pyomo import pyomo_source, structure_fingerprint
+from mcpkit.lowering.from_pyomo import pyomo_source, structure_fingerprint
 from mcpkit.pyomo_plugin import pyomo_kind, pyomo_status
 from mcpkit.result import MPCCResult, SolutionStatus, Termination
 from tests.pyomo_mpec_models import EXAMPLES, bard1, df, linear1

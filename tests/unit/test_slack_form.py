@@ -12,8 +12,8 @@ from mcpkit import MCP
 from mcpkit.errors import BoundsError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.lowering.slack import BoxCase, CasadiBuilder, SlackForm
-from mcpkit.mpcc.problem import MPCC
-from mcpkit.mpcc.standard import ToStandardMPCC
+from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.problems.mpcc import MPCC
 from mcpkit.residuals import compute_residuals
 
 INF = np.inf

@@ -1,0 +1,334 @@
+"""The import graph of mcpkit: no cycle over three modules, and only front ends import the models.
+
+What is counted
+---------------
+Every ``.py`` file of ``mcpkit/``, ``models/`` (as ``mcpkit.models.*``) and ``mpec/`` (as
+``mcpkit.mpec.*``) is parsed with :mod:`ast`; a package is named by its ``__init__.py``
+(``mcpkit/mpcc/__init__.py`` is the module ``mcpkit.mpcc``). Every ``import`` and
+``from ... import`` statement anywhere in a file is an edge: at module level, inside functions and
+methods, under ``if TYPE_CHECKING:`` and in ``try`` blocks alike. Relative imports are resolved
+against the importing module's package. Imports of names outside mcpkit are ignored.
+
+* ``import a.b.c`` is an edge to ``a.b.c``; ``from a import b`` is an edge to ``a.b`` when that is a
+  module, else to ``a`` (``b`` is then a name defined in ``a``).
+* Importing ``a.b.c`` first runs the ``__init__`` of ``a`` and of ``a.b``, so each such import also
+  gives an edge to every package on the way (this is how importing ``mcpkit.mpcc.problem`` from
+  outside the package runs ``mcpkit/mpcc/__init__.py`` and everything that imports).
+* The one exception to the previous rule: a package that contains the importing module is not
+  given an edge on the way. Python has started that package's ``__init__`` before it could run
+  the importing module at all, so ``from mcpkit.problem import MCP`` in ``mcpkit.solvers.newton``
+  does not make ``mcpkit.solvers.newton`` depend on ``mcpkit`` or ``mcpkit.solvers``. An explicit
+  import of such a package *is* counted: ``from mcpkit import solve`` (a function defined or
+  re-exported in ``mcpkit/__init__.py``) or ``from mcpkit.mpcc import MPCC`` inside
+  ``mcpkit.mpcc.lpec`` are edges to ``mcpkit`` and ``mcpkit.mpcc``.
+* Edges out of the root package ``mcpkit`` (``mcpkit/__init__.py``, the facade that re-exports the
+  public API) are not counted: it may import everything. Edges *into* ``mcpkit`` are counted
+  whenever they are explicit (``from mcpkit import solve``); ``from mcpkit import sweep`` (a
+  submodule) is an edge to ``mcpkit.sweep`` only, by the rules above.
+
+Not counted: modules imported by a string at run time (``importlib.import_module``: the
+registry's ``"module:attribute"`` targets in :mod:`mcpkit.registry`, the CLI's demo table, a sweep
+worker's warm-up), since no import statement names them.
+
+Every other package ``__init__`` (``mcpkit.mpcc``, ``mcpkit.solvers``, ``mcpkit.sweep``, ...) is an
+ordinary module whose re-exports are edges like any other import, so a re-export kept at an old
+import path counts.
+
+The tests
+---------
+* :func:`test_no_import_cycle_over_three_modules`: every strongly connected component of this graph
+  has at most 3 modules, except one that is a ratchet (below): at most :data:`MAX_SCC` modules,
+  all of them among :data:`KNOWN_CYCLE`, so no new module can join it and no second large cycle
+  can appear.
+* :func:`test_only_front_ends_import_models`: the mcpkit core modules that import any
+  ``mcpkit.models.*`` or ``mcpkit.mpec.*`` module (by the same edges) are a subset of
+  :data:`FRONT_ENDS`.
+* :func:`test_graph_finds_a_planted_cycle`: the builder sees a cycle planted in a copy of the
+  sources (through a function-level import and through a package ``__init__``), so the first test
+  can fail.
+
+Where it stands (issue 27)
+--------------------------
+Before: one cycle of 40 modules (lowering, mpcc, solvers, problem, io), cli <-> sweep (7) and
+solve <-> pyomo_plugin (2). Now the cycles of 2 and 3 are io -> mcp_file -> formats.mpcc_json ->
+io, planner <-> solvers.fallback, solve <-> pyomo_plugin and solvers.inner <-> solvers.pyomo_inner,
+and one of 13 remains (:data:`KNOWN_CYCLE`): the problem classes with the printing and lowering
+modules. It is made by exactly these eight edges (without them it splits into cycles of at most 3):
+
+* ``mcpkit.problem -> mcpkit.lowering.casadi, .from_casadi, .printer``: the methods
+  ``MCP.evaluate``, ``MCP.from_casadi``, ``MCP.to_latex`` / ``to_text`` / ``explain``;
+* ``mcpkit.problems.mpcc -> mcpkit.lowering.from_pyomo, .mpcc_printer``: ``MPCC.from_pyomo``,
+  ``MPCC.to_text`` / ``to_latex`` / ``explain``;
+* ``mcpkit.blocks -> mcpkit.lowering.printer`` (``Expr.__str__``, ``Expr._repr_latex_``) and
+  ``mcpkit.blocks -> mcpkit.problem`` (under ``TYPE_CHECKING``, for ``ParameterBlock`` and
+  ``VariableBlock``);
+* ``mcpkit.lowering.casadi -> mcpkit.lowering.mpcc_printer`` (the printed blocks of the slack form).
+
+The last three are moves (the block classes and the expression printer to modules of their own, the
+slack form's blocks attached by the printer); the first two are a decision about the public
+classes' methods, which every printer and lowering module then imports back.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Source folders and the import name each installs as (see setup.py).
+ROOTS: dict[str, str] = {"mcpkit": "mcpkit", "models": "mcpkit.models", "mpec": "mcpkit.mpec"}
+
+#: The root package: edges out of its ``__init__`` are not counted (see the module docstring).
+ROOT_PACKAGE = "mcpkit"
+
+#: The largest import cycle allowed (strongly connected component, in modules), the aim of issue 27.
+MAX_CYCLE = 3
+
+#: The one cycle over :data:`MAX_CYCLE` still allowed (module docstring), as a ratchet: it may only
+#: shrink. Remove modules from it as they leave the cycle, and lower :data:`MAX_SCC` with it.
+KNOWN_CYCLE: frozenset[str] = frozenset(
+    {
+        "mcpkit.blocks",
+        "mcpkit.lowering.casadi",
+        "mcpkit.lowering.from_casadi",
+        "mcpkit.lowering.from_pyomo",
+        "mcpkit.lowering.mpcc_blocks",
+        "mcpkit.lowering.mpcc_casadi_rows",
+        "mcpkit.lowering.mpcc_common",
+        "mcpkit.lowering.mpcc_explain",
+        "mcpkit.lowering.mpcc_printer",
+        "mcpkit.lowering.mpcc_render",
+        "mcpkit.lowering.printer",
+        "mcpkit.problem",
+        "mcpkit.problems.mpcc",
+    }
+)
+
+#: The size of :data:`KNOWN_CYCLE` today (it was 40 modules before issue 27).
+MAX_SCC = 13
+
+#: The front ends (command line, demos, the solve entry points, the Pyomo plugin, sweeps): the only
+#: core modules allowed to import ``mcpkit.models`` and ``mcpkit.mpec``. A name ending in ``.*``
+#: allows a package and every module under it.
+FRONT_ENDS: frozenset[str] = frozenset(
+    {
+        "mcpkit.cli",
+        "mcpkit.demo",
+        "mcpkit.functional",
+        "mcpkit.pyomo_plugin",
+        "mcpkit.solve",
+        "mcpkit.solve_file",
+        "mcpkit.sweep.*",
+    }
+)
+
+#: The model packages, imported only by front ends.
+MODEL_PACKAGES = ("mcpkit.models", "mcpkit.mpec")
+
+
+def module_files(repo: Path = REPO, roots: Mapping[str, str] = ROOTS) -> dict[str, Path]:
+    """Every module name under ``roots`` and its file (a package is named by its ``__init__.py``)."""
+    modules: dict[str, Path] = {}
+    for folder, name in roots.items():
+        base = repo / folder
+        for path in sorted(base.rglob("*.py")):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join([name, *parts])] = path
+    return modules
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _ancestors(name: str) -> list[str]:
+    """``a.b.c`` -> ``["a", "a.b"]``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _resolve_relative(importer: str, is_package: bool, level: int, module: str | None) -> str:
+    package = importer if is_package else importer.rpartition(".")[0]
+    parts = package.split(".")
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    return f"{base}.{module}" if module else base
+
+
+def imported_names(tree: ast.AST, importer: str, is_package: bool, modules: Iterable[str]) -> set[str]:
+    """The modules named explicitly by every import statement of ``tree`` (no packages on the way)."""
+    known = set(modules)
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                targets.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _resolve_relative(importer, is_package, node.level, node.module)
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                targets.add(sub if sub in known else base)
+    return {t for t in targets if t in known or any(t.startswith(k + ".") for k in known)}
+
+
+def import_graph(modules: Mapping[str, Path], root: str | None = ROOT_PACKAGE) -> dict[str, set[str]]:
+    """Edges ``importer -> imported`` between the modules of ``modules`` (see the module docstring)."""
+    known = set(modules)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        if name == root:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        own = set(_ancestors(name))
+        for target in imported_names(tree, name, _is_package(path), known):
+            while target and target not in known:  # ``import mcpkit.x.y`` of no such module
+                target = target.rpartition(".")[0]
+            if target != name:
+                graph[name].add(target)
+            for package in _ancestors(target):
+                if package in known and package not in own and package != name:
+                    graph[name].add(package)
+    return graph
+
+
+def strongly_connected_components(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative: the components of ``graph``, each sorted, largest first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work: list[tuple[str, Iterable[str]]] = []
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        work.append((start, iter(sorted(graph.get(start, ())))))
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = counter
+                    counter += 1
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph.get(succ, ())))))
+                    advanced = True
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return sorted(components, key=lambda c: (-len(c), c))
+
+
+def cycles_report(components: list[list[str]], graph: Mapping[str, set[str]], above: int) -> str:
+    """The components larger than ``above``, with the edges inside each."""
+    lines: list[str] = []
+    for component in components:
+        if len(component) <= above:
+            break
+        members = set(component)
+        lines.append(f"cycle of {len(component)} modules:")
+        for name in component:
+            inside = sorted(graph[name] & members)
+            lines.append(f"  {name} -> {', '.join(inside)}")
+    return "\n".join(lines)
+
+
+def model_importers(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """Core modules (not themselves models) and the model modules each imports."""
+
+    def is_model(name: str) -> bool:
+        return any(name == p or name.startswith(p + ".") for p in MODEL_PACKAGES)
+
+    return {
+        name: {t for t in targets if is_model(t)}
+        for name, targets in graph.items()
+        if not is_model(name) and any(is_model(t) for t in targets)
+    }
+
+
+def test_no_import_cycle_over_three_modules() -> None:
+    graph = import_graph(module_files())
+    components = strongly_connected_components(graph)
+    large = [c for c in components if len(c) > MAX_CYCLE]
+    new = [c for c in large if not set(c) <= KNOWN_CYCLE]
+    assert len(large) <= 1 and not new and all(len(c) <= MAX_SCC for c in large), (
+        f"import cycles over {MAX_CYCLE} modules (every import counted; allowed: one of at most {MAX_SCC} "
+        f"among KNOWN_CYCLE):\n" + cycles_report(components, graph, MAX_CYCLE)
+    )
+
+
+def is_front_end(name: str) -> bool:
+    """``name`` is one of :data:`FRONT_ENDS` (or under a ``package.*`` entry)."""
+    for entry in FRONT_ENDS:
+        package = entry.removesuffix(".*")
+        if name == entry or (entry != package and (name == package or name.startswith(package + "."))):
+            return True
+    return False
+
+
+def test_only_front_ends_import_models() -> None:
+    importers = model_importers(import_graph(module_files()))
+    assert importers, "no core module imports the models: the graph builder lost the front ends' imports"
+    outside = {name: sorted(t) for name, t in importers.items() if not is_front_end(name)}
+    assert not outside, f"core modules importing mcpkit.models / mcpkit.mpec: {outside}"
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_graph_finds_a_planted_cycle(tmp_path: Path) -> None:
+    # A function-level import and a package __init__ that pulls a module importing back.
+    _write(tmp_path / "pkg" / "__init__.py", "from pkg import top\n")
+    _write(tmp_path / "pkg" / "top.py", "def f():\n    from pkg.sub import leaf\n")
+    _write(tmp_path / "pkg" / "sub" / "__init__.py", "from pkg.sub.heavy import H\n")
+    _write(tmp_path / "pkg" / "sub" / "leaf.py", "X = 1\n")
+    _write(tmp_path / "pkg" / "sub" / "heavy.py", "from ..top import f\nH = 1\n")
+    _write(tmp_path / "pkg" / "other.py", "if False:\n    import pkg.sub.leaf\n")
+    modules = module_files(tmp_path, {"pkg": "pkg"})
+    graph = import_graph(modules, root="pkg")
+    assert graph["pkg.top"] == {"pkg.sub", "pkg.sub.leaf"}
+    assert graph["pkg.sub.heavy"] == {"pkg.top"}
+    assert graph["pkg.other"] == {"pkg.sub", "pkg.sub.leaf"}
+    assert graph["pkg"] == set()  # the root's edges are not counted
+    components = strongly_connected_components(graph)
+    assert components[0] == ["pkg.sub", "pkg.sub.heavy", "pkg.top"]
+    assert "cycle of 3 modules" in cycles_report(components, graph, 2)
+    # Inside a package, an implicit edge to the importer's own package is not counted ...
+    _write(tmp_path / "pkg" / "sub" / "leaf.py", "from pkg.other import X\n")
+    graph = import_graph(module_files(tmp_path, {"pkg": "pkg"}), root="pkg")
+    assert graph["pkg.sub.leaf"] == {"pkg.other"}
+    # ... but an explicit one is.
+    _write(tmp_path / "pkg" / "sub" / "leaf.py", "from pkg.sub import H\n")
+    graph = import_graph(module_files(tmp_path, {"pkg": "pkg"}), root="pkg")
+    assert graph["pkg.sub.leaf"] == {"pkg.sub"}
