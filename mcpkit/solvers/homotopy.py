@@ -255,9 +255,10 @@ class Polisher:
             self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)
         else:
             settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
-            # the iteration monitor, for the cap of POLISH_MIN_ITER (one solve per run, so its
-            # cost per iteration does not matter)
-            settings = replace(settings, deadlines=True)
+            if mpcc.x.numel() > POLISH_CAP_ABOVE_VARS:
+                # the iteration monitor, for the cap of POLISH_MIN_ITER (about 45 us per
+                # iteration: nothing against 10-30 ms there, but a tenth of a small time step's)
+                settings = replace(settings, deadlines=True)
             self.nlp = (inner or CasadiInner())(self.template, settings)
 
     def active_mask(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
