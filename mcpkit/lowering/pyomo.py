@@ -84,8 +84,8 @@ PYOMO_FUNCTIONS: dict[str, object] = {
     "atan": pyo.atan, "sinh": pyo.sinh, "cosh": pyo.cosh, "tanh": pyo.tanh, "exp": pyo.exp,
     "log": pyo.log, "sqrt": pyo.sqrt, "Abs": abs, "sign": _psign,
     "Max": lambda *a: reduce(_pmax, a), "Min": lambda *a: reduce(_pmin, a),
-    "atan2": _unsupported("atan2"), "floor": _unsupported("floor"),
-    "ceiling": _unsupported("ceiling"), "pi": math.pi, "E": math.e,
+    "atan2": _unsupported("atan2"), "floor": pyo.floor, "ceiling": pyo.ceil,
+    "pi": math.pi, "E": math.e,
 }  # fmt: skip
 
 
