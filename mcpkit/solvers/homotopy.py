@@ -321,7 +321,7 @@ _BUILD_SECONDS: dict[int, tuple[weakref.ref[MPCC], float]] = {}  # by id (an MPC
 
 
 def mpcc_build_seconds(mpcc: MPCC) -> float:
-    """:func:`~mcpkit.solvers.ipopt.estimated_build_seconds` of the MPCC's rows and both sides of
+    r""":func:`~mcpkit.solvers.ipopt.estimated_build_seconds` of the MPCC's rows and both sides of
     its pairs, :math:`(g, G, H)`, computed once per MPCC: every reformulation's NLP and the
     polisher's hold these rows (plus one row per pair, whose gradient adds the nonzeros of
     :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them."""
