@@ -19,13 +19,12 @@ from mcpkit.lowering.mpcc_common import (
     _words_rows,
 )
 from mcpkit.lowering.mpcc_render import _check
-from mcpkit.lowering.printer import (
-    space,
-)
-from mcpkit.problems.mpcc import MPCC, MPCCBlocks
+from mcpkit.printing.expressions import space
+from mcpkit.problems.segments import MPCCBlocks
+from mcpkit.problems.views import MPCCView
 
 
-def explain(m: MPCC, values: bool = False) -> str:
+def explain(m: MPCCView, values: bool = False) -> str:
     """Prose: the sizes, each part's structure (its Jacobian's nonzeros, affine or nonlinear) and
     the pair cases in words; with blocks, one line per block."""
     _check(m, 2)
@@ -77,7 +76,7 @@ def explain(m: MPCC, values: bool = False) -> str:
     return "\n".join(out)
 
 
-def _explain_blocks(m: MPCC, blocks: MPCCBlocks) -> list[str]:
+def _explain_blocks(m: MPCCView, blocks: MPCCBlocks) -> list[str]:
     out = []
     if blocks.steps is not None:
         out.append(

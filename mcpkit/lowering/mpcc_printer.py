@@ -13,7 +13,7 @@ pair in its box case with :math:`H_j` in the variable's role (``l <= H ⟂ G >= 
 does not imply them; then the pair cases in words and the sizes.
 
 **Plain MPCCs** (built from CasADi): the expressions are CasADi's own, replayed into sympy
-(:func:`~mcpkit.lowering.from_casadi.casadi_to_sympy`) only for the rows shown, so a row prints
+(:func:`~mcpkit.lowering.casadi_sympy.casadi_to_sympy`) only for the rows shown, so a row prints
 as a formula (``(x_0 - 5)**2 + (2*x_1 + 1)**2`` where CasADi's ``str`` gives
 ``sq((x_0-5))+...``). A vector with more than ``max_rows`` entries prints a summary (its size,
 the nonzeros of its Jacobian, whether it is affine in :math:`x`) and its first rows; a row of

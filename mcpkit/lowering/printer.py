@@ -13,7 +13,7 @@ neither                :math:`F_i(z) = 0` (:math:`z_i` free)
 =====================  ==========================================================
 
 **Block level** (the default when a function block is a block expression,
-:class:`~mcpkit.problem.BlockFunction`): the printer prints what the user declared, one line per
+:class:`~mcpkit.problems.functions.BlockFunction`): the printer prints what the user declared, one line per
 block pair with its size (:math:`\beta_n \in \mathbb{R}^{n_c}`), transposes and products as
 written (``Wn.T @ v`` in text, :math:`W_n^T\nu` in LaTeX; elementwise products of vectors as
 :math:`\circ`), the named definitions under "where", and the parameters with their shapes
@@ -34,7 +34,6 @@ name can be put back into a stacked vector.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,15 +43,10 @@ import sympy as sp
 from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.problem import (
-    MCP,
-    AffineFunction,
-    BlockFunction,
-    MatrixParameterBlock,
-    ParameterBlock,
-    SymbolicFunction,
-    VariableBlock,
-)
+from mcpkit.printing.expressions import default_latex, expr_latex, expr_text, format_number, space, sym_shape
+from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
+from mcpkit.problems.views import MCPView
 
 
 def _script_end(s: str, i: int) -> int:
@@ -110,14 +104,6 @@ def _indexed_latex(stem: str, k: int | str) -> str:
     return f"{stem}_{{{k}}}"
 
 
-def _num(v: float, latex: bool) -> str:
-    if v == math.inf:
-        return r"\infty" if latex else "inf"
-    if v == -math.inf:
-        return r"-\infty" if latex else "-inf"
-    return sp.latex(sp.nsimplify(v, rational=False)) if latex else f"{v:g}"
-
-
 @dataclass(frozen=True)
 class NameMap:
     """Inverse data of the printer: printed component name -> index into ``z``."""
@@ -129,11 +115,11 @@ class NameMap:
 class _SymbolNames:
     """Printed name of a variable or parameter symbol, found from its block (no table of all symbols).
 
-    A block's symbols are ``f"{block}_{k}"`` (:class:`~mcpkit.problem.SymbolRange`); a
+    A block's symbols are ``f"{block}_{k}"`` (:class:`~mcpkit.problems.variables.SymbolRange`); a
     one-component block prints as a scalar, others as ``name[k]`` (text) or ``name_{k}`` (LaTeX).
     """
 
-    def __init__(self, problem: MCP, latex: bool) -> None:
+    def __init__(self, problem: MCPView, latex: bool) -> None:
         self.latex = latex
         self.blocks = {b.name: b for b in (*problem.blocks, *problem.parameter_blocks)}
 
@@ -157,7 +143,7 @@ class _SymbolNames:
         return self.name(b, int(k))
 
 
-def _names(problem: MCP, latex: bool) -> tuple[_SymbolNames, dict[str, int]]:
+def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]:
     names = _SymbolNames(problem, latex)
     index = {names.name(b, k): b.start + k for b in problem.blocks for k in range(b.size)}
     return names, index
@@ -170,7 +156,7 @@ def _expr(e: sp.Expr, names: _SymbolNames, latex: bool) -> str:
     return sp.sstr(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
 
 
-def _affine_row(problem: MCP, fb: AffineFunction, r: int) -> sp.Expr:
+def _affine_row(problem: MCPView, fb: AffineFunction, r: int) -> sp.Expr:
     r"""Row :math:`r` of :math:`M z_S + q` as a sympy expression, from that row of :math:`M` only."""
     over = [problem.blocks[[b.name for b in problem.blocks].index(nm)] for nm in fb.over]
     ends = np.cumsum([b.size for b in over])
@@ -194,8 +180,8 @@ def _condition(zname: str, fstr: str, lo: float | str, hi: float | str, latex: b
     le = r" \le " if latex else " <= "
     ge = r" \ge " if latex else " >= "
     perp = r" \perp " if latex else " ⟂ "
-    lo_s = lo if isinstance(lo, str) else _num(lo, latex)
-    hi_s = hi if isinstance(hi, str) else _num(hi, latex)
+    lo_s = lo if isinstance(lo, str) else format_number(lo, latex)
+    hi_s = hi if isinstance(hi, str) else format_number(hi, latex)
     lo_inf = not isinstance(lo, str) and math.isinf(lo)
     hi_inf = not isinstance(hi, str) and math.isinf(hi)
     if lo == hi:
@@ -210,13 +196,13 @@ def _condition(zname: str, fstr: str, lo: float | str, hi: float | str, latex: b
     return f"{lo_s}{le}{zname}{le}{hi_s}{perp}{fstr}"
 
 
-def _function_sources(problem: MCP) -> dict[str, str]:
+def _function_sources(problem: MCPView) -> dict[str, str]:
     """Block -> where its functions come from in the user's model (``function_sources`` set on the
     MCP by a reader such as :func:`~mcpkit.lowering.pyomo.from_pyomo`; empty otherwise)."""
     return problem.__dict__.get("function_sources") or {}
 
 
-def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[str, int]]:
+def _render(problem: MCPView, latex: bool, max_rows: int) -> tuple[list[str], dict[str, int]]:
     problem.validate()
     names, index = _names(problem, latex)
     lb, ub = problem.lb, problem.ub
@@ -259,195 +245,6 @@ def _render(problem: MCP, latex: bool, max_rows: int) -> tuple[list[str], dict[s
 
 
 # ------------------------------------------------------------------ block expressions
-_ADD, _NEG, _MUL, _POW, _ATOM = 1, 2, 3, 4, 5
-_LATEX_FUNCS = {
-    "sin": r"\sin", "cos": r"\cos", "tan": r"\tan", "exp": r"\exp", "log": r"\log", "tanh": r"\tanh",
-    "sinh": r"\sinh", "cosh": r"\cosh", "atan": r"\arctan",
-}  # fmt: skip
-
-Label = str | int
-Rename = Callable[[bx.Expr, str, bool], str]
-"""``rename(leaf, printed name, latex) -> printed name`` for :class:`~mcpkit.blocks.Var`,
-:class:`~mcpkit.blocks.Param` and :class:`~mcpkit.blocks.Named` leaves."""
-
-
-def sym_shape(e: bx.Expr) -> tuple[Label, ...]:
-    """Printed shape of a block expression: per axis its size label (``"n_c"``) or its size."""
-    if isinstance(e, (bx.Var, bx.Param)):
-        b = e.block
-        if isinstance(b, MatrixParameterBlock):
-            return tuple(d if d is not None else s for d, s in zip(b.dims, b.shape, strict=True))
-        return (b.dim if b.dim is not None else b.size,)
-    if isinstance(e, (bx.Const, bx.Named)) and e.dim is not None:
-        dims = (e.dim,) if isinstance(e.dim, str) else tuple(e.dim)
-        return tuple(d if d is not None else s for d, s in zip(dims, e.shape, strict=True))
-    if isinstance(e, bx.Named):
-        return sym_shape(e.expr)
-    if isinstance(e, bx.Const):
-        return tuple(e.shape)
-    if isinstance(e, bx.MatMul):
-        return sym_shape(e.a)[:1] + sym_shape(e.b)[1:]
-    if isinstance(e, bx.Transpose):
-        inner = sym_shape(e.arg)
-        return (inner[1], inner[0]) if len(inner) == 2 else (1, inner[0])
-    if isinstance(e, bx.Diag):
-        d = sym_shape(e.arg)[0]
-        return (d, d)
-    if isinstance(e, bx.Total):
-        return (1,)
-    parts = [sym_shape(c) for c in e.children() if c.shape == e.shape]
-    for axis in parts:  # prefer a labelled operand of the result's shape
-        if any(isinstance(d, str) for d in axis):
-            return axis
-    return parts[0] if parts else tuple(e.shape)
-
-
-def _vectorish(e: bx.Expr) -> bool:
-    """A vector with more than one entry or a size label (so :math:`\\circ` marks its products)."""
-    if e.is_matrix:
-        return False
-    d = sym_shape(e)[0]
-    return isinstance(d, str) or d > 1
-
-
-def _label(d: Label, latex: bool) -> str:
-    if not latex:
-        return str(d)
-    return str(d).replace("*", " ") if isinstance(d, str) else str(d)
-
-
-def space(shape: tuple[Label, ...], latex: bool) -> str:
-    r"""``R^n_c`` / ``\mathbb{R}^{n_c}`` for a printed shape (``R`` for a scalar)."""
-    R = r"\mathbb{R}" if latex else "R"
-    if len(shape) == 1:
-        d = shape[0]
-        if d == 1:
-            return R
-        if latex:
-            return f"{R}^{{{_label(d, True)}}}"
-        txt = str(d)
-        return f"{R}^{txt}" if txt.isidentifier() or txt.isdigit() else f"{R}^({txt})"
-    r, c = (_label(d, latex) for d in shape)
-    return f"{R}^{{{r} \\times {c}}}" if latex else f"{R}^({r} x {c})"
-
-
-def _base(s: str, prec: int, need: int, latex: bool) -> str:
-    if prec < need:
-        return rf"\left({s}\right)" if latex else f"({s})"
-    return s
-
-
-def _sup(stem: str) -> str:
-    """A LaTeX stem safe to put a superscript on (braced when it has one already)."""
-    return f"{{{stem}}}" if "^" in stem else stem
-
-
-def _fmt(e: bx.Expr, latex: bool, rename: Rename | None = None) -> tuple[str, int]:
-    """``(string, precedence)`` of a block expression as written (leaf names through ``rename``)."""
-    if isinstance(e, (bx.Var, bx.Param)):
-        leaf = e.block.latex if latex else e.block.name
-        return (leaf if rename is None else rename(e, leaf, latex)), _ATOM
-    if isinstance(e, bx.Named):
-        leaf = (e.latex or _default_stem(e.name)) if latex else e.name
-        return (leaf if rename is None else rename(e, leaf, latex)), _ATOM
-    if isinstance(e, bx.Const):
-        if e.name is not None:
-            return ((e.latex or _default_stem(e.name)) if latex else e.name), _ATOM
-        if e.shape == (1,):
-            v = e.number
-            return _num(v, latex), (_ATOM if v >= 0 else _NEG)
-        if e.is_matrix:
-            m, n = e.shape
-            return (rf"C_{{{m}\times{n}}}" if latex else f"const({m}x{n})"), _ATOM
-        vals = ", ".join(_num(float(x), latex) for x in np.asarray(e.value)[:6])
-        more = ", …" if e.shape[0] > 6 else ""
-        return (rf"({vals}{more})^{{T}}" if latex else f"[{vals}{more}]"), _ATOM
-    if isinstance(e, bx.Add):
-        out = []
-        for k, (sign, t) in enumerate(e.terms):
-            ts, tp = _fmt(t, latex, rename)
-            if k == 0:
-                out.append(ts if sign > 0 else "-" + _base(ts, tp, _MUL, latex))
-            else:
-                out.append((" + " if sign > 0 else " - ") + _base(ts, tp, _MUL, latex))
-        return "".join(out), _ADD
-    if isinstance(e, bx.Neg):
-        s, p = _fmt(e.arg, latex, rename)
-        return "-" + _base(s, p, _MUL, latex), _NEG
-    if isinstance(e, (bx.Mul, bx.Div, bx.MatMul)):
-        (a, pa), (b, pb) = _fmt(e.a, latex, rename), _fmt(e.b, latex, rename)
-        if isinstance(e, bx.Div) and latex and not (_vectorish(e.a) and _vectorish(e.b)):
-            return rf"\frac{{{a}}}{{{b}}}", _ATOM
-        # a matrix product inside an elementwise one (and vice versa) is parenthesised for reading
-        mixed = (bx.MatMul,) if not isinstance(e, bx.MatMul) else (bx.Mul, bx.Div)
-        pa = _MUL - 1 if isinstance(e.a, mixed) else pa
-        left, right = _base(a, pa, _MUL, latex), _base(b, pb, _MUL + 1, latex)
-        if not latex:
-            op = {bx.Mul: " * ", bx.Div: " / ", bx.MatMul: " @ "}[type(e)]
-        elif isinstance(e, bx.Div):
-            op = r" \oslash "
-        elif isinstance(e, bx.Mul) and _vectorish(e.a) and _vectorish(e.b):
-            op = r" \circ "
-        elif isinstance(e, bx.Mul) and isinstance(e.b, bx.Const) and e.b.is_number:
-            op = r" \cdot "
-        else:
-            op = " "
-        return left + op + right, _MUL
-    if isinstance(e, bx.Pow):
-        s, p = _fmt(e.arg, latex, rename)
-        k = e.k
-        if not latex:
-            return _base(s, p, _ATOM, latex) + "**" + (f"{k:g}" if k >= 0 else f"({k:g})"), _POW
-        leaf = isinstance(e.arg, (bx.Var, bx.Param, bx.Const, bx.Named, bx.Transpose))
-        base = _sup(s) if leaf and p >= _ATOM else _base(s, _ADD, _ATOM, latex)
-        ks = f"{k:g}"
-        return base + (f"^{{\\circ {ks}}}" if _vectorish(e.arg) else f"^{{{ks}}}"), _POW
-    if isinstance(e, bx.Func):
-        s, _ = _fmt(e.arg, latex, rename)
-        if not latex:
-            return f"{'abs' if e.name == 'Abs' else e.name}({s})", _ATOM
-        if e.name == "sqrt":
-            return rf"\sqrt{{{s}}}", _ATOM
-        if e.name == "Abs":
-            return rf"\left|{s}\right|", _ATOM
-        return rf"{_LATEX_FUNCS[e.name]}\left({s}\right)", _ATOM
-    if isinstance(e, bx.Maximum):
-        (a, _), (b, _) = _fmt(e.a, latex, rename), _fmt(e.b, latex, rename)
-        return (rf"\max\left({a}, {b}\right)" if latex else f"max({a}, {b})"), _ATOM
-    if isinstance(e, bx.Transpose):
-        s, p = _fmt(e.arg, latex, rename)
-        if not latex:
-            return _base(s, p, _ATOM, latex) + ".T", _ATOM
-        return (_sup(s) if p >= _ATOM else _base(s, p, _ATOM, latex)) + "^{T}", _ATOM
-    if isinstance(e, bx.Diag):
-        s, _ = _fmt(e.arg, latex, rename)
-        return (rf"\operatorname{{diag}}\left({s}\right)" if latex else f"diag({s})"), _ATOM
-    if isinstance(e, bx.Total):
-        s, p = _fmt(e.arg, latex, rename)
-        if latex:
-            return r"\mathbf{1}^{T} " + _base(s, p, _MUL + 1, latex), _MUL
-        return f"total({s})", _ATOM
-    raise TypeError(f"cannot print {type(e).__name__}")  # pragma: no cover - closed set
-
-
-def _default_stem(name: str) -> str:
-    from mcpkit.problem import _default_latex
-
-    return _default_latex(name)
-
-
-def expr_text(e: bx.Expr, rename: Rename | None = None) -> str:
-    """A block expression as written, in Python syntax (``Wn.T @ v + psi_h``).
-
-    ``rename(leaf, name, latex)`` may replace the printed name of a variable, parameter or
-    named definition (a horizon prints ``v_k`` for the step's ``v``).
-    """
-    return _fmt(e, False, rename)[0]
-
-
-def expr_latex(e: bx.Expr, rename: Rename | None = None) -> str:
-    r"""A block expression in LaTeX (``W_n^{T} \nu + \psi_n/h``; :math:`\circ` for vector products)."""
-    return _fmt(e, True, rename)[0]
 
 
 # ------------------------------------------------------------------ block-level MCP
@@ -488,7 +285,9 @@ class _Printout:
     bounds: list[str]
 
 
-def _block_bounds(problem: MCP, b: VariableBlock, latex: bool) -> tuple[float | str, float | str, str | None]:
+def _block_bounds(
+    problem: MCPView, b: VariableBlock, latex: bool
+) -> tuple[float | str, float | str, str | None]:
     """``(lo, hi, note)``: numbers when uniform over the block, else printed names of the bound vectors."""
     lo, hi = problem.lb[b.slice], problem.ub[b.slice]
     keys = {_case_key(float(a), float(c)) for a, c in zip(lo, hi, strict=True)}
@@ -524,16 +323,16 @@ def _value_text(values: np.ndarray, latex: bool, shape: tuple[int, ...] | None =
         arr = arr.reshape(shape)
     if latex:
         if arr.ndim == 2 and arr.shape[0] <= 6 and arr.shape[1] <= 6:
-            rows = r" \\ ".join(" & ".join(_num(float(x), True) for x in row) for row in arr)
+            rows = r" \\ ".join(" & ".join(format_number(float(x), True) for x in row) for row in arr)
             return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
         if arr.ndim == 1 and arr.size <= 8:
-            return "(" + ", ".join(_num(float(x), True) for x in arr) + ")"
+            return "(" + ", ".join(format_number(float(x), True) for x in arr) + ")"
         return r"\dots"
     with np.printoptions(threshold=12, edgeitems=3, linewidth=10**9):
         return np.array2string(arr, separator=", ").replace("\n", "")
 
 
-def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _Printout:
+def _block_printout(problem: MCPView, latex: bool, values: bool, max_rows: int) -> _Printout:
     problem.validate()
     names, _ = _names(problem, latex)
     pairs: list[tuple[str, str]] = []
@@ -541,6 +340,7 @@ def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _
     consts: dict[int, bx.Const] = {}
     bounds: list[str] = []
     ind = "∈" if not latex else r"\in"
+    blocks = {b.name: b for b in problem.blocks}
     for b in problem.blocks:
         fb = problem.function_block(b.name)
         zname = b.latex if latex else b.name
@@ -560,7 +360,7 @@ def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _
             fstr = expr_latex(fb.expr) if latex else expr_text(fb.expr)
             pairs.append((_block_condition(zname, fstr, lo, hi, latex, note), size))
         elif isinstance(fb, AffineFunction):
-            zs = ", ".join((problem._vars[o].latex if latex else o) for o in fb.over)
+            zs = ", ".join((blocks[o].latex if latex else o) for o in fb.over)
             if latex:
                 fstr = rf"M_{{\mathrm{{{b.name}}}}} ({zs}) + q_{{\mathrm{{{b.name}}}}}"
             else:
@@ -583,7 +383,7 @@ def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _
                 pairs.append((row, size if k == shown[0] else ""))
     where = []
     for d in sorted(defs, key=lambda x: x.order):
-        dname = (d.latex or _default_stem(d.name)) if latex else d.name
+        dname = (d.latex or default_latex(d.name)) if latex else d.name
         body = expr_latex(d.expr) if latex else expr_text(d.expr)
         where.append((f"{dname} = {body}", f"{dname} {ind} {space(sym_shape(d), latex)}"))
     given = []
@@ -603,7 +403,7 @@ def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _
             line += r"\ \text{(sparse)}" if latex else " (sparse)"
         given.append(line)
     for c in consts.values():
-        cname = (c.latex or _default_stem(c.name or "")) if latex else c.name
+        cname = (c.latex or default_latex(c.name or "")) if latex else c.name
         line = f"{cname} {ind} {space(sym_shape(c), latex)}"
         kind = "constant" if not sps.issparse(c.value) else "constant, sparse"
         line += rf"\ \text{{({kind})}}" if latex else f" ({kind})"
@@ -616,7 +416,7 @@ def _block_printout(problem: MCP, latex: bool, values: bool, max_rows: int) -> _
     return _Printout(pairs, where, given + bounds, sizes, bounds)
 
 
-def _block_text(problem: MCP, values: bool, max_rows: int) -> str:
+def _block_text(problem: MCPView, values: bool, max_rows: int) -> str:
     out = _block_printout(problem, False, values, max_rows)
     width = max(len(c) for c, _ in out.pairs + out.where) + 4
     lines = [f"MCP {problem.name!r}: find {', '.join(b.name for b in problem.blocks)} such that"]
@@ -632,7 +432,7 @@ def _block_text(problem: MCP, values: bool, max_rows: int) -> str:
     return "\n".join(lines)
 
 
-def _block_latex(problem: MCP, values: bool, max_rows: int) -> str:
+def _block_latex(problem: MCPView, values: bool, max_rows: int) -> str:
     out = _block_printout(problem, True, values, max_rows)
     unknowns = r",\ ".join(b.latex for b in problem.blocks)
     rows = [rf"&\text{{find }} {unknowns} \text{{ such that}}"]
@@ -647,7 +447,7 @@ def _block_latex(problem: MCP, values: bool, max_rows: int) -> str:
     return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
 
-def _block_level(problem: MCP, expand: bool | None) -> bool:
+def _block_level(problem: MCPView, expand: bool | None) -> bool:
     if expand is None:
         problem.validate()
         return any(isinstance(problem.function_block(b.name), BlockFunction) for b in problem.blocks)
@@ -675,7 +475,7 @@ class ToLatex(Lowering):
         self.expand = expand
         self.values = values
 
-    def apply(self, problem: MCP) -> tuple[str, NameMap]:
+    def apply(self, problem: MCPView) -> tuple[str, NameMap]:
         if _block_level(problem, self.expand):
             return _block_latex(problem, self.values, self.max_rows), NameMap(
                 _names(problem, True)[1], problem.n
@@ -703,7 +503,7 @@ class ToLatex(Lowering):
 class ToText(ToLatex):
     """MCP -> plain text, one pair (block level: one block pair) per line (``⟂`` reads "complementary to")."""
 
-    def apply(self, problem: MCP) -> tuple[str, NameMap]:
+    def apply(self, problem: MCPView) -> tuple[str, NameMap]:
         if _block_level(problem, self.expand):
             return _block_text(problem, self.values, self.max_rows), NameMap(
                 _names(problem, False)[1], problem.n
@@ -715,17 +515,17 @@ class ToText(ToLatex):
         return head + " such that\n" + "\n".join(f"  {ln}" for ln in lines), NameMap(index, problem.n)
 
 
-def to_latex(problem: MCP, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
+def to_latex(problem: MCPView, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
     """LaTeX of the MCP (``aligned`` environment): block level or entrywise (see :class:`ToLatex`)."""
     return ToLatex(max_rows, expand, values).apply(problem)[0]
 
 
-def to_text(problem: MCP, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
+def to_text(problem: MCPView, max_rows: int = 8, expand: bool | None = None, values: bool = False) -> str:
     """Plain text of the MCP: one block pair (entrywise: one pair) per line (see :class:`ToLatex`)."""
     return ToText(max_rows, expand, values).apply(problem)[0]
 
 
-def explain(problem: MCP, values: bool = False) -> str:
+def explain(problem: MCPView, values: bool = False) -> str:
     """Prose explanation, one line per block: its size, its box case in words and its function.
 
     Block functions are quoted as written, with whether they are affine in the variables;
@@ -745,7 +545,11 @@ def explain(problem: MCP, values: bool = False) -> str:
             kinds[k] = kinds.get(k, 0) + 1
         if len(kinds) == 1:
             uniform = np.all(lo == lo[0]) and np.all(hi == hi[0])
-            ls, us = (_num(float(lo[0]), False), _num(float(hi[0]), False)) if uniform else ("l", "u")
+            ls, us = (
+                (format_number(float(lo[0]), False), format_number(float(hi[0]), False))
+                if uniform
+                else ("l", "u")
+            )
             case = _case_words(next(iter(kinds)), b.name, ls, us)
             desc = case + " (componentwise)" if b.size > 1 or b.dim else case
         else:

@@ -156,7 +156,8 @@ from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP, AffineFunction
+from mcpkit.problems.functions import AffineFunction
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import HomotopyStep, Termination
 from mcpkit.solvers.route import RouteOutcome
 

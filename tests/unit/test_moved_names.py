@@ -8,7 +8,8 @@ import pytest
 
 #: ``(old module, new module, names)``.
 MOVED = [
-    ("mcpkit.mpcc.problem", "mcpkit.problems.mpcc", ["MPCC", "MPCCBlocks", "Segment", "Formula"]),
+    ("mcpkit.mpcc.problem", "mcpkit.problems.mpcc", ["MPCC"]),
+    ("mcpkit.mpcc.problem", "mcpkit.problems.segments", ["MPCCBlocks", "Segment", "Formula", "SegmentKind"]),
     ("mcpkit.mpcc.problem", "mcpkit.problems.names", ["casadi_name"]),
     ("mcpkit.mpcc", "mcpkit.problems.names", ["casadi_name"]),
     ("mcpkit.mpcc", "mcpkit.problems.mpcc", ["MPCC"]),
@@ -20,6 +21,24 @@ MOVED = [
         "mcpkit.mpcc.from_pyomo",
         "mcpkit.lowering.from_pyomo",
         ["mpcc_from_pyomo", "pyomo_source", "structure_fingerprint", "check_continuous", "active_objectives"],
+    ),
+    ("mcpkit.problem", "mcpkit.problems.mcp", ["MCP"]),
+    (
+        "mcpkit.problem",
+        "mcpkit.problems.functions",
+        ["AffineFunction", "BlockFunction", "SymbolicFunction", "NumericRows", "FunctionBlock"],
+    ),
+    (
+        "mcpkit.problem",
+        "mcpkit.problems.variables",
+        ["VariableBlock", "ParameterBlock", "MatrixParameterBlock", "SymbolRange"],
+    ),
+    ("mcpkit.problem", "mcpkit.problems.arrays", ["ArrayLike", "as_float_vector", "as_affine_matrix"]),
+    ("mcpkit.lowering.from_casadi", "mcpkit.lowering.casadi_sympy", ["casadi_to_sympy"]),
+    (
+        "mcpkit.lowering.printer",
+        "mcpkit.printing.expressions",
+        ["expr_text", "expr_latex", "space", "sym_shape"],
     ),
 ]
 

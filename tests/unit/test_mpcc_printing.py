@@ -23,7 +23,7 @@ from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
 from mcpkit.lowering.mpcc_printer import slack_form_blocks, step_latex
 from mcpkit.mpcc import MPCC, ToStandardMPCC
 from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
-from mcpkit.problems.mpcc import MPCCBlocks, Segment
+from mcpkit.problems.segments import MPCCBlocks, Segment
 
 
 # ------------------------------------------------------------------ problems
