@@ -27,7 +27,7 @@ A matrix expression is a *linear operator*: its value is never formed. Every eva
 (:class:`Evaluator`) only applies matrices to vectors, right to left
 (:math:`(AB)x = A(Bx)`, :math:`(AB)^Tx = B^T(A^Tx)`), so a lowering does one product per matrix
 leaf (one CasADi ``mtimes``, one sparse row sum per row in Pyomo, sympy or NumPy) and costs
-:math:`O(\mathrm{nnz})`. The same tree is printed at block level by :mod:`mcpkit.lowering.printer`,
+:math:`O(\mathrm{nnz})`. The same tree is printed at block level by :mod:`mcpkit.printing.mcp`,
 expanded to one sympy expression per row for small problems (:func:`expand`), and lowered to
 CasADi and Pyomo.
 """

@@ -55,11 +55,11 @@ import numpy as np
 from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
-from mcpkit.lowering.mpcc_printer import casadi_formulas, declaration_parts, slack_segments, step_latex
 from mcpkit.models.arrays import CASADI
 from mcpkit.models.stepping import OnFailure, SimulationResult, StepMap, simulate
 from mcpkit.mpcc import MPCC, MPCCSolver
 from mcpkit.printing.expressions import space, sym_shape
+from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segments, step_latex
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment

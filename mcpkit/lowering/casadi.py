@@ -303,7 +303,7 @@ SlackMap = SlackForm
 
 def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
     """The slack form's block names for printing (built when the MPCC is first printed)."""
-    from mcpkit.lowering.mpcc_blocks import slack_form_blocks
+    from mcpkit.printing.mpcc_blocks import slack_form_blocks
 
     return slack_form_blocks(problem, form)
 

@@ -107,7 +107,7 @@ class BlockFunction:
     r"""Function block :math:`F_B(z; p)` given as one block expression (:mod:`mcpkit.blocks`).
 
     ``expr`` is a vector expression of the block's size over this MCP's variable and parameter
-    blocks. It prints as written (:mod:`mcpkit.lowering.printer`), lowers to CasADi with one
+    blocks. It prints as written (:mod:`mcpkit.printing.mcp`), lowers to CasADi with one
     matrix product per matrix leaf and to Pyomo with sparse row sums, and :meth:`expand` gives
     the sympy rows that entrywise consumers (the entrywise printer, GAMSPy) read.
     """

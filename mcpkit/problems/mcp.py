@@ -859,8 +859,8 @@ class MCP:
         return np.asarray(lowered.F_fun(zz, self.parameter_vector(p))).reshape(-1)
 
     def to_latex(self, **kwargs: Any) -> str:
-        """LaTeX rendering of the MCP; see :func:`mcpkit.lowering.printer.to_latex`."""
-        from mcpkit.lowering.printer import to_latex
+        """LaTeX rendering of the MCP; see :func:`mcpkit.printing.mcp.to_latex`."""
+        from mcpkit.printing.mcp import to_latex
 
         return to_latex(self, **kwargs)
 
@@ -869,14 +869,14 @@ class MCP:
         return f"$${self.to_latex()}$$"
 
     def to_text(self, **kwargs: Any) -> str:
-        """Plain-text rendering of the MCP; see :func:`mcpkit.lowering.printer.to_text`."""
-        from mcpkit.lowering.printer import to_text
+        """Plain-text rendering of the MCP; see :func:`mcpkit.printing.mcp.to_text`."""
+        from mcpkit.printing.mcp import to_text
 
         return to_text(self, **kwargs)
 
     def explain(self, **kwargs: Any) -> str:
-        """Prose explanation of every block's case; see :func:`~mcpkit.lowering.printer.explain`."""
-        from mcpkit.lowering.printer import explain
+        """Prose explanation of every block's case; see :func:`~mcpkit.printing.mcp.explain`."""
+        from mcpkit.printing.mcp import explain
 
         return explain(self, **kwargs)
 

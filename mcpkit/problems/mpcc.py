@@ -25,7 +25,7 @@ The residual of a pair is the box-MCP natural residual
 standard pair.
 
 **Printing** (:meth:`MPCC.to_text`, :meth:`MPCC.to_latex`, :meth:`MPCC.explain`, notebooks'
-``_repr_latex_``; :mod:`mcpkit.lowering.mpcc_printer`): the problem in this form with its sizes,
+``_repr_latex_``; :mod:`mcpkit.printing.mpcc`): the problem in this form with its sizes,
 the pair cases in words and the expressions. An MPCC built from CasADi alone prints its rows
 compactly (large vectors as a summary and their first rows); one built from a declaration with
 blocks carries an optional :class:`MPCCBlocks` (named slices of :math:`x, g` and the pairs, with
@@ -227,14 +227,14 @@ class MPCC:
 
     # ------------------------------------------------------------------ printing
     def to_text(self, **kwargs: Any) -> str:
-        """Plain text of the MPCC; see :func:`mcpkit.lowering.mpcc_printer.to_text`."""
-        from mcpkit.lowering.mpcc_printer import to_text
+        """Plain text of the MPCC; see :func:`mcpkit.printing.mpcc.to_text`."""
+        from mcpkit.printing.mpcc import to_text
 
         return to_text(self, **kwargs)
 
     def to_latex(self, **kwargs: Any) -> str:
-        """LaTeX of the MPCC; see :func:`mcpkit.lowering.mpcc_printer.to_latex`."""
-        from mcpkit.lowering.mpcc_printer import to_latex
+        """LaTeX of the MPCC; see :func:`mcpkit.printing.mpcc.to_latex`."""
+        from mcpkit.printing.mpcc import to_latex
 
         return to_latex(self, **kwargs)
 
@@ -244,8 +244,8 @@ class MPCC:
 
     def explain(self, **kwargs: Any) -> str:
         """Prose: sizes, each part's structure and the pair cases in words; see
-        :func:`mcpkit.lowering.mpcc_printer.explain`."""
-        from mcpkit.lowering.mpcc_printer import explain
+        :func:`mcpkit.printing.mpcc.explain`."""
+        from mcpkit.printing.mpcc import explain
 
         return explain(self, **kwargs)
 

@@ -40,6 +40,16 @@ MOVED = [
         "mcpkit.printing.expressions",
         ["expr_text", "expr_latex", "space", "sym_shape"],
     ),
+    (
+        "mcpkit.lowering.printer",
+        "mcpkit.printing.mcp",
+        ["ToLatex", "ToText", "NameMap", "to_latex", "to_text", "explain"],
+    ),
+    (
+        "mcpkit.lowering.mpcc_printer",
+        "mcpkit.printing.mpcc",
+        ["to_text", "to_latex", "explain", "slack_form_blocks", "step_latex", "casadi_formulas", "StepBlock"],
+    ),
 ]
 
 

@@ -1,4 +1,4 @@
-r"""Text and LaTeX of an MPCC (:mod:`mcpkit.lowering.mpcc_printer`): the plain form (row by row from
+r"""Text and LaTeX of an MPCC (:mod:`mcpkit.printing.mpcc`): the plain form (row by row from
 CasADi) and the form with blocks (one line per named segment, a horizon's step once under
 "for k = 0, …, N-1" with its boundary conditions)."""
 
@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mcpkit.errors import MCPInputError
-from mcpkit.lowering.mpcc_casadi_rows import _Casadi
-from mcpkit.lowering.mpcc_common import (
+from mcpkit.printing.expressions import space
+from mcpkit.printing.mpcc_casadi_rows import _Casadi
+from mcpkit.printing.mpcc_common import (
     _CASE_LATEX,
     _CASE_WORDS,
     _bound_condition,
@@ -32,7 +33,6 @@ from mcpkit.lowering.mpcc_common import (
     _words_bounds,
     step_latex,
 )
-from mcpkit.printing.expressions import space
 from mcpkit.problems.segments import MPCCBlocks, Segment
 from mcpkit.problems.views import MPCCView
 

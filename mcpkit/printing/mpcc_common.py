@@ -1,4 +1,4 @@
-r"""Shared pieces of the MPCC printer (:mod:`mcpkit.lowering.mpcc_printer`): names and numbers,
+r"""Shared pieces of the MPCC printer (:mod:`mcpkit.printing.mpcc`): names and numbers,
 the printed conditions of rows, bounds and pairs in their box cases, counts of the cases, and the
 names and bounds of declared segments (:class:`~mcpkit.problems.mpcc.Segment`)."""
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import sympy as sp
 
-from mcpkit.lowering.printer import _case_key
 from mcpkit.printing.expressions import format_number, space
+from mcpkit.printing.mcp import _case_key
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 from mcpkit.problems.views import MPCCView
 

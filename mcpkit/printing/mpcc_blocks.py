@@ -1,5 +1,5 @@
 r"""Blocks of the slack form of an MCP and of one step of a horizon, for the MPCC printer
-(:mod:`mcpkit.lowering.mpcc_printer`): :class:`StepBlock`, :func:`slack_segments`,
+(:mod:`mcpkit.printing.mpcc`): :class:`StepBlock`, :func:`slack_segments`,
 :func:`declaration_parts` and :func:`slack_form_blocks`."""
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sympy as sp
 
 from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
-from mcpkit.lowering.mpcc_common import _vec, step_latex
-from mcpkit.lowering.printer import _SymbolNames
 from mcpkit.lowering.slack import SlackForm
 from mcpkit.printing.expressions import (
     Rename,
@@ -26,6 +24,8 @@ from mcpkit.printing.expressions import (
     space,
     sym_shape,
 )
+from mcpkit.printing.mcp import _SymbolNames
+from mcpkit.printing.mpcc_common import _vec, step_latex
 from mcpkit.problems.functions import AffineFunction, BlockFunction
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock

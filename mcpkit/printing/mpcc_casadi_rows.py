@@ -1,7 +1,7 @@
-r"""CasADi expressions of an MPCC as printed formulas (:mod:`mcpkit.lowering.mpcc_printer`).
+r"""CasADi expressions of an MPCC as printed formulas (:mod:`mcpkit.printing.mpcc`).
 
 Rows are replayed from CasADi into sympy (:func:`~mcpkit.lowering.casadi_sympy.casadi_to_sympy`)
-only when shown and only up to :data:`~mcpkit.lowering.mpcc_common.MAX_OPERATIONS` operations;
+only when shown and only up to :data:`~mcpkit.printing.mpcc_common.MAX_OPERATIONS` operations;
 a vector too long to show prints a summary from its Jacobian sparsity (:class:`_Casadi`)."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi_sympy import casadi_to_sympy
-from mcpkit.lowering.mpcc_common import MAX_OPERATIONS, _plural, _short, step_latex
 from mcpkit.printing.expressions import format_number
+from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, _short, step_latex
 from mcpkit.problems.segments import Formula, Segment
 from mcpkit.problems.views import MPCCView
 

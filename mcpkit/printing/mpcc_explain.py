@@ -1,12 +1,13 @@
-r"""Prose explanation of an MPCC (:mod:`mcpkit.lowering.mpcc_printer`): sizes, the rows' and
+r"""Prose explanation of an MPCC (:mod:`mcpkit.printing.mpcc`): sizes, the rows' and
 pairs' box cases in words, and with blocks one sentence per named segment."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mcpkit.lowering.mpcc_casadi_rows import _Casadi
-from mcpkit.lowering.mpcc_common import (
+from mcpkit.printing.expressions import space
+from mcpkit.printing.mpcc_casadi_rows import _Casadi
+from mcpkit.printing.mpcc_common import (
     _CASE_WORDS,
     _display,
     _pair_kinds,
@@ -18,8 +19,7 @@ from mcpkit.lowering.mpcc_common import (
     _words_bounds,
     _words_rows,
 )
-from mcpkit.lowering.mpcc_render import _check
-from mcpkit.printing.expressions import space
+from mcpkit.printing.mpcc_render import _check
 from mcpkit.problems.segments import MPCCBlocks
 from mcpkit.problems.views import MPCCView
 
