@@ -50,6 +50,20 @@ MOVED = [
         "mcpkit.printing.mpcc",
         ["to_text", "to_latex", "explain", "slack_form_blocks", "step_latex", "casadi_formulas", "StepBlock"],
     ),
+    (
+        "mcpkit.solvers.lemke",
+        "mcpkit.solvers.lemke_pivoting",
+        [
+            "LEMKE_STATUSES",
+            "LemkeResult",
+            "copositive_plus",
+            "farkas_check",
+            "lemke_lcp",
+            "principal_pivot",
+            "solve_principal",
+        ],
+    ),
+    ("mcpkit.solvers.lemke", "mcpkit.solvers.box_lcp", ["BoxLCPReduction", "box_natural_residual"]),
 ]
 
 
