@@ -174,8 +174,8 @@ def _fb_formula(
 ) -> tuple[Formula, list[tuple[Formula, Formula]], list[Formula]]:
     """``F_b`` as declared, and what its formula needs under "where" and "given"."""
     fb = mcp.function_block(name)
-    vars_ = {vb.name: vb for vb in mcp.blocks}
-    b = vars_[name]
+    by_name = {vb.name: vb for vb in mcp.blocks}
+    b = by_name[name]
     if isinstance(fb, BlockFunction):
         return (expr_text(fb.expr, rename), expr_latex(fb.expr, rename)), [], []
     suffix_t = f"_{index}" if index is not None else ""
@@ -184,7 +184,7 @@ def _fb_formula(
         return step_latex(stem, index) if index is not None else stem
 
     if isinstance(fb, AffineFunction):
-        over = [vars_[o] for o in fb.over]
+        over = [by_name[o] for o in fb.over]
         zs = ", ".join(rename(bx.Var(o), o.name, False) if rename else o.name for o in over)
         zl = ", ".join(rename(bx.Var(o), o.latex, True) if rename else o.latex for o in over)
         if len(over) > 1:
