@@ -288,7 +288,9 @@ def slack_form_blocks(source: Any, form: SlackForm, max_rows: int = 8) -> MPCCBl
         The :class:`~mcpkit.lowering.slack.SlackForm` that
         :class:`~mcpkit.lowering.casadi.MCPToMPCC` returned with the MPCC.
 
-    Use: ``mpcc, form = MCPToMPCC().apply(lower_to_casadi(mcp))``;
+    Notes
+    -----
+    Use: ``mpcc, form = MCPToMPCC().apply(lower_to_casadi(mcp))``, then
     ``mpcc.with_blocks(slack_form_blocks(mcp, form)).to_text()``.
     """
     if not isinstance(form, SlackForm) or form.layout != "blocked":
