@@ -3,7 +3,7 @@ r"""Cost of declaring and lowering block-level Stewart–Trinkle steps against t
 A step declared at block level (:mod:`mcpkit.blocks`) keeps every wrench matrix as one matrix
 parameter, so declaring it and lowering it should cost memory :math:`O(\mathrm{nnz})` and time
 linear in :math:`\mathrm{nnz}`, where nnz counts the stored entries of the matrix parameters and
-constants (:attr:`mcpkit.problem.BlockFunction.nnz`). Two families:
+constants (:attr:`mcpkit.problems.functions.BlockFunction.nnz`). Two families:
 
 * ``rigid``: :class:`~mcpkit.models.stewart_trinkle.NCPStep` and ``LCPStep`` (``n_d = 8``) of one
   3-D rigid body with ``nc`` point contacts (dense :math:`6\times n_c` wrench matrices);
@@ -130,7 +130,7 @@ def fclib_chain(nc: int, seed: int = 0) -> Any:
 def _entrywise(mcp: Any) -> Any:
     """The same MCP with every block function expanded to sympy rows (the entrywise declaration)."""
     from mcpkit import MCP
-    from mcpkit.problem import BlockFunction
+    from mcpkit.problems.functions import BlockFunction
 
     out = MCP(mcp.name + "_entrywise")
     for pb in mcp.parameter_blocks:
@@ -152,7 +152,7 @@ def measure(family: str, nc: int, entrywise: bool, pyomo: bool) -> dict[str, Any
     from mcpkit.lowering.pyomo import ToPyomo
     from mcpkit.models.fclib import fclib_mcp
     from mcpkit.models.stewart_trinkle import NCPStep  # noqa: F401  (imports outside the timings)
-    from mcpkit.problem import BlockFunction
+    from mcpkit.problems.functions import BlockFunction
 
     contacts = rigid_contacts(nc) if family.startswith("rigid") else None  # geometry, not declaration
     prob = fclib_chain(nc) if family == "fclib" else None  # the file's data, not the declaration

@@ -22,7 +22,7 @@ from mcpkit.errors import (
 from mcpkit.functional import solve_mcp
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.options import Backend, Method, SolveOptions
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.pyomo_plugin import install_registration as _install_pyomo_registration
 from mcpkit.registry import Availability
 from mcpkit.residuals import PairState

@@ -27,7 +27,7 @@ A matrix expression is a *linear operator*: its value is never formed. Every eva
 (:class:`Evaluator`) only applies matrices to vectors, right to left
 (:math:`(AB)x = A(Bx)`, :math:`(AB)^Tx = B^T(A^Tx)`), so a lowering does one product per matrix
 leaf (one CasADi ``mtimes``, one sparse row sum per row in Pyomo, sympy or NumPy) and costs
-:math:`O(\mathrm{nnz})`. The same tree is printed at block level by :mod:`mcpkit.lowering.printer`,
+:math:`O(\mathrm{nnz})`. The same tree is printed at block level by :mod:`mcpkit.printing.mcp`,
 expanded to one sympy expression per row for small problems (:func:`expand`), and lowered to
 CasADi and Pyomo.
 """
@@ -46,7 +46,7 @@ import sympy as sp
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mcpkit.problem import ParameterBlock, VariableBlock
+    from mcpkit.problems.variables import ParameterBlock, VariableBlock
 
 Shape = tuple[int, ...]
 
@@ -147,7 +147,7 @@ class Expr:
         )
 
     def __str__(self) -> str:
-        from mcpkit.lowering.printer import expr_text
+        from mcpkit.printing.expressions import expr_text
 
         return expr_text(self)
 
@@ -155,7 +155,7 @@ class Expr:
         return f"<{type(self).__name__} {self.shape}: {self}>"
 
     def _repr_latex_(self) -> str:
-        from mcpkit.lowering.printer import expr_latex
+        from mcpkit.printing.expressions import expr_latex
 
         return f"${expr_latex(self)}$"
 
@@ -172,7 +172,7 @@ class Var(Expr):
 
 class Param(Expr):
     """A parameter block (a leaf): a vector ``(size,)`` or, for a
-    :class:`~mcpkit.problem.MatrixParameterBlock`, a matrix of its ``shape``."""
+    :class:`~mcpkit.problems.variables.MatrixParameterBlock`, a matrix of its ``shape``."""
 
     __slots__ = ("block",)
 
@@ -631,7 +631,7 @@ def leaf_csr(leaf: Param | Const) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     A dense matrix parameter is stored row-major (``pos = i*n + j``); a sparse one stores its
     pattern's entries in CSR order (``pos = 0 .. nnz-1``); see
-    :class:`~mcpkit.problem.MatrixParameterBlock`.
+    :class:`~mcpkit.problems.variables.MatrixParameterBlock`.
     """
     if isinstance(leaf, Param):
         b = leaf.block

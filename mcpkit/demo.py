@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from mcpkit.availability import path_available
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import CompositeResult, Outcome, ToleranceCheck
 from mcpkit.solve import solve
 

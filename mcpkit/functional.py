@@ -73,8 +73,9 @@ import scipy.sparse as sps
 from mcpkit.errors import MCPInputError, ShapeError, UnknownOptionError
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.options import Method, SolveOptions
-from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.bounds import bound_kinds
+from mcpkit.problems.mcp import MCP
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
 

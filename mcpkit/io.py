@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ProblemFileError
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 
 
 def _bound(value: Any, what: str, path: Path) -> Any:

@@ -68,8 +68,9 @@ from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.io import file_kind, load_mcp, read_json
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
-from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.bounds import bound_kinds
+from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
 
 FORMAT = "mcpkit-mcp"

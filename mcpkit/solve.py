@@ -26,7 +26,8 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.planner import build_mcp_route
-from mcpkit.problem import MCP, ArrayLike, as_float_vector
+from mcpkit.problems.arrays import ArrayLike, as_float_vector
+from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs

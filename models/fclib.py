@@ -67,7 +67,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.residuals import classify_pairs
 from mcpkit.result import (
     RESULT_KEYS,

@@ -74,7 +74,7 @@ import scipy.sparse as sps
 
 from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 
 #: Guard of square roots and divisions: :math:`\sqrt{\max(s, \mathtt{TINY})}`.
 TINY = 1e-300

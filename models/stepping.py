@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.options import parse_choice
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import FromParts, MCPResult, Termination, summary_head
 from mcpkit.solve import Solver
 

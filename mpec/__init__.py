@@ -5,6 +5,7 @@ loader and the stationarity check) live in :mod:`mcpkit.mpcc`; this package keep
 
 * :mod:`~mcpkit.mpec.horizon`: whole horizons of per-step MCPs as one MPCC, with re-simulation
   (:class:`~mcpkit.mpec.horizon.StepSpec.from_model` builds a step from a model's declared step
-  map);
+  map); its parts :mod:`~mcpkit.mpec.step` (one step) and :mod:`~mcpkit.mpec.resimulation` (the
+  re-simulation check and the horizon's verdict);
 * :mod:`~mcpkit.mpec.examples`: block to a target, planar pushing, plate-motion design.
 """

@@ -38,15 +38,20 @@ solver (:func:`forward_simulate`, or a user simulator such as the model's own
 :class:`HorizonResult` follows :class:`mcpkit.result.Outcome`: its verdict comes from its parts
 (the MPCC solve and the re-simulation check), so a plan the simulator does not reproduce
 is reported as a failure (:attr:`HorizonResult.solved`).
+
+This module is the horizon's public face: :class:`Horizon` (the stacked MPCC and its printed
+blocks) is defined here; the step (:class:`StepSpec`, :class:`PathConstraint`) lives in
+:mod:`mcpkit.mpec.step` and the re-simulation and verdict (:func:`forward_simulate`,
+:func:`resimulation_check`, :class:`HorizonResult`) in :mod:`mcpkit.mpec.resimulation`; both are
+importable from here.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import casadi as ca
@@ -55,15 +60,20 @@ import numpy as np
 from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
-from mcpkit.lowering.mpcc_printer import casadi_formulas, declaration_parts, slack_segments, step_latex
-from mcpkit.lowering.printer import space, sym_shape
-from mcpkit.models.arrays import CASADI
-from mcpkit.models.stepping import OnFailure, SimulationResult, StepMap, simulate
+from mcpkit.models.stepping import SimulationResult
 from mcpkit.mpcc import MPCC, MPCCSolver
-from mcpkit.problem import MCP, as_float_vector
-from mcpkit.problems.mpcc import Formula, MPCCBlocks, Segment
-from mcpkit.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
-from mcpkit.solve import Solver
+from mcpkit.mpec.resimulation import (
+    HorizonResult,
+    Simulator,
+    forward_simulate,
+    resimulation_check,
+    spent_building,
+)
+from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_count, as_scalar
+from mcpkit.printing.expressions import space, sym_shape
+from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segments, step_latex
+from mcpkit.problems.arrays import as_float_vector
+from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 
 __all__ = [
     "Horizon",
@@ -72,427 +82,8 @@ __all__ = [
     "StepSpec",
     "forward_simulate",
     "resimulation_check",
+    "spent_building",
 ]
-
-ParameterMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], dict[str, Any]]
-r"""``P(x, u, theta, t) -> {block name: CasADi expression or numbers}`` (missing blocks keep the
-MCP's current values)."""
-
-UpdateMap = Callable[..., Any]
-r"""``Phi(x, z, u, theta) -> x_next`` or ``Phi(x, z, u, theta, t) -> x_next`` (CasADi expressions)."""
-
-Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps)."""
-
-
-def _count(value: Any, what: str, *, minimum: int) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-        raise ShapeError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _vector(value: Any, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
-    """``value`` broadcast to ``n`` floats; NaN (and inf unless allowed) rejected."""
-    return as_float_vector(value, n, what, allow_inf=allow_inf)
-
-
-def _box(lo: Any, hi: Any, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-    a = _vector(lo, n, f"{what} lower bound", allow_inf=True)
-    b = _vector(hi, n, f"{what} upper bound", allow_inf=True)
-    bad = np.flatnonzero(a > b)
-    if bad.size:
-        raise BoundsError(f"{what}: lower > upper bound at components {bad.tolist()}")
-    if np.any(a == math.inf) or np.any(b == -math.inf):
-        raise BoundsError(f"{what}: lower bound +inf or upper bound -inf leaves no feasible value")
-    return a, b
-
-
-def _column(expr: Any, what: str) -> ca.SX:
-    """A CasADi column from an SX/DM/number/sequence of those."""
-    if isinstance(expr, (ca.SX, ca.DM)):
-        return ca.vec(ca.SX(expr))
-    if isinstance(expr, ca.MX):
-        raise MCPInputError(f"{what}: build it from the SX symbols passed in, not MX")
-    if isinstance(expr, (int, float, np.integer, np.floating)):
-        return ca.SX(float(expr))
-    try:
-        items = list(np.asarray(expr, dtype=object).reshape(-1))
-    except TypeError as exc:
-        raise MCPInputError(f"{what}: not a CasADi expression or sequence ({exc})") from exc
-    if not items:
-        return ca.SX(0, 1)
-    return ca.vertcat(*[ca.SX(it) if not isinstance(it, ca.SX) else it for it in items])
-
-
-@dataclass
-class StepSpec:
-    r"""One symbolic step: the MCP, its parameter map :math:`P` and the state update :math:`\Phi`.
-
-    Parameters
-    ----------
-    mcp
-        The step MCP :math:`l \le z \le u \perp F(z; p)` (any :class:`mcpkit.MCP`).
-    n_state, n_control, n_design
-        Sizes of :math:`x_k`, :math:`u_k` and :math:`\theta` (``n_control, n_design >= 0``).
-    parameters
-        ``P(x, u, theta, t) -> {parameter block name: expression}`` with CasADi SX column
-        symbols as arguments. Blocks left out keep the MCP's current (constant) values; unknown
-        names raise :class:`~mcpkit.errors.MCPInputError`, wrong sizes
-        :class:`~mcpkit.errors.ShapeError`.
-    update
-        :math:`\Phi(x, z, u, \theta) \to x_{k+1}`, or :math:`\Phi(x, z, u, \theta, t)` for an
-        update that depends on the step's start time: a Python callable on SX symbols or a
-        ``casadi.Function`` with those four (five) inputs.
-    h
-        Step length [s] (times are :math:`t_k = t_0 + kh`).
-    model
-        The step model the spec was built from (:meth:`from_model`), else ``None``.
-
-    Notes
-    -----
-    A model whose step map is written once against an array namespace gives its spec through
-    :meth:`from_model`; the examples build no map by hand.
-    """
-
-    mcp: MCP
-    n_state: int
-    n_control: int
-    n_design: int
-    parameters: ParameterMap
-    update: UpdateMap | ca.Function
-    h: float
-    model: StepMap | None = field(default=None, repr=False)
-    param_fun: ca.Function = field(init=False, repr=False)
-    update_fun: ca.Function = field(init=False, repr=False)
-
-    @classmethod
-    def from_model(cls, model: StepMap) -> StepSpec:
-        r"""The step of a model whose map is declared once (:class:`~mcpkit.models.stepping.StepMap`).
-
-        :math:`P(x, u, \theta, t)` is ``model.step_parameters(CASADI, x, u, theta, t)`` and
-        :math:`\Phi(x, z, u, \theta, t)` is ``model.step_update(CASADI, x, z, u, theta, t)``,
-        evaluated once on SX symbols: the code :func:`~mcpkit.models.stepping.simulate` runs on
-        NumPy, so a horizon and a simulation of the model share one definition. Sizes and ``h``
-        come from the model.
-        """
-        need = ("mcp", "h", "n_state", "n_control", "n_design", "step_parameters", "step_update")
-        missing = [a for a in need if not hasattr(model, a)]
-        if missing:
-            raise MCPInputError(
-                f"StepSpec.from_model needs a step model with a declared step map "
-                f"(mcpkit.models.stepping.StepMap); {type(model).__name__} lacks {missing}"
-            )
-
-        def parameters(x: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> dict[str, Any]:
-            return model.step_parameters(CASADI, x, u, th, t)
-
-        def update(x: ca.SX, z: ca.SX, u: ca.SX, th: ca.SX, t: ca.SX) -> Any:
-            return model.step_update(CASADI, x, z, u, th, t)
-
-        return cls(
-            model.mcp, n_state=model.n_state, n_control=model.n_control, n_design=model.n_design,
-            parameters=parameters, update=update, h=model.h, model=model,
-        )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.mcp, MCP):
-            raise MCPInputError(f"StepSpec.mcp must be an mcpkit.MCP, got {type(self.mcp).__name__}")
-        self.mcp.validate()
-        self.n_state = _count(self.n_state, "n_state", minimum=1)
-        self.n_control = _count(self.n_control, "n_control", minimum=0)
-        self.n_design = _count(self.n_design, "n_design", minimum=0)
-        try:
-            h = float(self.h)
-        except (TypeError, ValueError):
-            raise MCPInputError(f"StepSpec.h must be a number, got {self.h!r}") from None
-        if not math.isfinite(h):
-            raise NonFiniteError(f"StepSpec.h must be finite, got {self.h!r}")
-        if h <= 0:
-            raise MCPInputError(f"StepSpec.h must be positive, got {self.h!r}")
-        self.h = h
-        if not callable(self.parameters):
-            raise MCPInputError("StepSpec.parameters must be callable P(x, u, theta, t) -> dict")
-        x = ca.SX.sym("x", self.n_state)
-        u = ca.SX.sym("u", self.n_control)
-        th = ca.SX.sym("theta", self.n_design)
-        t = ca.SX.sym("t")
-        z = ca.SX.sym("z", self.mcp.n)
-        given = self.parameters(x, u, th, t)
-        if not isinstance(given, dict):
-            raise MCPInputError(f"StepSpec.parameters must return a dict by block name, got {type(given)}")
-        blocks = {b.name: b for b in self.mcp.parameter_blocks}
-        unknown = sorted(set(given) - set(blocks))
-        if unknown:
-            raise MCPInputError(
-                f"StepSpec.parameters: unknown parameter blocks {unknown}; the MCP declares {list(blocks)}"
-            )
-        values = self.mcp.parameter_values
-        parts = []
-        for name, b in blocks.items():
-            if name in given:
-                col = _column(given[name], f"parameter block {name!r}")
-                if col.numel() != b.size:
-                    raise ShapeError(f"parameter block {name!r} has {b.size} entries, P gave {col.numel()}")
-                parts.append(col)
-            else:
-                parts.append(ca.SX(ca.DM(values[b.slice])))
-        p = ca.vertcat(*parts) if parts else ca.SX(0, 1)
-        self.param_fun = ca.Function("horizon_P", [x, u, th, t], [p], ["x", "u", "theta", "t"], ["p"])
-        if isinstance(self.update, ca.Function):
-            f = self.update
-            want = [self.n_state, self.mcp.n, self.n_control, self.n_design, 1]
-            if f.n_in() not in (4, 5) or f.n_out() != 1:
-                raise MCPInputError(
-                    "StepSpec.update as a casadi.Function needs inputs (x, z, u, theta[, t]), 1 output"
-                )
-            got = [f.size1_in(i) * f.size2_in(i) for i in range(f.n_in())]
-            if got != want[: f.n_in()]:
-                raise ShapeError(
-                    f"StepSpec.update: input sizes {got}, expected (x, z, u, theta[, t]) = {want[: f.n_in()]}"
-                )
-            xn = f(x, z, u, th, t) if f.n_in() == 5 else f(x, z, u, th)
-        elif callable(self.update):
-            args = (x, z, u, th, t) if _takes_time(self.update) else (x, z, u, th)
-            xn = _column(self.update(*args), "StepSpec.update")
-        else:
-            raise MCPInputError("StepSpec.update must be callable or a casadi.Function")
-        if xn.numel() != self.n_state:
-            raise ShapeError(f"StepSpec.update returns {xn.numel()} values, the state has {self.n_state}")
-        self.update_fun = ca.Function(
-            "horizon_Phi", [x, z, u, th, t], [ca.vec(xn)], ["x", "z", "u", "theta", "t"], ["x_next"]
-        )
-
-    @property
-    def blocks(self) -> dict[str, slice]:
-        """Variable block name -> slice of the step's :math:`z`."""
-        return {b.name: b.slice for b in self.mcp.blocks}
-
-    def p_value(self, x: np.ndarray, u: np.ndarray, theta: np.ndarray, t: float) -> np.ndarray:
-        """Numeric :math:`P(x, u, \\theta, t)`, the stacked parameter vector of the MCP."""
-        return np.asarray(self.param_fun(x, u, theta, t), dtype=float).reshape(-1)
-
-    def x_next(
-        self, x: np.ndarray, z: np.ndarray, u: np.ndarray, theta: np.ndarray, t: float = 0.0
-    ) -> np.ndarray:
-        r"""Numeric :math:`\Phi(x, z, u, \theta, t)` (``t`` is ignored by a time-free update)."""
-        return np.asarray(self.update_fun(x, z, u, theta, t), dtype=float).reshape(-1)
-
-
-def _takes_time(fn: Callable[..., Any]) -> bool:
-    """Whether a Python update accepts a fifth positional argument ``t``."""
-    try:
-        inspect.signature(fn).bind(None, None, None, None, None)
-    except TypeError:
-        return False
-    except ValueError:  # no signature available (builtins)
-        return False
-    return True
-
-
-@dataclass
-class PathConstraint:
-    r"""Path constraints :math:`c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up}` at every step.
-
-    ``fn(x, u, theta)`` returns CasADi expressions of the SX symbols it receives; ``lb``/``ub`` are
-    scalars or one value per row (``±inf`` allowed).
-    """
-
-    fn: Callable[[ca.SX, ca.SX, ca.SX], Any]
-    lb: Any = -math.inf
-    ub: Any = 0.0
-
-
-def resimulation_check(
-    simulated: np.ndarray, planned: np.ndarray, deviation_tol: float, *, label: str = "re-simulation",
-    wall_time_s: float = 0.0,
-) -> ToleranceCheck:  # fmt: skip
-    r"""Whether a simulation reproduces a plan: :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|
-    \le` ``deviation_tol`` (a part of :class:`HorizonResult`'s verdict; no finite value when the
-    simulation produced NaN rows)."""
-    sim = np.asarray(simulated, dtype=float)
-    dev = float(np.max(np.abs(sim - planned))) if np.isfinite(sim).all() else math.inf
-    return ToleranceCheck(f"{label} deviation", dev, float(deviation_tol), kind="resimulation",
-                          wall_time_s=wall_time_s)  # fmt: skip
-
-
-@dataclass
-class HorizonResult(FromParts):
-    """A solved (or failed) horizon and its re-simulation check (an :class:`~mcpkit.result.Outcome`).
-
-    Its parts are the MPCC solve (:attr:`mpcc`) and, when the plan was re-simulated, the
-    re-simulation check (:attr:`resim`, :func:`resimulation_check`); ``solved`` and
-    ``termination`` come from them (:class:`~mcpkit.result.FromParts`): solved when the
-    MPCC met its tolerance AND the re-simulation reproduced the plan.
-
-    Attributes
-    ----------
-    t
-        Times, shape ``(N+1,)``.
-    states, controls, design, z
-        Planned :math:`x` ``(N+1, n_state)``, :math:`u` ``(N, n_control)``, :math:`\\theta`
-        ``(n_design,)`` and step solutions ``(N, n_z)``.
-    objective
-        Planned objective value.
-    mpcc
-        The :class:`~mcpkit.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver`.
-    resim_states
-        States of the re-simulation of the planned controls, ``(N+1, n_state)``.
-    resim
-        The re-simulation :class:`~mcpkit.result.ToleranceCheck` (``None``: not
-        re-simulated).
-    solve_time_s, build_time_s, guess_time_s, resim_time_s
-        Wall times of the MPCC solve, the MPCC build, the initial forward simulation and the
-        re-simulation.
-    """
-
-    t: np.ndarray
-    states: np.ndarray
-    controls: np.ndarray
-    design: np.ndarray
-    z: np.ndarray
-    objective: float
-    mpcc: MPCCResult
-    resim_states: np.ndarray
-    resim: ToleranceCheck | None
-    solve_time_s: float = 0.0
-    build_time_s: float = 0.0
-    guess_time_s: float = 0.0
-    resim_time_s: float = 0.0
-    blocks: dict[str, slice] = field(default_factory=dict)
-
-    kind = "horizon"
-    part_name = "check"
-
-    @property
-    def parts(self) -> list[Any]:
-        """The verdict's parts: the MPCC solve, then the re-simulation check (when run)."""
-        return [self.mpcc] if self.resim is None else [self.mpcc, self.resim]
-
-    @property
-    def message(self) -> str:
-        """The verdict: residuals and deviation when solved, every failed part's reason otherwise."""
-        if not self.solved:
-            return self.failures()
-        msg = (
-            f"plan solved (complementarity {self.mpcc.comp_residual:.1e}, violation "
-            f"{self.mpcc.constraint_violation:.1e})"
-        )
-        if self.resim is not None:
-            msg += f" and reproduced ({self.resim.message})"
-        return msg
-
-    @property
-    def max_deviation(self) -> float:
-        """Re-simulation deviation (``nan`` when not re-simulated, ``inf`` when it failed)."""
-        if self.resim is None:
-            return math.nan
-        return float(self.resim.value) if self.resim.value is not None else math.inf
-
-    @property
-    def deviation_tol(self) -> float:
-        """Re-simulation tolerance (``nan`` when not re-simulated)."""
-        return math.nan if self.resim is None else self.resim.tol
-
-    @property
-    def wall_time_s(self) -> float:
-        """Initial forward simulation, MPCC solve and re-simulation (the build is separate)."""
-        return self.guess_time_s + self.solve_time_s + self.resim_time_s
-
-    def block(self, name: str) -> np.ndarray:
-        """Per-step values of one step-MCP variable block, shape ``(N, size)``."""
-        if name not in self.blocks:
-            raise MCPInputError(f"unknown block {name!r}; blocks: {list(self.blocks)}")
-        return self.z[:, self.blocks[name]]
-
-    def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then objective, residuals, deviation and times."""
-        m = self.mpcc
-        out = summary_head(self.kind, self, self.wall_time_s)
-        out.update(
-            {
-                "objective": _num(self.objective),
-                "comp_residual": _num(m.comp_residual),
-                "constraint_violation": _num(m.constraint_violation),
-                "mpcc_status": m.termination.value,
-                "max_resim_deviation": _num(self.max_deviation),
-                "deviation_tol": _num(self.deviation_tol),
-                "solve_time_s": float(self.solve_time_s),
-                "build_time_s": float(self.build_time_s),
-                "guess_time_s": float(self.guess_time_s),
-                "resim_time_s": float(self.resim_time_s),
-                "iterations": int(m.iterations),
-                "homotopy_steps": int(m.outer_iterations),
-                "method": m.method,
-                "backend": m.backend,
-            }
-        )
-        return out
-
-
-def _num(v: float) -> float | None:
-    """JSON-ready float (``None`` for NaN and inf)."""
-    return float(v) if math.isfinite(v) else None
-
-
-class _SpecSteps:
-    """A :class:`~mcpkit.models.stepping.StepModel` running a :class:`StepSpec` at fixed controls."""
-
-    def __init__(self, spec: StepSpec, controls: np.ndarray, design: np.ndarray) -> None:
-        self.spec, self.mcp, self.h = spec, spec.mcp, spec.h
-        self.U, self.theta = controls, design
-
-    def parameters(self, k: int, t: float, state: np.ndarray) -> np.ndarray:
-        return self.spec.p_value(state, self.U[k], self.theta, t)
-
-    def advance(self, k: int, t: float, state: np.ndarray, result: MCPResult) -> np.ndarray:
-        return self.spec.x_next(state, result.z, self.U[k], self.theta, t)
-
-
-def spent_building(options: dict[str, Any], t0: float) -> None:
-    """Take the time since ``t0`` (building a horizon) off ``options["time_limit"]``, if any, so
-    that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
-    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error)."""
-    limit = options.get("time_limit")
-    if limit is not None and math.isfinite(float(limit)):
-        options["time_limit"] = max(float(limit) - (time.perf_counter() - t0), 1e-3)
-
-
-def forward_simulate(
-    spec: StepSpec,
-    x0: np.ndarray,
-    controls: np.ndarray,
-    design: np.ndarray,
-    *,
-    t0: float = 0.0,
-    solver: Solver | None = None,
-    progress: bool = False,
-    on_failure: str | OnFailure = "continue",
-    deadline: float | None = None,
-    **options: Any,
-) -> SimulationResult:
-    r"""Simulate :math:`x_{k+1} = \Phi(x_k, z_k, u_k, \theta, t_k)` with one MCP solve per step.
-
-    Runs :func:`mcpkit.models.stepping.simulate` on the spec (one loop and one failure rule for
-    every simulator): ``on_failure`` is ``"continue"`` (default) or ``"stop"``; a step without a
-    finite point always ends the run (remaining rows NaN). ``options`` go to
-    :class:`mcpkit.Solver` (default: CasADi, Scholtes, ``tol=1e-10``); no step starts after
-    ``deadline`` (a ``time.perf_counter()`` value). Returns the
-    :class:`~mcpkit.models.stepping.SimulationResult` (``states`` ``(N+1, n_state)``, ``z``,
-    per-step verdicts).
-    """
-    nu = spec.n_control
-    if nu:
-        U = np.asarray(controls, dtype=float).reshape(-1, nu)
-    else:
-        U = np.zeros((int(np.asarray(controls).shape[0]), 0))
-    th = np.asarray(design, dtype=float).reshape(-1)
-    opts = {"backend": "casadi", "method": "scholtes", "tol": 1e-10}
-    opts.update(options)
-    method, backend = opts.pop("method"), opts.pop("backend")
-    return simulate(
-        _SpecSteps(spec, U, th), x0, U.shape[0], t0=t0, method=method, backend=backend,
-        progress=progress, on_failure=on_failure, solver=solver, deadline=deadline, **opts,
-    )  # fmt: skip
 
 
 class Horizon:
@@ -542,15 +133,15 @@ class Horizon:
         if not isinstance(spec, StepSpec):
             raise MCPInputError(f"Horizon needs a StepSpec, got {type(spec).__name__}")
         self.spec = spec
-        self.N = N = _count(n_steps, "n_steps", minimum=1)
+        self.N = N = as_count(n_steps, "n_steps", minimum=1)
         nx, nth = spec.n_state, spec.n_design
-        self.x_initial = _vector(x_initial, nx, "x_initial", allow_inf=False)
+        self.x_initial = as_float_vector(x_initial, nx, "x_initial", allow_inf=False)
         self.u_lo, self.u_hi = self._control_box(control_bounds)
-        self.th_lo, self.th_hi = _box(*self._pair(design_bounds, "design_bounds"), nth, "design_bounds")
+        self.th_lo, self.th_hi = as_box(*self._pair(design_bounds, "design_bounds"), nth, "design_bounds")
         tb = (-math.inf, math.inf) if terminal_bounds is None else terminal_bounds
-        self.xT_lo, self.xT_hi = _box(*self._pair(tb, "terminal_bounds"), nx, "terminal_bounds")
+        self.xT_lo, self.xT_hi = as_box(*self._pair(tb, "terminal_bounds"), nx, "terminal_bounds")
         sb = (-math.inf, math.inf) if state_bounds is None else state_bounds
-        self.x_lo, self.x_hi = _box(*self._pair(sb, "state_bounds"), nx, "state_bounds")
+        self.x_lo, self.x_hi = as_box(*self._pair(sb, "state_bounds"), nx, "state_bounds")
         for fn, what in ((stage_cost, "stage_cost"), (terminal_cost, "terminal_cost")):
             if fn is not None and not callable(fn):
                 raise MCPInputError(f"{what} must be callable or None")
@@ -589,8 +180,8 @@ class Horizon:
                     raise ShapeError(f"control_bounds {what}: expected shape ({N}, {nu}), got {a.shape}")
                 out.append(a.reshape(-1))
             else:
-                out.append(np.tile(_vector(a, nu, f"control_bounds {what}", allow_inf=True), N))
-        return _box(out[0], out[1], N * nu, "control_bounds")
+                out.append(np.tile(as_float_vector(a, nu, f"control_bounds {what}", allow_inf=True), N))
+        return as_box(out[0], out[1], N * nu, "control_bounds")
 
     # ---------------------------------------------------------------- build
     def _build(self) -> None:
@@ -646,16 +237,16 @@ class Horizon:
             H.append(Hk)
             g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, TH, float(self.t[k])))
             for j, pc in enumerate(self.path):
-                c = _column(pc.fn(xk, uk, TH), f"path constraint {j}")
+                c = as_column(pc.fn(xk, uk, TH), f"path constraint {j}")
                 g_path.append(c)
-                lbg_path.append(_vector(pc.lb, c.numel(), f"path constraint {j} lb", allow_inf=True))
-                ubg_path.append(_vector(pc.ub, c.numel(), f"path constraint {j} ub", allow_inf=True))
+                lbg_path.append(as_float_vector(pc.lb, c.numel(), f"path constraint {j} lb", allow_inf=True))
+                ubg_path.append(as_float_vector(pc.ub, c.numel(), f"path constraint {j} ub", allow_inf=True))
                 if np.any(lbg_path[-1] > ubg_path[-1]):
                     raise BoundsError(f"path constraint {j}: lb > ub")
             if self.stage_cost is not None:
-                f = f + _scalar(self.stage_cost(xk, uk, TH, sk[:nz], k), "stage_cost")
+                f = f + as_scalar(self.stage_cost(xk, uk, TH, sk[:nz], k), "stage_cost")
         if self.terminal_cost is not None:
-            f = f + _scalar(self.terminal_cost(X[:, N], TH), "terminal_cost")
+            f = f + as_scalar(self.terminal_cost(X[:, N], TH), "terminal_cost")
         m_step = int(step.g.numel())
         self.rows = {
             "step": slice(0, m_step * N),
@@ -734,7 +325,7 @@ class Horizon:
     def simulate(self, controls: Any, design: Any = (), **options: Any) -> SimulationResult:
         """Per-step simulation of ``controls`` ``(N, n_control)`` (see :func:`forward_simulate`)."""
         U = self._controls(controls, "controls")
-        th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
+        th = as_float_vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
                      "design", allow_inf=False)  # fmt: skip
         return forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, **options)
 
@@ -744,7 +335,7 @@ class Horizon:
         """Decision vector from a forward simulation of ``controls`` (slacks lifted from ``F``;
         rows not simulated by ``deadline`` repeat the last simulated one)."""
         U = self._controls(controls, "initial controls")
-        th = _vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
+        th = as_float_vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
                      "initial design", allow_inf=False)  # fmt: skip
         sim = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, deadline=deadline, **options)
         X, Z = sim.states, sim.z
@@ -946,7 +537,7 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
         where.append(((f"Phi({args[0]}) = {f[0]}", rf"\Phi({args[1]}) = {f[1]}"), ("", "")))
     path: list[Segment] = []
     if hz.path:
-        cols = [_column(pc.fn(xs, us, ths), f"path constraint {j}") for j, pc in enumerate(hz.path)]
+        cols = [as_column(pc.fn(xs, us, ths), f"path constraint {j}") for j, pc in enumerate(hz.path)]
         sizes = [int(c.numel()) for c in cols]
         stride, off = sum(sizes), hz.rows["path"].start
         for j, (c, n) in enumerate(zip(cols, sizes, strict=True)):
@@ -959,8 +550,8 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
             off += n
     obj_t, obj_l = [], []
     if hz.stage_cost is not None:
-        l0 = _scalar(hz.stage_cost(xs, us, ths, zs, 0), "stage_cost")
-        l1 = _scalar(hz.stage_cost(xs, us, ths, zs, 1), "stage_cost")
+        l0 = as_scalar(hz.stage_cost(xs, us, ths, zs, 0), "stage_cost")
+        l1 = as_scalar(hz.stage_cost(xs, us, ths, zs, 1), "stage_cost")
         f = casadi_formulas(l0, symbols) or (
             "stage_cost(x_k, u_k, theta, z_k, k)",
             r"\ell(x_k, u_k, \theta, z_k, k)",
@@ -973,7 +564,7 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
         obj_l.append(r"\sum_{k=0}^{N-1} \ell_k")
     if hz.terminal_cost is not None:
         xN, xNn = _named_column("x_N", "x_{N}", nx)
-        lN = _scalar(hz.terminal_cost(xN, ths), "terminal_cost")
+        lN = as_scalar(hz.terminal_cost(xN, ths), "terminal_cost")
         f = casadi_formulas(lN, xNn + thn) or ("terminal_cost(x_N, theta)", r"\ell_N(x_N, \theta)")
         where.append(((f"l_N = {f[0]}", rf"\ell_N = {f[1]}"), ("", "")))
         obj_t.append("l_N")
@@ -995,10 +586,3 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
         source=f"horizon of MCP {mcp.name!r}: N steps of h = {spec.h:g}, each in slack form",
         steps=N,
     )
-
-
-def _scalar(expr: Any, what: str) -> ca.SX:
-    col = _column(expr, what)
-    if col.numel() != 1:
-        raise ShapeError(f"{what} must be a scalar expression, got {col.numel()} entries")
-    return col

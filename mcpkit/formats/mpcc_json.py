@@ -33,7 +33,8 @@ import numpy as np
 
 from mcpkit.errors import ProblemFileError
 from mcpkit.io import read_json
-from mcpkit.problems.mpcc import MPCC, MPCCBlocks, Segment
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.segments import MPCCBlocks, Segment
 
 BIG = 1e19
 

@@ -1,4 +1,4 @@
-r"""Lowering of an :class:`~mcpkit.problem.MCP` to CasADi, and on to the slack-form MPCC.
+r"""Lowering of an :class:`~mcpkit.problems.mcp.MCP` to CasADi, and on to the slack-form MPCC.
 
 Two reversible steps, composable with :class:`~mcpkit.lowering.base.Chain`:
 
@@ -32,9 +32,11 @@ from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import CasadiBuilder, SlackForm
-from mcpkit.problem import MCP, AffineFunction, BlockFunction, MatrixParameterBlock, SymbolicFunction
+from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
+from mcpkit.problems.variables import MatrixParameterBlock
+from mcpkit.problems.views import MCPView
 
 #: sympy function name -> CasADi implementation, used when lambdifying into SX.
 CASADI_FUNCTIONS: dict[str, object] = {
@@ -84,7 +86,7 @@ class CasadiBlocks(bx.OperatorArithmetic):
     never entry by entry.
     """
 
-    def __init__(self, problem: MCP, z: ca.SX | ca.MX, p: ca.SX | ca.MX) -> None:
+    def __init__(self, problem: MCPView, z: ca.SX | ca.MX, p: ca.SX | ca.MX) -> None:
         self.T = type(z)
         self.z, self.p = z, p
         self._mats: dict[tuple[int, bool], tuple[object, object]] = {}
@@ -128,7 +130,7 @@ class CasadiBlocks(bx.OperatorArithmetic):
         return ca.sum1(a)
 
 
-def block_function_nnz(problem: MCP) -> int:
+def block_function_nnz(problem: MCPView) -> int:
     """Stored entries of the matrix leaves of every block function (sizes the SX/MX choice)."""
     return sum(
         fb.nnz for b in problem.blocks if isinstance(fb := problem.function_block(b.name), BlockFunction)
@@ -151,7 +153,7 @@ class CasadiMCP:
     name: str
 
     @classmethod
-    def of(cls, problem: MCP, z: ca.SX, p: ca.SX, F: ca.SX, name: str | None = None) -> CasadiMCP:
+    def of(cls, problem: MCPView, z: ca.SX, p: ca.SX, F: ca.SX, name: str | None = None) -> CasadiMCP:
         """The image of ``problem`` with symbols ``z``, ``p`` and ``F = F(z; p)``; the rest from the MCP."""
         name = problem.name if name is None else name
         return cls(
@@ -190,7 +192,7 @@ class ToCasadi(Lowering):
     An affine block :math:`F_B = M z_S + q(p)` is one matrix-vector product with a constant
     ``DM``: dense for a NumPy ``M``, sparse (:func:`sparse_dm`, same pattern) for a SciPy
     sparse ``M``, never expanded entry by entry. A numeric :math:`q` is one constant ``DM``.
-    A block function (:class:`~mcpkit.problem.BlockFunction`) is evaluated on ``z`` and ``p``
+    A block function (:class:`~mcpkit.problems.functions.BlockFunction`) is evaluated on ``z`` and ``p``
     directly with matrix operations (:class:`CasadiBlocks`): one ``mtimes`` per matrix leaf. A
     *scalar* block function (every leaf a scalar, no matrix: nothing to multiply blockwise) is
     lowered in SX mode from its sympy rows like a symbolic block, so a scalar model gives the
@@ -216,7 +218,7 @@ class ToCasadi(Lowering):
             raise MCPInputError(f"ToCasadi: symbolic must be 'auto', 'SX' or 'MX', got {symbolic!r}")
         self.symbolic = symbolic
 
-    def apply(self, problem: MCP) -> tuple[CasadiMCP, None]:
+    def apply(self, problem: MCPView) -> tuple[CasadiMCP, None]:
         problem.validate()
         entries = sum(
             (fb.M.nnz if fb.is_sparse else fb.M.size)
@@ -282,7 +284,7 @@ class ToCasadi(Lowering):
         return solution
 
 
-def lower_to_casadi(problem: MCP) -> CasadiMCP:
+def lower_to_casadi(problem: MCPView) -> CasadiMCP:
     """Cached :class:`ToCasadi` lowering (rebuilt only when the declaration changes)."""
     cache = problem.__dict__.get("_casadi_cache")
     if cache is not None and cache[0] == problem.version:
@@ -301,7 +303,7 @@ SlackMap = SlackForm
 
 def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
     """The slack form's block names for printing (built when the MPCC is first printed)."""
-    from mcpkit.lowering.mpcc_printer import slack_form_blocks
+    from mcpkit.printing.mpcc_blocks import slack_form_blocks
 
     return slack_form_blocks(problem, form)
 

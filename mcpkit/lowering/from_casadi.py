@@ -1,7 +1,7 @@
 r"""An MCP :math:`l \le z \le u \perp F(z; p)` whose :math:`F` is a ``casadi.Function``.
 
 :func:`mcp_from_casadi` turns a CasADi function ``(z) -> F`` or ``(z, p) -> F`` (SX or MX) into
-an ordinary declaration (:class:`~mcpkit.problem.MCP`), so everything that reads declarations
+an ordinary declaration (:class:`~mcpkit.problems.mcp.MCP`), so everything that reads declarations
 works unchanged: the printer, the CasADi and Pyomo lowerings, PATH through GAMSPy, ``newton``,
 ``lemke`` and the IPOPT homotopies. One variable block ``z`` (size :math:`n`) carries the bounds
 and the start; one parameter block ``p`` (size :math:`m`, if :math:`m > 0`) the values.
@@ -15,7 +15,7 @@ How :math:`F` becomes a function block:
   then apply. The test is structural: an :math:`F` that is affine only after simplification
   (``(z+1)**2 - z**2``) counts as nonlinear, which is correct, only slower;
 * otherwise a **symbolic** block: the function's SX algorithm replayed instruction by
-  instruction into sympy expressions (:func:`casadi_to_sympy`, the walker of
+  instruction into sympy expressions (:func:`~mcpkit.lowering.casadi_sympy.casadi_to_sympy`, the walker of
   :mod:`mcpkit.lowering.sx_replay`), in the declaration's own symbols. The expressions compute
   what CasADi computes, operation for operation (sympy may fold constants and merge equal terms).
 
@@ -28,7 +28,6 @@ carries; large affine functions never enter sympy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import casadi as ca
@@ -37,67 +36,15 @@ import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit.errors import MCPInputError, ShapeError
+from mcpkit.lowering.casadi_sympy import casadi_to_sympy
 from mcpkit.lowering.sx_replay import (
     AFFINE,
-    ARITHMETIC_BINARY,
-    ARITHMETIC_UNARY,
     PARAMETER,
     as_sx_function,
-    elementary,
     is_affine_in,
-    replay_sx,
 )
-from mcpkit.problem import MCP, ArrayLike
-
-
-def _number(v: float) -> sp.Expr:
-    """A CasADi constant as a sympy number (integers stay integers, so ``x**2`` stays a square)."""
-    return sp.Integer(int(v)) if v.is_integer() and abs(v) < 2.0**53 else sp.Float(v)
-
-
-_UNARY: dict[int, Callable[[Any], Any]] = {
-    **ARITHMETIC_UNARY,
-    ca.OP_TWICE: lambda a: 2 * a,
-    ca.OP_INV: lambda a: 1 / a,
-    **elementary(sp),
-    # the lowerings (CasADi, GAMSPy) know no inverse hyperbolic functions: their log forms
-    ca.OP_ASINH: lambda a: sp.log(a + sp.sqrt(a**2 + 1)),
-    ca.OP_ACOSH: lambda a: sp.log(a + sp.sqrt(a**2 - 1)),
-    ca.OP_ATANH: lambda a: (sp.log(1 + a) - sp.log(1 - a)) / 2,
-    ca.OP_FABS: sp.Abs,
-    ca.OP_FLOOR: sp.floor,
-    ca.OP_CEIL: sp.ceiling,
-    ca.OP_SIGN: sp.sign,
-    ca.OP_LOG1P: lambda a: sp.log(1 + a),
-    ca.OP_EXPM1: lambda a: sp.exp(a) - 1,
-}
-_BINARY: dict[int, Callable[[Any, Any], Any]] = {
-    **ARITHMETIC_BINARY,
-    ca.OP_FMIN: sp.Min,
-    ca.OP_FMAX: sp.Max,
-    ca.OP_ATAN2: sp.atan2,
-    ca.OP_HYPOT: lambda a, b: sp.sqrt(a**2 + b**2),
-}
-
-
-def casadi_to_sympy(fun: ca.Function, inputs: Sequence[Sequence[Any]]) -> list[list[sp.Expr]]:
-    """The outputs of ``fun`` as sympy expressions in ``inputs`` (one sequence per input, dense).
-
-    Raises
-    ------
-    MCPInputError
-        An input of the wrong length, an MX function that cannot be expanded to SX, or an
-        operation with no sympy counterpart (named in the message).
-    """
-    return replay_sx(
-        fun,
-        inputs,
-        _UNARY,
-        _BINARY,
-        constant=_number,
-        what="casadi_to_sympy",
-        hint="; the declaration cannot state it (pass F to mcpkit.solve_mcp instead)",
-    )
+from mcpkit.problems.arrays import ArrayLike
+from mcpkit.problems.mcp import MCP
 
 
 def casadi_signature(F: Any, what: str = "F") -> tuple[int, int]:

@@ -1,4 +1,4 @@
-r"""Lowering of an :class:`~mcpkit.problem.MCP` to Pyomo, and Pyomo MCP models back to mcpkit.
+r"""Lowering of an :class:`~mcpkit.problems.mcp.MCP` to Pyomo, and Pyomo MCP models back to mcpkit.
 
 :class:`ToPyomo` writes the box MCP :math:`l \le z \le u \perp F(z; p)` (PATH's form, the
 operand order *variable first*) as ``pyomo.mpec`` complementarity conditions, one per pair
@@ -56,7 +56,8 @@ from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import BoxCase, SlackForm
-from mcpkit.problem import MCP, AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.mcp import MCP
 
 
 def _pmax(a: Any, b: Any) -> Any:

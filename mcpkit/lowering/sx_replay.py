@@ -11,7 +11,7 @@ and each operation by its counterpart there computes exactly what CasADi compute
 
 with :math:`\tilde f` built from the same operations in the same order. :func:`replay_sx` is the
 shared walker; :func:`mcpkit.lowering.casadi_pyomo.casadi_to_pyomo` (Pyomo expressions) and
-:func:`mcpkit.lowering.from_casadi.casadi_to_sympy` (sympy expressions) supply the operation
+:func:`mcpkit.lowering.casadi_sympy.casadi_to_sympy` (sympy expressions) supply the operation
 tables, both starting from :data:`ARITHMETIC_UNARY` and :data:`ARITHMETIC_BINARY`.
 """
 

@@ -39,7 +39,7 @@ from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc.refine import RefinementReport, RefineOptions, Refiner
 from mcpkit.options import SolveOptions
 from mcpkit.planner import inner_solver
-from mcpkit.problem import as_float_vector
+from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.registry import resolve
 from mcpkit.residuals import classify_pairs, natural_residual_vector

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.solvers.inner import CasadiInner
 from mcpkit.solvers.slack_route import SlackFormRoute
 

@@ -210,8 +210,9 @@ from mcpkit.blas import small_blas
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.options import SolveOptions, progress_trace
-from mcpkit.problem import MCP, AffineFunction
 from mcpkit.problems.bounds import FIXED, bound_kinds
+from mcpkit.problems.functions import AffineFunction
+from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
 from mcpkit.residuals import natural_residual
 from mcpkit.result import HomotopyStep, Termination

@@ -32,7 +32,8 @@ import sympy as sp
 from mcpkit.availability import PATH_HOWTO, _gamspy_path, pathampl_executable, require_path
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP, AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import Termination
 from mcpkit.solvers.route import RouteOutcome
 

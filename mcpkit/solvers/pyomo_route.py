@@ -30,7 +30,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.lowering.pyomo import ToPyomo
 from mcpkit.options import REFORMULATIONS, SolveOptions
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.solvers.inner import select_inner
 from mcpkit.solvers.nl_import import import_pyomo_nl
 from mcpkit.solvers.slack_route import SlackFormRoute

@@ -46,7 +46,7 @@ from mcpkit.models.ecp.quadratic import (
     friction_guess,
     friction_rows,
 )
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import MCPResult
 
 __all__ = [

@@ -39,7 +39,7 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.models.ecp.params import AppliedLoad, Load, SliderParams
 from mcpkit.models.stepping import DeclaredStep
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import MCPResult
 
 __all__ = [

@@ -110,7 +110,8 @@ from mcpkit.models.stepping import DeclaredStep
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact, ContactGeometry, contact_geometry
 from mcpkit.options import SolveOptions
-from mcpkit.problem import MCP, ArrayLike
+from mcpkit.problems.arrays import ArrayLike
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import (
     RESULT_KEYS,
     SUMMARY_KEYS,

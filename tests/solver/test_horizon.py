@@ -23,7 +23,7 @@ from mcpkit.mpec.examples.block import (
     stick_slide,
 )
 from mcpkit.mpec.horizon import Horizon, StepSpec, forward_simulate
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import Termination
 from tests.reference_steps import block_reference_spec, pushing_reference_spec
 

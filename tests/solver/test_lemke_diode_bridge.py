@@ -17,7 +17,8 @@ import pytest
 import mcpkit
 from mcpkit.io import load_mcp
 from mcpkit.result import Termination
-from mcpkit.solvers.lemke import BoxLCPReduction, copositive_plus
+from mcpkit.solvers.box_lcp import BoxLCPReduction
+from mcpkit.solvers.lemke_pivoting import copositive_plus
 from tests.conftest import SHARED_DATA
 
 PATH = SHARED_DATA / "lcp-siconos" / "mlcp_diodeBridge.json"

@@ -11,7 +11,7 @@ import mcpkit
 import mcpkit.availability as avail
 import mcpkit.solvers.path as path_mod
 from mcpkit.errors import SolverNotAvailableError
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 
 
 def _need_path() -> None:

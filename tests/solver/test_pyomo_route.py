@@ -17,7 +17,7 @@ from pyomo.mpec import Complementarity, complements
 import mcpkit
 from mcpkit.lowering.pyomo import from_pyomo, write_back
 from mcpkit.options import REFORMULATIONS
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from tests.conftest import enumerate_box_lcp
 
 pytestmark = pytest.mark.solver

@@ -24,7 +24,8 @@ from mcpkit import MCP, blocks
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import ToCasadi, lower_to_casadi
 from mcpkit.lowering.pyomo import ToPyomo
-from mcpkit.problem import BlockFunction, MatrixParameterBlock
+from mcpkit.problems.functions import BlockFunction
+from mcpkit.problems.variables import MatrixParameterBlock
 
 
 def _all_values(mcp: MCP, z: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:

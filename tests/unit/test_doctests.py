@@ -46,7 +46,7 @@ def test_every_module_imports() -> None:
         except ImportError as exc:  # pragma: no cover - reported below
             failed[name] = repr(exc)
     assert not failed, failed
-    assert {"mcpkit.problem", "mcpkit.models.ecp", "mcpkit.mpec.horizon"} <= set(MODULES)
+    assert {"mcpkit.problems.mcp", "mcpkit.models.ecp", "mcpkit.mpec.horizon"} <= set(MODULES)
 
 
 def test_examples_found() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, resimulation_check
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 from mcpkit.result import RESULT_KEYS, MPCCResult, Outcome, SolutionStatus, Termination, ToleranceCheck
 
 

@@ -16,7 +16,7 @@ against the importing module's package. Imports of names outside mcpkit are igno
   outside the package runs ``mcpkit/mpcc/__init__.py`` and everything that imports).
 * The one exception to the previous rule: a package that contains the importing module is not
   given an edge on the way. Python has started that package's ``__init__`` before it could run
-  the importing module at all, so ``from mcpkit.problem import MCP`` in ``mcpkit.solvers.newton``
+  the importing module at all, so ``from mcpkit.problems.mcp import MCP`` in ``mcpkit.solvers.newton``
   does not make ``mcpkit.solvers.newton`` depend on ``mcpkit`` or ``mcpkit.solvers``. An explicit
   import of such a package *is* counted: ``from mcpkit import solve`` (a function defined or
   re-exported in ``mcpkit/__init__.py``) or ``from mcpkit.mpcc import MPCC`` inside
@@ -37,9 +37,7 @@ import path counts.
 The tests
 ---------
 * :func:`test_no_import_cycle_over_three_modules`: every strongly connected component of this graph
-  has at most 3 modules, except one that is a ratchet (below): at most :data:`MAX_SCC` modules,
-  all of them among :data:`KNOWN_CYCLE`, so no new module can join it and no second large cycle
-  can appear.
+  has at most :data:`MAX_CYCLE` (3) modules.
 * :func:`test_only_front_ends_import_models`: the mcpkit core modules that import any
   ``mcpkit.models.*`` or ``mcpkit.mpec.*`` module (by the same edges) are a subset of
   :data:`FRONT_ENDS`.
@@ -50,23 +48,13 @@ The tests
 Where it stands (issue 27)
 --------------------------
 Before: one cycle of 40 modules (lowering, mpcc, solvers, problem, io), cli <-> sweep (7) and
-solve <-> pyomo_plugin (2). Now the cycles of 2 and 3 are io -> mcp_file -> formats.mpcc_json ->
-io, planner <-> solvers.fallback, solve <-> pyomo_plugin and solvers.inner <-> solvers.pyomo_inner,
-and one of 13 remains (:data:`KNOWN_CYCLE`): the problem classes with the printing and lowering
-modules. It is made by exactly these eight edges (without them it splits into cycles of at most 3):
-
-* ``mcpkit.problem -> mcpkit.lowering.casadi, .from_casadi, .printer``: the methods
-  ``MCP.evaluate``, ``MCP.from_casadi``, ``MCP.to_latex`` / ``to_text`` / ``explain``;
-* ``mcpkit.problems.mpcc -> mcpkit.lowering.from_pyomo, .mpcc_printer``: ``MPCC.from_pyomo``,
-  ``MPCC.to_text`` / ``to_latex`` / ``explain``;
-* ``mcpkit.blocks -> mcpkit.lowering.printer`` (``Expr.__str__``, ``Expr._repr_latex_``) and
-  ``mcpkit.blocks -> mcpkit.problem`` (under ``TYPE_CHECKING``, for ``ParameterBlock`` and
-  ``VariableBlock``);
-* ``mcpkit.lowering.casadi -> mcpkit.lowering.mpcc_printer`` (the printed blocks of the slack form).
-
-The last three are moves (the block classes and the expression printer to modules of their own, the
-slack form's blocks attached by the printer); the first two are a decision about the public
-classes' methods, which every printer and lowering module then imports back.
+solve <-> pyomo_plugin (2); then one of 13 (the problem classes with the printing and lowering
+modules). Now no cycle has more than 3 modules: io -> mcp_file -> formats.mpcc_json -> io (3), and
+the 2-cycles planner <-> solvers.fallback, solve <-> pyomo_plugin, solvers.inner <-> solvers.pyomo_inner,
+blocks <-> printing.expressions (``Expr.__str__``), problems.mcp <-> lowering.from_casadi
+(``MCP.from_casadi``) and problems.mpcc <-> lowering.from_pyomo (``MPCC.from_pyomo``). The printers
+and the CasADi lowering that the other methods of ``MCP`` and ``MPCC`` call take the read side of a
+problem (:mod:`mcpkit.problems.views`) and import only its pieces, never the classes.
 """
 
 from __future__ import annotations
@@ -85,29 +73,6 @@ ROOT_PACKAGE = "mcpkit"
 
 #: The largest import cycle allowed (strongly connected component, in modules), the aim of issue 27.
 MAX_CYCLE = 3
-
-#: The one cycle over :data:`MAX_CYCLE` still allowed (module docstring), as a ratchet: it may only
-#: shrink. Remove modules from it as they leave the cycle, and lower :data:`MAX_SCC` with it.
-KNOWN_CYCLE: frozenset[str] = frozenset(
-    {
-        "mcpkit.blocks",
-        "mcpkit.lowering.casadi",
-        "mcpkit.lowering.from_casadi",
-        "mcpkit.lowering.from_pyomo",
-        "mcpkit.lowering.mpcc_blocks",
-        "mcpkit.lowering.mpcc_casadi_rows",
-        "mcpkit.lowering.mpcc_common",
-        "mcpkit.lowering.mpcc_explain",
-        "mcpkit.lowering.mpcc_printer",
-        "mcpkit.lowering.mpcc_render",
-        "mcpkit.lowering.printer",
-        "mcpkit.problem",
-        "mcpkit.problems.mpcc",
-    }
-)
-
-#: The size of :data:`KNOWN_CYCLE` today (it was 40 modules before issue 27).
-MAX_SCC = 13
 
 #: The front ends (command line, demos, the solve entry points, the Pyomo plugin, sweeps): the only
 #: core modules allowed to import ``mcpkit.models`` and ``mcpkit.mpec``. A name ending in ``.*``
@@ -278,11 +243,9 @@ def model_importers(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
 def test_no_import_cycle_over_three_modules() -> None:
     graph = import_graph(module_files())
     components = strongly_connected_components(graph)
-    large = [c for c in components if len(c) > MAX_CYCLE]
-    new = [c for c in large if not set(c) <= KNOWN_CYCLE]
-    assert len(large) <= 1 and not new and all(len(c) <= MAX_SCC for c in large), (
-        f"import cycles over {MAX_CYCLE} modules (every import counted; allowed: one of at most {MAX_SCC} "
-        f"among KNOWN_CYCLE):\n" + cycles_report(components, graph, MAX_CYCLE)
+    assert all(len(c) <= MAX_CYCLE for c in components), (
+        f"import cycles over {MAX_CYCLE} modules (every import counted):\n"
+        + cycles_report(components, graph, MAX_CYCLE)
     )
 
 

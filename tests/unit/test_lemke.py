@@ -17,14 +17,9 @@ from mcpkit import MCP
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.options import SolveOptions
 from mcpkit.result import Termination
-from mcpkit.solvers.lemke import (
-    BoxLCPReduction,
-    LemkeRoute,
-    copositive_plus,
-    farkas_check,
-    lemke_lcp,
-    principal_pivot,
-)
+from mcpkit.solvers.box_lcp import BoxLCPReduction
+from mcpkit.solvers.lemke import LemkeRoute
+from mcpkit.solvers.lemke_pivoting import copositive_plus, farkas_check, lemke_lcp, principal_pivot
 from tests.conftest import enumerate_box_lcp, random_p_matrix
 
 INF = math.inf

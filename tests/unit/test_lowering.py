@@ -11,7 +11,7 @@ import pytest
 from mcpkit import MCP
 from mcpkit.lowering.base import Chain
 from mcpkit.lowering.casadi import MCPToMPCC, ToCasadi, lower_to_casadi
-from mcpkit.lowering.printer import ToLatex, to_latex, to_text
+from mcpkit.printing.mcp import ToLatex, to_latex, to_text
 
 
 def _box_mcp() -> MCP:

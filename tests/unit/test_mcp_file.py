@@ -26,7 +26,8 @@ from mcpkit.errors import (
 )
 from mcpkit.functional import OPTIONS, CallableFunctions
 from mcpkit.io import file_kind
-from mcpkit.lowering.from_casadi import casadi_to_sympy, mcp_from_casadi
+from mcpkit.lowering.casadi_sympy import casadi_to_sympy
+from mcpkit.lowering.from_casadi import mcp_from_casadi
 from mcpkit.mcp_file import (
     load_any_mcp,
     load_mcp_file,
@@ -35,7 +36,7 @@ from mcpkit.mcp_file import (
     save_mcp_file,
 )
 from mcpkit.mpcc import load_mpcc_json
-from mcpkit.problem import AffineFunction, SymbolicFunction
+from mcpkit.problems.functions import AffineFunction, SymbolicFunction
 from tests.conftest import SHARED_DATA
 
 MCPLIB = SHARED_DATA / "mcplib"

@@ -8,7 +8,8 @@ import pytest
 
 #: ``(old module, new module, names)``.
 MOVED = [
-    ("mcpkit.mpcc.problem", "mcpkit.problems.mpcc", ["MPCC", "MPCCBlocks", "Segment", "Formula"]),
+    ("mcpkit.mpcc.problem", "mcpkit.problems.mpcc", ["MPCC"]),
+    ("mcpkit.mpcc.problem", "mcpkit.problems.segments", ["MPCCBlocks", "Segment", "Formula", "SegmentKind"]),
     ("mcpkit.mpcc.problem", "mcpkit.problems.names", ["casadi_name"]),
     ("mcpkit.mpcc", "mcpkit.problems.names", ["casadi_name"]),
     ("mcpkit.mpcc", "mcpkit.problems.mpcc", ["MPCC"]),
@@ -21,6 +22,48 @@ MOVED = [
         "mcpkit.lowering.from_pyomo",
         ["mpcc_from_pyomo", "pyomo_source", "structure_fingerprint", "check_continuous", "active_objectives"],
     ),
+    ("mcpkit.problem", "mcpkit.problems.mcp", ["MCP"]),
+    (
+        "mcpkit.problem",
+        "mcpkit.problems.functions",
+        ["AffineFunction", "BlockFunction", "SymbolicFunction", "NumericRows", "FunctionBlock"],
+    ),
+    (
+        "mcpkit.problem",
+        "mcpkit.problems.variables",
+        ["VariableBlock", "ParameterBlock", "MatrixParameterBlock", "SymbolRange"],
+    ),
+    ("mcpkit.problem", "mcpkit.problems.arrays", ["ArrayLike", "as_float_vector", "as_affine_matrix"]),
+    ("mcpkit.lowering.from_casadi", "mcpkit.lowering.casadi_sympy", ["casadi_to_sympy"]),
+    (
+        "mcpkit.lowering.printer",
+        "mcpkit.printing.expressions",
+        ["expr_text", "expr_latex", "space", "sym_shape"],
+    ),
+    (
+        "mcpkit.lowering.printer",
+        "mcpkit.printing.mcp",
+        ["ToLatex", "ToText", "NameMap", "to_latex", "to_text", "explain"],
+    ),
+    (
+        "mcpkit.lowering.mpcc_printer",
+        "mcpkit.printing.mpcc",
+        ["to_text", "to_latex", "explain", "slack_form_blocks", "step_latex", "casadi_formulas", "StepBlock"],
+    ),
+    (
+        "mcpkit.solvers.lemke",
+        "mcpkit.solvers.lemke_pivoting",
+        [
+            "LEMKE_STATUSES",
+            "LemkeResult",
+            "copositive_plus",
+            "farkas_check",
+            "lemke_lcp",
+            "principal_pivot",
+            "solve_principal",
+        ],
+    ),
+    ("mcpkit.solvers.lemke", "mcpkit.solvers.box_lcp", ["BoxLCPReduction", "box_natural_residual"]),
 ]
 
 

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
-from mcpkit.lowering.mpcc_printer import slack_form_blocks, step_latex
 from mcpkit.mpcc import MPCC, ToStandardMPCC
 from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
-from mcpkit.problems.mpcc import MPCCBlocks, Segment
+from mcpkit.printing.mpcc import slack_form_blocks, step_latex
+from mcpkit.problems.segments import MPCCBlocks, Segment
 
 
 # ------------------------------------------------------------------ problems

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit import MCP
-from mcpkit.lowering.printer import _indexed_latex
+from mcpkit.printing.mcp import _indexed_latex
 
 mathtext = pytest.importorskip("matplotlib.mathtext")
 PARSER = mathtext.MathTextParser("path")

@@ -11,7 +11,7 @@ import sympy as sp
 import mcpkit
 from mcpkit import MCP
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
-from mcpkit.problem import AffineFunction, SymbolicFunction
+from mcpkit.problems.functions import AffineFunction, SymbolicFunction
 
 
 def test_blocks_stack_in_order_with_bounds_and_start() -> None:

@@ -12,7 +12,7 @@ from pyomo.mpec import Complementarity, complements
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.pyomo import ToPyomo, from_pyomo, to_pyomo, write_back
-from mcpkit.problem import MCP
+from mcpkit.problems.mcp import MCP
 
 
 def _mixed() -> MCP:

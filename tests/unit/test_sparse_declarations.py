@@ -28,7 +28,7 @@ from mcpkit.io import file_kind, load_mcp, save_lcp_mtx, save_lcp_npz
 from mcpkit.lowering.casadi import ToCasadi, lower_to_casadi
 from mcpkit.lowering.pyomo import ToPyomo
 from mcpkit.options import SolveOptions
-from mcpkit.problem import AffineFunction, NumericRows
+from mcpkit.problems.functions import AffineFunction, NumericRows
 from mcpkit.solvers.lemke import SPARSE_DENSE_LIMIT, AffineData, LemkeRoute
 from mcpkit.solvers.newton import affine_jacobian_rows
 from mcpkit.solvers.path import _matrix_records

@@ -1,4 +1,4 @@
-r"""Text and LaTeX of an MPCC (:mod:`mcpkit.lowering.mpcc_printer`): the plain form (row by row from
+r"""Text and LaTeX of an MPCC (:mod:`mcpkit.printing.mpcc`): the plain form (row by row from
 CasADi) and the form with blocks (one line per named segment, a horizon's step once under
 "for k = 0, …, N-1" with its boundary conditions)."""
 
@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mcpkit.errors import MCPInputError
-from mcpkit.lowering.mpcc_casadi_rows import _Casadi
-from mcpkit.lowering.mpcc_common import (
+from mcpkit.printing.expressions import space
+from mcpkit.printing.mpcc_casadi_rows import _Casadi
+from mcpkit.printing.mpcc_common import (
     _CASE_LATEX,
     _CASE_WORDS,
     _bound_condition,
@@ -32,10 +33,8 @@ from mcpkit.lowering.mpcc_common import (
     _words_bounds,
     step_latex,
 )
-from mcpkit.lowering.printer import (
-    space,
-)
-from mcpkit.problems.mpcc import MPCC, MPCCBlocks, Segment
+from mcpkit.problems.segments import MPCCBlocks, Segment
+from mcpkit.problems.views import MPCCView
 
 
 # ------------------------------------------------------------------ layout
@@ -132,7 +131,7 @@ def _pairs_items(
         out.item(_pair_condition(G, H, m.lbG[sl], m.ubG[sl], m.lbH[sl], m.ubH[sl], latex), label(j))
 
 
-def _pairs_footer(out: _Out, m: MPCC) -> None:
+def _pairs_footer(out: _Out, m: MPCCView) -> None:
     """The pair cases in words, one line per case present."""
     kinds = _pair_kinds(m)
     if not kinds:
@@ -150,7 +149,7 @@ def _pairs_footer(out: _Out, m: MPCC) -> None:
         out.item(rf"\text{{{note} }} G_l \le G \le G_u" if out.latex else note + " G_l <= G <= G_u")
 
 
-def _sizes(m: MPCC, latex: bool) -> list[str]:
+def _sizes(m: MPCCView, latex: bool) -> list[str]:
     s = _sym(latex)
     out = [f"x{s['in']}{space((int(m.x.numel()),), latex)}"]
     if m.p.numel():
@@ -159,13 +158,13 @@ def _sizes(m: MPCC, latex: bool) -> list[str]:
     return out
 
 
-def _given_values(out: _Out, m: MPCC, values: bool) -> None:
+def _given_values(out: _Out, m: MPCCView, values: bool) -> None:
     if values and m.p.numel():
         out.head(f"given p = {_vec(m.p0, False)}", rf"\text{{given }} p = {_vec(m.p0, True)}")
 
 
 # ------------------------------------------------------------------ plain MPCC
-def _plain(m: MPCC, latex: bool, max_rows: int, values: bool, width: int) -> str:
+def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) -> str:
     ct = _Casadi(m, latex, width)
     out = _Out(latex)
     s = _sym(latex)
@@ -245,7 +244,7 @@ def _seg_item(out: _Out, seg: Segment, ct: _Casadi, blocks: MPCCBlocks, max_rows
     out.item(_pair_condition(G, H, lG, uG, lH, uH, latex) + (varies if vG or vH else ""), note)
 
 
-def _var_item(out: _Out, boundary: list[str], seg: Segment, m: MPCC, blocks: MPCCBlocks) -> None:
+def _var_item(out: _Out, boundary: list[str], seg: Segment, m: MPCCView, blocks: MPCCBlocks) -> None:
     """The bounds line of a variable segment; a horizon's boundary conditions go to ``boundary``."""
     latex = out.latex
     s = _sym(latex)
@@ -276,7 +275,9 @@ def _uncovered(blocks: MPCCBlocks, kind: str, n: int) -> np.ndarray:
     return np.flatnonzero(~mask)
 
 
-def _with_blocks(m: MPCC, blocks: MPCCBlocks, latex: bool, max_rows: int, values: bool, width: int) -> str:
+def _with_blocks(
+    m: MPCCView, blocks: MPCCBlocks, latex: bool, max_rows: int, values: bool, width: int
+) -> str:
     ct = _Casadi(m, latex, width)
     out = _Out(latex)
     xsegs = [seg for seg in blocks.segments if seg.kind == "x"]
@@ -356,14 +357,14 @@ def _with_blocks(m: MPCC, blocks: MPCCBlocks, latex: bool, max_rows: int, values
 
 
 # ------------------------------------------------------------------ entry points
-def _check(m: MPCC, max_rows: int) -> None:
-    if not isinstance(m, MPCC):
+def _check(m: MPCCView, max_rows: int) -> None:
+    if not callable(getattr(m, "block_structure", None)):  # the view's one method every MPCC has
         raise MCPInputError(f"the MPCC printer needs an mcpkit.mpcc.MPCC, got {type(m).__name__}")
     if not isinstance(max_rows, int) or max_rows < 2:
         raise MCPInputError(f"MPCC printer: max_rows must be an integer >= 2, got {max_rows!r}")
 
 
-def _print(m: MPCC, latex: bool, max_rows: int, values: bool, expand: bool, width: int) -> str:
+def _print(m: MPCCView, latex: bool, max_rows: int, values: bool, expand: bool, width: int) -> str:
     _check(m, max_rows)
     blocks = m.block_structure()
     if blocks is not None and not expand:
@@ -371,7 +372,9 @@ def _print(m: MPCC, latex: bool, max_rows: int, values: bool, expand: bool, widt
     return _plain(m, latex, max_rows, values, width)
 
 
-def to_text(m: MPCC, max_rows: int = 8, values: bool = False, expand: bool = False, width: int = 100) -> str:
+def to_text(
+    m: MPCCView, max_rows: int = 8, values: bool = False, expand: bool = False, width: int = 100
+) -> str:
     """Plain text of the MPCC: one line per row and pair (with blocks: per block), then the pair
     cases in words and the sizes (module docstring).
 
@@ -389,6 +392,8 @@ def to_text(m: MPCC, max_rows: int = 8, values: bool = False, expand: bool = Fal
     return _print(m, False, max_rows, values, expand, width)
 
 
-def to_latex(m: MPCC, max_rows: int = 8, values: bool = False, expand: bool = False, width: int = 200) -> str:
+def to_latex(
+    m: MPCCView, max_rows: int = 8, values: bool = False, expand: bool = False, width: int = 200
+) -> str:
     """LaTeX of the MPCC (an ``aligned`` environment): the lines of :func:`to_text`."""
     return _print(m, True, max_rows, values, expand, width)

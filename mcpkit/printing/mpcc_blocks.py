@@ -1,5 +1,5 @@
 r"""Blocks of the slack form of an MCP and of one step of a horizon, for the MPCC printer
-(:mod:`mcpkit.lowering.mpcc_printer`): :class:`StepBlock`, :func:`slack_segments`,
+(:mod:`mcpkit.printing.mpcc`): :class:`StepBlock`, :func:`slack_segments`,
 :func:`declaration_parts` and :func:`slack_form_blocks`."""
 
 from __future__ import annotations
@@ -14,20 +14,22 @@ import sympy as sp
 
 from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
-from mcpkit.lowering.mpcc_common import _vec, step_latex
-from mcpkit.lowering.printer import (
+from mcpkit.lowering.slack import SlackForm
+from mcpkit.printing.expressions import (
     Rename,
-    _default_stem,
-    _num,
-    _SymbolNames,
+    default_latex,
     expr_latex,
     expr_text,
+    format_number,
     space,
     sym_shape,
 )
-from mcpkit.lowering.slack import SlackForm
-from mcpkit.problem import MCP, AffineFunction, BlockFunction, MatrixParameterBlock, ParameterBlock
-from mcpkit.problems.mpcc import Formula, MPCCBlocks, Segment
+from mcpkit.printing.mcp import _SymbolNames
+from mcpkit.printing.mpcc_common import _vec, step_latex
+from mcpkit.problems.functions import AffineFunction, BlockFunction
+from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
+from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock
+from mcpkit.problems.views import MCPView
 
 
 # ------------------------------------------------------------------ blocks of the slack form
@@ -47,8 +49,8 @@ def _minus(z: str, c: float, latex: bool, reverse: bool = False) -> str:
     if not reverse:
         if c == 0:
             return z
-        return f"{z} + {_num(-c, latex)}" if c < 0 else f"{z} - {_num(c, latex)}"
-    return f"-{z}" if c == 0 else f"{_num(c, latex)} - {z}"
+        return f"{z} + {format_number(-c, latex)}" if c < 0 else f"{z} - {format_number(c, latex)}"
+    return f"-{z}" if c == 0 else f"{format_number(c, latex)} - {z}"
 
 
 Place = Callable[[slice], "slice | tuple[slice, ...]"]
@@ -140,7 +142,7 @@ def slack_segments(
     return variables, cons, given
 
 
-def _symbolic_rows(mcp: MCP, exprs: Sequence[sp.Expr], rename: Rename | None, latex: bool) -> list[str]:
+def _symbolic_rows(mcp: MCPView, exprs: Sequence[sp.Expr], rename: Rename | None, latex: bool) -> list[str]:
     """Rows of a symbolic function block, leaf names through ``rename`` (``a_k`` in a horizon)."""
     names = _SymbolNames(mcp, latex)
     out = []
@@ -168,11 +170,12 @@ def _symbolic_rows(mcp: MCP, exprs: Sequence[sp.Expr], rename: Rename | None, la
 
 
 def _fb_formula(
-    mcp: MCP, name: str, rename: Rename | None, index: str | None, max_rows: int
+    mcp: MCPView, name: str, rename: Rename | None, index: str | None, max_rows: int
 ) -> tuple[Formula, list[tuple[Formula, Formula]], list[Formula]]:
     """``F_b`` as declared, and what its formula needs under "where" and "given"."""
     fb = mcp.function_block(name)
-    b = mcp._vars[name]
+    by_name = {vb.name: vb for vb in mcp.blocks}
+    b = by_name[name]
     if isinstance(fb, BlockFunction):
         return (expr_text(fb.expr, rename), expr_latex(fb.expr, rename)), [], []
     suffix_t = f"_{index}" if index is not None else ""
@@ -181,7 +184,7 @@ def _fb_formula(
         return step_latex(stem, index) if index is not None else stem
 
     if isinstance(fb, AffineFunction):
-        over = [mcp._vars[o] for o in fb.over]
+        over = [by_name[o] for o in fb.over]
         zs = ", ".join(rename(bx.Var(o), o.name, False) if rename else o.name for o in over)
         zl = ", ".join(rename(bx.Var(o), o.latex, True) if rename else o.latex for o in over)
         if len(over) > 1:
@@ -225,7 +228,7 @@ def _param_line(pb: ParameterBlock) -> Formula:
 
 
 def declaration_parts(
-    mcp: MCP,
+    mcp: MCPView,
     rename: Rename | None = None,
     per_step: set[str] | None = None,
     index: str | None = None,
@@ -256,7 +259,7 @@ def declaration_parts(
                 if isinstance(leaf, bx.Const) and leaf.name is not None:
                     consts.setdefault(id(leaf), leaf)
     for d in sorted(defs, key=lambda x: x.order):
-        t_name, l_name = d.name, d.latex or _default_stem(d.name)
+        t_name, l_name = d.name, d.latex or default_latex(d.name)
         if rename is not None:
             t_name, l_name = rename(d, t_name, False), rename(d, l_name, True)
         where.append((
@@ -266,7 +269,7 @@ def declaration_parts(
     given = affine_given + [_param_line(pb) for pb in mcp.parameter_blocks if pb.name not in per_step]
     for c in consts.values():
         kind = "constant, sparse" if sps.issparse(c.value) else "constant"
-        cname, cl = c.name or "", c.latex or _default_stem(c.name or "")
+        cname, cl = c.name or "", c.latex or default_latex(c.name or "")
         given.append((f"{cname} ∈ {space(sym_shape(c), False)} ({kind})",
                       rf"{cl} \in {space(sym_shape(c), True)}\ \text{{({kind})}}"))  # fmt: skip
     return sblocks, where, given
@@ -278,19 +281,21 @@ def slack_form_blocks(source: Any, form: SlackForm, max_rows: int = 8) -> MPCCBl
     Parameters
     ----------
     source
-        The :class:`~mcpkit.problem.MCP` declaration (formulas as declared, "where" and "given"
+        The :class:`~mcpkit.problems.mcp.MCP` declaration (formulas as declared, "where" and "given"
         as in its own printout) or its :class:`~mcpkit.lowering.casadi.CasadiMCP` (block names
         only; the rows print from CasADi).
     form
         The :class:`~mcpkit.lowering.slack.SlackForm` that
         :class:`~mcpkit.lowering.casadi.MCPToMPCC` returned with the MPCC.
 
-    Use: ``mpcc, form = MCPToMPCC().apply(lower_to_casadi(mcp))``;
+    Notes
+    -----
+    Use: ``mpcc, form = MCPToMPCC().apply(lower_to_casadi(mcp))``, then
     ``mpcc.with_blocks(slack_form_blocks(mcp, form)).to_text()``.
     """
     if not isinstance(form, SlackForm) or form.layout != "blocked":
         raise MCPInputError("slack_form_blocks: form must be the 'blocked' SlackForm of MCPToMPCC")
-    if isinstance(source, MCP):
+    if callable(getattr(source, "function_block", None)):  # a declaration (an MCPView)
         sblocks, where, given = declaration_parts(source, max_rows=max_rows)
         sizes: tuple[tuple[str, int], ...] = tuple(sorted(source.dims.items()))
         n = source.n
@@ -301,7 +306,7 @@ def slack_form_blocks(source: Any, form: SlackForm, max_rows: int = 8) -> MPCCBl
                 f"slack_form_blocks: source must be an MCP or a CasadiMCP, got {type(source).__name__}"
             )
         ordered = sorted(blocks.items(), key=lambda t: t[1].start)
-        sblocks = [StepBlock(k, _default_stem(k), None, sl) for k, sl in ordered]
+        sblocks = [StepBlock(k, default_latex(k), None, sl) for k, sl in ordered]
         where, given, sizes = [], [], ()
         n = int(source.n)
     if n != form.n:

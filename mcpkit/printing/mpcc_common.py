@@ -1,4 +1,4 @@
-r"""Shared pieces of the MPCC printer (:mod:`mcpkit.lowering.mpcc_printer`): names and numbers,
+r"""Shared pieces of the MPCC printer (:mod:`mcpkit.printing.mpcc`): names and numbers,
 the printed conditions of rows, bounds and pairs in their box cases, counts of the cases, and the
 names and bounds of declared segments (:class:`~mcpkit.problems.mpcc.Segment`)."""
 
@@ -11,12 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 import sympy as sp
 
-from mcpkit.lowering.printer import (
-    _case_key,
-    _num,
-    space,
-)
-from mcpkit.problems.mpcc import MPCC, Formula, MPCCBlocks, Segment
+from mcpkit.printing.expressions import format_number, space
+from mcpkit.printing.mcp import _case_key
+from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
+from mcpkit.problems.views import MPCCView
 
 #: Rows of more operations than this print by name (never replayed into sympy).
 MAX_OPERATIONS = 400
@@ -80,7 +78,7 @@ def _sym(latex: bool) -> dict[str, str]:
 
 def _vec(arr: np.ndarray, latex: bool) -> str:
     """A vector's values (``[5, -inf, 0]``; long ones as their first and last entries)."""
-    vals = [_num(float(v), latex) for v in np.asarray(arr, dtype=float).reshape(-1)]
+    vals = [format_number(float(v), latex) for v in np.asarray(arr, dtype=float).reshape(-1)]
     if len(vals) > 8:
         vals = [*vals[:3], r"\dots" if latex else "…", *vals[-2:]]
     return r"\left(" + ", ".join(vals) + r"\right)" if latex else "[" + ", ".join(vals) + "]"
@@ -89,7 +87,7 @@ def _vec(arr: np.ndarray, latex: bool) -> str:
 def _bound(arr: np.ndarray, latex: bool) -> str:
     """A bound vector: its number when all entries agree, else its values."""
     if arr.size and np.all(arr == arr[0]):
-        return _num(float(arr[0]), latex)
+        return format_number(float(arr[0]), latex)
     return _vec(arr, latex)
 
 
@@ -153,7 +151,7 @@ def _pair_condition(
     return out
 
 
-def _pair_kinds(m: MPCC, idx: np.ndarray | None = None) -> dict[str, int]:
+def _pair_kinds(m: MPCCView, idx: np.ndarray | None = None) -> dict[str, int]:
     """Counts of the pair cases: ``standard``, or the case of ``H_l <= H <= H_u ⟂ G``."""
     sel = np.arange(m.n_pairs) if idx is None else np.asarray(idx, dtype=int)
     std = m.standard_pairs()[sel]
@@ -166,7 +164,7 @@ def _pair_kinds(m: MPCC, idx: np.ndarray | None = None) -> dict[str, int]:
     return out
 
 
-def _plain_G(m: MPCC) -> np.ndarray:
+def _plain_G(m: MPCCView) -> np.ndarray:
     """Pairs whose bounds ``G_l <= G <= G_u`` are more than their case implies (printed separately)."""
     out = []
     for j in np.flatnonzero(~m.standard_pairs()):
@@ -233,7 +231,7 @@ def _pick(f: Formula | None, latex: bool) -> str | None:
 
 
 def _var_rule(
-    seg: Segment, m: MPCC, steps: int | None
+    seg: Segment, m: MPCCView, steps: int | None
 ) -> tuple[np.ndarray | None, np.ndarray | None, list[int]]:
     """``(lo, hi, ends)``: a variable segment's bounds rule (``None`` when they vary with the
     step) and the steps whose bounds print as boundary conditions (a horizon's first and last

@@ -1,7 +1,7 @@
-r"""CasADi expressions of an MPCC as printed formulas (:mod:`mcpkit.lowering.mpcc_printer`).
+r"""CasADi expressions of an MPCC as printed formulas (:mod:`mcpkit.printing.mpcc`).
 
-Rows are replayed from CasADi into sympy (:func:`~mcpkit.lowering.from_casadi.casadi_to_sympy`)
-only when shown and only up to :data:`~mcpkit.lowering.mpcc_common.MAX_OPERATIONS` operations;
+Rows are replayed from CasADi into sympy (:func:`~mcpkit.lowering.casadi_sympy.casadi_to_sympy`)
+only when shown and only up to :data:`~mcpkit.printing.mpcc_common.MAX_OPERATIONS` operations;
 a vector too long to show prints a summary from its Jacobian sparsity (:class:`_Casadi`)."""
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ import numpy as np
 import sympy as sp
 
 from mcpkit.errors import MCPInputError
-from mcpkit.lowering.from_casadi import casadi_to_sympy
-from mcpkit.lowering.mpcc_common import MAX_OPERATIONS, _plural, _short, step_latex
-from mcpkit.lowering.printer import (
-    _num,
-)
-from mcpkit.problems.mpcc import MPCC, Formula, Segment
+from mcpkit.lowering.casadi_sympy import casadi_to_sympy
+from mcpkit.printing.expressions import format_number
+from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, _short, step_latex
+from mcpkit.problems.segments import Formula, Segment
+from mcpkit.problems.views import MPCCView
 
 
 # ------------------------------------------------------------------ CasADi expressions as formulas
@@ -105,7 +104,7 @@ class _Casadi:
     MX problem: ``x_0, ...``). MX expressions are expanded to SX once, on first use.
     """
 
-    def __init__(self, mpcc: MPCC, latex: bool, width: int) -> None:
+    def __init__(self, mpcc: MPCCView, latex: bool, width: int) -> None:
         self.m, self.latex, self.width = mpcc, latex, width
         self._sx: dict[str, Any] | None = None
         self._failed = False
@@ -190,7 +189,7 @@ class _Casadi:
     def objective(self) -> str:
         m = self.m
         if m.f.is_constant():
-            return _num(float(ca.evalf(m.f)) if isinstance(m.f, ca.MX) else float(m.f), self.latex)
+            return format_number(float(ca.evalf(m.f)) if isinstance(m.f, ca.MX) else float(m.f), self.latex)
         got = self.rows("f", [0])[0]
         if got.startswith("<") or got.startswith(r"\langle"):
             return (rf"f(x)\quad ({self.summary('f')})") if self.latex else f"f(x)   [{self.summary('f')}]"

@@ -1,12 +1,13 @@
-r"""Prose explanation of an MPCC (:mod:`mcpkit.lowering.mpcc_printer`): sizes, the rows' and
+r"""Prose explanation of an MPCC (:mod:`mcpkit.printing.mpcc`): sizes, the rows' and
 pairs' box cases in words, and with blocks one sentence per named segment."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mcpkit.lowering.mpcc_casadi_rows import _Casadi
-from mcpkit.lowering.mpcc_common import (
+from mcpkit.printing.expressions import space
+from mcpkit.printing.mpcc_casadi_rows import _Casadi
+from mcpkit.printing.mpcc_common import (
     _CASE_WORDS,
     _display,
     _pair_kinds,
@@ -18,14 +19,12 @@ from mcpkit.lowering.mpcc_common import (
     _words_bounds,
     _words_rows,
 )
-from mcpkit.lowering.mpcc_render import _check
-from mcpkit.lowering.printer import (
-    space,
-)
-from mcpkit.problems.mpcc import MPCC, MPCCBlocks
+from mcpkit.printing.mpcc_render import _check
+from mcpkit.problems.segments import MPCCBlocks
+from mcpkit.problems.views import MPCCView
 
 
-def explain(m: MPCC, values: bool = False) -> str:
+def explain(m: MPCCView, values: bool = False) -> str:
     """Prose: the sizes, each part's structure (its Jacobian's nonzeros, affine or nonlinear) and
     the pair cases in words; with blocks, one line per block."""
     _check(m, 2)
@@ -77,7 +76,7 @@ def explain(m: MPCC, values: bool = False) -> str:
     return "\n".join(out)
 
 
-def _explain_blocks(m: MPCC, blocks: MPCCBlocks) -> list[str]:
+def _explain_blocks(m: MPCCView, blocks: MPCCBlocks) -> list[str]:
     out = []
     if blocks.steps is not None:
         out.append(
