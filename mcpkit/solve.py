@@ -135,7 +135,10 @@ class Solver:
 
     def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
         lb, ub, tol = self.cas.lb, self.cas.ub, self.options.tol
-        jp = judge_point(out.z, lambda z: self.cas.F_fun(z, p), lb, ub, tol, out.F)
+        # judged once: the chain's verdict on this very point at this tolerance, when it has one
+        jp = out.judged
+        if jp is None or jp.z is not out.z or self.route.options.tol != tol:
+            jp = judge_point(out.z, lambda z: self.cas.F_fun(z, p), lb, ub, tol, out.F)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)

@@ -119,7 +119,7 @@ class FallbackRoute:
         jp = judge_point(
             out.z, lambda z: F_fun(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
         )
-        out.z, out.F = jp.z, jp.F  # the Solver's verdict then reuses this evaluation
+        out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:

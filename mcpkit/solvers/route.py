@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mcpkit.options import SolveOptions
-from mcpkit.result import HomotopyStep, Termination
+from mcpkit.result import HomotopyStep, JudgedPoint, Termination
 
 
 @dataclass
@@ -39,6 +39,10 @@ class RouteOutcome:
     """The method that produced ``z`` when a route chains several (``None``: the route's own)."""
     backend: str | None = None
     """The backend of that method (``None``: the route's own)."""
+    judged: JudgedPoint | None = None
+    """The verdict a chain already reached on exactly :attr:`z` with the same declaration and
+    tolerance (the ``auto`` chain judges each attempt to decide whether to go on); the
+    :class:`~mcpkit.Solver` then reuses it instead of judging the point a second time."""
 
 
 class Route(Protocol):
