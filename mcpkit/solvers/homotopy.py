@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -317,24 +316,6 @@ class Polisher:
         )
 
 
-_BUILD_SECONDS: dict[int, tuple[weakref.ref[MPCC], float]] = {}  # by id (an MPCC is not hashable)
-
-
-def mpcc_build_seconds(mpcc: MPCC) -> float:
-    r""":func:`~mcpkit.solvers.ipopt.estimated_build_seconds` of the MPCC's rows and both sides of
-    its pairs, :math:`(g, G, H)`, computed once per MPCC: every reformulation's NLP and the
-    polisher's hold these rows (plus one row per pair, whose gradient adds the nonzeros of
-    :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them."""
-    known = _BUILD_SECONDS.get(id(mpcc))
-    if known is not None and known[0]() is mpcc:
-        return known[1]
-    seconds = estimated_build_seconds(mpcc.x, mpcc.p, ca.vertcat(mpcc.g, mpcc.G, mpcc.H))
-    for key in [k for k, (ref, _) in _BUILD_SECONDS.items() if ref() is None]:
-        del _BUILD_SECONDS[key]
-    _BUILD_SECONDS[id(mpcc)] = (weakref.ref(mpcc), seconds)
-    return seconds
-
-
 class HomotopySolver:
     """An MPCC with one reformulation, inner solvers built once; :meth:`run` many times.
 
@@ -370,14 +351,20 @@ class HomotopySolver:
             self._solvers[warm] = self.inner(self.template, settings)
         return self._solvers[warm]
 
-    def fits(self, warm: bool, deadline: float | None) -> bool:
-        """Whether the inner solver for ``warm`` is built, or building it
-        (:func:`~mcpkit.solvers.ipopt.estimated_build_seconds`, a lower estimate) ends before
-        ``deadline``. A dense 3000 x 3000 LCP's Scholtes NLP takes 41 s to build: with a time
-        limit of 5 s it is better not started."""
-        if deadline is None or warm in self._solvers:
-            return True
-        return time.perf_counter() + mpcc_build_seconds(self.mpcc) <= deadline
+    @functools.cached_property
+    def build_seconds(self) -> float:
+        r""":func:`~mcpkit.solvers.ipopt.estimated_build_seconds` of the MPCC's rows and both
+        sides of its pairs, :math:`(g, G, H)`: every reformulation's NLP and the polisher's hold
+        these rows (plus one row per pair, whose gradient adds the nonzeros of
+        :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them."""
+        mp = self.mpcc
+        return estimated_build_seconds(mp.x, mp.p, ca.vertcat(mp.g, mp.G, mp.H))
+
+    def fits(self, built: bool, deadline: float | None) -> bool:
+        """Whether a solver is ``built``, or building it (:attr:`build_seconds`, a lower
+        estimate) ends before ``deadline``. A dense 3000 x 3000 LCP's Scholtes NLP takes 41 s to
+        build: with a time limit of 5 s it is better not started."""
+        return built or deadline is None or time.perf_counter() + self.build_seconds <= deadline
 
     def build(self) -> HomotopySolver:
         """Build every inner solver now (otherwise built on first use)."""
@@ -386,12 +373,6 @@ class HomotopySolver:
         if self.options.polish and self.mpcc.n_pairs:
             self.polisher()
         return self
-
-    def polisher_fits(self, deadline: float | None) -> bool:
-        """:meth:`fits` for the polisher."""
-        if deadline is None or self._polisher is not None:
-            return True
-        return time.perf_counter() + mpcc_build_seconds(self.mpcc) <= deadline
 
     def polisher(self) -> Polisher:
         """The active-set polisher (built on first use)."""
@@ -482,7 +463,7 @@ class HomotopySolver:
 
         def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
             nonlocal best_x, best_a, iterations, raw
-            if not (opts.polish and nc) or not self.polisher_fits(deadline):
+            if not (opts.polish and nc) or not self.fits(self._polisher is not None, deadline):
                 return False
             polisher = self.polisher()
             # start inside the bounds of x: a candidate may be kept as IPOPT returned it, up to
@@ -545,9 +526,9 @@ class HomotopySolver:
                 if step_deadline is not None and time.perf_counter() > step_deadline:
                     termination, raw = Termination.TIME_LIMIT, "not started: no time left"
                     break
-                if not self.fits(warm, step_deadline):
+                if not self.fits(warm in self._solvers, step_deadline):
                     termination = Termination.TIME_LIMIT
-                    raw = f"not started: building the NLP takes at least {mpcc_build_seconds(mp):.1f} s"
+                    raw = f"not started: building the NLP takes at least {self.build_seconds:.1f} s"
                     break
                 solver = self._nlp(warm)
                 if step_deadline is not None and time.perf_counter() > step_deadline:
