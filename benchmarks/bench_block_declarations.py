@@ -1,6 +1,6 @@
 r"""Cost of declaring and lowering block-level Stewart–Trinkle steps against the number of nonzeros.
 
-A step declared at block level (:mod:`mcpkit.blocks`) keeps every wrench matrix as one matrix
+A step declared at block level (:mod:`mcpkit.problems.blocks`) keeps every wrench matrix as one matrix
 parameter, so declaring it and lowering it should cost memory :math:`O(\mathrm{nnz})` and time
 linear in :math:`\mathrm{nnz}`, where nnz counts the stored entries of the matrix parameters and
 constants (:attr:`mcpkit.problems.functions.BlockFunction.nnz`). Two families:
@@ -81,7 +81,8 @@ def rigid_step(kind: str, nc: int, contacts: list[Any] | None = None) -> Any:
 
 def particles_ncp(nc: int) -> Any:
     r"""Eq (9) for ``nc`` particles (one contact each), with sparse matrix parameters."""
-    from mcpkit import MCP, blocks
+    from mcpkit import MCP
+    from mcpkit.problems import blocks
 
     nv = 3 * nc
     m = MCP("particles_ncp")

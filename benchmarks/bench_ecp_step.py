@@ -41,7 +41,7 @@ import mcpkit
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.models.ecp.params import paper_slider
 from mcpkit.models.ecp.simulation import make_model, run_ecp
-from mcpkit.residuals import compute_residuals
+from mcpkit.solving.residuals import compute_residuals
 
 X0 = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])
 TOL = 1e-10

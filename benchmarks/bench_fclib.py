@@ -14,7 +14,7 @@ For every problem of ``../shared/data/fclib-siconos`` (and the 48-contact
   stages used;
 * ``direct``: the library's default path, ``alart_curnier`` with its ``direct`` stage
   (:func:`~mcpkit.models.fclib.solve_equations`: the dense Alart–Curnier Newton method
-  :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` without the MCP layer on up to
+  :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` without the MCP layer on up to
   :data:`~mcpkit.models.fclib.DIRECT_MAX_CONTACTS` contacts, handing over to the engine's stages
   when it stops early); the ``alart_curnier`` column runs the engine's stages alone
   (``direct=False``), as before the direct stage existed;
@@ -24,7 +24,7 @@ For every problem of ``../shared/data/fclib-siconos`` (and the 48-contact
 Target of issue 10: Siconos error :math:`\le 10^{-8}` on every problem, in at most 100 one-LU
 times. Dense LAPACK on this shared 2-core machine is erratic with several BLAS threads. The
 solvers limit the BLAS to one thread themselves on problems of 64 to 500 unknowns
-(:mod:`mcpkit.blas`); run with ``OPENBLAS_NUM_THREADS=1`` for stable ratios all the same (it also
+(:mod:`mcpkit.engines.blas`); run with ``OPENBLAS_NUM_THREADS=1`` for stable ratios all the same (it also
 steadies the one-LU reference; the value is recorded in the JSON).
 
 Run::

@@ -28,9 +28,9 @@ OpenBLAS makes one 221 x 221 LU take 0.5 ms or 75 ms at random, which no ratio s
    those two benchmarks build and time it. Target: median step <= 3x the rootfinder's. A cProfile
    of the Solver's warm steps shows where the time goes.
 4. **PATH side by side** on ``../shared/data/lcp-siconos/*.json``, ``mcplib/*.lcp.json`` and (when
-   :func:`mcpkit.io.load_mcp` reads them) the nonlinear MCPLIB ports ``mcplib/*.json``:
+   :func:`mcpkit.formats.io.load_mcp` reads them) the nonlinear MCPLIB ports ``mcplib/*.json``:
    ``newton``, ``lemke`` (LCPs) and ``path`` (GAMSPy; skipped with the reason when
-   :func:`mcpkit.availability.path_status` says no), each through ``mcpkit.solve`` and judged on
+   :func:`mcpkit.solving.availability.path_status` says no), each through ``mcpkit.solve`` and judged on
    the declaration. Total times include the route build (for PATH: GAMSPy's model generation).
 5. **Block-level declarations** (issue 13): the 500-contact rows of
    ``bench_block_declarations.py`` (Stewart–Trinkle NCP and LCP steps of a rigid body, ``nc``
@@ -68,8 +68,8 @@ import scipy.sparse.linalg as spla
 from tqdm import tqdm
 
 import mcpkit
-from mcpkit.availability import path_status
 from mcpkit.errors import MCPKitError
+from mcpkit.solving.availability import path_status
 
 HERE = Path(__file__).resolve().parent
 #: ``../shared/data`` beside the checkout (as in ``tests/conftest.py``), or ``$MCPKIT_SHARED/data``.
@@ -457,8 +457,8 @@ def part_steps(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def load_problem(path: Path) -> tuple[mcpkit.MCP | None, str]:
-    """``(MCP, "")`` or ``(None, why not)`` through :func:`mcpkit.io.load_mcp`."""
-    from mcpkit.io import load_mcp
+    """``(MCP, "")`` or ``(None, why not)`` through :func:`mcpkit.formats.io.load_mcp`."""
+    from mcpkit.formats.io import load_mcp
 
     try:
         return load_mcp(path), ""

@@ -4,7 +4,7 @@ For every problem file, in one process run and in the same order:
 
 * **mcpkit**: :func:`mcpkit.mpcc.solve_mpcc` with its defaults (Scholtes homotopy on IPOPT with
   recovery and active-set polish, then the B-stationarity refinement of
-  :mod:`mcpkit.mpcc.refine`; ``--no-refine`` switches it off), from the file's ``w0``;
+  :mod:`mcpkit.stationarity.refine`; ``--no-refine`` switches it off), from the file's ``w0``;
 * **mpecss** (``pip install mpecss``; adaptive Scholtes + IPOPT), with its own loader and its
   default parameters, from its default start (``x0_fn(0)``); for MacMPEC by default its
   *published* run (``../shared/data/macmpec-dev/peer_mpecss_published.csv``: status, final
@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.mpcc import load_mpcc_json, solve_mpcc
-from mcpkit.options import REFORMULATIONS
+from mcpkit.solving.options import REFORMULATIONS
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SETS = {

@@ -34,8 +34,8 @@ import numpy as np
 from peers import PyomoMpecNlp
 
 import mcpkit
-from mcpkit.availability import path_available
-from mcpkit.residuals import compute_residuals
+from mcpkit.solving.availability import path_available
+from mcpkit.solving.residuals import compute_residuals
 
 N = 10
 

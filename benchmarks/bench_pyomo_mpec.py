@@ -52,10 +52,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 import mcpkit  # noqa: E402  (registers SolverFactory("mcpkit"))
-from mcpkit.availability import ipopt_executable  # noqa: E402
 from mcpkit.lowering.casadi import lower_to_casadi  # noqa: E402
 from mcpkit.lowering.pyomo import ToPyomo  # noqa: E402
-from mcpkit.residuals import compute_residuals  # noqa: E402
+from mcpkit.solving.availability import ipopt_executable  # noqa: E402
+from mcpkit.solving.residuals import compute_residuals  # noqa: E402
 
 TOL = 1e-6
 SUBSOLVER = "ipopt" if ipopt_executable() else "mcpkit_ipopt"

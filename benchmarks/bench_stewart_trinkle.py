@@ -9,7 +9,7 @@ For each formulation (NCP; LCP with 8, 16, 32 directions):
 * ``mpec_nlp``: Pyomo's own MPEC route (:class:`peers.PyomoMpecNlp`) on the same step MCPs
   (parameters from the CasADi trajectory, warm-started from its previous step) — the peer;
 * ``pyomo``: mcpkit's own homotopy with ``backend="pyomo"`` (fewer steps: it is slow);
-* ``path``: ``method="path"`` when :func:`mcpkit.availability.path_available` says so;
+* ``path``: ``method="path"`` when :func:`mcpkit.solving.availability.path_available` says so;
 * ``newton``: the physical limit. With the active set of each step taken from the CasADi
   solution, the step is the smooth square system
   :math:`\Phi_i = F_i` (free or inactive bound) or :math:`z_i - l_i` (active bound),
@@ -43,11 +43,11 @@ import casadi as ca
 import numpy as np
 from peers import PyomoMpecNlp
 
-from mcpkit.availability import path_available
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle.studies import vose_step_model
-from mcpkit.residuals import compute_residuals
+from mcpkit.solving.availability import path_available
+from mcpkit.solving.residuals import compute_residuals
 
 METHOD = "penalty"
 

@@ -16,9 +16,9 @@ import numpy as np
 import pyomo.environ as pyo
 
 import mcpkit
-from mcpkit.availability import ipopt_executable
+from mcpkit.lowering.nl_import import register
 from mcpkit.lowering.pyomo import ToPyomo
-from mcpkit.solvers.nl_import import register
+from mcpkit.solving.availability import ipopt_executable
 
 
 class PyomoMpecNlp:

@@ -3,7 +3,7 @@
 For every point saved by ``bench_mpcc_sets.py --isolate --save-points DIR`` (one ``.npy`` per
 problem file), at the activity and residual tolerance of the solvers (1e-4):
 
-* **new**: :func:`mcpkit.mpcc.stationarity.classify_stationarity` as solves run it (the max-norm
+* **new**: :func:`mcpkit.stationarity.certificate.classify_stationarity` as solves run it (the max-norm
   residual; cheap least-squares candidate, else the sparse LP), timed;
 * **dense LP**: the same weak and S tests as dense LPs written out here (HiGHS on dense arrays,
   :func:`dense_linf`): an independent reference for the new verdict;
@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 from scipy.optimize import linprog, lsq_linear  # noqa: E402
 
 from mcpkit.mpcc import load_mpcc_json  # noqa: E402
-from mcpkit.mpcc import stationarity as st  # noqa: E402
+from mcpkit.stationarity import certificate as st  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SETS = {"nosbench-large": DATA / "nosbench-large-dev", "nosbench": DATA / "nosbench-dev"}

@@ -5,7 +5,7 @@ most 8 files, judged once").
 after a first, untraced solve (imports and caches out of the way): every Python function call in
 a file of mcpkit (``mcpkit/``, ``models/``, ``mpec/``) counts its file, a call whose caller lies in
 another mcpkit file counts as a cross-file call, and the calls of
-:func:`mcpkit.result.judge_point` (the verdict) are counted separately.
+:func:`mcpkit.solving.result.judge_point` (the verdict) are counted separately.
 
 Run: ``python benchmarks/trace_lcp_solve.py [--json]``.
 """

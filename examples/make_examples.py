@@ -14,8 +14,8 @@ import casadi as ca
 import h5py
 import numpy as np
 
-from mcpkit.io import save_lcp_json, save_lcp_npz
-from mcpkit.mcp_file import save_mcp_file
+from mcpkit.formats.io import save_lcp_json, save_lcp_npz
+from mcpkit.formats.mcp_file import save_mcp_file
 
 HERE = Path(__file__).resolve().parent
 

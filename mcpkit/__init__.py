@@ -3,11 +3,14 @@ r"""mcpkit: complementarity modelling for contact mechanics and robotics.
 Declare a mixed complementarity problem :math:`l \le z \le u \perp F(z; p)` once
 (:class:`MCP`), lower it to CasADi, Pyomo or printed mathematics (:mod:`mcpkit.lowering`),
 solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what runs where is
-:mod:`mcpkit.registry`) and read one honest result (:class:`MCPResult`). MPCCs live in
+:mod:`mcpkit.solving.registry`) and read one honest result (:class:`MCPResult`). MPCCs live in
 :mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
-from mcpkit import sweep  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
+from mcpkit import (
+    _moved,  # noqa: F401  # installs the old import paths of moved modules (one release)
+    sweep,  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
+)
 from mcpkit.errors import (
     BoundsError,
     MCPInputError,
@@ -19,14 +22,15 @@ from mcpkit.errors import (
     SolverNotAvailableError,
     UnknownOptionError,
 )
-from mcpkit.functional import solve_mcp
+from mcpkit.frontends.functional import solve_mcp
+from mcpkit.frontends.pyomo_plugin import install_registration as _install_pyomo_registration
+from mcpkit.frontends.solve import Solver, solve
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
-from mcpkit.options import Backend, Method, SolveOptions
 from mcpkit.problems.mcp import MCP
-from mcpkit.pyomo_plugin import install_registration as _install_pyomo_registration
-from mcpkit.registry import Availability
-from mcpkit.residuals import PairState
-from mcpkit.result import (
+from mcpkit.solving.options import Backend, Method, SolveOptions
+from mcpkit.solving.registry import Availability
+from mcpkit.solving.residuals import PairState
+from mcpkit.solving.result import (
     CompositeResult,
     HomotopyStep,
     MCPResult,
@@ -35,9 +39,8 @@ from mcpkit.result import (
     SolutionStatus,
     Termination,
 )
-from mcpkit.solve import Solver, solve
 
-_install_pyomo_registration()  # SolverFactory("mcpkit"): see mcpkit.pyomo_plugin
+_install_pyomo_registration()  # SolverFactory("mcpkit"): see mcpkit.frontends.pyomo_plugin
 
 __version__ = "0.1.0"
 

@@ -16,7 +16,7 @@ the :class:`FCLIBFormulation` forms:
   :mod:`mcpkit.models.fclib_equations` in the reactions only (:math:`u = Wr + q` substituted),
   a free MCP solved by the semismooth Newton engine through :func:`mcpkit.solve_mcp`; for
   ``alart_curnier`` on up to :data:`DIRECT_MAX_CONTACTS` contacts first by the direct dense
-  Newton method :func:`mcpkit.solvers.newton_contact.solve_alart_curnier`, its point judged on
+  Newton method :func:`mcpkit.engines.newton_contact.solve_alart_curnier`, its point judged on
   the same equations (:func:`solve_equations`);
 * ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variable
   blocks paired with :math:`u - Wr - q = 0`, declared at block level (:func:`fclib_ncp`) and
@@ -31,7 +31,7 @@ the :class:`FCLIBFormulation` forms:
   :math:`u = s_u\hat u` with :math:`s_u = \|q\|_\infty`, :math:`s_r = s_u/\overline{\mathrm{diag}(W)}`.
 
 **Printing.** :func:`fclib_mcp` declares any of the three with block expressions
-(:mod:`mcpkit.blocks`): reactions grouped by component into :math:`r_n, r_t, r_o \in
+(:mod:`mcpkit.problems.blocks`): reactions grouped by component into :math:`r_n, r_t, r_o \in
 \mathbb{R}^{n_c}`, :math:`u_a = \sum_b W_{ab} r_b + q_a` with the nine :math:`n_c\times n_c`
 blocks of :math:`W` (:func:`velocity_blocks`), the contact law elementwise over the contacts, so
 ``fclib_mcp(load_fclib(path)).to_text()`` prints the formulation one component block per line.
@@ -61,15 +61,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sps
 
-from mcpkit import blocks as bx
-from mcpkit.blas import small_blas
+from mcpkit.engines.blas import small_blas
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
-from mcpkit.options import SolveOptions
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
-from mcpkit.residuals import classify_pairs
-from mcpkit.result import (
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.residuals import classify_pairs
+from mcpkit.solving.result import (
     RESULT_KEYS,
     SUMMARY_KEYS,
     FromParts,
@@ -85,7 +85,7 @@ from mcpkit.result import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mcpkit.solvers.newton_contact import ContactNewtonResult
+    from mcpkit.engines.newton_contact import ContactNewtonResult
 
 DEFAULT_TOL = 1e-8
 """Tolerance of :func:`solve_fclib_file` on the Siconos error and on the posed MCP's natural
@@ -118,7 +118,7 @@ TIKHONOV_SEQUENCE = (1e-2, 1e-4, 1e-6, 1e-8)
 #: At most this many re-solves with a tighter MCP tolerance when the MCP met ``tol`` but the
 #: Siconos error did not (each warm from the last point).
 TIGHTEN_ROUNDS = 3
-#: The ``direct`` stage (:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`) runs on problems
+#: The ``direct`` stage (:func:`~mcpkit.engines.newton_contact.solve_alart_curnier`) runs on problems
 #: with at most this many contacts (larger ones: the dense LU of each step dominates, and the
 #: engine's sparse factorisations win).
 DIRECT_MAX_CONTACTS = 170
@@ -284,7 +284,7 @@ def fclib_mcp(prob: FCLIBProblem, formulation: FCLIBFormulation | str = DEFAULT_
     * ``ncp``: :func:`fclib_ncp`'s scaled MCP.
     """
     from mcpkit.models.fclib_equations import delassus_rho, law_blocks
-    from mcpkit.options import parse_choice
+    from mcpkit.solving.options import parse_choice
 
     form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
     if form is FCLIBFormulation.NCP:
@@ -347,7 +347,7 @@ def reactions_from(z_blocks: dict[str, np.ndarray], s_r: float) -> np.ndarray:
 class FCLIBStage:
     r"""One Newton solve of :func:`solve_fclib_file` with an equation formulation (``FCLIBResult.stages``).
 
-    ``name`` is ``"direct"`` (:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from
+    ``name`` is ``"direct"`` (:func:`~mcpkit.engines.newton_contact.solve_alart_curnier` from
     :math:`r = 0`), ``"plain"`` (from :math:`r = 0`, :math:`\varepsilon = 0`), ``"tikhonov"`` (one step
     of the continuation, :math:`\varepsilon > 0`), ``"polish"`` (:math:`\varepsilon = 0` from the
     continuation's point) or ``"tighten"`` (:math:`\varepsilon = 0` with a smaller MCP tolerance);
@@ -372,23 +372,23 @@ class FCLIBStage:
 
 @dataclass(repr=False)
 class FCLIBResult(FromParts):
-    r"""An FCLIB file solved in one :class:`FCLIBFormulation` (an :class:`~mcpkit.result.Outcome`).
+    r"""An FCLIB file solved in one :class:`FCLIBFormulation` (an :class:`~mcpkit.solving.result.Outcome`).
 
     Its parts are the MCP solve (:attr:`solve`, judged on the posed formulation's natural
     residual at its own tolerance) and the physical check :attr:`friction`:
     :func:`friction_residual` of the unscaled reactions at most ``tol``; ``solved`` and
-    ``termination`` come from them (:class:`~mcpkit.result.FromParts`).
+    ``termination`` come from them (:class:`~mcpkit.solving.result.FromParts`).
 
     Attributes
     ----------
     path
         The file.
     solve
-        The :class:`~mcpkit.result.MCPResult` of the posed MCP (for the equation formulations the
+        The :class:`~mcpkit.solving.result.MCPResult` of the posed MCP (for the equation formulations the
         last stage on the unregularised equations; its ``tol`` may be below ``tol`` after a
         ``"tighten"`` stage).
     friction
-        The friction-residual :class:`~mcpkit.result.ToleranceCheck` (tolerance ``tol``).
+        The friction-residual :class:`~mcpkit.solving.result.ToleranceCheck` (tolerance ``tol``).
     reactions
         Unscaled reactions :math:`(r_n, r_t, r_o)_i` (``None`` without a point).
     reference_friction_residual, reference_friction_residual_stored_u, reference_consistency
@@ -453,7 +453,7 @@ class FCLIBResult(FromParts):
         )
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.SUMMARY_KEYS` (those of the solve after the verdict's head), then
+        """:data:`~mcpkit.solving.result.SUMMARY_KEYS` (those of the solve after the verdict's head), then
         the friction and reference residuals, the contact count, the title, the formulation,
         the total Newton iterations and the stages."""
         out = summary_head(self.kind, self, self.wall_time_s)
@@ -504,10 +504,10 @@ class _Stages:
         return max(self.deadline - t0, 1e-3) if math.isfinite(self.deadline) else None
 
     def direct(self, tol: float) -> tuple[MCPResult, float | None, np.ndarray]:
-        """:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from :math:`r = 0` (no restart,
+        """:func:`~mcpkit.engines.newton_contact.solve_alart_curnier` from :math:`r = 0` (no restart,
         :data:`DIRECT_ITERATIONS`, :data:`DIRECT_STALL`), judged as an MCP result; records the stage.
         Returns the result, the Siconos error and the (unscaled) reactions."""
-        from mcpkit.solvers.newton_contact import solve_alart_curnier
+        from mcpkit.engines.newton_contact import solve_alart_curnier
 
         t0 = time.perf_counter()
         prob = self.prob
@@ -555,7 +555,7 @@ class _Stages:
         return res, err
 
 
-#: Why :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` stopped, by the start of its message.
+#: Why :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` stopped, by the start of its message.
 _DIRECT_TERMINATION = (
     ("converged", Termination.CONVERGED),
     ("iteration limit", Termination.ITERATION_LIMIT),
@@ -565,14 +565,14 @@ _DIRECT_TERMINATION = (
 
 
 def _direct_result(d: ContactNewtonResult, F_at: Callable[[np.ndarray], np.ndarray], t0: float) -> MCPResult:
-    r"""The ``direct`` stage's point as an :class:`~mcpkit.result.MCPResult` of the free MCP
+    r"""The ``direct`` stage's point as an :class:`~mcpkit.solving.result.MCPResult` of the free MCP
     :math:`F(\hat r) = 0` (:class:`~mcpkit.models.fclib_equations.ContactEquations`), judged as
     :class:`mcpkit.Solver` judges a route's point.
 
-    :math:`\hat r = r / s_r`; :func:`~mcpkit.result.judge_point` takes :math:`F(\hat r)` from the
+    :math:`\hat r = r / s_r`; :func:`~mcpkit.solving.result.judge_point` takes :math:`F(\hat r)` from the
     direct method's own evaluation of the same scaled equations at that point (``d.F``, as a
     route's ``F``; that the two evaluations agree is tested) and ``F_at`` (``ContactEquations.F``)
-    otherwise; pair states, termination (:func:`~mcpkit.result.mcp_termination`: a
+    otherwise; pair states, termination (:func:`~mcpkit.solving.result.mcp_termination`: a
     ``"converged"`` the check does not confirm is ``STALLED``) and message as there. The direct
     method's own word is kept in ``raw_status``. ``wall_time_s`` counts from ``t0`` (a
     :func:`time.perf_counter` value) to the end of the verdict.
@@ -615,7 +615,7 @@ def solve_equations(
     solves through :func:`mcpkit.solve_mcp`):
 
     0. ``direct`` (Alart–Curnier law, at most :data:`DIRECT_MAX_CONTACTS` contacts, ``direct``
-       true): :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier` from :math:`r = 0`, at
+       true): :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` from :math:`r = 0`, at
        most :data:`DIRECT_ITERATIONS` steps, stopping when the merit fell less than tenfold in
        :data:`DIRECT_STALL` steps; its point is judged on :math:`F` as a solve's
        (:func:`_direct_result`). When that verdict and the Siconos error both meet ``tol`` it is
@@ -635,7 +635,8 @@ def solve_equations(
     ``options.max_inner_iter`` bounds the iterations of all stages together and
     ``options.time_limit`` their wall time. Returns the last :math:`\varepsilon = 0` MCP result
     kept, the unscaled reactions (``None`` without a finite point) and the stages. Problems of
-    up to :data:`mcpkit.blas.SINGLE_THREAD_MAX_N` unknowns run on one BLAS thread (:mod:`mcpkit.blas`).
+    up to :data:`mcpkit.engines.blas.SINGLE_THREAD_MAX_N` unknowns run on one BLAS thread
+    (:mod:`mcpkit.engines.blas`).
     """
     with small_blas(3 * prob.nc):
         return _solve_equations(prob, law, options, direct)
@@ -701,7 +702,7 @@ def _name(value: Any) -> str:
 
 
 def _options(formulation: FCLIBFormulation, solve_options: dict[str, Any]) -> tuple[str, str, SolveOptions]:
-    """Method, backend and :class:`~mcpkit.options.SolveOptions`; typed errors before any solve."""
+    """Method, backend and :class:`~mcpkit.solving.options.SolveOptions`; typed errors before any solve."""
     opts = dict(solve_options)
     method, backend = _name(opts.pop("method", None)), _name(opts.pop("backend", None))
     opts.setdefault("tol", DEFAULT_TOL)
@@ -745,7 +746,7 @@ def solve_fclib_file(
         ``method`` and ``backend``: for ``ncp`` any registered pair (default ``"newton"`` on
         ``"casadi"``); for ``alart_curnier`` and ``fb_soc`` only ``"newton"``/``"auto"`` on
         ``"casadi"``/``"auto"`` (:func:`solve_equations`). Any
-        :class:`~mcpkit.options.SolveOptions` field: ``tol`` (default :data:`DEFAULT_TOL`) is the
+        :class:`~mcpkit.solving.options.SolveOptions` field: ``tol`` (default :data:`DEFAULT_TOL`) is the
         tolerance of the MCP's natural residual and of the Siconos error; the equation
         formulations also use ``time_limit``, ``max_inner_iter`` (Newton iterations, all stages)
         and ``verbose``.
@@ -755,7 +756,7 @@ def solve_fclib_file(
     FCLIBResult
         ``solved`` when the posed MCP met its tolerance and :func:`friction_residual` of the
         unscaled reactions is at most ``tol``; ``summary()`` carries
-        :data:`~mcpkit.result.SUMMARY_KEYS`, ``friction_residual``,
+        :data:`~mcpkit.solving.result.SUMMARY_KEYS`, ``friction_residual``,
         ``reference_friction_residual``, ``reference_friction_residual_stored_u``,
         ``reference_consistency``, ``n_contacts``, ``title``, ``formulation``,
         ``newton_iterations`` and ``stages``.
@@ -816,7 +817,7 @@ def _prepare(
     formulation: FCLIBFormulation | str | None, solve_options: dict[str, Any]
 ) -> tuple[FCLIBFormulation, str, str, SolveOptions]:
     """Formulation, method, backend and options; typed errors before any file is read."""
-    from mcpkit.options import parse_choice
+    from mcpkit.solving.options import parse_choice
 
     if formulation is None:
         method = _name(solve_options.get("method"))

@@ -72,8 +72,8 @@ import casadi as ca
 import numpy as np
 import scipy.sparse as sps
 
-from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 
 #: Guard of square roots and divisions: :math:`\sqrt{\max(s, \mathtt{TINY})}`.

@@ -40,11 +40,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
+from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
-from mcpkit.options import parse_choice
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import FromParts, MCPResult, Termination, summary_head
-from mcpkit.solve import Solver
+from mcpkit.solving.options import parse_choice
+from mcpkit.solving.result import FromParts, MCPResult, Termination, summary_head
 
 __all__ = [
     "DeclaredStep",
@@ -260,7 +260,7 @@ class StepOutcome:
         )
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then the step index, time and residual."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, then the step index, time and residual."""
         out = summary_head("step", self, 0.0)
         out.update(k=self.k, t=self.t, natural_residual=_finite_or_none(self.natural_residual))
         return out
@@ -271,7 +271,7 @@ class SimulationResult(FromParts):
     """Arrays of a simulation, one row per step, with per-step verdicts (an ``Outcome``).
 
     ``solved``, ``termination`` and ``message`` come from the per-step verdicts
-    (:class:`~mcpkit.result.FromParts` over :attr:`steps`): solved when every step
+    (:class:`~mcpkit.solving.result.FromParts` over :attr:`steps`): solved when every step
     was; the termination and message name the first failed step.
 
     Attributes
@@ -287,7 +287,7 @@ class SimulationResult(FromParts):
     natural_residual
         Per-step natural residual.
     step_termination
-        Per-step :class:`~mcpkit.result.Termination` (``None`` for steps not run).
+        Per-step :class:`~mcpkit.solving.result.Termination` (``None`` for steps not run).
     iterations, step_time_s
         Per-step inner iterations and wall time of the MCP solve (the model's own work of
         setting up parameters and advancing the state is not included).
@@ -358,7 +358,7 @@ class SimulationResult(FromParts):
         return self
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then step counts, residuals, times and the route."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, then step counts, residuals, times and the route."""
         out = summary_head(self.kind, self, self.wall_time_s)
         out.update(
             {

@@ -35,7 +35,7 @@ The plan is then **re-simulated**: the planned controls and design are fed to th
 solver (:func:`forward_simulate`, or a user simulator such as the model's own
 :func:`mcpkit.models.stepping.simulate`), and the largest state deviation
 :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|` is compared with a stated tolerance.
-:class:`HorizonResult` follows :class:`mcpkit.result.Outcome`: its verdict comes from its parts
+:class:`HorizonResult` follows :class:`mcpkit.solving.result.Outcome`: its verdict comes from its parts
 (the MPCC solve and the re-simulation check), so a plan the simulator does not reproduce
 is reported as a failure (:attr:`HorizonResult.solved`).
 
@@ -57,7 +57,6 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
-from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.models.stepping import SimulationResult
@@ -72,6 +71,7 @@ from mcpkit.mpec.resimulation import (
 from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_count, as_scalar
 from mcpkit.printing.expressions import space, sym_shape
 from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segments, step_latex
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 
@@ -376,8 +376,8 @@ class Horizon:
             :class:`~mcpkit.mpcc.MPCCSolver` method, backend (``"casadi"``, default, or
             ``"pyomo"``; pass ``ipopt=`` to choose the Pyomo backend's IPOPT) and options
             (recovery and polish on by default; so is the B-stationarity refinement of
-            :mod:`mcpkit.mpcc.refine`, ``refine=False`` or a
-            :class:`~mcpkit.mpcc.refine.RefineOptions` to change it; the plan's class is
+            :mod:`mcpkit.stationarity.refine`, ``refine=False`` or a
+            :class:`~mcpkit.stationarity.refine.RefineOptions` to change it; the plan's class is
             ``result.mpcc.stationarity``).
         deviation_tol
             The plan passes the re-simulation check when

@@ -3,7 +3,7 @@ r"""Re-simulating a horizon's plan, and the horizon's verdict.
 The planned controls :math:`u_k` and design :math:`\theta` are fed to the per-step MCP solver
 (:func:`forward_simulate`, or a user :data:`Simulator`), and the largest state deviation
 :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|` is compared with a stated tolerance
-(:func:`resimulation_check`). :class:`HorizonResult` follows :class:`mcpkit.result.Outcome`: its
+(:func:`resimulation_check`). :class:`HorizonResult` follows :class:`mcpkit.solving.result.Outcome`: its
 verdict comes from its parts (the MPCC solve and the re-simulation check), so a plan the simulator
 does not reproduce is reported as a failure.
 """
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError
+from mcpkit.frontends.solve import Solver
 from mcpkit.models.stepping import OnFailure, SimulationResult, simulate
 from mcpkit.mpec.step import StepSpec
-from mcpkit.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
-from mcpkit.solve import Solver
+from mcpkit.solving.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 
 Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps)."""
@@ -43,11 +43,11 @@ def resimulation_check(
 
 @dataclass
 class HorizonResult(FromParts):
-    """A solved (or failed) horizon and its re-simulation check (an :class:`~mcpkit.result.Outcome`).
+    """A solved (or failed) horizon and its re-simulation check (an :class:`~mcpkit.solving.result.Outcome`).
 
     Its parts are the MPCC solve (:attr:`mpcc`) and, when the plan was re-simulated, the
     re-simulation check (:attr:`resim`, :func:`resimulation_check`); ``solved`` and
-    ``termination`` come from them (:class:`~mcpkit.result.FromParts`): solved when the
+    ``termination`` come from them (:class:`~mcpkit.solving.result.FromParts`): solved when the
     MPCC met its tolerance AND the re-simulation reproduced the plan.
 
     Attributes
@@ -60,11 +60,11 @@ class HorizonResult(FromParts):
     objective
         Planned objective value.
     mpcc
-        The :class:`~mcpkit.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver`.
+        The :class:`~mcpkit.solving.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver`.
     resim_states
         States of the re-simulation of the planned controls, ``(N+1, n_state)``.
     resim
-        The re-simulation :class:`~mcpkit.result.ToleranceCheck` (``None``: not
+        The re-simulation :class:`~mcpkit.solving.result.ToleranceCheck` (``None``: not
         re-simulated).
     solve_time_s, build_time_s, guess_time_s, resim_time_s
         Wall times of the MPCC solve, the MPCC build, the initial forward simulation and the
@@ -131,7 +131,7 @@ class HorizonResult(FromParts):
         return self.z[:, self.blocks[name]]
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then objective, residuals, deviation and times."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, then objective, residuals, deviation and times."""
         m = self.mpcc
         out = summary_head(self.kind, self, self.wall_time_s)
         out.update(

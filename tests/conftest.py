@@ -81,7 +81,7 @@ def random_p_matrix(rng: np.random.Generator, n: int, skew: float = 1.0, shift: 
 @pytest.fixture
 def require_path() -> None:
     """Skip with the reason printed when PATH is not available."""
-    from mcpkit.availability import path_unavailable_reason
+    from mcpkit.solving.availability import path_unavailable_reason
 
     why = path_unavailable_reason()
     if why is not None:  # the probe's words: not installed, licence refused, ...

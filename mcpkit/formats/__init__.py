@@ -6,6 +6,6 @@
   :func:`~mcpkit.formats.fclib_hdf5.read_fclib_local` (the contact model on them is
   :mod:`mcpkit.models.fclib`).
 
-LCP files and file-kind detection are in :mod:`mcpkit.io`, the ``mcpkit-mcp`` format and MCPLIB
-ports in :mod:`mcpkit.mcp_file`. This package's ``__init__`` imports nothing.
+LCP files and file-kind detection are in :mod:`mcpkit.formats.io`, the ``mcpkit-mcp`` format and MCPLIB
+ports in :mod:`mcpkit.formats.mcp_file`. This package's ``__init__`` imports nothing.
 """

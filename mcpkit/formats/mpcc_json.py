@@ -32,7 +32,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import ProblemFileError
-from mcpkit.io import read_json
+from mcpkit.formats.io import read_json
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.segments import MPCCBlocks, Segment
 

@@ -28,10 +28,10 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import CasadiBuilder, SlackForm
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name

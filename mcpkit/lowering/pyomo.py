@@ -52,10 +52,10 @@ from pyomo.core.expr.visitor import (
 from pyomo.mpec import Complementarity, complements
 from pyomo.repn import generate_standard_repn
 
-from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import BoxCase, SlackForm
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.mcp import MCP
 
@@ -804,7 +804,7 @@ def write_back(mcp_or_model: Any, result: Any) -> None:
     mcp_or_model
         The MCP returned by :func:`from_pyomo` (it carries the map to the model).
     result
-        An :class:`~mcpkit.result.MCPResult` or a stacked ``z`` vector.
+        An :class:`~mcpkit.solving.result.MCPResult` or a stacked ``z`` vector.
     """
     src = getattr(mcp_or_model, "pyomo_source", None) or mcp_or_model.__dict__.get("pyomo_source")
     if not isinstance(src, PyomoSource):

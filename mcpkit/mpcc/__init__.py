@@ -10,11 +10,11 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
   standard :math:`0 \le G \perp H \ge 0` by default) and its residuals;
 * :class:`ToStandardMPCC` (in :mod:`mcpkit.lowering.standard`): the one lowering to the standard
   form; :mod:`mcpkit.lowering.from_pyomo`: Pyomo models with complementarity as an MPCC;
-* :mod:`~mcpkit.mpcc.pyomo_nl`: the Pyomo backend's lowering (CasADi graph -> Pyomo -> NL -> CasADi);
-* :mod:`~mcpkit.mpcc.solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
-  returning :class:`~mcpkit.result.MPCCResult`;
-* :mod:`~mcpkit.mpcc.stationarity`: weak, C, M, S and B stationarity of a point;
-* :mod:`~mcpkit.mpcc.lpec`, :mod:`~mcpkit.mpcc.refine`: the LPEC (enumeration or MILP) and the
+* :mod:`~mcpkit.lowering.pyomo_nl`: the Pyomo backend's lowering (CasADi graph -> Pyomo -> NL -> CasADi);
+* :mod:`~mcpkit.solving.mpcc_solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
+  returning :class:`~mcpkit.solving.result.MPCCResult`;
+* :mod:`~mcpkit.stationarity.certificate`: weak, C, M, S and B stationarity of a point;
+* :mod:`~mcpkit.stationarity.lpec`, :mod:`~mcpkit.stationarity.refine`: the LPEC (enumeration or MILP) and the
   B-stationarity refinement every solve runs (:class:`RefineOptions`);
 * :mod:`~mcpkit.formats.mpcc_json`: the CasADi MPCC JSON format (nosnoc, MPECLib, MacMPEC, NOSBENCH).
 
@@ -23,10 +23,10 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 
 from mcpkit.formats.mpcc_json import load_mpcc_json
 from mcpkit.lowering.standard import ToStandardMPCC
-from mcpkit.mpcc.refine import RefineOptions
-from mcpkit.mpcc.solver import MPCCSolver, solve_mpcc
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
+from mcpkit.solving.mpcc_solver import MPCCSolver, solve_mpcc
+from mcpkit.stationarity.refine import RefineOptions
 
 __all__ = [
     "MPCC", "MPCCSolver", "RefineOptions", "ToStandardMPCC", "casadi_name", "load_mpcc_json", "solve_mpcc",

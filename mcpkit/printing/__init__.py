@@ -1,6 +1,6 @@
 """Printed mathematics (text, LaTeX and prose) of expressions and problems, for teaching.
 
-* :mod:`~mcpkit.printing.expressions`: block expressions (:mod:`mcpkit.blocks`) as written, and
+* :mod:`~mcpkit.printing.expressions`: block expressions (:mod:`mcpkit.problems.blocks`) as written, and
   their shapes (what ``Expr.__str__`` calls);
 * :mod:`~mcpkit.printing.mcp`: an MCP declaration, block by block or entrywise
   (``MCP.to_text``, ``MCP.to_latex``, ``MCP.explain``);

@@ -1,4 +1,4 @@
-r"""Printing of block expressions (:mod:`mcpkit.blocks`) as written, in text or LaTeX.
+r"""Printing of block expressions (:mod:`mcpkit.problems.blocks`) as written, in text or LaTeX.
 
 An expression :math:`W_n^T \nu + \psi_n / h` prints the way it was declared: leaves by their
 block's name (text) or LaTeX stem, transposes and matrix products as written (``Wn.T @ v`` in text,
@@ -6,7 +6,7 @@ block's name (text) or LaTeX stem, transposes and matrix products as written (``
 parentheses the operator precedences allow. :func:`sym_shape` and :func:`space` print shapes with
 their size labels (:math:`\mathbb{R}^{n_c}`).
 
-This is what :meth:`mcpkit.blocks.Expr.__str__` and ``_repr_latex_`` call, so it imports nothing
+This is what :meth:`mcpkit.problems.blocks.Expr.__str__` and ``_repr_latex_`` call, so it imports nothing
 of mcpkit but the expressions and the block declarations they refer to.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy as sp
 
-from mcpkit import blocks as bx
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.variables import MatrixParameterBlock, default_latex
 
 
@@ -40,8 +40,8 @@ _LATEX_FUNCS = {
 
 Label = str | int
 Rename = Callable[[bx.Expr, str, bool], str]
-"""``rename(leaf, printed name, latex) -> printed name`` for :class:`~mcpkit.blocks.Var`,
-:class:`~mcpkit.blocks.Param` and :class:`~mcpkit.blocks.Named` leaves."""
+"""``rename(leaf, printed name, latex) -> printed name`` for :class:`~mcpkit.problems.blocks.Var`,
+:class:`~mcpkit.problems.blocks.Param` and :class:`~mcpkit.problems.blocks.Named` leaves."""
 
 
 def sym_shape(e: bx.Expr) -> tuple[Label, ...]:

@@ -40,10 +40,10 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
 from mcpkit.printing.expressions import default_latex, expr_latex, expr_text, format_number, space, sym_shape
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
 from mcpkit.problems.views import MCPView

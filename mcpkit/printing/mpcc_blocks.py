@@ -12,7 +12,6 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from mcpkit import blocks as bx
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.slack import SlackForm
 from mcpkit.printing.expressions import (
@@ -26,6 +25,7 @@ from mcpkit.printing.expressions import (
 )
 from mcpkit.printing.mcp import _SymbolNames
 from mcpkit.printing.mpcc_common import _vec, step_latex
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock

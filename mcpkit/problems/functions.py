@@ -3,7 +3,7 @@ r"""Function blocks of a declaration: :math:`F_B(z; p)` as sympy rows, as arrays
 * :class:`SymbolicFunction`: one sympy expression per component (any smooth nonlinear function);
 * :class:`AffineFunction`: :math:`F_B = M z_S + q(p)` kept as arrays (:math:`M` dense or sparse CSR,
   a numeric :math:`q` as :class:`NumericRows`), never expanded into sympy trees;
-* :class:`BlockFunction`: one block expression (:mod:`mcpkit.blocks`) over whole blocks, printed as
+* :class:`BlockFunction`: one block expression (:mod:`mcpkit.problems.blocks`) over whole blocks, printed as
   written and lowered with one product per matrix.
 
 :data:`FunctionBlock` is their union, what :meth:`mcpkit.problems.mcp.MCP.function_block` returns.
@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from mcpkit import blocks as bx
+from mcpkit.problems import blocks as bx
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class AffineFunction:
 
 @dataclass(frozen=True, eq=False)
 class BlockFunction:
-    r"""Function block :math:`F_B(z; p)` given as one block expression (:mod:`mcpkit.blocks`).
+    r"""Function block :math:`F_B(z; p)` given as one block expression (:mod:`mcpkit.problems.blocks`).
 
     ``expr`` is a vector expression of the block's size over this MCP's variable and parameter
     blocks. It prints as written (:mod:`mcpkit.printing.mcp`), lowers to CasADi with one

@@ -22,7 +22,7 @@ blocks are either sympy expressions (any smooth nonlinear function) or affine bl
 values can change between solves without rebuilding anything (time stepping, parametric studies).
 
 A function block may also be a *block expression*
-(:class:`~mcpkit.problems.functions.BlockFunction`, :mod:`mcpkit.blocks`) written over whole
+(:class:`~mcpkit.problems.functions.BlockFunction`, :mod:`mcpkit.problems.blocks`) written over whole
 blocks, e.g. ``Wn.T @ v + psi_h`` with a matrix parameter ``Wn`` (:meth:`MCP.add_parameter_block`,
 stored flattened in :math:`p`: see :class:`~mcpkit.problems.variables.MatrixParameterBlock`). It is
 printed as written, lowered with one product per matrix, and expanded to sympy rows
@@ -48,8 +48,8 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from mcpkit import blocks as bx
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector
 from mcpkit.problems.functions import (
     AffineFunction,
@@ -199,7 +199,7 @@ class MCP:
         r"""Declare a variable block :math:`l_B \le z_B \le u_B` and return it as a block expression.
 
         The same as :meth:`add_variables` (see there for the arguments), but the result is the
-        :class:`~mcpkit.blocks.Var` of the whole block, for block-level functions
+        :class:`~mcpkit.problems.blocks.Var` of the whole block, for block-level functions
         (``m.add_functions("lam_n", Wn.T @ v + psi_h)``).
         """
         self._declare_variables(name, size, lb, ub, start, latex, dim)
@@ -322,7 +322,7 @@ class MCP:
 
         Returns
         -------
-        mcpkit.blocks.Param
+        mcpkit.problems.blocks.Param
             The parameter as a block expression (``Wn.T @ v``).
         """
         if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
@@ -413,7 +413,10 @@ class MCP:
             raise MCPInputError(f"name {name!r} is already used by a variable block")
 
     def ref(self, name: str) -> bx.Var | bx.Param:
-        """The declared variable or parameter block ``name`` as a block expression (:mod:`mcpkit.blocks`)."""
+        """The declared variable or parameter block ``name`` as a block expression.
+
+        See :mod:`mcpkit.problems.blocks`.
+        """
         hit = self._refs.get(name)
         if hit is not None and getattr(hit, "block", None) is (
             self._vars.get(name) or self._params.get(name)
@@ -441,7 +444,7 @@ class MCP:
 
         ``exprs`` is a sympy Matrix or a sequence of expressions (numbers allowed), one per
         component of the block, built from variable and parameter symbols of this MCP; or one
-        block expression (:mod:`mcpkit.blocks`) of the block's size over this MCP's blocks,
+        block expression (:mod:`mcpkit.problems.blocks`) of the block's size over this MCP's blocks,
         kept as written (:class:`BlockFunction`).
         """
         vb = self._require_unpaired(block)

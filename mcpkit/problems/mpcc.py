@@ -17,7 +17,7 @@ the MPECLib and MacMPEC files come from):
 and :math:`G_l \le G \le G_u` hold as plain constraints. The defaults
 :math:`G_l = H_l = 0`, :math:`G_u = H_u = \infty` give the standard form
 :math:`0 \le G \perp H \ge 0` (:meth:`MPCC.is_standard`), the one form the reformulations in
-:mod:`mcpkit.solvers` work on; :class:`~mcpkit.lowering.standard.ToStandardMPCC` lowers any other
+:mod:`mcpkit.homotopy` work on; :class:`~mcpkit.lowering.standard.ToStandardMPCC` lowers any other
 once.
 
 The residual of a pair is the box-MCP natural residual

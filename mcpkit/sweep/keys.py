@@ -25,7 +25,7 @@ import numpy as np
 #: Hex digits kept of the SHA-256 (96 bits: no collision in any sweep that fits on disk).
 KEY_LENGTH = 24
 
-#: Companion files a problem file's loader reads beside ``NAME.ext`` (:mod:`mcpkit.io`).
+#: Companion files a problem file's loader reads beside ``NAME.ext`` (:mod:`mcpkit.formats.io`).
 _COMPANIONS = ("{stem}_q.mtx", "{stem}_b.mtx", "{stem}_lb.mtx", "{stem}_ub.mtx",
                "{stem}.q.npy", "{stem}.lb.npy", "{stem}.ub.npy")  # fmt: skip
 

@@ -1,7 +1,7 @@
 r"""What one sweep row runs: the task registry and the per-input runner (executed on a worker).
 
 A task is a function :math:`t(\text{input}, \text{options}) \to` an mcpkit result (anything with
-``summary()``, the :class:`~mcpkit.result.Outcome` protocol), optionally paired with a mapping of
+``summary()``, the :class:`~mcpkit.solving.result.Outcome` protocol), optionally paired with a mapping of
 extra columns, or a plain mapping of columns. Inputs that are mappings are spread into keyword
 arguments (``t(**input, **options)``, what :func:`mcpkit.sweep.grid` makes); any other input is
 the first positional argument (``t(input, **options)``).
@@ -44,8 +44,8 @@ from typing import Any
 from mcpkit.errors import MCPInputError, UnknownOptionError
 
 #: Result columns every row has, with their Arrow types (:mod:`mcpkit.sweep.sink`). The first
-#: five are :data:`mcpkit.result.RESULT_KEYS`; residuals, counts and the route follow
-#: :data:`mcpkit.result.SUMMARY_KEYS`; then the stationarity (MPCCs), the error of a task that
+#: five are :data:`mcpkit.solving.result.RESULT_KEYS`; residuals, counts and the route follow
+#: :data:`mcpkit.solving.result.SUMMARY_KEYS`; then the stationarity (MPCCs), the error of a task that
 #: raised, and the runner's own measurements.
 RESULT_COLUMNS: dict[str, str] = {
     "kind": "string", "solved": "bool", "status": "string", "message": "string", "wall_time_s": "float64",
@@ -56,10 +56,10 @@ RESULT_COLUMNS: dict[str, str] = {
     "task_time_s": "float64", "worker": "string", "finished_at": "float64",
 }  # fmt: skip
 
-#: ``status`` of a row whose task raised (the others are :class:`mcpkit.result.Termination` values).
+#: ``status`` of a row whose task raised (the others are :class:`mcpkit.solving.result.Termination` values).
 ERROR_STATUS = "error"
 
-#: ``status`` of a row stopped by its time limit (:attr:`mcpkit.result.Termination.TIME_LIMIT`).
+#: ``status`` of a row stopped by its time limit (:attr:`mcpkit.solving.result.Termination.TIME_LIMIT`).
 TIME_LIMIT_STATUS = "time_limit"
 
 
@@ -155,7 +155,7 @@ def resolve_task(task: str | Callable[..., Any]) -> TaskSpec:
 
 def check_options(spec: TaskSpec, options: Mapping[str, Any]) -> None:
     """:class:`~mcpkit.errors.UnknownOptionError` for an option ``spec.fn`` does not take; method and
-    backend names are checked against :mod:`mcpkit.registry` when given."""
+    backend names are checked against :mod:`mcpkit.solving.registry` when given."""
     names = spec.option_names()
     if names is not None:
         bad = sorted(set(options) - set(names))
@@ -165,7 +165,7 @@ def check_options(spec: TaskSpec, options: Mapping[str, Any]) -> None:
             )
     if "time_limit" in options:
         raise MCPInputError("give the time limit as sweep(..., time_limit=S), not as a task option")
-    from mcpkit.options import Backend, Method
+    from mcpkit.solving.options import Backend, Method
 
     if "method" in options and isinstance(options["method"], str):
         Method.parse(options["method"])
@@ -185,12 +185,12 @@ def warm_solvers() -> None:
     """
     import importlib
 
-    mods = ("mcpkit.cli", "mcpkit.solve", "mcpkit.mcp_file", "mcpkit.mpcc.solver", "mcpkit.lowering.casadi",
-            "mcpkit.models.stepping")  # fmt: skip
+    mods = ("mcpkit.frontends.cli", "mcpkit.frontends.solve", "mcpkit.formats.mcp_file",
+            "mcpkit.solving.mpcc_solver", "mcpkit.lowering.casadi", "mcpkit.models.stepping")  # fmt: skip
     for mod in mods:
         with contextlib.suppress(Exception):
             importlib.import_module(mod)
-    from mcpkit import registry
+    from mcpkit.solving import registry
 
     for entry in registry.METHODS.values():
         if "casadi" in entry.backends:
@@ -218,10 +218,10 @@ def solve_file(
     MCP files (LCP JSON/NPZ/MTX, ``mcpkit-mcp``, MCPLIB ports) with :class:`mcpkit.Solver`, MPCC
     JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
     :func:`mcpkit.models.fclib.solve_fclib_file`; ``time_limit`` bounds the whole call (loading
-    included, :class:`mcpkit.solve_file.Budget`). Extra columns: ``family`` and, when the file
+    included, :class:`mcpkit.frontends.solve_file.Budget`). Extra columns: ``family`` and, when the file
     knows its solutions, ``known_solution_distance``.
     """
-    from mcpkit.solve_file import solve_path
+    from mcpkit.frontends.solve_file import solve_path
 
     result, extra = solve_path(path, method=method, backend=backend, tol=tol, time_limit=time_limit)
     return result, extra
@@ -323,7 +323,7 @@ def scalar(v: Any) -> Any:
         return str(v)
     if callable(v) and hasattr(v, "__qualname__"):
         return f"{getattr(v, '__module__', '?')}:{v.__qualname__}"
-    from mcpkit.io import json_ready
+    from mcpkit.formats.io import json_ready
 
     try:
         return json.dumps(json_ready(v), allow_nan=True)
@@ -468,12 +468,12 @@ def _die_with_parent(libc: Any) -> None:
 def run_bounded(call: Callable[[], dict[str, Any]], limit: float) -> dict[str, Any]:
     r"""``call()`` in a forked child, stopped (with its process group) at :func:`hard_deadline`.
 
-    The child returns the row pickled through the pipe (:func:`mcpkit.forked.run_forked`).
+    The child returns the row pickled through the pipe (:func:`mcpkit.frontends.forked.run_forked`).
     Stopped: :func:`time_limit_columns`; a child that died without answering (a crash in native
     code): an error row naming the signal or exit status. Ctrl-C kills the child and stops the
     sweep.
     """
-    from mcpkit.forked import OnInterrupt, run_forked
+    from mcpkit.frontends.forked import OnInterrupt, run_forked
 
     libc = _libc()
     t0 = time.perf_counter()

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcpkit.blocks import named
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.models.ecp.params import SliderParams
 from mcpkit.models.ecp.quadratic import (
@@ -46,8 +45,9 @@ from mcpkit.models.ecp.quadratic import (
     friction_guess,
     friction_rows,
 )
+from mcpkit.problems.blocks import named
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import MCPResult
+from mcpkit.solving.result import MCPResult
 
 __all__ = [
     "ComplementarityECPStep",

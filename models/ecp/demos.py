@@ -1,7 +1,7 @@
 r"""Demos reproducing seed 000 §6: free sliding (§6.1) and the pushed slider (§6.2).
 
 Each demo runs the quadratic model (eqs 29-32) and the complementarity model side by side,
-writes PNG figures into ``out_dir`` and returns a :class:`~mcpkit.result.CompositeResult`
+writes PNG figures into ``out_dir`` and returns a :class:`~mcpkit.solving.result.CompositeResult`
 whose parts are its simulations (``solved`` when every step of every run was solved) and whose
 ``details`` hold the numbers and figures (``mcpkit demo sliding``, ``mcpkit demo pushed-slider``).
 """
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.io import output_dir
+from mcpkit.formats.io import output_dir
 from mcpkit.models.ecp.closed_form import pure_translation_trajectory
 from mcpkit.models.ecp.params import paper_push, paper_slider
 from mcpkit.models.ecp.plots import plot_angular_velocity, plot_snapshots, plot_velocities
 from mcpkit.models.ecp.simulation import ECPRun, make_model, run_ecp
-from mcpkit.result import CompositeResult
+from mcpkit.solving.result import CompositeResult
 
 __all__ = ["demo_pushed_slider", "demo_sliding"]
 

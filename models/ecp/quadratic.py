@@ -22,7 +22,7 @@ linearly: eqs 26-28 for the velocities, :math:`q^{u+1} = q^u + h\,v^{u+1}`, and 
 For conditioning, the first three equations are divided by :math:`\mu p_n` and the last by
 :math:`\mu^2 p_n^2` (same roots). The physical constants are MCP parameters, so the
 declaration prints as the paper's equations and one built solver serves every step. The rows are
-block expressions (:mod:`mcpkit.blocks`) with the velocities of eqs 26-28 as named definitions
+block expressions (:mod:`mcpkit.problems.blocks`) with the velocities of eqs 26-28 as named definitions
 :math:`v_x^{u+1}, v_y^{u+1}, w_z^{u+1}`, so ``mcp.to_text()`` prints eqs 29-32 with a "where" list.
 """
 
@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.blocks import Expr, Named, Param, named
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.models.ecp.params import AppliedLoad, Load, SliderParams
 from mcpkit.models.stepping import DeclaredStep
+from mcpkit.problems.blocks import Expr, Named, Param, named
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import MCPResult
+from mcpkit.solving.result import MCPResult
 
 __all__ = [
     "QuadraticECPStep",

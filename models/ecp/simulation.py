@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError
+from mcpkit.frontends.solve import Solver
 from mcpkit.models.ecp.complementarity import (
     ComplementarityECPStep,
     ECPOutsidePatchError,
@@ -25,8 +26,7 @@ from mcpkit.models.ecp.complementarity import (
 from mcpkit.models.ecp.params import AppliedLoad, SliderParams
 from mcpkit.models.ecp.quadratic import QuadraticECPStep, ecp_offset
 from mcpkit.models.stepping import SimulationResult, simulate
-from mcpkit.result import OnePart
-from mcpkit.solve import Solver
+from mcpkit.solving.result import OnePart
 
 __all__ = ["ECPRun", "make_model", "run_ecp"]
 
@@ -39,7 +39,7 @@ _KINDS = ("quadratic", "complementarity")
 class ECPRun(OnePart):
     """Result of :func:`run_ecp`: the raw simulation plus the ECP quantities per step.
 
-    Follows :class:`mcpkit.result.Outcome` through its simulation (``solved`` when every step was).
+    Follows :class:`mcpkit.solving.result.Outcome` through its simulation (``solved`` when every step was).
 
     Attributes
     ----------
@@ -90,7 +90,7 @@ class ECPRun(OnePart):
         return self.sim.states
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS` (kind ``ecp_run``), per-step counts and key numbers."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS` (kind ``ecp_run``), per-step counts and key numbers."""
         s = self.sim.summary()
         s["kind"] = "ecp_run"
         off = np.linalg.norm(self.ecp_offset_body[1:], axis=1)

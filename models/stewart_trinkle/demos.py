@@ -14,7 +14,7 @@ import numpy as np
 
 from mcpkit.models.stewart_trinkle.plots import plot_vose_contact, plot_vose_velocity
 from mcpkit.models.stewart_trinkle.studies import run_vose, vose_fit
-from mcpkit.result import CompositeResult
+from mcpkit.solving.result import CompositeResult
 
 
 def stick_runs(slip: np.ndarray, threshold: float = 1e-3) -> int:
@@ -28,7 +28,7 @@ def stick_runs(slip: np.ndarray, threshold: float = 1e-3) -> int:
 
 def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> CompositeResult:
     """Run the Vose plate, write ``st_vose_contact.png`` and ``st_vose_velocity.png`` to
-    ``out_dir`` and return a :class:`~mcpkit.result.CompositeResult` whose one part is the run
+    ``out_dir`` and return a :class:`~mcpkit.solving.result.CompositeResult` whose one part is the run
     (``solved`` when every step was solved).
 
     Its ``details`` hold the per-period average velocities, the theoretical

@@ -50,11 +50,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sps
 
-from mcpkit.blocks import const, diag, named
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact
 from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep, project_disc_cone, project_polygon_cone
+from mcpkit.problems.blocks import const, diag, named
 
 
 def friction_angles(n_d: int) -> np.ndarray:

@@ -33,8 +33,8 @@ import math
 
 import numpy as np
 
-from mcpkit.blocks import diag, named
 from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep, project_disc_cone
+from mcpkit.problems.blocks import diag, named
 
 
 class NCPStep(StewartTrinkleStep):

@@ -17,7 +17,7 @@ Everything that depends on the state (:math:`\hat M, b, \psi_n/h, W_n, W_t, W_o,
 is an MCP *parameter* block, so one :class:`mcpkit.Solver` is built once and every step is
 a warm parametric re-solve. The state vector is :math:`x = (q, \nu)`.
 
-The step is declared at block level (:mod:`mcpkit.blocks`): :math:`\hat M` and the wrench
+The step is declared at block level (:mod:`mcpkit.problems.blocks`): :math:`\hat M` and the wrench
 matrices :math:`W_n, W_t, W_o \in \mathbb{R}^{n_v\times n_c}` (one column per contact, as in the
 paper) are matrix parameters, stored flattened row-major (``W.reshape(-1)``), and the function
 blocks are written as the paper writes them, so ``mcp.to_text()`` prints eqs (9)/(15) with one
@@ -103,16 +103,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mcpkit.blocks import Param
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
+from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import ArrayNamespace
 from mcpkit.models.stepping import DeclaredStep
 from mcpkit.models.stewart_trinkle.bodies import Body
 from mcpkit.models.stewart_trinkle.contact import Contact, ContactGeometry, contact_geometry
-from mcpkit.options import SolveOptions
 from mcpkit.problems.arrays import ArrayLike
+from mcpkit.problems.blocks import Param
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import (
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import (
     RESULT_KEYS,
     SUMMARY_KEYS,
     FromParts,
@@ -122,7 +123,6 @@ from mcpkit.result import (
     ToleranceCheck,
     summary_head,
 )
-from mcpkit.solve import Solver
 
 
 @dataclass
@@ -289,9 +289,9 @@ class StepResult(FromParts):
     r"""One Stewart–Trinkle step judged on its MCP **and** on the Coulomb residual (an ``Outcome``).
 
     Its parts are the MCP solve (natural residual of eq 9 or 15 at the solve's ``tol``) and the
-    :class:`~mcpkit.result.ToleranceCheck` :attr:`friction`: :math:`\max_i \hat e_i \le`
+    :class:`~mcpkit.solving.result.ToleranceCheck` :attr:`friction`: :math:`\max_i \hat e_i \le`
     ``friction_tol`` (module docstring); ``solved`` and ``termination`` come from them
-    (:class:`~mcpkit.result.FromParts`). When the MCP met its residual and the Coulomb check did
+    (:class:`~mcpkit.solving.result.FromParts`). When the MCP met its residual and the Coulomb check did
     not, the message says so and names the contact. The MCP result's fields (``z``, ``F``,
     ``natural_residual``, ``iterations``, ``method``, ``backend``, :meth:`block` ...) are
     available here too, so a :class:`StepResult` stands where
@@ -300,7 +300,7 @@ class StepResult(FromParts):
     Attributes
     ----------
     solve
-        The :class:`~mcpkit.result.MCPResult` of the step MCP.
+        The :class:`~mcpkit.solving.result.MCPResult` of the step MCP.
     friction
         The Coulomb-residual check (its quantity names the worst contact).
     residual
@@ -463,7 +463,7 @@ class StepResult(FromParts):
         return getattr(self.solve, name)
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.SUMMARY_KEYS` (the MCP's after the verdict's head), then the
+        """:data:`~mcpkit.solving.result.SUMMARY_KEYS` (the MCP's after the verdict's head), then the
         Coulomb residual, its tolerance, the worst contact, the per-contact :math:`\\hat e_i` and
         :math:`s`."""
         out = summary_head(self.kind, self, self.wall_time_s)

@@ -38,7 +38,7 @@ from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.lcp import LCPStep
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import PlateMotion, VoseParameters, VosePlate, scaled_circle_plate
-from mcpkit.result import OnePart
+from mcpkit.solving.result import OnePart
 
 DEFAULT_METHOD = "penalty"
 """IPOPT route used by the studies: in our runs the penalty homotopy solved every step of
@@ -179,7 +179,7 @@ def vose_fit(
 # --------------------------------------------------------------------------- §3.1 simulation
 @dataclass
 class VoseRun(OnePart):
-    """Result of :func:`run_vose` (an :class:`~mcpkit.result.Outcome` through its simulation)."""
+    """Result of :func:`run_vose` (an :class:`~mcpkit.solving.result.Outcome` through its simulation)."""
 
     sim: SimulationResult
     plate: VosePlate
@@ -204,7 +204,7 @@ class VoseRun(OnePart):
         return self.sim
 
     def summary(self) -> dict[str, Any]:
-        """The simulation's summary (:data:`~mcpkit.result.RESULT_KEYS` first), kind ``vose_run``."""
+        """The simulation's summary (:data:`~mcpkit.solving.result.RESULT_KEYS` first), kind ``vose_run``."""
         out = self.sim.summary()
         out["kind"] = "vose_run"
         return out

@@ -1,10 +1,10 @@
 r"""Horizon-MPCC examples (seed 004 §4-5 motivation): a block moved to a target and planar pushing.
 
 :func:`demo_block` and :func:`demo_pushing` solve the examples, write figures and return a
-:class:`~mcpkit.result.CompositeResult` (an :class:`~mcpkit.result.Outcome`) whose one part is
+:class:`~mcpkit.solving.result.CompositeResult` (an :class:`~mcpkit.solving.result.Outcome`) whose one part is
 the :class:`~mcpkit.mpec.horizon.HorizonResult`: ``solved`` is True only when the MPCC met its
 tolerance AND the re-simulation of the planned controls reproduced the plan. The figures and
-numbers are in ``details`` (the summary after :data:`~mcpkit.result.RESULT_KEYS`).
+numbers are in ``details`` (the summary after :data:`~mcpkit.solving.result.RESULT_KEYS`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.io import output_dir
-from mcpkit.result import RESULT_KEYS, CompositeResult
+from mcpkit.formats.io import output_dir
+from mcpkit.solving.result import RESULT_KEYS, CompositeResult
 
 __all__ = ["demo_block", "demo_pushing"]
 
@@ -37,7 +37,7 @@ def _pattern(sliding: np.ndarray) -> str:
 
 
 def details_of(summary: dict[str, Any]) -> dict[str, Any]:
-    """A part's summary without :data:`~mcpkit.result.RESULT_KEYS` (the demo's own head replaces them)."""
+    """A part's summary without :data:`~mcpkit.solving.result.RESULT_KEYS` (the demo's head replaces them)."""
     return {k: v for k, v in summary.items() if k not in RESULT_KEYS}
 
 

@@ -81,7 +81,7 @@ from mcpkit.mpec.horizon import (
     resimulation_check,
     spent_building,
 )
-from mcpkit.result import CompositeResult, FromParts, MPCCResult, summary_head
+from mcpkit.solving.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
     "DEFAULT_RADII",
@@ -423,11 +423,11 @@ def design_objective(task: PlateDesignTask, radii: Sequence[float], theta: Any) 
 @dataclass
 class MultiDesignResult(FromParts):
     r"""Multi-scenario periodic design: one horizon per radius, one shared :math:`\theta`
-    (an :class:`~mcpkit.result.Outcome`).
+    (an :class:`~mcpkit.solving.result.Outcome`).
 
     Its parts are the stacked MPCC solve and one re-simulation check per radius
     (:func:`~mcpkit.mpec.horizon.resimulation_check`); ``solved`` and ``termination`` come
-    from them (:class:`~mcpkit.result.FromParts`).
+    from them (:class:`~mcpkit.solving.result.FromParts`).
 
     Attributes
     ----------
@@ -442,7 +442,7 @@ class MultiDesignResult(FromParts):
         model's ``simulate`` and its ``max_deviation``); each ``objective`` is that radius's
         :math:`J_s`.
     mpcc
-        :class:`~mcpkit.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver` on the stacked MPCC.
+        :class:`~mcpkit.solving.result.MPCCResult` of :class:`~mcpkit.mpcc.MPCCSolver` on the stacked MPCC.
     wall_s, solve_time_s
         Total wall time (settling guesses, build, forward simulations, solve, re-simulations)
         and the MPCC solve alone.
@@ -480,7 +480,7 @@ class MultiDesignResult(FromParts):
         )
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then design, objective, residuals and deviations."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, then design, objective, residuals and deviations."""
         out = summary_head(self.kind, self, self.wall_s)
         out.update({
             "radii": self.radii.tolist(), "design": self.design.tolist(), "objective": self.objective,
@@ -785,7 +785,7 @@ def demo_plate_design(
     """Multi-radius periodic MPEC and (optionally) Nelder–Mead on the same objective
     (:func:`run_comparison`); writes ``mpec_plate_design.png``.
 
-    Returns a :class:`~mcpkit.result.CompositeResult` whose one part is the
+    Returns a :class:`~mcpkit.solving.result.CompositeResult` whose one part is the
     :class:`MultiDesignResult`: ``solved`` only if the MPCC met tolerance and every radius's
     re-simulation reproduced the plan; the comparison's numbers and the figure are its ``details``.
     """

@@ -46,7 +46,7 @@ from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
-from mcpkit.result import FromParts, OnePart, summary_head
+from mcpkit.solving.result import FromParts, OnePart, summary_head
 
 __all__ = [
     "DEFAULT_STARTS",
@@ -230,7 +230,7 @@ def contact_modes(res: HorizonResult, tol: float = 1e-6) -> np.ndarray:
 
 @dataclass
 class PushAttempt(OnePart):
-    """One horizon solve of :func:`plan_pushing` (an :class:`~mcpkit.result.Outcome` through its
+    """One horizon solve of :func:`plan_pushing` (an :class:`~mcpkit.solving.result.Outcome` through its
     :class:`HorizonResult`).
 
     Attributes
@@ -282,7 +282,7 @@ class PushAttempt(OnePart):
         return float(self.result.max_deviation)
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, then the start, residuals, deviation and modes."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, then the start, residuals, deviation and modes."""
         out = summary_head("push_attempt", self, self.wall_s)
         out.update({
             "start_index": self.start_index, "start": self.start.label, "restart": self.restart,
@@ -300,9 +300,9 @@ def _num(v: float) -> float | None:
 @dataclass
 class PushingPlan(FromParts):
     """Result of :func:`plan_pushing`: the best reproduced plan and every attempt (an
-    :class:`~mcpkit.result.Outcome`).
+    :class:`~mcpkit.solving.result.Outcome`).
 
-    Its verdict is the winning attempt's (:func:`~mcpkit.result.verdict_of`); with no winner,
+    Its verdict is the winning attempt's (:func:`~mcpkit.solving.result.verdict_of`); with no winner,
     every attempt is a failed part, so the plan is not solved and the message names the first
     attempt's reason.
 
@@ -356,7 +356,7 @@ class PushingPlan(FromParts):
         return list(last.values())
 
     def summary(self) -> dict[str, Any]:
-        """:data:`~mcpkit.result.RESULT_KEYS`, best objective and design, per-attempt records."""
+        """:data:`~mcpkit.solving.result.RESULT_KEYS`, best objective and design, per-attempt records."""
         b = self.best
         out = summary_head("pushing_plan", self, self.wall_s)
         out.update({

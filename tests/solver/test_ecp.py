@@ -137,8 +137,8 @@ def test_pushed_slider_full_three_seconds() -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("mcpkit.solvers.pyomo_route") is None,
-    reason="Pyomo route (mcpkit.solvers.pyomo_route) not present in this checkout",
+    importlib.util.find_spec("mcpkit.solving.pyomo_route") is None,
+    reason="Pyomo route (mcpkit.solving.pyomo_route) not present in this checkout",
 )
 @pytest.mark.parametrize("kind", ["quadratic", "complementarity"])
 def test_pyomo_backend_matches_casadi(kind: str) -> None:
@@ -175,7 +175,7 @@ def test_demo_sliding_writes_figures_and_json(tmp_path) -> None:
     import json
 
     from mcpkit.models.ecp.demos import demo_sliding
-    from mcpkit.result import RESULT_KEYS, Outcome, Termination
+    from mcpkit.solving.result import RESULT_KEYS, Outcome, Termination
 
     result = demo_sliding(tmp_path, progress=False)
     assert isinstance(result, Outcome) and len(result.parts) == 4

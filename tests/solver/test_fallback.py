@@ -10,7 +10,7 @@ import pytest
 
 import mcpkit
 from mcpkit import MCP
-from mcpkit.result import Termination
+from mcpkit.solving.result import Termination
 from tests.conftest import enumerate_box_lcp
 from tests.solver.test_newton import MCPLIB, mcplib_mcp
 
@@ -25,7 +25,7 @@ def methods(res: mcpkit.MCPResult) -> list[tuple[str, str]]:
 def test_lemke_takes_over_where_newton_stalls(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 2x2 LCP (M not a P-matrix) whose Fischer-Burmeister merit function has a stationary
     point that is not a solution: Newton stalls there; Lemke's method then solves it."""
-    from mcpkit import availability
+    from mcpkit.solving import availability
 
     monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
     M, q = np.array([[-1.0, 2.0], [-1.0, 2.0]]), np.array([-1.0, -2.0])

@@ -23,9 +23,9 @@ import pytest
 import mcpkit
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.mpcc import MPCC
-from mcpkit.mpcc.solver import MPCCSolver
-from mcpkit.registry import METHODS
-from mcpkit.result import Termination
+from mcpkit.solving.mpcc_solver import MPCCSolver
+from mcpkit.solving.registry import METHODS
+from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver
 

@@ -25,7 +25,7 @@ from mcpkit.models.fclib import (
     solve_fclib,
     solve_fclib_file,
 )
-from mcpkit.result import RESULT_KEYS, SUMMARY_KEYS, Outcome, Termination, ToleranceCheck
+from mcpkit.solving.result import RESULT_KEYS, SUMMARY_KEYS, Outcome, Termination, ToleranceCheck
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "fclib" / "local_problem_test.hdf5"

@@ -1,5 +1,5 @@
 """The ``direct`` stage of ``solve_fclib_file`` (Alart–Curnier law): the dense Newton method of
-``mcpkit.solvers.newton_contact`` first, its point judged on the posed equations as a solve is.
+``mcpkit.engines.newton_contact`` first, its point judged on the posed equations as a solve is.
 
 Every verdict is checked against measures recomputed here: the Siconos error from the returned
 reactions and the file's data, :math:`F(\\hat r)` from ``ContactEquations`` (the declaration the
@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from mcpkit.engines.newton_contact import solve_alart_curnier
 from mcpkit.models.fclib import (
     DIRECT_ITERATIONS,
     _direct_result,
@@ -22,8 +23,7 @@ from mcpkit.models.fclib import (
     solve_fclib_file,
 )
 from mcpkit.models.fclib_equations import ContactEquations
-from mcpkit.result import SolutionStatus, Termination
-from mcpkit.solvers.newton_contact import solve_alart_curnier
+from mcpkit.solving.result import SolutionStatus, Termination
 from tests.conftest import SHARED_DATA
 
 DIR = SHARED_DATA / "fclib-siconos"

@@ -1,4 +1,4 @@
-"""Two budgets of :class:`~mcpkit.solvers.homotopy.HomotopySolver`: the polish backoff and the
+"""Two budgets of :class:`~mcpkit.homotopy.loop.HomotopySolver`: the polish backoff and the
 first-subproblem time cap (both on a tiny MPCC with CasADi's IPOPT)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import casadi as ca
 import numpy as np
 import pytest
 
+from mcpkit.homotopy.ipopt import BUILD_SECONDS_PER_UNIT, InnerResult, estimated_build_seconds
+from mcpkit.homotopy.loop import POLISH_BACKOFF, Assessment, HomotopySolver, reformulation_for
 from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
-from mcpkit.result import Termination
-from mcpkit.solvers.homotopy import POLISH_BACKOFF, Assessment, HomotopySolver, reformulation_for
-from mcpkit.solvers.ipopt import BUILD_SECONDS_PER_UNIT, InnerResult, estimated_build_seconds
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver
 
@@ -105,7 +105,7 @@ def test_nlp_whose_build_cannot_fit_is_not_started(monkeypatch: pytest.MonkeyPat
     passes the time limit no IPOPT solver is built: ``time_limit`` and the reason, at once."""
     import mcpkit
     from mcpkit import MCP
-    from mcpkit.solvers import ipopt
+    from mcpkit.homotopy import ipopt
 
     built: list[str] = []
     original = ipopt.IpoptNLP.__init__

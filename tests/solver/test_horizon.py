@@ -24,7 +24,7 @@ from mcpkit.mpec.examples.block import (
 )
 from mcpkit.mpec.horizon import Horizon, StepSpec, forward_simulate
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import Termination
+from mcpkit.solving.result import Termination
 from tests.reference_steps import block_reference_spec, pushing_reference_spec
 
 pytestmark = pytest.mark.solver

@@ -17,13 +17,13 @@ import pytest
 
 import mcpkit
 from mcpkit import MCP
+from mcpkit.homotopy.inner import IPOPT_CHOICES, CasadiInner, PyomoInner, select_inner
+from mcpkit.homotopy.loop import HomotopyOutcome, assess_mcp_point, inner_settings, make_homotopy
+from mcpkit.homotopy.pyomo_inner import ipopt_iterations, ipopt_status
+from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
-from mcpkit.options import REFORMULATIONS, SolveOptions
-from mcpkit.solvers.homotopy import HomotopyOutcome, assess_mcp_point, inner_settings, make_homotopy
-from mcpkit.solvers.inner import IPOPT_CHOICES, CasadiInner, PyomoInner, select_inner
-from mcpkit.solvers.nl_import import ampl_multipliers, casadi_multipliers
-from mcpkit.solvers.pyomo_inner import ipopt_iterations, ipopt_status
-from mcpkit.solvers.reformulation import NLPTemplate
+from mcpkit.lowering.nl_import import ampl_multipliers, casadi_multipliers
+from mcpkit.solving.options import REFORMULATIONS, SolveOptions
 
 pytestmark = pytest.mark.solver
 
@@ -111,9 +111,9 @@ def test_mpeclib_bard1_on_both_inner_solvers() -> None:
     ``bound_push * max(1, |bound|)``; CasADi's nlpsol on the template with the same constants
     moved into its bounds takes exactly the Pyomo branch's iterations.
     """
+    from mcpkit.homotopy.pyomo_inner import ReplayedNLP
+    from mcpkit.lowering.nl_import import import_pyomo_nl
     from mcpkit.mpcc import MPCCSolver, load_mpcc_json
-    from mcpkit.solvers.nl_import import import_pyomo_nl
-    from mcpkit.solvers.pyomo_inner import ReplayedNLP
 
     prob = load_mpcc_json(MPECLIB / "bard1.nl.json")
     runs = [
@@ -228,7 +228,7 @@ def test_unknown_ipopt_choice_lists_the_valid_ones() -> None:
 
 
 def test_executable_choice_without_one_is_not_available() -> None:
-    from mcpkit.availability import ipopt_executable
+    from mcpkit.solving.availability import ipopt_executable
 
     if ipopt_executable() is not None:
         factory, description = select_inner("executable")

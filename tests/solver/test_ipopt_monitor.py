@@ -1,5 +1,5 @@
 """The IPOPT iteration monitor: a per-call iteration cap (the polish's), and a cooperative stop
-(:mod:`mcpkit.stop`, Ctrl-C in the command line) that ends a homotopy with its best point."""
+(:mod:`mcpkit.solving.stop`, Ctrl-C in the command line) that ends a homotopy with its best point."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit import stop
+from mcpkit.homotopy import loop as homotopy
+from mcpkit.homotopy.inner import CasadiInner, InnerSettings, PyomoInner
+from mcpkit.homotopy.ipopt import InnerResult, IpoptNLP
+from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.mpcc import MPCC, solve_mpcc
-from mcpkit.result import Termination
-from mcpkit.solvers import homotopy
-from mcpkit.solvers.inner import CasadiInner, InnerSettings, PyomoInner
-from mcpkit.solvers.ipopt import InnerResult, IpoptNLP
-from mcpkit.solvers.reformulation import NLPTemplate
+from mcpkit.solving import stop
+from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver
 
@@ -138,7 +138,7 @@ def test_polish_stopped_at_its_cap_is_not_taken(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_stop_from_another_thread() -> None:
-    """:func:`mcpkit.stop.request` is safe from another thread (the CLI's signal watcher)."""
+    """:func:`mcpkit.solving.stop.request` is safe from another thread (the CLI's signal watcher)."""
     t = _rosenbrock()
     with stop.watching():
         solver = IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8)
@@ -153,7 +153,7 @@ def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.Monk
     """Above ``POLISH_CAP_ABOVE_VARS`` variables each warm subproblem gets
     ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * iterations of the last successful one)``; the first
     (cold) one none. A capped stop counts as an iteration limit, not as a user's stop."""
-    from mcpkit.solvers.ipopt import InnerSolver
+    from mcpkit.homotopy.ipopt import InnerSolver
 
     calls: list[tuple[int | None, int, str]] = []
     original = InnerSolver.solve

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mcpkit
-import mcpkit.result
+import mcpkit.solving.result
 from mcpkit import MCP
 
 pytestmark = pytest.mark.solver
@@ -17,13 +17,13 @@ pytestmark = pytest.mark.solver
 
 def test_plain_lcp_solve_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    original = mcpkit.result.judge_point
+    original = mcpkit.solving.result.judge_point
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
         return original(*args, **kwargs)
 
-    for name in ("mcpkit.solve", "mcpkit.solvers.fallback"):  # the module, not mcpkit.solve()
+    for name in ("mcpkit.frontends.solve", "mcpkit.solving.fallback"):  # the module, not mcpkit.solve()
         monkeypatch.setattr(importlib.import_module(name), "judge_point", counting)
     res = mcpkit.solve(MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])))
     assert res.solved

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import mcpkit
 from mcpkit import MCP
-from mcpkit.io import load_mcp
-from mcpkit.result import Termination
+from mcpkit.formats.io import load_mcp
+from mcpkit.solving.result import Termination
 from tests.conftest import SHARED_DATA, enumerate_box_lcp, random_p_matrix
 
 pytestmark = pytest.mark.solver
@@ -94,7 +94,7 @@ def _is_standard(mcp: MCP) -> bool:
 
 def _confirmed_solvable(mcp: MCP) -> str | None:
     """How another route confirms a solution exists (None if none does)."""
-    from mcpkit.solvers.lemke import AffineData
+    from mcpkit.engines.lemke import AffineData
 
     data = AffineData(mcp)
     p = mcp.parameter_values
@@ -102,7 +102,7 @@ def _confirmed_solvable(mcp: MCP) -> str | None:
         return "enumeration" if enumerate_box_lcp(data.M(p), data.q(p), mcp.lb, mcp.ub) else None
     if mcpkit.solve(mcp, method="scholtes", time_limit=60).solved:
         return "scholtes"
-    from mcpkit.availability import path_available
+    from mcpkit.solving.availability import path_available
 
     if path_available() and mcp.n <= 1000 and mcpkit.solve(mcp, method="path").solved:
         return "path"

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.io import load_mcp
-from mcpkit.result import Termination
-from mcpkit.solvers.box_lcp import BoxLCPReduction
-from mcpkit.solvers.lemke_pivoting import copositive_plus
+from mcpkit.engines.box_lcp import BoxLCPReduction
+from mcpkit.engines.lemke_pivoting import copositive_plus
+from mcpkit.formats.io import load_mcp
+from mcpkit.solving.result import Termination
 from tests.conftest import SHARED_DATA
 
 PATH = SHARED_DATA / "lcp-siconos" / "mlcp_diodeBridge.json"

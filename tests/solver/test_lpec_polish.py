@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpkit.homotopy.ipopt import IpoptNLP, ipopt_termination
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, make_homotopy
+from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
+from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc import MPCC
-from mcpkit.mpcc.solver import judged_residuals
-from mcpkit.options import SolveOptions
-from mcpkit.result import Termination
-from mcpkit.solvers.homotopy import Assessment, HomotopyOutcome, Polisher, make_homotopy
-from mcpkit.solvers.ipopt import IpoptNLP, ipopt_termination
-from mcpkit.solvers.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
-from mcpkit.solvers.reformulation import NLPTemplate
+from mcpkit.solving.mpcc_solver import judged_residuals
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver
 

@@ -1,4 +1,4 @@
-"""B-stationarity refinement after the homotopy (``mcpkit.mpcc.refine``), with IPOPT.
+"""B-stationarity refinement after the homotopy (``mcpkit.stationarity.refine``), with IPOPT.
 
 Small MPCCs whose stationary points are known by hand. Started at the corner ``x = 0`` the
 Scholtes homotopy stays there (a C-stationary point: a descent direction exists along one
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.mpcc import MPCC, MPCCSolver, solve_mpcc
-from mcpkit.mpcc.refine import RefinementReport, RefineOptions
+from mcpkit.stationarity.refine import RefinementReport, RefineOptions
 
 pytestmark = pytest.mark.solver
 

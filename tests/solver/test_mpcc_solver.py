@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.cli import main
 from mcpkit.errors import MCPInputError, UnknownOptionError
+from mcpkit.frontends.cli import main
 from mcpkit.mpcc import MPCC, MPCCSolver, ToStandardMPCC, load_mpcc_json, solve_mpcc
-from mcpkit.result import SUMMARY_KEYS, MPCCResult
+from mcpkit.solving.result import SUMMARY_KEYS, MPCCResult
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver

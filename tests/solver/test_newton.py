@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import mcpkit
 from mcpkit import MCP, Termination
-from mcpkit.io import load_mcp
-from mcpkit.mcp_file import load_any_mcp
+from mcpkit.formats.io import load_mcp
+from mcpkit.formats.mcp_file import load_any_mcp
 from tests.conftest import SHARED_DATA, enumerate_box_lcp, random_p_matrix
 
 pytestmark = pytest.mark.solver

@@ -1,4 +1,4 @@
-"""The direct Alart–Curnier Newton method (``mcpkit.solvers.newton_contact``).
+"""The direct Alart–Curnier Newton method (``mcpkit.engines.newton_contact``).
 
 Its Jacobian blocks against finite differences, its Siconos error against the reference loop of
 ``mcpkit.models.fclib``, and its verdict on the shared FCLIB problems and on random ones (the
@@ -14,10 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpkit.errors import MCPInputError
-from mcpkit.models.fclib import friction_residual, load_fclib
-from mcpkit.models.fclib_equations import delassus_rho as reference_rho
-from mcpkit.solvers.newton_contact import (
+from mcpkit.engines.newton_contact import (
     SMALL_NC,
     _delassus_rho_small,
     _siconos_error_vector,
@@ -28,6 +25,9 @@ from mcpkit.solvers.newton_contact import (
     siconos_error,
     solve_alart_curnier,
 )
+from mcpkit.errors import MCPInputError
+from mcpkit.models.fclib import friction_residual, load_fclib
+from mcpkit.models.fclib_equations import delassus_rho as reference_rho
 from tests.conftest import SHARED_DATA
 
 DIR = SHARED_DATA / "fclib-siconos"

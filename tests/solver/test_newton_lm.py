@@ -3,7 +3,7 @@
 :math:`(H^T H + \\mu I) d = -H^T\\Phi` with :math:`\\mu = 10^{-2}\\|\\Phi\\|^2` is tried when the Newton
 matrix :math:`H` cannot be factorised and the first proximal perturbation fails the descent test,
 or when :math:`H` factorises but even the largest proximal perturbation gives a descent direction
-too long for the test (stages b and d in the module docstring of :mod:`mcpkit.solvers.newton`).
+too long for the test (stages b and d in the module docstring of :mod:`mcpkit.engines.newton`).
 Checked here: the linear algebra against the normal equations solved by NumPy (dense and sparse
 paths), and problems whose Jacobian is singular on the whole solution set, solved with the last
 steps taken by the new stage (phase ``"lm"``).
@@ -19,8 +19,8 @@ import scipy.sparse as sps
 
 import mcpkit
 from mcpkit import MCP
-from mcpkit.solvers.newton import LM_MIN_REL
-from mcpkit.solvers.newton_linalg import NewtonSystem
+from mcpkit.engines.newton import LM_MIN_REL
+from mcpkit.engines.newton_linalg import NewtonSystem
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver

@@ -1,6 +1,6 @@
 """Warm re-solves of ``method="newton"`` take CasADi's compiled Newton step when it passes the check.
 
-The fast path (:mod:`mcpkit.solvers.newton_warm`) must give the same answers as cold solves,
+The fast path (:mod:`mcpkit.engines.newton_warm`) must give the same answers as cold solves,
 and hand over to the safeguarded method whenever its point misses the tolerance.
 """
 
@@ -65,8 +65,8 @@ def test_a_failed_fast_path_hands_over_to_the_safeguarded_method() -> None:
 def test_a_warm_start_that_does_not_converge_restarts_cold(monkeypatch: pytest.MonkeyPatch) -> None:
     """With one warm iteration allowed, a far warm start cannot converge: the engine restarts
     cold (crash phase) from the same point within the same limits and says so."""
-    import mcpkit.solvers.newton as newton_module
-    from mcpkit.solvers.newton_warm import CompiledWarmStep
+    import mcpkit.engines.newton as newton_module
+    from mcpkit.engines.newton_warm import CompiledWarmStep
 
     monkeypatch.setattr(newton_module, "WARM_ITERATIONS", 1)
     monkeypatch.setattr(CompiledWarmStep, "applies", classmethod(lambda cls, z, n: False))

@@ -8,7 +8,7 @@ import pyomo.environ as pyo
 import pytest
 from pyomo.mpec import Complementarity, complements
 
-from mcpkit.solvers.nl_import import import_pyomo_nl, register
+from mcpkit.lowering.nl_import import import_pyomo_nl, register
 
 pytestmark = pytest.mark.solver
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import mcpkit
-import mcpkit.availability as avail
-import mcpkit.solvers.path as path_mod
+import mcpkit.engines.path as path_mod
+import mcpkit.solving.availability as avail
 from mcpkit.errors import SolverNotAvailableError
 from mcpkit.problems.mcp import MCP
 

@@ -103,7 +103,7 @@ def test_demo_plate_short(tmp_path):
     import json
 
     from mcpkit.models.stewart_trinkle.demos import demo_plate
-    from mcpkit.result import RESULT_KEYS
+    from mcpkit.solving.result import RESULT_KEYS
 
     result = demo_plate(tmp_path, progress=False, t_end=0.06)
     d = result.summary()

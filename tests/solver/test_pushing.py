@@ -18,7 +18,7 @@ from mcpkit.mpec.examples.pushing import (
     plan_pushing,
 )
 from mcpkit.mpec.horizon import HorizonResult
-from mcpkit.result import RESULT_KEYS, Outcome, Termination
+from mcpkit.solving.result import RESULT_KEYS, Outcome, Termination
 
 pytestmark = pytest.mark.solver
 

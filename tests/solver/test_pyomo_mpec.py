@@ -10,7 +10,7 @@ from pyomo.mpec import Complementarity, complements
 import mcpkit
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.lowering.pyomo import ToPyomo
-from mcpkit.residuals import compute_residuals
+from mcpkit.solving.residuals import compute_residuals
 from tests.pyomo_mpec_models import EXAMPLES, pyomo_violation
 
 pytestmark = pytest.mark.solver

@@ -16,8 +16,8 @@ from pyomo.mpec import Complementarity, complements
 
 import mcpkit
 from mcpkit.lowering.pyomo import from_pyomo, write_back
-from mcpkit.options import REFORMULATIONS
 from mcpkit.problems.mcp import MCP
+from mcpkit.solving.options import REFORMULATIONS
 from tests.conftest import enumerate_box_lcp
 
 pytestmark = pytest.mark.solver
@@ -143,7 +143,7 @@ def test_user_pyomo_model_through_solve() -> None:
 
 
 def test_pyomo_route_reports_which_ipopt() -> None:
-    from mcpkit.availability import ipopt_executable
+    from mcpkit.solving.availability import ipopt_executable
 
     res = mcpkit.solve(MCP.lcp([[1.0]], [-2.0]), backend="pyomo", method="scholtes")
     assert res.solved
@@ -155,8 +155,8 @@ def test_pyomo_route_reports_which_ipopt() -> None:
 
 
 def test_unknown_method_rejected() -> None:
-    from mcpkit.options import SolveOptions
-    from mcpkit.solvers.pyomo_route import PyomoRoute
+    from mcpkit.solving.options import SolveOptions
+    from mcpkit.solving.pyomo_route import PyomoRoute
 
     with pytest.raises(mcpkit.errors.MCPInputError, match="unknown method"):
         PyomoRoute(MCP.lcp([[1.0]], [1.0]), "newton", SolveOptions())
@@ -168,8 +168,8 @@ def test_fallback_reformulations_run_on_the_pyomo_branch() -> None:
     0 <= z ⟂ -z - 1 >= 0 has no solution: the primary and both fallbacks (scholtes_eq, fb) run,
     the trace records the retries, and the route reports no convergence.
     """
-    from mcpkit.options import SolveOptions
-    from mcpkit.solvers.pyomo_route import PyomoRoute
+    from mcpkit.solving.options import SolveOptions
+    from mcpkit.solving.pyomo_route import PyomoRoute
 
     mcp = MCP.lcp([[-1.0]], [-1.0])
     route = PyomoRoute(mcp, "scholtes", SolveOptions(max_outer=4), ipopt="mcpkit_ipopt")

@@ -1,6 +1,6 @@
 """Every registered reformulation on every backend and inner solver, against independent answers.
 
-A reformulation registered in :mod:`mcpkit.registry` is picked up here automatically: it must
+A reformulation registered in :mod:`mcpkit.solving.registry` is picked up here automatically: it must
 solve a box MCP (checked against enumeration of its 3^n active patterns) and a small MPCC (checked
 against its two branches) through the CasADi backend, the Pyomo backend with CasADi's IPOPT, and
 the Pyomo backend with a Pyomo solver per subproblem (``mcpkit_ipopt``, the code path of an
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.cli import main
-from mcpkit.io import save_lcp_json
-from mcpkit.options import REFORMULATIONS
+from mcpkit.formats.io import save_lcp_json
+from mcpkit.frontends.cli import main
+from mcpkit.solving.options import REFORMULATIONS
 from tests.conftest import enumerate_box_lcp
 
 pytestmark = pytest.mark.solver

@@ -1,4 +1,4 @@
-"""The second opinion of :class:`~mcpkit.solvers.homotopy.RecoveringHomotopy` and
+"""The second opinion of :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` and
 ``method="auto"`` on LPECs (Fischer-Burmeister first, Scholtes as the second opinion).
 
 The rule: after a converged run, one run of the second reformulation within
@@ -12,16 +12,16 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
-from mcpkit.options import SolveOptions
-from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.homotopy import (
+from mcpkit.homotopy.loop import (
     SECOND_OPINION_MIN_S,
     SECOND_OPINION_SHARE,
     Assessment,
     HomotopyOutcome,
     RecoveringHomotopy,
 )
+from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import HomotopyStep, Termination
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver
@@ -137,7 +137,7 @@ def test_the_second_opinion_budget() -> None:
 
 
 def test_registry_auto_on_an_lpec_and_explicit_methods() -> None:
-    from mcpkit.registry import resolve
+    from mcpkit.solving.registry import resolve
 
     r = resolve("mpcc", "auto", "auto", lpec=True)
     assert (r.method, r.second_opinion) == ("fb", "scholtes") and "LPEC" in r.note

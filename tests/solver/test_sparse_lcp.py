@@ -15,10 +15,10 @@ import pytest
 import scipy.sparse as sps
 
 import mcpkit
-import mcpkit.availability as avail
+import mcpkit.solving.availability as avail
 from mcpkit import MCP
-from mcpkit.cli import main
-from mcpkit.io import load_mcp, save_lcp_mtx, save_lcp_npz
+from mcpkit.formats.io import load_mcp, save_lcp_mtx, save_lcp_npz
+from mcpkit.frontends.cli import main
 
 pytestmark = pytest.mark.solver
 

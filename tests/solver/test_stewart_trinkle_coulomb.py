@@ -18,7 +18,7 @@ from scipy.optimize import nnls
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, NCPStep, Particle, PlaneSurface
 from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS as G
-from mcpkit.result import Termination
+from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver
 MU, H, V0 = 0.04, 1e-6, 4.9

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mcpkit
-from mcpkit.io import save_lcp_json
+from mcpkit.formats.io import save_lcp_json
 from mcpkit.sweep.sink import part_files, read_results
 from tests.conftest import random_p_matrix
 
@@ -220,7 +220,7 @@ def test_ctrl_c_leaves_a_valid_resumable_folder(client, tmp_path) -> None:
 def test_cli_sweep_on_an_existing_scheduler(client, lcp_files, tmp_path, capsys) -> None:
     import json
 
-    from mcpkit.cli import EXIT_NOT_SOLVED, EXIT_SOLVED, main
+    from mcpkit.frontends.cli import EXIT_NOT_SOLVED, EXIT_SOLVED, main
 
     out, png = tmp_path / "cli.parquet", tmp_path / "profile.png"
     args = ["sweep", str(lcp_files[0].parent / "*.json"), "--method", "lemke", "--time-limit", "30"]

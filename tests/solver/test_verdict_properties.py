@@ -1,6 +1,6 @@
 """Property suite of issue 12: no registered method on any backend reports a false "solved".
 
-For every registered MCP method x backend (``mcpkit.registry.METHODS``; PATH skipped with the
+For every registered MCP method x backend (``mcpkit.solving.registry.METHODS``; PATH skipped with the
 reason when it cannot run) hypothesis generates box LCPs :math:`l \\le z \\le u \\perp Mz + q` of
 five families:
 
@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 import mcpkit
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.registry import METHODS
+from mcpkit.solving.registry import METHODS
 
 pytestmark = pytest.mark.solver
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mcpkit.solvers.homotopy import Assessment
+from mcpkit.homotopy.loop import Assessment
 
 TOL = 1e-6
 

@@ -1,4 +1,4 @@
-"""mcpkit.blas.small_blas: one BLAS thread inside the size range, the previous limits restored after."""
+"""mcpkit.engines.blas.small_blas: one BLAS thread inside the size range, previous limits restored after."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so threadpoolctl sees it)
 from threadpoolctl import ThreadpoolController
 
-from mcpkit.blas import SINGLE_THREAD_MAX_N, SINGLE_THREAD_MIN_N, small_blas
+from mcpkit.engines.blas import SINGLE_THREAD_MAX_N, SINGLE_THREAD_MIN_N, small_blas
 
 
 def blas_threads() -> list[int]:

@@ -1,6 +1,6 @@
-"""Block expressions (:mod:`mcpkit.blocks`): one declaration, four evaluations that must agree.
+"""Block expressions (:mod:`mcpkit.problems.blocks`): one declaration, four evaluations that must agree.
 
-A block function is evaluated by NumPy (:func:`mcpkit.blocks.evaluate`), lowered to CasADi (SX
+A block function is evaluated by NumPy (:func:`mcpkit.problems.blocks.evaluate`), lowered to CasADi (SX
 and MX, one product per matrix), lowered to Pyomo (row sums) and expanded to sympy rows; the
 values are compared with each other and with a dense hand computation. Matrix parameters are
 checked for their documented flat layout (row-major; CSR order when sparse) and bad input for
@@ -20,10 +20,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpkit import MCP, blocks
+from mcpkit import MCP
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import ToCasadi, lower_to_casadi
 from mcpkit.lowering.pyomo import ToPyomo
+from mcpkit.problems import blocks
 from mcpkit.problems.functions import BlockFunction
 from mcpkit.problems.variables import MatrixParameterBlock
 
@@ -193,7 +194,7 @@ def test_sympy_consumers_read_expanded_rows() -> None:
 
 
 def test_lemke_reads_a_block_lcp_and_names_nonlinear_blocks() -> None:
-    from mcpkit.solvers.lemke import AffineData
+    from mcpkit.engines.lemke import AffineData
 
     mcp = MCP("blcp")
     z = mcp.add_variable_block("z", 2)

@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from mcpkit import MCP, blocks
+from mcpkit import MCP
 from mcpkit.models.ecp import build_complementarity_mcp, build_quadratic_mcp, paper_slider
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, NCPStep, Particle, PlaneSurface, RigidBody3D
+from mcpkit.problems import blocks
 
 NCP_TEXT = """\
 MCP 'stewart_trinkle_ncp': find lam_n, lam_t, lam_o, sigma, v such that

@@ -20,11 +20,11 @@ import pyomo.environ as pyo
 import pytest
 
 import mcpkit
-from mcpkit import cli, solve_file
 from mcpkit.errors import MCPInputError, ProblemFileError, SolverNotAvailableError
-from mcpkit.io import check_solution_path, json_ready, parse_once, read_json, save_lcp_json
-from mcpkit.options import SolveOptions, progress_trace
-from mcpkit.result import HomotopyStep
+from mcpkit.formats.io import check_solution_path, json_ready, parse_once, read_json, save_lcp_json
+from mcpkit.frontends import cli, solve_file
+from mcpkit.solving.options import SolveOptions, progress_trace
+from mcpkit.solving.result import HomotopyStep
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,7 +35,7 @@ def _no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: Any, **__: Any) -> None:
         raise AssertionError("a solver was built")
 
-    monkeypatch.setattr(importlib.import_module("mcpkit.solve").Solver, "__init__", boom)
+    monkeypatch.setattr(importlib.import_module("mcpkit.frontends.solve").Solver, "__init__", boom)
 
 
 # ------------------------------------------------------------------ options: typed, not coerced
@@ -109,7 +109,7 @@ def test_corrupt_npy_header_is_a_problem_file_error(tmp_path: Path) -> None:
     with zipfile.ZipFile(p, "w") as z:
         z.writestr("M.npy", raw[:cut] + b" " + raw[cut + 1 :])
     with pytest.raises(ProblemFileError, match="cannot read"):
-        mcpkit.io.load_mcp(p)
+        mcpkit.formats.io.load_mcp(p)
 
 
 def test_parse_once_reads_a_json_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,9 +117,9 @@ def test_parse_once_reads_a_json_file_once(tmp_path: Path, monkeypatch: pytest.M
     p = save_lcp_json(tmp_path / "a.json", np.eye(2), [1.0, -1.0])
     calls = []
     real = json.loads
-    monkeypatch.setattr("mcpkit.io.json.loads", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr("mcpkit.formats.io.json.loads", lambda text: calls.append(1) or real(text))
     with parse_once():
-        mcpkit.io.load_mcp(p)
+        mcpkit.formats.io.load_mcp(p)
         first = read_json(p)
         first["M"] = None  # a caller's change does not reach the next reader
         assert read_json(p)["M"] == [[1.0, 0.0], [0.0, 1.0]]
@@ -243,7 +243,7 @@ def test_time_spent_loading_is_taken_from_the_solver(
 ) -> None:
     """Regression: ``--time-limit`` bounded only the solve (n=2000 LCP: 45 s for 30). Loading
     that uses the whole budget leaves no solve and a time-limit verdict (exit 1)."""
-    import mcpkit.mcp_file as mcp_file
+    import mcpkit.formats.mcp_file as mcp_file
 
     real = mcp_file.load_any_mcp
 
@@ -334,7 +334,7 @@ def test_progress_only_on_a_terminal() -> None:
 def test_refused_path_licence_gives_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     """An expired or size-limited GAMSPy licence reads as "PATH unavailable" with the probe's
     words, for method='path' on backend 'auto' too (its error lacked the reason)."""
-    from mcpkit import availability
+    from mcpkit.solving import availability
 
     monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
     monkeypatch.setattr(availability, "_gamspy_path", lambda: (False, "", "licence expired on 2026-11-26"))

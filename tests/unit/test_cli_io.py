@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcpkit.cli import main
 from mcpkit.errors import ProblemFileError
-from mcpkit.io import file_kind, load_mcp, save_lcp_json
+from mcpkit.formats.io import file_kind, load_mcp, save_lcp_json
+from mcpkit.frontends.cli import main
 
 
 def test_save_and_load_lcp_json_round_trip(tmp_path: Path) -> None:
@@ -80,8 +80,8 @@ def test_demo_exit_code_is_the_results_verdict(
 ) -> None:
     """Regression: ``mcpkit demo plate`` exited 1 with every step solved because its summary
     lacked a ``solved`` key. The exit code now comes from the result's ``solved`` alone."""
-    from mcpkit import cli
-    from mcpkit.result import CompositeResult, ToleranceCheck
+    from mcpkit.frontends import cli
+    from mcpkit.solving.result import CompositeResult, ToleranceCheck
 
     def fake(out: Path, progress: bool) -> CompositeResult:
         part = ToleranceCheck("closed-form error", value, 1e-6)

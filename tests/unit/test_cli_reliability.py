@@ -30,9 +30,9 @@ import h5py
 import numpy as np
 import pytest
 
-from mcpkit import cli
-from mcpkit.cli import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED, main
-from mcpkit.io import save_lcp_json, save_lcp_npz, write_solution
+from mcpkit.formats.io import save_lcp_json, save_lcp_npz, write_solution
+from mcpkit.frontends import cli
+from mcpkit.frontends.cli import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -48,7 +48,7 @@ def _no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: Any, **__: Any) -> None:
         raise AssertionError("a solver was built")
 
-    monkeypatch.setattr(importlib.import_module("mcpkit.solve").Solver, "__init__", boom)
+    monkeypatch.setattr(importlib.import_module("mcpkit.frontends.solve").Solver, "__init__", boom)
 
 
 def _one_error_line(err: str) -> str:
@@ -64,7 +64,7 @@ def _hard_lcp(path: Path, n: int = 300) -> Path:
 
 
 def _mcpkit(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mcpkit.cli", *args]
+    return [sys.executable, "-m", "mcpkit.frontends.cli", *args]
 
 
 def _children(pid: int) -> list[int]:
@@ -183,7 +183,7 @@ def test_write_that_fails_after_the_solve_prints_the_solution(
     def full(*_: Any) -> None:
         raise OSError(errno.EFBIG, "File too large")
 
-    monkeypatch.setattr(importlib.import_module("mcpkit.io"), "_atomic_write", full)
+    monkeypatch.setattr(importlib.import_module("mcpkit.formats.io"), "_atomic_write", full)
     out = tmp_path / "sol.json"
     out.write_text('{"solved": true}')  # an older result, which must not look current
     code = main(["solve", LCP, "--out", str(out), *(["--json"] if as_json else [])])
@@ -227,7 +227,7 @@ def test_file_size_limit_after_the_solve(limit: list[str], tmp_path: Path) -> No
 # -------------------------------------------------------------------- 3. --json is one object
 NOISY = """
 import importlib, os, sys
-solve_module = importlib.import_module("mcpkit.solve")
+solve_module = importlib.import_module("mcpkit.frontends.solve")
 original = solve_module.Solver.solve
 def noisy(self, *args, **kwargs):
     os.write(1, b"Running HiGHS 1.7.0 (a native library writing to file descriptor 1)\\n")
@@ -243,11 +243,11 @@ def test_json_stdout_is_one_object_when_solvers_print(
     """Regression: ``--method fb --json`` printed 15 HiGHS lines (written by C to fd 1, past
     ``redirect_stdout``) before the JSON object."""
     namespace: dict[str, Any] = {}
-    exec(NOISY, namespace)  # patches mcpkit.solve.Solver.solve in this process
+    exec(NOISY, namespace)  # patches mcpkit.frontends.solve.Solver.solve in this process
     try:
         code = main(["solve", LCP, "--json"])
     finally:
-        solve_module = importlib.import_module("mcpkit.solve")
+        solve_module = importlib.import_module("mcpkit.frontends.solve")
         solve_module.Solver.solve = namespace["original"]
     out, err = capfd.readouterr()
     assert code == 0
@@ -257,7 +257,7 @@ def test_json_stdout_is_one_object_when_solvers_print(
 
 @posix_only
 def test_json_stdout_is_one_object_in_the_forked_run(tmp_path: Path) -> None:
-    script = NOISY + "from mcpkit.cli import main\nraise SystemExit(main())\n"
+    script = NOISY + "from mcpkit.frontends.cli import main\nraise SystemExit(main())\n"
     run = subprocess.run(
         [sys.executable, "-c", script, "solve", LCP, "--json", "--time-limit", "30"],
         capture_output=True,
@@ -349,7 +349,7 @@ class Teardown:
         os.write(2, b"interpreter teardown ran\\n")
 keep = Teardown()
 atexit.register(lambda: os.write(2, b"atexit ran\\n"))
-from mcpkit.cli import main
+from mcpkit.frontends.cli import main
 main()
 """
 
@@ -434,7 +434,7 @@ def test_ctrl_c_while_loading_is_exit_130_without_traceback(
     def interrupted(*_: Any, **__: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(importlib.import_module("mcpkit.mcp_file"), "load_any_mcp", interrupted)
+    monkeypatch.setattr(importlib.import_module("mcpkit.formats.mcp_file"), "load_any_mcp", interrupted)
     out = tmp_path / "sol.json"
     out.write_text('{"solved": true}')
     assert main(["solve", LCP, "--out", str(out)]) == EXIT_INTERRUPTED
@@ -492,14 +492,14 @@ def test_ctrl_c_while_solving_stops_promptly(limit: list[str], tmp_path: Path) -
     doc = json.loads(out)
     assert doc["status"] == "interrupted"
     # the best point so far, not an empty result: the IPOPT monitor stopped the subproblem
-    # (mcpkit.stop) and the homotopy returned its best point
+    # (mcpkit.solving.stop) and the homotopy returned its best point
     assert doc["solution_status"] != "no_solution", doc
     assert math.isfinite(doc["comp_residual"]), doc
 
 
 STUBBORN = """
 import importlib, os, time
-solve_module = importlib.import_module("mcpkit.solve")
+solve_module = importlib.import_module("mcpkit.frontends.solve")
 def stubborn(self, *args, **kwargs):  # a solver that swallows every interrupt
     announced = False
     while True:
@@ -511,7 +511,7 @@ def stubborn(self, *args, **kwargs):  # a solver that swallows every interrupt
         except KeyboardInterrupt:
             pass
 solve_module.Solver.solve = stubborn
-from mcpkit.cli import main
+from mcpkit.frontends.cli import main
 raise SystemExit(main())
 """
 

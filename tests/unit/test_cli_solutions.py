@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.cli import main
+from mcpkit.frontends.cli import main
 from mcpkit.models.fclib import friction_residual, load_fclib
 
 pytestmark = pytest.mark.solver
@@ -103,7 +103,7 @@ def test_json_with_solution_and_text_output(tmp_path: Path, capsys: pytest.Captu
     code, out = _solve([str(EXAMPLES / "lcp.json")], capsys)
     assert "solution:\n  z[z] = [0.33333333, 0.33333333]" in out
     n = 25
-    big = mcpkit.io.save_lcp_json(tmp_path / "big.json", np.eye(n), -np.ones(n))
+    big = mcpkit.formats.io.save_lcp_json(tmp_path / "big.json", np.eye(n), -np.ones(n))
     code, out = _solve([str(big)], capsys)
     assert code == 0 and f"solution: {n} unknowns, not printed" in out
 
@@ -146,8 +146,9 @@ def test_time_limit_bounds_the_whole_program(tmp_path: Path) -> None:
     checks were outside the limit). The bound is 1.1 limit + 2 s from the process start."""
     rng = np.random.default_rng(3)
     n, limit = 800, 4.0
-    path = mcpkit.io.save_lcp_npz(tmp_path / "hard.npz", rng.standard_normal((n, n)), rng.standard_normal(n))
-    cmd = [sys.executable, "-m", "mcpkit.cli", "solve", str(path), "--method", "scholtes"]
+    M, q = rng.standard_normal((n, n)), rng.standard_normal(n)
+    path = mcpkit.formats.io.save_lcp_npz(tmp_path / "hard.npz", M, q)
+    cmd = [sys.executable, "-m", "mcpkit.frontends.cli", "solve", str(path), "--method", "scholtes"]
     t0 = time.perf_counter()
     run = subprocess.run(
         [*cmd, "--time-limit", str(limit), "--json"],

@@ -50,7 +50,7 @@ def test_every_module_imports() -> None:
 
 
 def test_examples_found() -> None:
-    assert "mcpkit.solve" in WITH_EXAMPLES
+    assert "mcpkit.frontends.solve" in WITH_EXAMPLES
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcpkit import MCP, planner, registry
+from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.options import SolveOptions
-from mcpkit.result import HomotopyStep, Termination
-from mcpkit.solvers.fallback import FallbackRoute
-from mcpkit.solvers.route import RouteOutcome
+from mcpkit.solving import planner, registry
+from mcpkit.solving.fallback import FallbackRoute
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import HomotopyStep, Termination
+from mcpkit.solving.route import RouteOutcome
 
 #: 0 <= z perp F = z - 1: the solution is z = 1.
 PROBLEM = MCP.lcp([[1.0]], [-1.0])

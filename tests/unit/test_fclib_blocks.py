@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit import MCP
-from mcpkit import blocks as bx
 from mcpkit.errors import ShapeError
 from mcpkit.models.fclib import FCLIBProblem, fclib_mcp, fclib_ncp, load_fclib
 from mcpkit.models.fclib_equations import ContactEquations, delassus_rho
+from mcpkit.problems import blocks as bx
 from tests.conftest import SHARED_DATA
 
 RNG = np.random.default_rng(13)
@@ -236,9 +236,9 @@ def test_docs_show_the_generated_printout(doc):
 
 
 def test_direct_contact_newton_solves_the_declared_law():
-    """``mcpkit.solvers.newton_contact`` writes the Alart–Curnier law out by hand: it must equal
+    """``mcpkit.engines.newton_contact`` writes the Alart–Curnier law out by hand: it must equal
     the declared (printed) law, so the printout stays the solved system on that path too."""
-    nc_mod = pytest.importorskip("mcpkit.solvers.newton_contact")
+    nc_mod = pytest.importorskip("mcpkit.engines.newton_contact")
     phi_fn = getattr(nc_mod, "alart_curnier_phi", None)
     if phi_fn is None:
         pytest.skip("newton_contact has no alart_curnier_phi")

@@ -1,4 +1,4 @@
-"""The forked run with a hard deadline (:mod:`mcpkit.forked`), with tiny Python children."""
+"""The forked run with a hard deadline (:mod:`mcpkit.frontends.forked`), with tiny Python children."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from mcpkit.forked import OnInterrupt, can_fork, run_forked
+from mcpkit.frontends.forked import OnInterrupt, can_fork, run_forked
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="forking is POSIX only")
 
@@ -96,7 +96,7 @@ def test_grandchild_holding_the_pipe_does_not_block_the_wait() -> None:
 
 
 def test_ctrl_c_raise_kills_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcpkit.forked as forked
+    import mcpkit.frontends.forked as forked
 
     calls = {"n": 0}
     real = forked.select.select
@@ -120,7 +120,7 @@ def test_ctrl_c_raise_kills_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_ctrl_c_forward_lets_the_child_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcpkit.forked as forked
+    import mcpkit.frontends.forked as forked
 
     state = {"ready": False, "sent": False}
     real = forked.select.select

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit.solvers.reformulation import AdaptiveDecrease, ScheduleController, geometric
+from mcpkit.homotopy.reformulation import AdaptiveDecrease, ScheduleController, geometric
 
 
 def test_adaptive_decrease_moves_faster_on_easy_steps_only() -> None:

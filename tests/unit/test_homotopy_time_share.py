@@ -1,4 +1,4 @@
-"""The time share of :class:`~mcpkit.solvers.homotopy.RecoveringHomotopy` (no solver runs).
+"""The time share of :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` (no solver runs).
 
 With ``time_limit = T`` and fallbacks, the requested homotopy gets ``share * T``; when it stops
 for lack of that time, the fallbacks run in the rest, each but the last with ``share`` of what
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import MCPInputError
+from mcpkit.homotopy.loop import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
 from mcpkit.mpcc import MPCC
-from mcpkit.options import SolveOptions
-from mcpkit.result import Termination
-from mcpkit.solvers.homotopy import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import Termination
 
 
 def _toy() -> MPCC:
@@ -127,9 +127,9 @@ class _Clock:
 def _on_track_run(monkeypatch: pytest.MonkeyPatch, extend_to: float | None, fail_at: int | None = None):
     """A homotopy whose subproblems take 10 s each (fake clock) and cut the residual tenfold,
     0.1, 0.01, ... (at tol 1e-6 by the 6th), run with a 15 s share."""
-    import mcpkit.solvers.homotopy as hom
-    from mcpkit.solvers.homotopy import HomotopySolver, reformulation_for
-    from mcpkit.solvers.ipopt import InnerResult
+    import mcpkit.homotopy.loop as hom
+    from mcpkit.homotopy.ipopt import InnerResult
+    from mcpkit.homotopy.loop import HomotopySolver, reformulation_for
 
     clock = _Clock()
     monkeypatch.setattr(hom.time, "perf_counter", clock)

@@ -13,7 +13,14 @@ import pytest
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, resimulation_check
 from mcpkit.problems.mcp import MCP
-from mcpkit.result import RESULT_KEYS, MPCCResult, Outcome, SolutionStatus, Termination, ToleranceCheck
+from mcpkit.solving.result import (
+    RESULT_KEYS,
+    MPCCResult,
+    Outcome,
+    SolutionStatus,
+    Termination,
+    ToleranceCheck,
+)
 
 
 def _mcp() -> MCP:

@@ -16,21 +16,21 @@ against the importing module's package. Imports of names outside mcpkit are igno
   outside the package runs ``mcpkit/mpcc/__init__.py`` and everything that imports).
 * The one exception to the previous rule: a package that contains the importing module is not
   given an edge on the way. Python has started that package's ``__init__`` before it could run
-  the importing module at all, so ``from mcpkit.problems.mcp import MCP`` in ``mcpkit.solvers.newton``
-  does not make ``mcpkit.solvers.newton`` depend on ``mcpkit`` or ``mcpkit.solvers``. An explicit
+  the importing module at all, so ``from mcpkit.problems.mcp import MCP`` in ``mcpkit.engines.newton``
+  does not make ``mcpkit.engines.newton`` depend on ``mcpkit`` or ``mcpkit.engines``. An explicit
   import of such a package *is* counted: ``from mcpkit import solve`` (a function defined or
   re-exported in ``mcpkit/__init__.py``) or ``from mcpkit.mpcc import MPCC`` inside
-  ``mcpkit.mpcc.lpec`` are edges to ``mcpkit`` and ``mcpkit.mpcc``.
+  ``mcpkit.stationarity.lpec`` are edges to ``mcpkit`` and ``mcpkit.mpcc``.
 * Edges out of the root package ``mcpkit`` (``mcpkit/__init__.py``, the facade that re-exports the
   public API) are not counted: it may import everything. Edges *into* ``mcpkit`` are counted
   whenever they are explicit (``from mcpkit import solve``); ``from mcpkit import sweep`` (a
   submodule) is an edge to ``mcpkit.sweep`` only, by the rules above.
 
 Not counted: modules imported by a string at run time (``importlib.import_module``: the
-registry's ``"module:attribute"`` targets in :mod:`mcpkit.registry`, the CLI's demo table, a sweep
+registry's ``"module:attribute"`` targets in :mod:`mcpkit.solving.registry`, the CLI's demo table, a sweep
 worker's warm-up), since no import statement names them.
 
-Every other package ``__init__`` (``mcpkit.mpcc``, ``mcpkit.solvers``, ``mcpkit.sweep``, ...) is an
+Every other package ``__init__`` (``mcpkit.mpcc``, ``mcpkit.engines``, ``mcpkit.sweep``, ...) is an
 ordinary module whose re-exports are edges like any other import, so a re-export kept at an old
 import path counts.
 
@@ -79,12 +79,12 @@ MAX_CYCLE = 3
 #: allows a package and every module under it.
 FRONT_ENDS: frozenset[str] = frozenset(
     {
-        "mcpkit.cli",
-        "mcpkit.demo",
-        "mcpkit.functional",
-        "mcpkit.pyomo_plugin",
-        "mcpkit.solve",
-        "mcpkit.solve_file",
+        "mcpkit.frontends.cli",
+        "mcpkit.frontends.demo",
+        "mcpkit.frontends.functional",
+        "mcpkit.frontends.pyomo_plugin",
+        "mcpkit.frontends.solve",
+        "mcpkit.frontends.solve_file",
         "mcpkit.sweep.*",
     }
 )

@@ -1,4 +1,4 @@
-"""Lemke's method (``mcpkit.solvers.lemke``) on hand-made LCPs: the pivoting core, the box
+"""Lemke's method (``mcpkit.engines.lemke``) on hand-made LCPs: the pivoting core, the box
 reduction, rays and their certificates, degeneracy, and the typed errors.
 
 References for each expected value are in the comments (worked by hand or from the definition).
@@ -14,12 +14,12 @@ import sympy as sp
 
 import mcpkit
 from mcpkit import MCP
+from mcpkit.engines.box_lcp import BoxLCPReduction
+from mcpkit.engines.lemke import LemkeRoute
+from mcpkit.engines.lemke_pivoting import copositive_plus, farkas_check, lemke_lcp, principal_pivot
 from mcpkit.errors import MCPInputError, ShapeError
-from mcpkit.options import SolveOptions
-from mcpkit.result import Termination
-from mcpkit.solvers.box_lcp import BoxLCPReduction
-from mcpkit.solvers.lemke import LemkeRoute
-from mcpkit.solvers.lemke_pivoting import copositive_plus, farkas_check, lemke_lcp, principal_pivot
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.result import Termination
 from tests.conftest import enumerate_box_lcp, random_p_matrix
 
 INF = math.inf

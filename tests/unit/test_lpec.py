@@ -17,9 +17,9 @@ from scipy.optimize import linprog, milp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.mpcc import MPCC
-from mcpkit.mpcc.lpec import LPEC, big_m, milp_arrays, solve_lpec
-from mcpkit.mpcc.refine import RefinementReport, RefineOptions, RefineStep, piece_mask
-from mcpkit.mpcc.stationarity import Stationarity, classify_stationarity
+from mcpkit.stationarity.certificate import Stationarity, classify_stationarity
+from mcpkit.stationarity.lpec import LPEC, big_m, milp_arrays, solve_lpec
+from mcpkit.stationarity.refine import RefinementReport, RefineOptions, RefineStep, piece_mask
 
 NOP = np.zeros(0)
 

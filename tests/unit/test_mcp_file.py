@@ -15,7 +15,6 @@ import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit import solve_mcp
-from mcpkit.cli import main
 from mcpkit.errors import (
     BoundsError,
     MCPInputError,
@@ -24,17 +23,18 @@ from mcpkit.errors import (
     ShapeError,
     UnknownOptionError,
 )
-from mcpkit.functional import OPTIONS, CallableFunctions
-from mcpkit.io import file_kind
-from mcpkit.lowering.casadi_sympy import casadi_to_sympy
-from mcpkit.lowering.from_casadi import mcp_from_casadi
-from mcpkit.mcp_file import (
+from mcpkit.formats.io import file_kind
+from mcpkit.formats.mcp_file import (
     load_any_mcp,
     load_mcp_file,
     mcp_file_from_mpcc_json,
     read_mcp_file,
     save_mcp_file,
 )
+from mcpkit.frontends.cli import main
+from mcpkit.frontends.functional import OPTIONS, CallableFunctions
+from mcpkit.lowering.casadi_sympy import casadi_to_sympy
+from mcpkit.lowering.from_casadi import mcp_from_casadi
 from mcpkit.mpcc import load_mpcc_json
 from mcpkit.problems.functions import AffineFunction, SymbolicFunction
 from tests.conftest import SHARED_DATA

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from pyomo.mpec import Complementarity
 
 from mcpkit.errors import MCPInputError
+from mcpkit.homotopy.elastic import Elastic
 from mcpkit.lowering.casadi_pyomo import ToPyomoMPCC, casadi_to_pyomo, standard_pyomo_model
+from mcpkit.lowering.pyomo_nl import ThroughPyomoNL
 from mcpkit.mpcc import MPCC, ToStandardMPCC
-from mcpkit.mpcc.pyomo_nl import ThroughPyomoNL
-from mcpkit.solvers.elastic import Elastic
 
 
 def _ops_function() -> ca.Function:

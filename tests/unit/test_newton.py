@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcpkit
+from mcpkit.engines.newton import BoxFischerBurmeister, NewtonRoute, fischer_burmeister
+from mcpkit.engines.newton_linalg import NewtonSystem
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP
-from mcpkit.options import SolveOptions
 from mcpkit.problems.bounds import BOX, FIXED, FREE, LOWER, UPPER, bound_kinds
-from mcpkit.registry import resolve
-from mcpkit.residuals import natural_residual_vector
-from mcpkit.solvers.newton import BoxFischerBurmeister, NewtonRoute, fischer_burmeister
-from mcpkit.solvers.newton_linalg import NewtonSystem
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.registry import resolve
+from mcpkit.solving.residuals import natural_residual_vector
 
 INF = math.inf
 #: One component of every bound type: (l, u) and its kind.

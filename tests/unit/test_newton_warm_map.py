@@ -7,8 +7,8 @@ import math
 import casadi as ca
 import numpy as np
 
-from mcpkit.solvers.newton import BoxFischerBurmeister
-from mcpkit.solvers.newton_warm import CompiledWarmStep, fb_map
+from mcpkit.engines.newton import BoxFischerBurmeister
+from mcpkit.engines.newton_warm import CompiledWarmStep, fb_map
 
 
 def test_fb_map_matches_the_engine_on_every_bound_kind() -> None:

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from pyomo.mpec import Complementarity, complements
 
 from mcpkit import MPCC, MCPInputError
+from mcpkit.frontends.pyomo_plugin import pyomo_kind, pyomo_status
 from mcpkit.lowering.from_pyomo import pyomo_source, structure_fingerprint
-from mcpkit.pyomo_plugin import pyomo_kind, pyomo_status
-from mcpkit.result import MPCCResult, SolutionStatus, Termination
+from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination
 from tests.pyomo_mpec_models import EXAMPLES, bard1, df, linear1
 
 
@@ -322,7 +322,7 @@ def test_available_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
     import casadi as ca
 
     from mcpkit.errors import SolverNotAvailableError
-    from mcpkit.pyomo_plugin import McpkitSolver
+    from mcpkit.frontends.pyomo_plugin import McpkitSolver
 
     monkeypatch.setattr(ca, "has_nlpsol", lambda name: False)
     opt = McpkitSolver()

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit import registry
-from mcpkit.cli import build_parser, main
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.options import REFORMULATIONS, Backend, Method
-from mcpkit.registry import Availability, MethodEntry, resolve
+from mcpkit.frontends.cli import build_parser, main
+from mcpkit.solving import registry
+from mcpkit.solving.options import REFORMULATIONS, Backend, Method
+from mcpkit.solving.registry import Availability, MethodEntry, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_unknown_choices_raise_on_every_entry_point(capsys: pytest.CaptureFixtur
 
 
 def test_cli_unknown_backend_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mcpkit.io import save_lcp_json
+    from mcpkit.formats.io import save_lcp_json
 
     f = save_lcp_json(tmp_path / "l.json", np.eye(2), -np.ones(2))
     assert main(["solve", str(f), "--backend", "gurobi"]) == 2
@@ -136,7 +136,7 @@ def test_core_never_imports_mpec_or_models() -> None:
     registry (its ``simulate`` and ``plan`` tasks), may reach into ``mcpkit.mpec`` and
     ``mcpkit.models``, and only inside functions (``test_import_mcpkit_loads_neither_models_nor_mpec``;
     every import counted: ``tests/unit/test_import_graph.py``)."""
-    tops = {"mcpkit/cli.py", "mcpkit/solve_file.py", "mcpkit/sweep/tasks.py"}
+    tops = {"mcpkit/frontends/cli.py", "mcpkit/frontends/solve_file.py", "mcpkit/sweep/tasks.py"}
     offenders = []
     for path in sorted((ROOT / "mcpkit").rglob("*.py")):
         if path.relative_to(ROOT).as_posix() in tops:
@@ -151,7 +151,7 @@ def test_import_mcpkit_loads_neither_models_nor_mpec() -> None:
     """``import mcpkit`` (with its CLI and sweep modules) leaves ``mcpkit.models`` and
     ``mcpkit.mpec`` unloaded, and Dask too: the top-level entry points import them when used."""
     code = (
-        "import sys, mcpkit, mcpkit.cli, mcpkit.sweep.tasks; "
+        "import sys, mcpkit, mcpkit.frontends.cli, mcpkit.sweep.tasks; "
         "print(sorted(m for m in sys.modules "
         "if m.startswith(('mcpkit.models', 'mcpkit.mpec', 'distributed'))))"
     )
@@ -161,8 +161,8 @@ def test_import_mcpkit_loads_neither_models_nor_mpec() -> None:
 
 def test_expired_gamspy_licence_reads_as_path_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     """GAMSPy's demo licence expires: a refused probe solve means "PATH unavailable", never a crash."""
-    from mcpkit import availability
     from mcpkit.errors import SolverNotAvailableError
+    from mcpkit.solving import availability
 
     if availability._module_version("gamspy") is None:
         pytest.skip("gamspy not installed: nothing to probe (pip install gamspy)")
@@ -184,7 +184,7 @@ def test_expired_gamspy_licence_reads_as_path_unavailable(monkeypatch: pytest.Mo
 @pytest.mark.parametrize("backend", ["casadi", "pyomo"])
 def test_auto_chain_without_path(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without PATH, auto is newton, then lemke, then scholtes, each on the chosen backend."""
-    from mcpkit import availability
+    from mcpkit.solving import availability
 
     monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
     r = resolve("mcp", "auto", backend)
@@ -200,7 +200,7 @@ def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPat
         registry.METHODS["path"], check=lambda: (registry.Availability.LIMITED, "probe ok")
     )
     monkeypatch.setitem(registry.METHODS, "path", path)
-    from mcpkit import availability
+    from mcpkit.solving import availability
 
     monkeypatch.setattr(availability, "pathampl_executable", lambda: None)
     r = resolve("mcp", "auto", "auto")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import SolveFailedError
-from mcpkit.residuals import PairState, classify_pairs, compute_residuals
-from mcpkit.result import SUMMARY_KEYS, MCPResult, SolutionStatus, Termination, judge
+from mcpkit.solving.residuals import PairState, classify_pairs, compute_residuals
+from mcpkit.solving.result import SUMMARY_KEYS, MCPResult, SolutionStatus, Termination, judge
 
 INF = math.inf
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mcpkit.residuals import (
+from mcpkit.solving.residuals import (
     SMALL,
     PairState,
     PairStates,
@@ -23,7 +23,7 @@ from mcpkit.residuals import (
     finite_in_box,
     natural_residual,
 )
-from mcpkit.result import SolutionStatus, judge_point
+from mcpkit.solving.result import SolutionStatus, judge_point
 
 INF = math.inf
 VAL = st.one_of(

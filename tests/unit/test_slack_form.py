@@ -14,7 +14,7 @@ from mcpkit.lowering.casadi import MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.lowering.slack import BoxCase, CasadiBuilder, SlackForm
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.residuals import compute_residuals
+from mcpkit.solving.residuals import compute_residuals
 
 INF = np.inf
 #: one pair of each case: lower only, upper only, box, free, fixed, box again

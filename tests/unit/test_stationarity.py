@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpcc import MPCC
-from mcpkit.mpcc.stationarity import (
+from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination
+from mcpkit.stationarity.certificate import (
     Stationarity,
     StationarityReport,
     attach_stationarity,
     check_b_stationarity,
     classify_stationarity,
 )
-from mcpkit.result import MPCCResult, SolutionStatus, Termination
 
 ATOL = 1e-8
 NOP = np.zeros(0)

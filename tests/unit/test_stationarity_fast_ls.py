@@ -1,4 +1,4 @@
-"""The multiplier tests of :mod:`mcpkit.mpcc.stationarity`: the smallest max-norm residual
+"""The multiplier tests of :mod:`mcpkit.stationarity.certificate`: the smallest max-norm residual
 (cheap least-squares candidate, else the exact LP) against independent references."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog, lsq_linear
 
-from mcpkit.mpcc.stationarity import (
+from mcpkit.stationarity.certificate import (
     SPARSE_CERTIFICATE_MIN,
     _Multipliers,
     _regularised_lstsq,
@@ -193,7 +193,7 @@ def test_an_lp_out_of_time_is_undecided_not_no() -> None:
 def test_a_search_without_the_null_space_is_never_called_exhaustive(monkeypatch) -> None:
     """Above NULL_SPACE_MAX_ENTRIES the SVD is skipped: the M/C search tries the suggested
     pattern only and reports that it was not exhaustive, whatever it found."""
-    import mcpkit.mpcc.stationarity as stat
+    import mcpkit.stationarity.certificate as stat
 
     rng = np.random.default_rng(1)
     mult = _Multipliers.__new__(_Multipliers)

@@ -33,8 +33,8 @@ from mcpkit.models.stewart_trinkle import (
 )
 from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS as G
 from mcpkit.models.stewart_trinkle.step import project_disc_cone, project_polygon_cone
-from mcpkit.residuals import compute_residuals
-from mcpkit.result import RESULT_KEYS, MCPResult, SolutionStatus, Termination
+from mcpkit.solving.residuals import compute_residuals
+from mcpkit.solving.result import RESULT_KEYS, MCPResult, SolutionStatus, Termination
 
 finite = st.floats(-1e3, 1e3, allow_nan=False)
 

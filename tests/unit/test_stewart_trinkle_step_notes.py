@@ -17,7 +17,7 @@ import pytest
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, NCPStep, Particle, PlaneSurface
 from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS as G
-from mcpkit.result import Termination
+from mcpkit.solving.result import Termination
 from tests.unit.test_stewart_trinkle_coulomb import _fake_result
 
 MU, H = 0.04, 1e-6

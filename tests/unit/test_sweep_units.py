@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import mcpkit
 from mcpkit.errors import MCPInputError, ProblemFileError, UnknownOptionError
-from mcpkit.io import save_lcp_json
+from mcpkit.formats.io import save_lcp_json
 from mcpkit.sweep.api import expand_files
 from mcpkit.sweep.keys import canonical, file_digest, row_key
 from mcpkit.sweep.report import summarize
@@ -63,7 +63,7 @@ def test_canonical_arrays_and_nonfinite() -> None:
 
 
 def test_file_digest_includes_companions(tmp_path: Path) -> None:
-    from mcpkit.io import save_lcp_mtx
+    from mcpkit.formats.io import save_lcp_mtx
 
     p = save_lcp_mtx(tmp_path / "m.mtx", np.eye(2), np.array([1.0, -1.0]))
     d1 = file_digest(p)
@@ -203,7 +203,7 @@ def test_bad_sweep_calls_raise_typed_errors_before_running(task, inputs, kwargs,
 
 
 def test_expand_files_folders_globs_and_companions(tmp_path: Path) -> None:
-    from mcpkit.io import save_lcp_mtx
+    from mcpkit.formats.io import save_lcp_mtx
 
     save_lcp_json(tmp_path / "a.json", np.eye(1), [1.0])
     save_lcp_mtx(tmp_path / "m.mtx", np.eye(1), np.array([1.0]))
@@ -244,7 +244,7 @@ def test_runner_error_row_time_limit_row_and_crash_row() -> None:
 
 
 def test_outcome_columns_from_a_result_and_pairs() -> None:
-    from mcpkit.result import ToleranceCheck
+    from mcpkit.solving.result import ToleranceCheck
 
     cols = outcome_columns((ToleranceCheck("deviation", 1e-3, 1e-2), {"extra": [1, 2]}))
     assert cols["solved"] is True and cols["status"] == "converged" and cols["value"] == 1e-3

@@ -1,7 +1,8 @@
 """The verdict of issue 12: a residual that cannot cancel, every measure judged, honest terminations.
 
-No solver runs here: residuals of given points, :func:`mcpkit.result.judge`,
-:func:`mcpkit.result.mcp_termination` and the MPCC verdict :func:`mcpkit.mpcc.solver.mpcc_result`.
+No solver runs here: residuals of given points, :func:`mcpkit.solving.result.judge`,
+:func:`mcpkit.solving.result.mcp_termination` and the MPCC verdict
+:func:`mcpkit.solving.mpcc_solver.mpcc_result`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.mpcc import MPCC
-from mcpkit.mpcc.solver import mpcc_result
-from mcpkit.residuals import compute_residuals, natural_residual_vector
-from mcpkit.result import SolutionStatus, Termination, judge, mcp_termination
+from mcpkit.solving.mpcc_solver import mpcc_result
+from mcpkit.solving.residuals import compute_residuals, natural_residual_vector
+from mcpkit.solving.result import SolutionStatus, Termination, judge, mcp_termination
 
 INF = math.inf
 

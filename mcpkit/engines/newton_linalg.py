@@ -1,0 +1,339 @@
+r"""Linear algebra of the semismooth Newton engine: :math:`H = D_a + D_b J_F` with a fixed pattern.
+
+Every Newton matrix of :mod:`mcpkit.engines.newton` has the form
+
+.. math::
+
+    H = \operatorname{diag}(d_a) + \operatorname{diag}(d_b)\, J_F(z; p),
+
+so its sparsity pattern is that of :math:`J_F` (as CasADi reports it) merged with the diagonal,
+the same for every iterate, every parameter value and every re-solve. :class:`NewtonSystem`
+builds that pattern **once** and then only writes numbers:
+
+* **dense** (few variables or a dense pattern): :math:`J_F` lives in a preallocated
+  :math:`n \times n` array filled through precomputed flat indices; :math:`H` is formed in a
+  second preallocated array and factorised in place by LAPACK ``getrf``
+  (:func:`scipy.linalg.lu_factor` with ``overwrite_a=True, check_finite=False``);
+* **sparse**: :math:`H` is a CSC matrix whose ``indptr``/``indices`` are computed once, with a
+  scatter map from the nonzeros of :math:`J_F` and from the diagonal into its ``data``; it is
+  factorised by SuperLU (:func:`scipy.sparse.linalg.splu`).
+
+What SciPy lets us reuse across factorisations (and what it does not):
+
+* reused: the CSC structure of :math:`H`, the scatter maps, and the **fill-reducing ordering**.
+  The first factorisation orders the columns (``MMD_AT_PLUS_A`` for a structurally symmetric
+  pattern, ``COLAMD`` otherwise); every later one factorises the symmetrically pre-permuted
+  matrix :math:`P H P^T` (a gather of ``data`` through a precomputed index map) with
+  ``permc_spec="NATURAL"``, so the ordering is never recomputed (about 15-35 % of one ``splu``
+  on a 2-D Laplacian, measured);
+* not reusable: SuperLU's symbolic factorisation (elimination tree, supernode partition,
+  ``Fact=SamePattern``). SciPy's ``splu`` always runs SuperLU with ``Fact=DOFACT`` and exposes
+  neither the elimination tree nor the row permutation as inputs, and LAPACK has no symbolic
+  phase to keep. Each factorisation therefore redoes the symbolic and numeric work.
+
+Singular or ill-conditioned matrices are reported by :meth:`NewtonSystem.factor` returning
+``False`` (SuperLU's "exactly singular", a LAPACK pivot ratio below :data:`PIVOT_RATIO`, or a
+non-finite entry), so the caller can perturb or fall back.
+
+**Levenberg-Marquardt systems** :math:`(H^T H + \mu I)\, d = -H^T \Phi`
+(:meth:`NewtonSystem.levenberg_marquardt`) have a solution for every :math:`\mu > 0`, whatever
+the rank of :math:`H`. :math:`\mu` is first raised to :math:`\mu_{\min} = `
+``rel_floor`` :math:`\cdot \max_j \|H e_j\|_2^2` (a floor relative to the scale of :math:`H`):
+
+* **dense**: the normal equations. :math:`H^T H` by BLAS ``dsyrk`` (:math:`n^3` flops), then
+  Cholesky ``dpotrf``/``dpotrs`` (:math:`n^3/3`): about two LU factorisations. Their condition
+  number is at most :math:`(\sigma_{\max}^2 + \mu)/\mu \le 1 + 1/\text{rel\_floor}`, so the
+  floor bounds the error Cholesky's backward error (:math:`\sim \epsilon \|H\|^2`) can cause;
+  a QR factorisation of :math:`[H; \sqrt\mu I]` would avoid squaring the condition number but
+  costs about five LU factorisations;
+* **sparse**: :math:`H^T H` is not formed (one dense row of :math:`H` makes it dense, and a
+  5-point stencil becomes a 13-point one). The equivalent augmented system
+
+  .. math::
+
+      \begin{pmatrix} \sqrt\mu\, I & H \\ H^T & -\sqrt\mu\, I \end{pmatrix}
+      \begin{pmatrix} y \\ d \end{pmatrix} = \begin{pmatrix} -\Phi \\ 0 \end{pmatrix}
+
+  (:math:`d = H^T y / \sqrt\mu = -H^T (H H^T + \mu I)^{-1} \Phi = -(H^T H + \mu I)^{-1} H^T \Phi`)
+  keeps the pattern of :math:`H` and :math:`H^T`; its eigenvalues are
+  :math:`\pm\sqrt{\sigma_i^2 + \mu}`, so its condition number is
+  :math:`\sqrt{(\sigma_{\max}^2 + \mu)/\mu}`, the square root of the normal equations'. It is
+  factorised by SuperLU (``MMD_AT_PLUS_A``: the pattern is symmetric) with a fresh ordering each
+  time (these systems are a fallback, not the common case). LSQR with damping
+  :math:`\sqrt\mu` would need no factorisation, but its iteration count grows with that same
+  condition number, which is large exactly when :math:`\mu` is small near a solution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+
+#: Dense LAPACK for at most this many variables, whatever the pattern.
+DENSE_MAX_N = 300
+#: Dense LAPACK when the pattern of :math:`H` fills at least this fraction of the matrix ...
+DENSE_MIN_DENSITY = 0.05
+#: ... and the dense arrays (two of :math:`n^2` doubles) stay below this many variables.
+DENSE_LIMIT_N = 12000
+#: A dense factor whose smallest/largest :math:`|U_{ii}|` falls below this counts as singular.
+PIVOT_RATIO = 1e-14
+
+
+class NewtonSystem:
+    r"""Factorise and solve :math:`H = \mathrm{diag}(d_a) + \mathrm{diag}(d_b) J` for one fixed pattern.
+
+    Parameters
+    ----------
+    n
+        Number of variables.
+    colind, row
+        CSC pattern of :math:`J_F` (CasADi's ``Sparsity.colind()`` and ``row()``), rows sorted
+        within each column.
+    dense
+        Force dense (``True``) or sparse (``False``) factorisation; ``None`` chooses by size
+        and density (:data:`DENSE_MAX_N`, :data:`DENSE_MIN_DENSITY`).
+    """
+
+    def __init__(self, n: int, colind: np.ndarray, row: np.ndarray, dense: bool | None = None) -> None:
+        self.n = n
+        colind = np.asarray(colind, dtype=np.int64)
+        row = np.asarray(row, dtype=np.int64)
+        col = np.repeat(np.arange(n, dtype=np.int64), np.diff(colind))
+        self.j_nnz = int(row.size)
+        self.j_rows = row
+        # J's keys col * n + row are sorted (CSC); the diagonal entries J lacks are added to H
+        jkeys = col * n + row
+        dkeys = np.arange(n, dtype=np.int64) * (n + 1)
+        at = np.searchsorted(jkeys, dkeys)
+        hit = jkeys[np.minimum(at, jkeys.size - 1)] == dkeys if jkeys.size else np.zeros(n, dtype=bool)
+        self._missing = ~((at < jkeys.size) & hit)
+        self._jkeys, self._dkeys, self._at = jkeys, dkeys, at
+        density = (jkeys.size + int(self._missing.sum())) / max(n * n, 1)
+        if dense is None:
+            dense = n <= DENSE_MAX_N or (density >= DENSE_MIN_DENSITY and n <= DENSE_LIMIT_N)
+        self.dense = bool(dense)
+        self.kind = "dense LAPACK getrf" if self.dense else "SuperLU splu"
+        self.factorizations = 0
+        self._j_finite = True
+        self.jacobian = np.zeros(self.j_nnz)
+        """Current nonzeros of :math:`J_F` (CSC order); write with :meth:`set_jacobian`."""
+        self._h_pattern: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        if self.dense:
+            self._flat = row * n + col
+            self._Jd = np.zeros((n, n))
+            self._Hd = np.empty((n, n))
+            self._diag = np.arange(n) * (n + 1)
+            self._lu: tuple[np.ndarray, np.ndarray] | None = None
+        else:
+            self._J = sps.csc_matrix(
+                (self.jacobian, row.astype(np.int32), colind.astype(np.int32)), shape=(n, n)
+            )
+            self.h_indices, self.h_indptr, self.j_pos, self.d_pos = self._pattern()
+            self._h_data = np.zeros(self.h_indices.size)
+            self._symmetric = self._structurally_symmetric()
+            self._inv: np.ndarray | None = None  # ordering of the first factorisation
+            self._perm_data: np.ndarray | None = None
+            self._perm_indices: np.ndarray | None = None
+            self._perm_indptr: np.ndarray | None = None
+            self._splu: spla.SuperLU | None = None
+            self._splu_permuted = False  # the last factor is of P H P^T (else of H)
+
+    # ------------------------------------------------------------------ J_F and its products
+    def set_jacobian(self, values: np.ndarray) -> None:
+        """Store the nonzeros of :math:`J_F` (CSC order of the pattern)."""
+        self.jacobian[:] = values
+        self._j_finite = bool(np.isfinite(self.jacobian).all())
+        if self.dense:
+            self._Jd.flat[self._flat] = self.jacobian
+        elif self._J.data is not self.jacobian:  # SciPy copied the data array at construction
+            self._J.data[:] = self.jacobian
+
+    def jv(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`J_F v`."""
+        return self._Jd @ v if self.dense else self._J @ v
+
+    def jtv(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`J_F^T v`."""
+        return self._Jd.T @ v if self.dense else self._J.T @ v
+
+    def row_norms(self) -> np.ndarray:
+        r""":math:`\max_j |J_{ij}|` for every row :math:`i` of :math:`J_F`."""
+        if self.dense:
+            return np.abs(self._Jd).max(axis=1, initial=0.0)
+        return np.asarray(abs(self._J).max(axis=1).todense()).reshape(-1)
+
+    def htv(self, da: np.ndarray, db: np.ndarray, v: np.ndarray) -> np.ndarray:
+        r""":math:`H^T v = d_a \circ v + J_F^T (d_b \circ v)` (the merit gradient for :math:`v = \Phi`)."""
+        return da * v + self.jtv(db * v)
+
+    def hv(self, da: np.ndarray, db: np.ndarray, v: np.ndarray) -> np.ndarray:
+        r""":math:`H v = d_a \circ v + d_b \circ (J_F v)`."""
+        return da * v + db * self.jv(v)
+
+    def _pattern(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CSC ``(indices, indptr)`` of :math:`H` and where J's entries and the diagonal sit in it."""
+        if self._h_pattern is None:
+            n, jkeys, dkeys, miss = self.n, self._jkeys, self._dkeys, self._missing
+            keys = np.insert(jkeys, self._at[miss], dkeys[miss])
+            h_col, h_row = np.divmod(keys, n)
+            indptr = np.searchsorted(h_col, np.arange(n + 1)).astype(np.int32)
+            j_pos = np.arange(jkeys.size) + np.searchsorted(dkeys[miss], jkeys, side="right")
+            self._h_pattern = (h_row.astype(np.int32), indptr, j_pos, np.searchsorted(keys, dkeys))
+        return self._h_pattern
+
+    def matrix(self, da: np.ndarray, db: np.ndarray) -> sps.csc_matrix:
+        """:math:`H` as a CSC matrix (for tests and diagnostics)."""
+        indices, indptr, j_pos, d_pos = self._pattern()
+        data = np.zeros(indices.size)
+        data[j_pos] = db[self.j_rows] * self.jacobian
+        data[d_pos] += da
+        return sps.csc_matrix((data, indices, indptr), shape=(self.n, self.n))
+
+    # ------------------------------------------------------------------ factorisation
+    def factor(self, da: np.ndarray, db: np.ndarray) -> bool:
+        """Factorise :math:`H`; ``False`` when it is singular, ill-conditioned or not finite."""
+        self.factorizations += 1
+        if self.dense:
+            return self._factor_dense(da, db)
+        return self._factor_sparse(da, db)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """Solve :math:`H x = \\text{rhs}` with the last successful factorisation."""
+        if self.dense:
+            assert self._lu is not None
+            x, _ = sla.lapack.dgetrs(self._lu[0], self._lu[1], rhs)
+            return x
+        assert self._splu is not None
+        if not self._splu_permuted:
+            return self._splu.solve(rhs)
+        x = np.empty(self.n)
+        x[self._inv] = self._splu.solve(rhs[self._inv])
+        return x
+
+    def levenberg_marquardt(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        r""":math:`d = -(H^T H + \bar\mu I)^{-1} H^T \Phi`, :math:`\bar\mu = \max(\mu, f \max_j \|He_j\|^2)`.
+
+        :math:`f` is ``rel_floor``.
+
+        Returns ``(d, mu_used)``, or ``None`` when :math:`H` or :math:`\Phi` is not finite, the
+        factorisation fails or :math:`d` is not finite (module docstring: normal equations and
+        Cholesky when dense, the augmented system and SuperLU when sparse). A dense call
+        overwrites the LU factors of :meth:`factor`.
+        """
+        self.factorizations += 1
+        finite = np.isfinite(da).all() and np.isfinite(db).all() and np.isfinite(Phi).all()
+        if not (self._j_finite and finite):
+            return None
+        if self.dense:
+            return self._lm_dense(da, db, Phi, mu, rel_floor)
+        return self._lm_sparse(da, db, Phi, mu, rel_floor)
+
+    def _lm_dense(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        H = self._Hd
+        self._lu = None  # H's buffer holds the LU factors of factor(); they are overwritten
+        np.multiply(self._Jd, db[:, None], out=H)
+        H.flat[self._diag] += da
+        g = H.T @ Phi
+        # H is C-ordered, so H.T is Fortran-ordered: dsyrk(H.T, trans=0) = H^T H without a copy
+        A = sla.blas.dsyrk(1.0, H.T, trans=0, lower=0)
+        diag = np.diagonal(A).copy()
+        mu = max(mu, rel_floor * float(diag.max(initial=0.0)))
+        if not mu > 0:
+            return None
+        A.flat[:: self.n + 1] = diag + mu
+        c, info = sla.lapack.dpotrf(A, lower=0, clean=0, overwrite_a=1)
+        if info != 0:
+            return None
+        d, info = sla.lapack.dpotrs(c, -g, lower=0)
+        if info != 0 or not np.isfinite(d).all():
+            return None
+        return d, mu
+
+    def _lm_sparse(
+        self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
+    ) -> tuple[np.ndarray, float] | None:
+        H = self.matrix(da, db)
+        col2 = np.asarray(H.multiply(H).sum(axis=0)).reshape(-1)
+        mu = max(mu, rel_floor * float(col2.max(initial=0.0)))
+        if not mu > 0:
+            return None
+        s = np.sqrt(mu)
+        eye = sps.identity(self.n, format="csc")
+        K = sps.bmat([[s * eye, H], [H.T, -s * eye]], format="csc")
+        try:
+            lu = spla.splu(K, permc_spec="MMD_AT_PLUS_A")
+        except RuntimeError:  # "Factor is exactly singular"
+            return None
+        d = lu.solve(np.concatenate([-Phi, np.zeros(self.n)]))[self.n :]
+        if not np.isfinite(d).all():
+            return None
+        return d, mu
+
+    def _factor_dense(self, da: np.ndarray, db: np.ndarray) -> bool:
+        if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
+            return False
+        H = self._Hd
+        np.multiply(self._Jd, db[:, None], out=H)
+        H.flat[self._diag] += da
+        lu, piv, info = sla.lapack.dgetrf(H, overwrite_a=True)
+        if info < 0:  # pragma: no cover - an illegal argument is a bug
+            raise RuntimeError(f"LAPACK dgetrf: illegal argument {-info}")
+        u = np.abs(np.diagonal(lu))
+        big = u.max(initial=0.0)
+        if info > 0 or big == 0.0 or u.min() <= PIVOT_RATIO * big:
+            self._lu = None
+            return False
+        self._lu = (lu, piv)
+        return True
+
+    def _structurally_symmetric(self) -> bool:
+        P = sps.csc_matrix(
+            (np.ones(self.h_indices.size), self.h_indices, self.h_indptr), shape=(self.n, self.n)
+        )
+        return (P - P.T).count_nonzero() == 0
+
+    def _factor_sparse(self, da: np.ndarray, db: np.ndarray) -> bool:
+        if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
+            return False
+        data = self._h_data
+        data[:] = 0.0
+        data[self.j_pos] = db[self.j_rows] * self.jacobian
+        data[self.d_pos] += da
+        try:
+            if self._inv is None:
+                H = sps.csc_matrix((data, self.h_indices, self.h_indptr), shape=(self.n, self.n))
+                spec = "MMD_AT_PLUS_A" if self._symmetric else "COLAMD"
+                lu = spla.splu(H, permc_spec=spec)
+                self._set_ordering(np.argsort(lu.perm_c))
+                permuted = False
+            else:
+                assert self._perm_data is not None
+                Hp = sps.csc_matrix(
+                    (data[self._perm_data], self._perm_indices, self._perm_indptr), shape=(self.n, self.n)
+                )
+                lu = spla.splu(Hp, permc_spec="NATURAL")
+                permuted = True
+        except RuntimeError:  # "Factor is exactly singular"
+            self._splu = None
+            return False
+        self._splu, self._splu_permuted = lu, permuted
+        return True
+
+    def _set_ordering(self, inv: np.ndarray) -> None:
+        r"""Keep the gather map of :math:`P H P^T` (``Hp[i, j] = H[inv[i], inv[j]]``) for later factors."""
+        idx = sps.csc_matrix(
+            (np.arange(1, self.h_indices.size + 1, dtype=float), self.h_indices, self.h_indptr),
+            shape=(self.n, self.n),
+        )
+        perm = idx[inv][:, inv].tocsc()
+        perm.sort_indices()
+        self._perm_data = perm.data.astype(np.int64) - 1
+        self._perm_indices = perm.indices.copy()
+        self._perm_indptr = perm.indptr.copy()
+        self._inv = inv

@@ -1,0 +1,251 @@
+r"""``mcpkit.solve`` and the re-usable :class:`Solver`: declare -> lower -> solve -> result.
+
+>>> import numpy as np, mcpkit
+>>> mcp = mcpkit.MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0]))
+>>> res = mcpkit.solve(mcp)
+>>> bool(res.solved), np.round(res.z, 6).tolist()
+(True, [0.333333, 0.333333])
+
+Whatever the route, the returned point is judged here, on the declaration: :math:`F(z; p)` is
+evaluated from the MCP itself and the natural residual, complementarity violation and bound
+violation are computed on the original pairs (:mod:`mcpkit.solving.residuals`); the point is a solution
+exactly when all three are at most ``tol`` (:func:`mcpkit.solving.result.judge`). The termination is
+the route's, corrected by :func:`mcp_termination`: "converged" that the check does not confirm
+is ``stalled``, and "locally infeasible" without an infeasibility certificate is ``stalled``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError
+from mcpkit.homotopy.ipopt import check_ipopt_options
+from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.problems.arrays import ArrayLike, as_float_vector
+from mcpkit.problems.mcp import MCP
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving import stop
+from mcpkit.solving.options import Backend, Method, SolveOptions
+from mcpkit.solving.planner import build_mcp_route
+from mcpkit.solving.registry import resolve
+from mcpkit.solving.residuals import classify_pairs
+from mcpkit.solving.result import (
+    MCPResult,
+    MPCCResult,
+    Termination,
+    judge_point,
+    mcp_termination,
+    verdict_message,
+)
+from mcpkit.solving.route import Route, RouteOutcome
+
+
+class Solver:
+    r"""A solve route built once for one MCP structure; call :meth:`solve` many times.
+
+    Parameters
+    ----------
+    problem
+        The declaration :math:`l \le z \le u \perp F(z; p)`.
+    backend, method
+        A registered backend and method, or ``"auto"`` (see :mod:`mcpkit.solving.registry`,
+        :class:`~mcpkit.solving.options.Backend`, :class:`~mcpkit.solving.options.Method`, ``mcpkit info``).
+        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` listing the registered
+        ones; a method that does not run on the backend raises
+        :class:`~mcpkit.errors.MCPInputError`.
+    options
+        A :class:`~mcpkit.solving.options.SolveOptions`; keyword arguments override its fields.
+    ipopt
+        Backend ``pyomo`` only: which IPOPT solves the subproblems (``"auto"``: an ``ipopt``
+        executable when found, else CasADi's; ``"executable"``, ``"casadi"``, ``"mcpkit_ipopt"``).
+
+    Notes
+    -----
+    Parameter values may change between calls (``solve(p=...)``) without rebuilding: the
+    parameters are symbolic in every lowering. With ``warm_start=True`` (default) the next
+    call starts from the previous solution and its multipliers.
+    """
+
+    def __init__(
+        self,
+        problem: MCP,
+        backend: str | Backend = "auto",
+        method: str | Method = "auto",
+        options: SolveOptions | None = None,
+        *,
+        ipopt: str = "auto",
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(problem, MCP):
+            raise MCPInputError(
+                f"Solver expects an mcpkit.MCP, got {type(problem).__name__}; use "
+                "mcpkit.solve() for Pyomo models and mcpkit.mpcc.MPCCSolver for MPCCs"
+            )
+        self.options = SolveOptions.for_problem("mcp", options, **kwargs)
+        if self.options.ipopt_options:  # misspelt IPOPT options fail now, even if only a fallback uses IPOPT
+            check_ipopt_options(self.options.ipopt_options)
+        problem.validate()
+        self.problem = problem
+        self._version = problem.version
+        self.resolved = resolve("mcp", method, backend)
+        self.backend = Backend.parse(self.resolved.backend)
+        self.method = Method.parse(self.resolved.method)
+        self.choice_note = self.resolved.note
+        self.cas = lower_to_casadi(problem)
+        self.route: Route = build_mcp_route(problem, self.resolved, self.options, ipopt)
+        self._last_z: np.ndarray | None = None
+
+    def solve(
+        self,
+        p: ArrayLike | dict[str, ArrayLike] | None = None,
+        z0: ArrayLike | None = None,
+        warm_start: bool = True,
+    ) -> MCPResult:
+        """Solve at parameter values ``p`` (dict by block, stacked array, or current values).
+
+        Parameters
+        ----------
+        p
+            Parameter values; ``None`` uses the values stored in the MCP.
+        z0
+            Starting point (stacked); default: the previous solution when ``warm_start``,
+            otherwise the declaration's start.
+        warm_start
+            Start from the previous solution (and multipliers) of this solver.
+        """
+        if self.problem.version != self._version:
+            raise MCPInputError("the MCP's structure changed after this Solver was built; build a new Solver")
+        pv = self.problem.parameter_vector(p)
+        warm = warm_start and self._last_z is not None
+        if z0 is not None:
+            start = as_float_vector(z0, self.problem.n, "z0", allow_inf=False)
+        elif warm:
+            assert self._last_z is not None
+            start = self._last_z
+        else:
+            start = self.problem.start
+        start = np.minimum(np.maximum(start, self.cas.lb), self.cas.ub)
+        t0 = time.perf_counter()
+        try:
+            out = self.route.solve(pv, start, warm)
+        except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
+            if not stop.is_interrupt(exc):
+                raise
+            out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
+        wall = time.perf_counter() - t0
+        result = self._result(out, pv, wall)
+        if result.solved:
+            self._last_z = result.z.copy()
+        return result
+
+    def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
+        lb, ub, tol = self.cas.lb, self.cas.ub, self.options.tol
+        # judged once: the chain's verdict on this very point at this tolerance, when it has one
+        jp = out.judged
+        if jp is None or jp.z is not out.z or self.route.options.tol != tol:
+            jp = judge_point(out.z, lambda z: self.cas.F_fun(z, p), lb, ub, tol, out.F)
+        z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
+        states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
+        termination = mcp_termination(out.termination, status, out.extra)
+        method, backend = out.method or self.method.value, out.backend or self.route.backend
+        route = f"{method}/{backend}"
+        msg = verdict_message(f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination)
+        if self.choice_note:
+            msg += f"; {self.choice_note}"
+        return MCPResult(
+            z=z,
+            F=F,
+            termination=termination,
+            solution_status=status,
+            natural_residual=r.natural,
+            complementarity_violation=r.complementarity,
+            bound_violation=r.bounds,
+            pair_states=states,
+            tol=tol,
+            iterations=out.iterations,
+            wall_time_s=wall,
+            backend=backend,
+            method=method,
+            trace=list(out.trace),
+            raw_status=out.raw_status,
+            message=msg,
+            blocks={b.name: b.slice for b in self.problem.blocks},
+            extra=dict(out.extra),
+        )
+
+
+def solve(
+    problem: Any,
+    backend: str | Backend = "auto",
+    method: str | Method = "auto",
+    p: ArrayLike | dict[str, ArrayLike] | None = None,
+    z0: ArrayLike | None = None,
+    options: SolveOptions | None = None,
+    **kwargs: Any,
+) -> MCPResult | MPCCResult:
+    r"""Solve an MCP, an MPCC or a Pyomo complementarity model once.
+
+    Parameters
+    ----------
+    problem
+        An :class:`~mcpkit.MCP` (solved by :class:`Solver`, returns
+        :class:`~mcpkit.solving.result.MCPResult`); an :class:`~mcpkit.mpcc.MPCC` with standard or
+        general pair bounds, e.g. from :func:`~mcpkit.mpcc.load_mpcc_json` (solved by
+        :class:`~mcpkit.mpcc.MPCCSolver`, returns :class:`~mcpkit.solving.result.MPCCResult`); or a
+        Pyomo model: with an active objective that depends on a variable it is an MPCC
+        (:meth:`MPCC.from_pyomo <mcpkit.mpcc.MPCC.from_pyomo>`, returns
+        :class:`~mcpkit.solving.result.MPCCResult`, whose ``extra["pyomo_objective"]`` is the Pyomo
+        objective in its own sense); without one (or with a constant one) an MCP
+        (:func:`mcpkit.lowering.pyomo.from_pyomo`); see :mod:`mcpkit.frontends.pyomo_plugin`. The point
+        is written back into the model's variables; mutable ``Param`` values are the parameters
+        and the variables' values the start unless ``p``/``z0`` are given.
+    backend, method
+        Registered names or ``"auto"`` (see :class:`Solver`); honoured for every problem kind
+        or refused with a typed error before anything runs.
+    p
+        Parameter values (dict by block name or stacked array; an array for an MPCC).
+    z0
+        Starting point (``x0`` of an MPCC).
+    options, **kwargs
+        :class:`~mcpkit.solving.options.SolveOptions` and/or its fields as keywords (``tol=1e-10``);
+        ``ipopt=`` (backend ``pyomo``) and, for MPCCs, ``stationarity=True`` pass on.
+        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` before anything runs.
+
+    Returns
+    -------
+    MCPResult or MPCCResult
+        ``result.solved`` is mcpkit's verdict from residuals on the problem as posed;
+        ``result.raise_if_failed()`` turns a failure into an exception.
+    """
+    if isinstance(problem, MPCC):
+        from mcpkit.solving.mpcc_solver import MPCCSolver
+
+        t0 = time.perf_counter()
+        solver = MPCCSolver(problem, method, backend, options, **kwargs)
+        limit = solver.options.time_limit  # the whole call: building the solver counts too
+        left = None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
+        return solver.solve(p=p, x0=z0, time_limit=left)
+    if isinstance(problem, MCP):
+        return Solver(problem, backend=backend, method=method, options=options, **kwargs).solve(
+            p=p, z0=z0, warm_start=False
+        )
+    if _is_pyomo_model(problem):
+        from mcpkit.frontends.pyomo_plugin import PyomoRoute
+
+        route = PyomoRoute(problem, backend=backend, method=method, options=options, **kwargs)
+        return route.solve(p=p, z0=z0, warm_start=False)
+    raise MCPInputError(
+        f"solve() expects an mcpkit.MCP, an mcpkit.MPCC or a Pyomo model with Complementarity "
+        f"components; got {type(problem).__name__}"
+    )
+
+
+def _is_pyomo_model(obj: Any) -> bool:
+    try:
+        from pyomo.core.base.block import BlockData
+    except ImportError:  # pragma: no cover - pyomo is a dependency
+        return False
+    return isinstance(obj, BlockData)

@@ -1,0 +1,381 @@
+r"""IPOPT through CasADi's bundled ``nlpsol`` (always available after ``pip install``).
+
+Solves :math:`\min_x f(x; p)` s.t. :math:`g_l \le g(x; p) \le g_u`, :math:`x_l \le x \le x_u`.
+The solver object is built once and re-used for every call (parametric re-solves and
+homotopy steps only change numbers), with primal-dual warm starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from mcpkit.errors import UnknownOptionError
+from mcpkit.problems.names import casadi_name
+from mcpkit.solving import stop
+from mcpkit.solving.result import Termination
+
+#: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
+#: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual
+#: test decides whether the MCP/MPCC is solved.
+IPOPT_STATUS: dict[str, Termination] = {
+    "Solve_Succeeded": Termination.CONVERGED,
+    "Solved_To_Acceptable_Level": Termination.CONVERGED,
+    "Feasible_Point_Found": Termination.CONVERGED,
+    "Infeasible_Problem_Detected": Termination.LOCALLY_INFEASIBLE,
+    "Search_Direction_Becomes_Too_Small": Termination.STALLED,
+    "Diverging_Iterates": Termination.NUMERICAL_ERROR,
+    "User_Requested_Stop": Termination.INTERRUPTED,
+    "Maximum_Iterations_Exceeded": Termination.ITERATION_LIMIT,
+    "Maximum_CpuTime_Exceeded": Termination.TIME_LIMIT,
+    "Maximum_WallTime_Exceeded": Termination.TIME_LIMIT,
+    "Restoration_Failed": Termination.STALLED,
+    "Error_In_Step_Computation": Termination.NUMERICAL_ERROR,
+    "Not_Enough_Degrees_Of_Freedom": Termination.SOLVER_ERROR,
+    "Invalid_Problem_Definition": Termination.SOLVER_ERROR,
+    "Invalid_Option": Termination.SOLVER_ERROR,
+    "Invalid_Number_Detected": Termination.NUMERICAL_ERROR,
+    "Unrecoverable_Exception": Termination.SOLVER_ERROR,
+    "NonIpopt_Exception_Thrown": Termination.SOLVER_ERROR,
+    "Insufficient_Memory": Termination.SOLVER_ERROR,
+    "Internal_Error": Termination.SOLVER_ERROR,
+    # the LP inner solver of affine subproblems (mcpkit.homotopy.lp_inner: HiGHS)
+    "LP_Optimal": Termination.CONVERGED,
+    "LP_Infeasible": Termination.LOCALLY_INFEASIBLE,
+    "LP_Unbounded": Termination.NUMERICAL_ERROR,
+    "LP_Limit_Reached": Termination.TIME_LIMIT,
+    "LP_Numerical_Difficulties": Termination.NUMERICAL_ERROR,
+    # the MILP's point of an LPEC polish whose branch LP HiGHS could not solve (lpec_polish)
+    "LP_MILP_Point": Termination.CONVERGED,
+}
+
+
+def ipopt_termination(status: str) -> Termination:
+    """Map a raw IPOPT status to :class:`~mcpkit.solving.result.Termination` (unknown -> SOLVER_ERROR)."""
+    return IPOPT_STATUS.get(status, Termination.SOLVER_ERROR)
+
+
+@dataclass(frozen=True)
+class InnerResult:
+    """One IPOPT call."""
+
+    x: np.ndarray
+    lam_x: np.ndarray
+    lam_g: np.ndarray
+    f: float
+    status: str
+    iterations: int
+    wall_time_s: float
+
+    @property
+    def ok(self) -> bool:
+        """IPOPT's own verdict that the subproblem converged (not mcpkit's verdict)."""
+        return ipopt_termination(self.status) is Termination.CONVERGED
+
+    @classmethod
+    def failure(cls, nx: int, ng: int, exc: BaseException, wall_time_s: float) -> InnerResult:
+        """A call that raised ``exc`` (an evaluation error, a crashed executable): no point."""
+        text = str(exc).strip()
+        why = text.splitlines()[-1][:200] if text else type(exc).__name__
+        return cls(
+            x=np.full(nx, np.nan),
+            lam_x=np.zeros(nx),
+            lam_g=np.zeros(ng),
+            f=float("nan"),
+            status=f"exception: {why}",
+            iterations=0,
+            wall_time_s=wall_time_s,
+        )
+
+
+#: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
+#: parameter small, iterates pushed off the bounds as little as possible).
+WARM_START_OPTIONS: dict[str, Any] = {
+    "warm_start_init_point": "yes",
+    "mu_init": 1e-5,
+    "warm_start_bound_push": 1e-9,
+    "warm_start_bound_frac": 1e-9,
+    "warm_start_mult_bound_push": 1e-9,
+    "warm_start_slack_bound_frac": 1e-9,
+    "warm_start_slack_bound_push": 1e-9,
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _check_option_names(names: frozenset[str]) -> None:
+    x = ca.SX.sym("x")
+    opts: dict[str, Any] = {f"ipopt.{k}": 0 for k in names}  # IPOPT checks names here, values at solve
+    try:
+        ca.nlpsol("mcpkit_option_check", "ipopt", {"x": x, "f": x * x}, opts)
+    except RuntimeError as exc:
+        _raise_unknown_option(exc)
+
+
+def _raise_unknown_option(exc: RuntimeError) -> None:
+    """Turn CasADi's "No such IPOPT option" into :class:`~mcpkit.errors.UnknownOptionError`."""
+    m = re.search(r"No such IPOPT option: (\S+)", str(exc))
+    if m:
+        raise UnknownOptionError(
+            f"unknown IPOPT option {m.group(1)!r} (see the IPOPT options reference)"
+        ) from None
+
+
+def check_ipopt_options(options: dict[str, Any] | None) -> None:
+    """Raise :class:`~mcpkit.errors.UnknownOptionError` now if ``options`` names an option IPOPT lacks.
+
+    Routes that may never build IPOPT (``method="auto"`` solved by ``newton``) call this so a
+    misspelt option fails before anything runs, not only when a fallback first needs IPOPT.
+    """
+    if options:
+        _check_option_names(frozenset(options))
+
+
+def ipopt_option_dict(
+    tol: float,
+    max_iter: int,
+    warm: bool = False,
+    verbose: bool = False,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """IPOPT options by IPOPT name, the same for every inner solver of a subproblem.
+
+    ``tol`` is IPOPT's ``tol`` and also its ``constr_viol_tol`` and ``compl_inf_tol`` (so the
+    subproblem is solved to the accuracy the outer loop needs); ``warm`` adds
+    :data:`WARM_START_OPTIONS`; ``options`` (the user's, by IPOPT name, with or without an
+    ``ipopt.`` prefix) come last and win.
+    """
+    opts: dict[str, Any] = {
+        "print_level": 5 if verbose else 0,
+        "sb": "yes",
+        "tol": tol,
+        "constr_viol_tol": tol,
+        "compl_inf_tol": tol,
+        "acceptable_tol": max(tol, 1e-6),
+        "max_iter": int(max_iter),
+    }
+    if warm:
+        opts.update(WARM_START_OPTIONS)
+    for key, value in (options or {}).items():
+        opts[key.removeprefix("ipopt.")] = value
+    return opts
+
+
+#: Building an IPOPT solver (CasADi's ``nlpsol``: the Jacobian and Hessian of the Lagrangian,
+#: symbolically) takes at least about this many seconds per unit of the rows' expression graph
+#: (:func:`estimated_build_seconds`): 2.6 us per nonzero of the matrix of a dense 2000 x 2000 LCP
+#: (4 million, 10.3 s) and 4.5 us at 3000 x 3000 (9 million, 41 s) on the 2-core reference
+#: machine. Used as a *lower* estimate, so a faster machine builds what fits and a slower one is
+#: stopped earlier, never later.
+BUILD_SECONDS_PER_UNIT = 2e-6
+
+
+def estimated_build_seconds(x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX) -> float:
+    r"""A lower estimate of the seconds that building an IPOPT solver with rows ``g(x, p)`` takes:
+    :data:`BUILD_SECONDS_PER_UNIT` times the size of ``g``'s expression graph, its operations
+    plus (for MX) the nonzeros of the constant matrices in it (a dense :math:`M` in
+    :math:`Mz + q` makes a Jacobian, and a Hessian of the pair products, as dense as :math:`M`).
+    Instant, unlike the structural Jacobian (5-19 s for a dense 3000 x 3000 MX product)."""
+    fn = ca.Function("mcpkit_size", [x, p], [g])
+    size = fn.n_instructions()
+    if isinstance(g, ca.MX):
+        for k in range(fn.n_instructions()):
+            node = fn.instruction_MX(k)
+            if node.is_constant():
+                size += node.nnz()
+    return BUILD_SECONDS_PER_UNIT * size
+
+
+class _Monitor(ca.Callback):
+    """IPOPT iteration callback that asks IPOPT to stop once ``deadline`` (perf_counter) passed
+    or ``max_iter`` iterations of this call were taken, or a stop was requested
+    (:func:`mcpkit.solving.stop.request`, Ctrl-C in the command line).
+
+    IPOPT's own ``max_wall_time`` and ``max_iter`` are fixed when the solver is built and count
+    from the start of each call; a homotopy that must end within one overall limit needs the
+    *remaining* time, which changes from call to call, and its polish a cap that depends on the
+    work done so far. IPOPT then returns ``User_Requested_Stop``. The callback costs about
+    45 us per iteration, so it is installed only on solvers that ask for it (``deadlines``) or
+    are built inside :func:`mcpkit.solving.stop.watching`.
+    """
+
+    def __init__(self, nx: int, ng: int, npar: int) -> None:
+        ca.Callback.__init__(self)
+        self.sizes = {"x": nx, "lam_x": nx, "g": ng, "lam_g": ng, "lam_p": npar, "f": 1}
+        self.deadline = float("inf")
+        self.max_iter: int | None = None
+        self.count = 0
+        self.construct("mcpkit_monitor", {})
+
+    def start(self, deadline: float | None, max_iter: int | None) -> None:
+        """Arm the monitor for one call."""
+        self.deadline = float("inf") if deadline is None else deadline
+        self.max_iter = max_iter
+        self.count = 0
+
+    def get_n_in(self) -> int:
+        return ca.nlpsol_n_out()
+
+    def get_n_out(self) -> int:
+        return 1
+
+    def get_name_in(self, i: int) -> str:
+        return ca.nlpsol_out(i)
+
+    def get_name_out(self, i: int) -> str:
+        return "stop"
+
+    def get_sparsity_in(self, i: int) -> ca.Sparsity:
+        return ca.Sparsity.dense(self.sizes.get(ca.nlpsol_out(i), 0), 1)
+
+    def eval(self, arg: list[Any]) -> list[Any]:
+        self.count += 1  # called once per iteration, iteration 0 included
+        over = self.max_iter is not None and self.count > self.max_iter
+        return [1 if over or stop.requested() or time.perf_counter() > self.deadline else 0]
+
+
+@dataclass(frozen=True)
+class InnerCall:
+    """The arguments of one :meth:`InnerSolver.solve` call, and its start time."""
+
+    x0: np.ndarray
+    q: np.ndarray
+    lbx: np.ndarray
+    ubx: np.ndarray
+    lbg: np.ndarray
+    ubg: np.ndarray
+    lam_x0: np.ndarray | None
+    lam_g0: np.ndarray | None
+    deadline: float | None
+    t0: float
+    max_iter: int | None = None
+
+
+class InnerSolver(ABC):
+    r"""A built solver for one NLP structure: :math:`\min_x f(x; q)` s.t. :math:`g_l \le g(x; q)
+    \le g_u`, :math:`x_l \le x \le x_u`, solved for many :math:`(x_0, q)` (see
+    :mod:`mcpkit.homotopy.inner`). Subclasses implement :meth:`_run`; an exception of
+    :attr:`errors` becomes a failed :class:`InnerResult` with no point.
+    """
+
+    nx: int
+    """Number of variables."""
+    ng: int
+    """Number of rows."""
+    errors: tuple[type[BaseException], ...] = (RuntimeError,)
+    """Exceptions that mean "this call failed" rather than a bug."""
+
+    def solve(
+        self,
+        x0: np.ndarray,
+        q: np.ndarray,
+        lbx: np.ndarray,
+        ubx: np.ndarray,
+        lbg: np.ndarray,
+        ubg: np.ndarray,
+        lam_x0: np.ndarray | None = None,
+        lam_g0: np.ndarray | None = None,
+        deadline: float | None = None,
+        max_iter: int | None = None,
+    ) -> InnerResult:
+        r"""Solve from ``x0`` (and multipliers, when given) at parameters ``q``.
+
+        ``deadline`` (a :func:`time.perf_counter` value) stops the solve at the first iteration
+        after it; ``max_iter`` caps this call's iterations below the solver's own ``max_iter``
+        (both need a solver built with ``deadlines``; others ignore the cap). Returns the point,
+        CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`, :math:`\lambda_g` as
+        IPOPT's), IPOPT's status name and its iteration count.
+        """
+        t0 = time.perf_counter()
+        try:
+            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0, max_iter))
+        except self.errors as exc:
+            return InnerResult.failure(self.nx, self.ng, exc, time.perf_counter() - t0)
+
+    @abstractmethod
+    def _run(self, call: InnerCall) -> InnerResult:
+        """One solve (see :meth:`solve`)."""
+
+
+class IpoptNLP(InnerSolver):
+    r"""A built IPOPT solver for one NLP structure; call :meth:`solve` repeatedly.
+
+    Parameters
+    ----------
+    x, p, f, g
+        CasADi SX decision vector, parameter vector, objective and constraints.
+    tol
+        IPOPT ``tol``; also used for ``constr_viol_tol`` and ``compl_inf_tol`` so the
+        subproblem is solved to the accuracy the outer loop needs.
+    max_iter
+        IPOPT ``max_iter``.
+    warm
+        Configure IPOPT for warm starts from a nearby primal-dual point.
+    options
+        Extra IPOPT options by IPOPT name; unknown names raise
+        :class:`~mcpkit.errors.UnknownOptionError` when the solver is built.
+    verbose
+        Show IPOPT's iteration log.
+    name
+        Name of the CasADi function.
+    deadlines
+        Accept a ``deadline`` and a ``max_iter`` cap in :meth:`solve` (an iteration callback
+        checks them; used when the solve has a time limit, and by the polish).
+    """
+
+    def __init__(
+        self,
+        x: ca.SX | ca.MX,
+        p: ca.SX | ca.MX,
+        f: ca.SX | ca.MX,
+        g: ca.SX | ca.MX,
+        *,
+        tol: float,
+        max_iter: int = 3000,
+        warm: bool = False,
+        options: dict[str, Any] | None = None,
+        verbose: bool = False,
+        name: str = "nlp",
+        deadlines: bool = False,
+    ) -> None:
+        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False}
+        for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
+            opts[f"ipopt.{key}"] = value
+        self.nx = int(x.numel())
+        self.ng = int(g.numel())
+        self.np = int(p.numel())
+        self._monitor = _Monitor(self.nx, self.ng, self.np) if deadlines or stop.watched() else None
+        if self._monitor is not None:
+            opts["iteration_callback"] = self._monitor
+        try:
+            self.solver = ca.nlpsol(casadi_name(name), "ipopt", {"x": x, "p": p, "f": f, "g": g}, opts)
+        except RuntimeError as exc:
+            _raise_unknown_option(exc)
+            raise
+
+    def _run(self, call: InnerCall) -> InnerResult:
+        # the deadline and cap (need ``deadlines=True``) make IPOPT return ``User_Requested_Stop``
+        if self._monitor is not None:
+            self._monitor.start(call.deadline, call.max_iter)
+        c = call
+        args: dict[str, Any] = {"x0": c.x0, "p": c.q, "lbx": c.lbx, "ubx": c.ubx, "lbg": c.lbg, "ubg": c.ubg}
+        for key, lam in (("lam_x0", c.lam_x0), ("lam_g0", c.lam_g0)):
+            if lam is not None:
+                args[key] = lam
+        sol = self.solver(**args)  # evaluation errors surface as RuntimeError (see ``errors``)
+        stats = self.solver.stats()
+        return InnerResult(
+            x=np.asarray(sol["x"], dtype=float).reshape(-1),
+            lam_x=np.asarray(sol["lam_x"], dtype=float).reshape(-1),
+            lam_g=np.asarray(sol["lam_g"], dtype=float).reshape(-1),
+            f=float(sol["f"]),
+            status=str(stats.get("return_status", "unknown")),
+            iterations=int(stats.get("iter_count", 0)),
+            wall_time_s=time.perf_counter() - call.t0,
+        )

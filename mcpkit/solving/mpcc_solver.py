@@ -1,0 +1,372 @@
+r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge on the user's pairs.
+
+:class:`MPCCSolver` takes any :class:`~mcpkit.mpcc.MPCC` (general pair bounds allowed) and
+
+1. lowers it **once** to the standard form :math:`0 \le G \perp H \ge 0` with
+   :class:`~mcpkit.lowering.standard.ToStandardMPCC` (the identity for a standard problem);
+2. on ``backend="pyomo"`` lowers that on through Pyomo (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`:
+   the CasADi graph replayed as a Pyomo model, written by Pyomo's NL writer and read back), so
+   every function IPOPT evaluates comes from the Pyomo model;
+3. runs the one homotopy of :mod:`mcpkit.homotopy.loop` (reformulation from the registry,
+   adaptive parameter, retries, fallback reformulations, polish, time limit; IPOPT's tolerance
+   tied to ``tol``);
+4. judges every candidate on the **original** problem (:func:`judged_residuals`): constraint
+   violation from :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>` and the
+   complementarity residual :math:`\max_j |\operatorname{mid}(H_j - H_{l,j}, H_j - H_{u,j}, G_j)|`
+   computed without cancellation (:func:`mcpkit.solving.residuals.natural_residual_vector`); ``solved``
+   means both are :math:`\le` ``tol`` (``tol`` defaults to
+   :data:`~mcpkit.solving.options.DEFAULT_TOL` ``["mpcc"]`` = 1e-6);
+5. refines a solved point to a certified B-stationary one (:mod:`mcpkit.stationarity.refine`: LPEC over
+   the biactive pairs, branch NLP along its descent direction, repeat; then a bounded multistart
+   from the homotopy path when the point stays uncertified) and classifies it (S, B, M, C, weak;
+   :mod:`mcpkit.stationarity.certificate`) on the standard form built in step 1, beside the verdict,
+   never folded into it. ``result.stationarity`` is always set: ``"B"`` only with an LPEC
+   certificate, ``"S"`` with multipliers; ``result.extra["refinement"]`` says why an uncertified
+   point stayed so. ``refine=False`` (or ``RefineOptions(enabled=False)``) only classifies.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError, NonFiniteError
+from mcpkit.homotopy.loop import (
+    SECOND_OPINION_MAX_VARS,
+    Assessment,
+    HomotopyOutcome,
+    Polisher,
+    clipped_or_given,
+)
+from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.problems.arrays import as_float_vector
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.planner import plan_mpcc
+from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
+from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination
+from mcpkit.stationarity.refine import RefinementReport, RefineOptions, Refiner
+
+#: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
+#: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
+STATIONARITY_TOL = 1e-4
+#: Above this many variables the stationarity check and the refinement are skipped, with a note
+#: (its multiplier matrix is held dense: 3285 variables, the plate-design MPCC, take 3 s; the
+#: least squares themselves are sparse from :data:`~mcpkit.stationarity.certificate.SPARSE_CERTIFICATE_MIN`).
+STATIONARITY_MAX_VARS = 5000
+
+
+class MPCCSolver:
+    """An MPCC with one method on one backend, built once; :meth:`solve` for many parameter values.
+
+    Parameters
+    ----------
+    problem
+        The :class:`~mcpkit.mpcc.MPCC` (standard or general pair bounds).
+    method
+        A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
+        ``penalty``, ``elastic``). ``auto`` is ``scholtes`` with ``fb`` as a second opinion from
+        the same cold start, the lower objective kept; on an LPEC (f, g, G, H affine in x) the
+        other way round (:func:`mcpkit.solving.registry.resolve`). A method named explicitly runs alone.
+        See ``mcpkit info``.
+    backend
+        ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises
+        :class:`~mcpkit.errors.UnknownOptionError` or :class:`~mcpkit.errors.MCPInputError`.
+    options, **kwargs
+        :class:`~mcpkit.solving.options.SolveOptions` and/or its fields.
+    ipopt
+        Backend ``pyomo`` only: which IPOPT solves the subproblems (``"auto"``: an ``ipopt``
+        executable when one is found, else CasADi's; ``"executable"``, ``"casadi"``,
+        ``"mcpkit_ipopt"``).
+    stationarity
+        Classify each returned point (``result.stationarity``; default ``True``). ``False``
+        with refinement off leaves ``"not checked"``.
+    refine
+        :class:`~mcpkit.stationarity.refine.RefineOptions`, or ``True`` (the defaults: on) / ``False``
+        (off). Refinement classifies the point whatever ``stationarity`` says.
+    """
+
+    def __init__(
+        self,
+        problem: MPCC,
+        method: str = "auto",
+        backend: str = "auto",
+        options: SolveOptions | None = None,
+        *,
+        ipopt: str = "auto",
+        stationarity: bool = True,
+        refine: RefineOptions | bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(problem, MPCC):
+            raise MCPInputError(f"MPCCSolver expects an mcpkit.MPCC, got {type(problem).__name__}")
+        self.options = SolveOptions.for_problem("mpcc", options, **kwargs)
+        if isinstance(refine, bool):
+            refine = RefineOptions(enabled=refine)
+        if not isinstance(refine, RefineOptions):
+            raise MCPInputError(f"refine= takes a bool or RefineOptions, got {type(refine).__name__}")
+        self.problem = problem
+        self.check_stationarity = bool(stationarity)
+        self.refine_options = refine
+        self._refiner: Refiner | None = None
+        plan = plan_mpcc(problem, method, backend, self.options, ipopt)  # typed errors first
+        self.route = plan.route
+        self.method = plan.route.method
+        self.backend = plan.route.backend
+        self.standard = plan.standard  # the stationarity check reuses the one lowering
+        self.chain = plan.chain
+        self._inverse = plan.inverse
+        self.mpcc = plan.target
+        self.ipopt_used = plan.ipopt_used
+        self.homotopy = plan.homotopy
+
+    def _orig_x(self, x: np.ndarray) -> np.ndarray:
+        return self.chain.invert(x, self._inverse)
+
+    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        """A candidate judged on the user's MPCC, clipped into the bounds of ``x`` unless the
+        point as given is the better (:func:`~mcpkit.homotopy.loop.clipped_or_given`)."""
+
+        def judge(xs: np.ndarray) -> tuple[None, Assessment]:
+            return None, Assessment(*judged_residuals(self.problem, self._orig_x(xs), p)[:2])
+
+        xs, _, a = clipped_or_given(x, self.mpcc.lbx, self.mpcc.ubx, judge, self.options.tol)
+        return xs, a
+
+    def solve(self, p: Any = None, x0: Any = None, *, time_limit: float | None = None) -> MPCCResult:
+        """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``).
+
+        ``time_limit`` (seconds, ``None``: the options') bounds this call: the homotopy, the
+        refinement and the stationarity check all end within it (a check that does not fit
+        leaves ``stationarity="not checked"`` and says why in the message).
+        """
+        mp, orig = self.mpcc, self.problem
+        pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
+        if x0 is None:
+            xs = mp.x0
+        else:
+            xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
+            xs = np.concatenate([xo, mp.x0[xo.size :]])
+        t0 = time.perf_counter()
+        limit = self.options.time_limit if time_limit is None else _seconds(time_limit)
+        if limit is not None and not np.isfinite(limit):
+            limit = None
+        hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
+        out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+        target = self.mpcc
+        x = None if out.x is None else self._orig_x(out.x)
+        refinement: RefinementReport | None = None
+        stat_rep = None
+        refine = self.refine_options.enabled and x is not None and out.assessment.meets(self.options.tol)
+        if refine and self.problem.x.numel() <= STATIONARITY_MAX_VARS:
+            try:
+                x, stat_rep, refinement = self._refine(x, pv, out, t0, hard)
+            except NonFiniteError as exc:  # NaN/inf derivatives at a point: keep the homotopy's
+                f = float(self.problem.evaluate(x, pv)["f"][0])
+                refinement = RefinementReport(None, f"refinement stopped: {exc}", "homotopy", f, f)
+        result = mpcc_result(
+            orig, x, pv, out.termination, self.options.tol,
+            iterations=out.iterations, wall_time_s=time.perf_counter() - t0, backend=self.backend,
+            method=self.method, trace=out.trace, raw_status=out.raw_status,
+            extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
+        )  # fmt: skip
+        if self.route.note:
+            result.message += f"; {self.route.note} (point from {out.reformulation})"
+            if self.route.second_opinion and target.x.numel() > SECOND_OPINION_MAX_VARS:
+                result.message += f"; no second opinion above {SECOND_OPINION_MAX_VARS} variables"
+        if refinement is not None and stat_rep is not None:
+            result.stationarity = stat_rep.level.value
+            result.extra["stationarity_report"] = stat_rep
+            result.extra["refinement"] = refinement
+            result.message += f"; {refinement.summary()}"
+            if stat_rep.level.value == "not checked":
+                result.message += f"; stationarity {stat_rep.message}"
+        elif refinement is not None:
+            result.extra["refinement"] = refinement
+            try:
+                self._attach_stationarity(result, pv, hard)
+            except NonFiniteError:
+                result.stationarity = "not checked"
+        elif self.check_stationarity or self.refine_options.enabled:
+            out_of_time = hard is not None and time.perf_counter() >= hard
+            if out_of_time:  # the limit bounds the whole call, the classification included
+                result.stationarity = "not checked"
+                result.message += "; stationarity not checked: time limit reached"
+            else:
+                self._attach_stationarity(result, pv, hard)
+            if self.refine_options.enabled and "refinement" not in result.extra:
+                why = "not solved" if not result.solved else "too many variables"
+                if out_of_time:
+                    why += "; not classified: time limit reached"
+                f = float(result.f)
+                result.extra["refinement"] = RefinementReport(None, why, "homotopy", f, f)
+        else:
+            result.stationarity = "not checked"
+        result.wall_time_s = time.perf_counter() - t0
+        return result
+
+    def refiner(self) -> Refiner:
+        """The :class:`~mcpkit.stationarity.refine.Refiner` on the standard form (built on first use)."""
+        if self._refiner is None:
+            if self.backend == "pyomo":  # the branch NLPs on the standard form, CasADi's IPOPT
+                polisher = Polisher(self.standard, self.options)
+            else:
+                polisher = self.homotopy.polisher()
+            nx = self.problem.x.numel()
+
+            def assess(xs: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
+                comp, viol, vals = judged_residuals(self.problem, xs[:nx], p)
+                return float(vals["f"][0]), Assessment(comp, viol)
+
+            def scaled(scale: float) -> Polisher:
+                io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
+                return Polisher(self.standard, replace(self.options, ipopt_options=io))
+
+            ro = self.refine_options
+            if self.standard.x.numel() > ro.keep_certified_above:  # no objective search after a certificate
+                ro = replace(ro, flip_pairs=0, near_biactive_tol=0.0)
+            self._refiner = Refiner(
+                self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
+                scaled_polisher=scaled,
+            )  # fmt: skip
+        return self._refiner
+
+    def _refine(
+        self, x: np.ndarray, p: np.ndarray, out: HomotopyOutcome, t0: float, hard: float | None
+    ) -> tuple[np.ndarray, Any, RefinementReport]:
+        """Refinement and escape (:mod:`mcpkit.stationarity.refine`) of the user's point ``x``; every
+        classification ends by ``hard`` (the solve's time limit)."""
+        refiner = self.refiner()
+        refiner.check_deadline = hard
+        ro = self.refine_options
+        large = self.standard.x.numel() > ro.large_vars
+        factor = ro.large_time_factor if large else ro.time_factor
+        spent = time.perf_counter() - t0
+        limits = [ro.time_limit, max(factor * spent, ro.min_time)]
+        if hard is not None:
+            limits.append(hard - time.perf_counter())
+        finite = [v for v in limits if v is not None]
+        deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
+        lift = ToStandardMPCC.lift
+        elapsed = time.perf_counter() - t0
+        budget = (min(ro.flip_time_factor, factor) if large else ro.flip_time_factor) * elapsed
+        if hard is not None:
+            # flips only lower f further: they never take more than half of what the limit leaves
+            budget = min(budget, 0.5 * max(hard - time.perf_counter(), 0.0))
+        best = refiner.run(lift(self.problem, x, p), p, deadline, flip_budget=budget)
+        if not best[2].certified and self.refine_options.multistart and out.path:
+            path = [lift(self.problem, self._orig_x(pt), p) for pt in out.path]
+            best = refiner.escape(best, path, p, deadline)
+        xs, rep, report = best
+        return xs[: self.problem.x.numel()], rep, report
+
+    def _attach_stationarity(self, result: MPCCResult, p: np.ndarray, deadline: float | None = None) -> None:
+        from mcpkit.stationarity.certificate import attach_stationarity
+
+        if self.problem.x.numel() > STATIONARITY_MAX_VARS:
+            result.stationarity = "not checked"
+            result.message += f"; stationarity not checked: more than {STATIONARITY_MAX_VARS} variables"
+            return
+        attach_stationarity(
+            result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard, deadline=deadline
+        )
+        rep = result.extra.get("stationarity_report")
+        if rep is not None and result.stationarity == "not checked":
+            result.message += f"; stationarity {rep.message}"
+
+
+def _seconds(v: Any) -> float:
+    """A time limit in seconds: a number >= 0 (NaN and negative values are refused)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not v >= 0:
+        raise MCPInputError(f"time_limit must be a number of seconds >= 0, got {v!r}")
+    return float(v)
+
+
+def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+    r"""``(comp, viol, values)`` of the user's MPCC at ``x``: what the verdict is taken on.
+
+    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>`';
+    ``comp`` is :math:`\max_j |\max(H_j - H_{u,j}, \min(H_j - H_{l,j}, G_j))|`, the same pair
+    residual :math:`|H_j - \Pi_{[H_l, H_u]}(H_j - G_j)|` computed as a min-map so that a huge
+    :math:`H_j` cannot swallow :math:`G_j` (:mod:`mcpkit.solving.residuals`; NaN or a non-finite
+    :math:`G_j` is infinite).
+    """
+    _, viol, vals = orig.residuals(x, p)
+    per = natural_residual_vector(vals["H"], vals["G"], orig.lbH, orig.ubH)
+    return float(per.max(initial=0.0)), viol, vals
+
+
+def mpcc_result(
+    orig: MPCC,
+    x: np.ndarray | None,
+    p: np.ndarray,
+    termination: Termination,
+    tol: float,
+    **common: Any,
+) -> MPCCResult:
+    """The :class:`~mcpkit.solving.result.MPCCResult` of a solve, judged on the problem ``orig`` at ``x``.
+
+    ``SOLUTION`` needs complementarity residual and constraint violation (:func:`judged_residuals`)
+    both finite and <= ``tol``. The termination is ``term`` except: a solver that claims
+    convergence without that is reported ``STALLED``; ``LOCALLY_INFEASIBLE`` (IPOPT found the
+    NLP locally infeasible) stands only when the returned point violates the MPCC's constraints
+    by more than ``tol``, otherwise it is ``STALLED`` (that point shows the MPCC is feasible there;
+    what IPOPT found infeasible was a relaxed subproblem). ``common`` holds the
+    :class:`~mcpkit.solving.result.SolveResult` fields every route fills.
+    """
+    nc = orig.n_pairs
+    if x is None or not np.isfinite(x).all():
+        nan = np.full
+        return MPCCResult(
+            x=nan(orig.x0.size, np.nan), f=np.nan, g=nan(int(orig.g.numel()), np.nan),
+            G=nan(nc, np.nan), H=nan(nc, np.nan), comp_residual=np.inf, constraint_violation=np.inf,
+            termination=termination, solution_status=SolutionStatus.NO_SOLUTION,
+            message=f"NOT solved {orig.name}: no point produced ({termination.value})", tol=tol, **common,
+        )  # fmt: skip
+    comp, viol, vals = judged_residuals(orig, x, p)
+    if not viol <= tol:
+        status = SolutionStatus.INFEASIBLE_POINT
+    elif comp <= tol:
+        status = SolutionStatus.SOLUTION
+    else:
+        status = SolutionStatus.INACCURATE
+    if termination is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
+        termination = Termination.STALLED
+    if termination is Termination.LOCALLY_INFEASIBLE and viol <= tol:
+        termination = Termination.STALLED
+    verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
+    return MPCCResult(
+        x=np.asarray(x, dtype=float),
+        f=float(vals["f"][0]),
+        g=vals["g"],
+        G=vals["G"],
+        H=vals["H"],
+        comp_residual=comp,
+        constraint_violation=viol,
+        termination=termination,
+        solution_status=status,
+        # pair states of the box pairs H_l <= H ⟂ G (H in the variable's role)
+        pair_states=classify_pairs(vals["H"], vals["G"], orig.lbH, orig.ubH, tol),
+        message=(
+            f"{verdict} {orig.name}: complementarity residual {comp:.2e}, constraint violation "
+            f"{viol:.2e} (tol {tol:.0e}), termination {termination.value}"
+        ),
+        tol=tol,
+        **common,
+    )
+
+
+def solve_mpcc(
+    mpcc: MPCC,
+    method: str = "auto",
+    backend: str = "auto",
+    options: SolveOptions | None = None,
+    p: Any = None,
+    x0: Any = None,
+    **kwargs: Any,
+) -> MPCCResult:
+    """Solve ``mpcc`` once (see :class:`MPCCSolver`; ``ipopt=``, ``stationarity=``, ``refine=`` pass on)."""
+    return MPCCSolver(mpcc, method, backend, options, **kwargs).solve(p=p, x0=x0)

@@ -1,0 +1,256 @@
+"""Solver options: which route to take and how to stop.
+
+All options are plain dataclasses and enums so they can be inspected, documented and
+validated before any solver runs. Unknown option names raise
+:class:`~mcpkit.errors.UnknownOptionError` with the list of valid names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mcpkit.errors import MCPInputError, UnknownOptionError
+from mcpkit.solving import registry
+
+if TYPE_CHECKING:
+    from mcpkit.solving.result import HomotopyStep
+
+
+class _Choice(str, enum.Enum):
+    """A choice whose members come from :mod:`mcpkit.solving.registry` (plus ``AUTO``)."""
+
+    @classmethod
+    def parse(cls, value: Any) -> Any:
+        """Member from its name, with an error listing the registered names."""
+        return parse_choice(cls, value, cls.__name__.lower())
+
+
+def _choice_enum(name: str, doc: str, auto_doc: str, entries: dict[str, Any]) -> Any:
+    members = {"AUTO": "auto"} | {(e.enum_name or e.name.upper()): e.name for e in entries.values()}
+    cls = _Choice(name, members, module=__name__)  # type: ignore[call-overload]
+    cls.__doc__ = doc
+    docs = {"auto": auto_doc} | {e.name: e.doc for e in entries.values()}
+    for member in cls:
+        member.__doc__ = docs[member.value]
+    return cls
+
+
+Method = _choice_enum(
+    "Method",
+    "How the complementarity conditions are handled; one member per method of "
+    ":data:`mcpkit.solving.registry.METHODS` (each member's docstring is its registry entry's).",
+    "PATH when available, otherwise the Scholtes homotopy on IPOPT. The result's ``message`` "
+    "says which was picked.",
+    registry.METHODS,
+)
+
+Backend = _choice_enum(
+    "Backend",
+    "Which modelling layer builds the functions the solver evaluates; one member per backend "
+    "of :data:`mcpkit.solving.registry.BACKENDS`.",
+    "The method's first registered backend (CasADi for the IPOPT reformulations).",
+    registry.BACKENDS,
+)
+
+#: Names of the IPOPT reformulations (each one file in :mod:`mcpkit.homotopy`, one registry line).
+REFORMULATIONS: tuple[str, ...] = registry.reformulations()
+
+#: Default ``tol`` by problem kind: MCPs are judged on the natural residual, MPCCs on the
+#: complementarity residual and constraint violation (the MPECLib/MacMPEC convention, 1e-6).
+DEFAULT_TOL: dict[str, float] = {"mcp": 1e-8, "mpcc": 1e-6}
+
+
+#: The options that take a real number (``time_limit`` also None) and those that take a count.
+_REAL_OPTIONS = (
+    "tol", "time_limit", "sigma0", "sigma_factor", "sigma_min", "rho0", "rho_factor",
+    "polish_trigger", "inner_tol_factor", "primary_time_share",
+)  # fmt: skip
+_COUNT_OPTIONS = ("max_outer", "max_inner_iter", "max_retries")
+
+
+def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
+    """The member of ``cls`` named ``value`` (case-insensitive), or
+    :class:`~mcpkit.errors.UnknownOptionError` listing the valid names with a suggestion."""
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls(str(value).lower())
+    except ValueError:
+        valid = [m.value for m in cls]  # type: ignore[attr-defined]
+        hint = difflib.get_close_matches(str(value), valid, n=1)
+        extra = f" Did you mean {hint[0]!r}?" if hint else ""
+        raise UnknownOptionError(f"unknown {what} {value!r}; valid: {valid}.{extra}") from None
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Stopping rules and homotopy settings shared by every route.
+
+    The outer test is always on the original pairs: ``natural_residual <= tol`` and
+    ``bound_violation <= tol``. IPOPT's own tolerances are tied to it: each subproblem
+    is solved to ``inner_tol_factor * max(tol, parameter)`` and the polish to
+    ``inner_tol_factor * tol``.
+
+    Types are checked, not coerced: a real option (``tol``, ``time_limit``, ``sigma0``, ...)
+    takes an ``int`` or a ``float`` (NumPy scalars included), a count (``max_outer``, ...) an
+    integer, a switch (``polish``, ``verbose``) a ``bool``. Anything else, including a numeric
+    string such as ``tol="1e-6"``, raises :class:`~mcpkit.errors.MCPInputError` naming the option:
+    strings are parsed where they are read (the command line, a file), never guessed here.
+    """
+
+    tol: float = 1e-8
+    """Tolerance of the verdict on the user's problem: natural residual and bound violation
+    (MCP), complementarity residual and constraint violation (MPCC). Solvers built without an
+    explicit ``tol`` use :data:`DEFAULT_TOL` for their problem kind."""
+    max_outer: int = 40
+    """Maximum number of homotopy (outer) iterations."""
+    time_limit: float | None = None
+    """Wall-clock limit in seconds for the whole solve (None: no limit)."""
+    sigma0: float = 1.0
+    """Initial relaxation/smoothing parameter (Scholtes sigma, FB epsilon)."""
+    sigma_factor: float = 0.1
+    """Multiplicative update of the parameter per outer iteration (0 < factor < 1)."""
+    sigma_min: float = 1e-14
+    """Smallest parameter tried before the homotopy is declared stalled."""
+    rho0: float = 1.0
+    """Initial penalty weight (method ``penalty``)."""
+    rho_factor: float = 10.0
+    """Penalty weight growth per outer iteration (method ``penalty``)."""
+    polish: bool = True
+    """After a homotopy step, fix the identified active sets and re-solve (see the docs)."""
+    polish_trigger: float = 1e-2
+    """Try the polish once the natural residual falls below this value."""
+    inner_tol_factor: float = 0.1
+    """IPOPT's ``tol`` as a fraction of the outer tolerance (see the class docstring)."""
+    max_inner_iter: int = 3000
+    """IPOPT ``max_iter`` for each subproblem."""
+    max_retries: int = 2
+    """Recovery attempts after a failed subproblem before giving up."""
+    fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb", "penalty")
+    """Reformulations tried in turn, from the original start, when the requested one fails
+    (``()`` disables the recovery). Names: those of :data:`REFORMULATIONS`."""
+    primary_time_share: float = 0.5
+    """With a ``time_limit`` and fallbacks, the share of the limit the requested reformulation
+    may use before the fallbacks get their turn (a stalled homotopy then does not eat the whole
+    budget); ``1`` gives the primary all of it, as before."""
+    ipopt_options: dict[str, Any] = field(default_factory=dict)
+    """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
+    path_options: dict[str, Any] = field(default_factory=dict)
+    """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
+    verbose: bool = False
+    """Print the homotopy trace and the inner solver's output."""
+    progress: Callable[[HomotopyStep], None] | None = None
+    """Called with each :class:`~mcpkit.solving.result.HomotopyStep` as an engine records it (a Newton
+    iteration of ``newton``, a homotopy step or polish of the IPOPT reformulations), for live
+    progress displays (``mcpkit solve`` draws one on a terminal). Must be cheap; exceptions
+    propagate."""
+
+    def __post_init__(self) -> None:
+        self._check_types()
+        checks = [
+            (self.tol > 0 and math.isfinite(self.tol), "tol must be a positive finite number"),
+            (self.max_outer >= 1, "max_outer must be >= 1"),
+            (self.time_limit is None or self.time_limit > 0, "time_limit must be > 0 or None"),
+            (self.sigma0 > 0 and math.isfinite(self.sigma0), "sigma0 must be positive and finite"),
+            (0 < self.sigma_factor < 1, "sigma_factor must lie in (0, 1)"),
+            (0 < self.sigma_min < self.sigma0, "sigma_min must lie in (0, sigma0)"),
+            (self.rho0 > 0 and self.rho_factor > 1, "rho0 must be > 0 and rho_factor > 1"),
+            (self.polish_trigger > 0, "polish_trigger must be > 0"),
+            (0 < self.inner_tol_factor <= 1, "inner_tol_factor must lie in (0, 1]"),
+            (self.max_inner_iter >= 1, "max_inner_iter must be >= 1"),
+            (self.max_retries >= 0, "max_retries must be >= 0"),
+            (0 < self.primary_time_share <= 1, "primary_time_share must lie in (0, 1]"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise MCPInputError(f"SolveOptions: {msg}")
+        bad = [m for m in self.fallback_methods if m not in REFORMULATIONS]
+        if bad or isinstance(self.fallback_methods, str):
+            raise MCPInputError(
+                f"SolveOptions.fallback_methods: unknown reformulations {bad or self.fallback_methods!r}; "
+                f"valid: {', '.join(REFORMULATIONS)}"
+            )
+        for name in ("ipopt_options", "path_options"):
+            if not isinstance(getattr(self, name), dict):
+                raise MCPInputError(f"SolveOptions.{name} must be a dict of option names to values")
+
+    def _check_types(self) -> None:
+        """:class:`~mcpkit.errors.MCPInputError` for an option of the wrong type (class docstring)."""
+
+        def bad(name: str, want: str) -> MCPInputError:
+            value = getattr(self, name)
+            hint = ""
+            if isinstance(value, str):
+                hint = f" (a string: write {name}={value}, not {name}={value!r})"
+            return MCPInputError(
+                f"SolveOptions.{name} must be {want}, got {type(value).__name__} {value!r}{hint}"
+            )
+
+        for name in _REAL_OPTIONS:
+            value = getattr(self, name)
+            if value is None and name == "time_limit":
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise bad(name, "a real number" + (" or None" if name == "time_limit" else ""))
+        for name in _COUNT_OPTIONS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise bad(name, "an integer")
+        for name in ("polish", "verbose"):
+            if not isinstance(getattr(self, name), bool | np.bool_) and getattr(self, name) not in (0, 1):
+                raise bad(name, "True or False")
+        if self.progress is not None and not callable(self.progress):
+            raise bad("progress", "a callable taking a HomotopyStep, or None")
+        if not isinstance(self.fallback_methods, tuple | list):
+            raise bad("fallback_methods", "a tuple of reformulation names")
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """Valid option names."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def for_problem(cls, kind: str, base: SolveOptions | None = None, **kwargs: Any) -> SolveOptions:
+        """:meth:`from_kwargs`, with ``tol`` from :data:`DEFAULT_TOL` unless ``base`` or ``kwargs`` set it."""
+        if base is None and "tol" not in kwargs:
+            kwargs["tol"] = DEFAULT_TOL[kind]
+        return cls.from_kwargs(base, **kwargs)
+
+    @classmethod
+    def from_kwargs(cls, base: SolveOptions | None = None, **kwargs: Any) -> SolveOptions:
+        """Options from keyword arguments; unknown names raise with a suggestion."""
+        valid = cls.names()
+        for key in kwargs:
+            if key not in valid:
+                hint = difflib.get_close_matches(key, valid, n=1)
+                extra = f" Did you mean {hint[0]!r}?" if hint else ""
+                raise UnknownOptionError(f"unknown option {key!r}; valid options: {valid}.{extra}")
+        return replace(base or cls(), **kwargs)
+
+
+class _ReportingTrace(list):  # type: ignore[type-arg]
+    """A trace list that hands each appended step to a progress callback."""
+
+    def __init__(self, report: Callable[[Any], None]) -> None:
+        super().__init__()
+        self._report = report
+
+    def append(self, step: Any) -> None:
+        super().append(step)
+        self._report(step)
+
+
+def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
+    """An empty trace for an engine's :class:`~mcpkit.solving.result.HomotopyStep` records: a plain list,
+    or, with :attr:`SolveOptions.progress` set, one whose ``append`` also calls it (the one hook
+    engines need for live progress)."""
+    report = getattr(options, "progress", None)
+    return [] if report is None else _ReportingTrace(report)

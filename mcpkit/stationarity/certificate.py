@@ -1,0 +1,986 @@
+r"""Stationarity of a point of an MPCC: weak, C, M, S (multipliers) and B (LPEC).
+
+For the standard MPCC of :mod:`mcpkit.mpcc`,
+
+.. math::
+
+    \min_x f(x)\ \text{s.t.}\ g_l \le g(x) \le g_u,\ x_l \le x \le x_u,\
+    0 \le G(x) \perp H(x) \ge 0,
+
+and a feasible point :math:`x^*`, let :math:`I_G = \{j: G_j(x^*) = 0\}`,
+:math:`I_H = \{j: H_j(x^*) = 0\}` and the *biactive* set :math:`I_{GH} = I_G \cap I_H`.
+With the MPCC-Lagrangian (Scheel & Scholtes 2000, eq. (5); Ye 2005, Def. 2.3)
+
+.. math::
+
+    \mathcal{L} = f + \lambda_g^\top g + \lambda_x^\top x - \nu^\top G - \xi^\top H ,
+
+the point is **weakly stationary** when multipliers exist with
+
+.. math::
+
+    \nabla f + J_g^\top \lambda_g + \lambda_x - J_G^\top \nu - J_H^\top \xi = 0,\qquad
+    \nu_j = 0\ (j \notin I_G),\quad \xi_j = 0\ (j \notin I_H),
+
+:math:`\lambda_{g,i} \ge 0` at an active upper bound, :math:`\le 0` at an active lower bound, free
+for an equality and :math:`0` when inactive (the same for :math:`\lambda_x`), and
+:math:`\nu_j, \xi_j` free otherwise. On the biactive set the stronger notions ask in addition
+
+* **C** (Clarke): :math:`\nu_j \xi_j \ge 0`;
+* **M** (Mordukhovich): :math:`(\nu_j > 0 \wedge \xi_j > 0)` or :math:`\nu_j \xi_j = 0`;
+* **S** (strong): :math:`\nu_j \ge 0` and :math:`\xi_j \ge 0` (the KKT conditions of the NLP).
+
+**B** (Bouligand) stationarity is the primal notion: :math:`d = 0` minimises
+:math:`\nabla f^\top d` over the MPCC-linearised cone, i.e. every branch LP of the LPEC
+
+.. math::
+
+    \min_d \nabla f^\top d\ \text{s.t. linearised active } g,\ x\text{-bounds},\
+    \nabla G_j d = 0\ (j \in I_G \setminus I_H),\ \nabla H_j d = 0\ (j \in I_H \setminus I_G),\
+    0 \le \nabla G_j d \perp \nabla H_j d \ge 0\ (j \in I_{GH}),\ \|d\|_\infty \le 1
+
+has value :math:`0` (this is the linearised B-stationarity; it equals B-stationarity under the
+MPCC Abadie condition). The implications used for the reported level are
+
+.. math::
+
+    S \Rightarrow B \Rightarrow M \Rightarrow C \Rightarrow \text{weak},
+
+(:math:`S \Rightarrow B`: the S-multipliers certify every branch LP by LP duality;
+:math:`B \Rightarrow M`: Flegel & Kanzow 2005, since the LPEC has affine data), and under
+MPCC-LICQ :math:`B \Leftrightarrow S`. The level reported is the strongest one that is verified.
+
+Numerically, a level holds when the smallest max-norm residual
+:math:`\|\nabla_x \mathcal{L}\|_\infty` over its multiplier set is :math:`\le \mathrm{tol}\cdot
+\max(1, \|\nabla f\|_\infty)` (max-norms as in IPOPT's dual infeasibility; a Euclidean norm
+grows with the number of variables and called large optimal-control points non-stationary that
+IPOPT's own measure accepts). Every multiplier test is decided in two steps: a cheap candidate
+(dense least squares with BVLS for small systems, a sparse regularised least squares for large
+ones) is accepted when its residual meets the threshold; otherwise the exact minimum is one sparse
+LP solved by HiGHS (:func:`_linf_lp`). So ``not_stationary`` rests on an LP optimum above the
+threshold, not on a heuristic, and the cost stays that of a sparse LP at thousands of variables.
+Because the multipliers need not be unique without MPCC-LICQ, the C and M sets (unions of 2
+resp. 3 convex pieces per biactive pair) are searched by enumerating the pieces, but only for
+the biactive pairs whose multipliers are not determined (those that move along the null space
+of the active Jacobian). The LPEC is solved by enumerating its
+:math:`2^{|I_{GH}|}` branches with :func:`scipy.optimize.linprog` (HiGHS).
+
+References: H. Scheel, S. Scholtes, *Mathematical programs with complementarity constraints:
+stationarity, optimality, and sensitivity*, Math. Oper. Res. 25 (2000); J. J. Ye, *Necessary and
+sufficient optimality conditions for MPECs*, J. Math. Anal. Appl. 307 (2005); M. L. Flegel,
+C. Kanzow, *On M-stationary points for MPCCs*, J. Math. Anal. Appl. 310 (2005).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+from scipy.optimize import linprog, lsq_linear
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.names import casadi_name
+from mcpkit.stationarity.lpec import LPEC, LPECSolution, solve_lpec
+
+__all__ = [
+    "Stationarity",
+    "StationarityReport",
+    "attach_stationarity",
+    "check_b_stationarity",
+    "classify_stationarity",
+]
+
+_MAX_PATTERNS = 4096
+"""Largest number of sign-piece patterns tried in one C or M multiplier search."""
+
+LPEC_ENUMERATE_MAX = 4
+"""Up to this many biactive pairs the LPEC's branch LPs are enumerated; above, one MILP."""
+
+_NULL_ROW_TOL = 1e-8
+"""A multiplier is 'determined' when its row of the null-space basis is below this norm."""
+
+SPARSE_CERTIFICATE_MIN = 250_000
+"""From this many entries of the multiplier matrix ``A`` (rows x columns) on, the cheap candidate
+of a multiplier test is the sparse least squares of :func:`_sparse_certificate` instead of the
+dense gelsy/BVLS (on MPECLib's ``tollmpec`` ``A`` is 2380 x 3481 with 9,331 nonzeros: dense BVLS
+25-35 s; on NOSBENCH's MFTOPT 1410 x 1675: 20 s). Either way the decision, when the candidate
+misses the threshold, is the exact LP of :func:`_linf_lp`."""
+
+_CERTIFICATE_ROUNDS = 8
+"""Rounds of :func:`_sparse_certificate` (each clamps the multipliers that broke their signs)."""
+
+NULL_SPACE_MAX_ENTRIES = 1_000_000
+"""Largest multiplier matrix ``A`` (rows x columns) whose null space is computed by a dense SVD
+for the M/C searches (about 1000 x 1000: under a second; 2000 x 2000 took seconds, more than the
+homotopy itself on large optimal-control MPCCs); above it the searches try the suggested sign
+pattern only and say that they were truncated."""
+
+TIKHONOV_REFINE = 8
+"""Iterated-Tikhonov corrections of the first (unconstrained) least-squares solve of
+:func:`_sparse_certificate`: they shrink the regularisation's share of its residual
+(:func:`_regularised_lstsq`)."""
+
+
+
+
+class Stationarity(enum.Enum):
+    """Stationarity level of an MPCC point (definitions in the module docstring)."""
+
+    NOT_CHECKED = "not checked"
+    """Nothing was verified: the check did not fit in the time it had, or its multiplier LP
+    could not be solved (the report's message says which). Not a verdict on the point."""
+    NOT_FEASIBLE = "not_feasible"
+    """The point violates ``g``/``x`` bounds, ``G >= 0``, ``H >= 0`` or ``min(G, H) = 0`` by more
+    than ``tol``; no stationarity notion applies."""
+    NOT_STATIONARY = "not_stationary"
+    """Feasible, but no multipliers make the MPCC-Lagrangian gradient vanish: with
+    ``nu_j = 0`` off ``I_G``, ``xi_j = 0`` off ``I_H`` and signed ``lam_g``, ``lam_x``, the
+    smallest max-norm residual, an LP optimum (:func:`_linf_lp`), stays above
+    ``tol * max(1, |grad f|_inf)``."""
+    WEAK = "weak"
+    """Weakly stationary: the MPCC-Lagrangian gradient vanishes for some multipliers with
+    ``nu_j = 0`` (j not in I_G), ``xi_j = 0`` (j not in I_H), no sign condition on the biactive
+    ``nu_j, xi_j`` (Scheel & Scholtes 2000; Ye 2005)."""
+    C = "C"
+    """Clarke-stationary: weakly stationary with ``nu_j * xi_j >= 0`` on the biactive set."""
+    M = "M"
+    """Mordukhovich-stationary: weakly stationary with ``(nu_j > 0 and xi_j > 0)`` or
+    ``nu_j * xi_j = 0`` on the biactive set (implies C)."""
+    S = "S"
+    """Strongly stationary: weakly stationary with ``nu_j >= 0`` and ``xi_j >= 0`` on the biactive
+    set; equivalent to the KKT conditions of the MPCC as an NLP (implies B, M, C, weak)."""
+    B = "B"
+    """B-stationary but not verified S: ``d = 0`` solves every branch LP of the LPEC
+    ``min grad f . d`` over the MPCC-linearised cone with ``|d|_inf <= 1`` (implies M). Reported
+    only when the S test fails (possible only when MPCC-LICQ fails)."""
+
+    @property
+    def strength(self) -> int:
+        """Position in the chain NOT_CHECKED < NOT_FEASIBLE < NOT_STATIONARY < WEAK < C < M < B < S."""
+        order = ("not checked", "not_feasible", "not_stationary", "weak", "C", "M", "B", "S")
+        return order.index(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class StationarityReport:
+    r"""What :func:`classify_stationarity` found at a point.
+
+    The multipliers satisfy (up to :attr:`stationarity_residual`)
+    :math:`\nabla f + J_g^\top \lambda_g + \lambda_x - J_G^\top \nu_G - J_H^\top \xi_H = 0` and
+    belong to the multiplier set of :attr:`level` (the weak set for ``NOT_STATIONARY`` and
+    ``WEAK``; the M set, when found, for ``B``). All are zero at an infeasible point.
+    """
+
+    level: Stationarity
+    """Strongest verified level (see :class:`Stationarity`)."""
+    feasible: bool
+    """Constraint violation and complementarity residual are both <= tol."""
+    stationarity_residual: float
+    r""":math:`\|\nabla_x \mathcal{L}\|_\infty` at the returned multipliers (``inf`` when
+    infeasible or not checked)."""
+    biactive: np.ndarray
+    """Indices ``j`` with ``G_j <= tol`` and ``H_j <= tol``."""
+    nu_G: np.ndarray
+    """Multipliers of ``G`` (one per pair; zero off ``I_G``)."""
+    xi_H: np.ndarray
+    """Multipliers of ``H`` (one per pair; zero off ``I_H``)."""
+    lam_g: np.ndarray
+    """Multipliers of ``g`` (>= 0 at an active upper bound, <= 0 at an active lower bound)."""
+    lam_x: np.ndarray
+    """Multipliers of the bounds on ``x`` (same sign convention)."""
+    b_stationary: bool | None
+    """LPEC verdict; ``None`` when infeasible, when the biactive set exceeds
+    ``lpec_max_biactive`` or when an LP failed."""
+    message: str
+    """One-line human-readable summary."""
+    constraint_violation: float = 0.0
+    """Largest violation of ``g``, ``x`` bounds, ``G >= 0``, ``H >= 0``."""
+    complementarity_residual: float = 0.0
+    r""":math:`\max_j |\min(G_j, H_j)|`."""
+    residual_threshold: float = 0.0
+    r"""The residual a multiplier test must meet: ``tol * max(1, |grad f|_inf)`` (max-norms,
+    as IPOPT's dual infeasibility: a Euclidean norm would grow with the number of variables)."""
+    descent_direction: np.ndarray | None = field(default=None)
+    """A branch-LP direction with ``grad f . d < -tol * scale`` when the LPEC check fails."""
+    lpec: LPECSolution | None = field(default=None)
+    """The LPEC's outcome (method, value, solves, why undecided) when it was solved."""
+
+
+# --------------------------------------------------------------------------------------------
+# input handling and derivatives
+# --------------------------------------------------------------------------------------------
+
+
+def _vector(v: Any, n: int, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"classify_stationarity: {what} is not numeric: {exc}") from exc
+    if arr.shape != (n,):
+        raise ShapeError(f"classify_stationarity: {what} must have shape ({n},), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise NonFiniteError(f"classify_stationarity: {what} contains NaN or inf")
+    return arr
+
+
+def _derivatives(mpcc: MPCC) -> ca.Function:
+    """Cached ``(x, p) -> (f, g, G, H, grad f, J_g, J_G, J_H)`` (SX or MX)."""
+    key = "stationarity_derivatives"
+    if key not in mpcc._funs:
+        x = mpcc.x
+        outs = [mpcc.f, mpcc.g, mpcc.G, mpcc.H]
+        outs += [ca.jacobian(e, x) for e in outs]
+        mpcc._funs[key] = ca.Function(casadi_name(f"{mpcc.name}_stationarity"), [x, mpcc.p], outs)
+    return mpcc._funs[key]
+
+
+@dataclass
+class _Local:
+    """Values, Jacobians and active sets at the point."""
+
+    f: float
+    g: np.ndarray
+    G: np.ndarray
+    H: np.ndarray
+    df: np.ndarray
+    Jg: np.ndarray
+    JG: np.ndarray
+    JH: np.ndarray
+
+
+def _evaluate(mpcc: MPCC, x: np.ndarray, p: np.ndarray) -> _Local:
+    # sparse Jacobians go through SciPy (DM.full() walks every entry in Python-facing code)
+    out = [
+        np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float)
+        for o in _derivatives(mpcc)(x, p)
+    ]
+    nx = x.size
+    loc = _Local(
+        f=float(out[0].reshape(-1)[0]),
+        g=out[1].reshape(-1),
+        G=out[2].reshape(-1),
+        H=out[3].reshape(-1),
+        df=out[4].reshape(nx),
+        Jg=out[5].reshape(-1, nx),
+        JG=out[6].reshape(-1, nx),
+        JH=out[7].reshape(-1, nx),
+    )
+    for name in ("g", "G", "H", "df", "Jg", "JG", "JH"):
+        if not np.isfinite(getattr(loc, name)).all():
+            raise NonFiniteError(f"classify_stationarity: {name} is not finite at the given point")
+    if not np.isfinite(loc.f):
+        raise NonFiniteError("classify_stationarity: f is not finite at the given point")
+    return loc
+
+
+def _active(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float) -> tuple[np.ndarray, ...]:
+    """Active rows and their multiplier bounds (>= 0 at the upper, <= 0 at the lower bound)."""
+    at_hi = np.isfinite(hi) & (values >= hi - tol)
+    at_lo = np.isfinite(lo) & (values <= lo + tol)
+    idx = np.flatnonzero(at_hi | at_lo)
+    mlo = np.where(at_lo[idx], -np.inf, 0.0)
+    mhi = np.where(at_hi[idx], np.inf, 0.0)
+    return idx, mlo, mhi, at_lo, at_hi
+
+
+# --------------------------------------------------------------------------------------------
+# the multiplier least-squares problems
+# --------------------------------------------------------------------------------------------
+
+
+class _Multipliers:
+    r"""Unknowns ``u = (lam_g[A_g], lam_x[A_x], nu[I_G], xi[I_H])`` of ``A u = -grad f``.
+
+    ``A = [J_g[A_g]^T, E[:, A_x], -J_G[I_G]^T, -J_H[I_H]^T]``. A *piece* per biactive pair fixes
+    the sign set of ``(nu_j, xi_j)``: ``free``, ``nonneg``, ``nonpos``, ``nu0`` (``nu_j = 0``,
+    ``xi_j`` free) or ``xi0``.
+    """
+
+    def __init__(self, mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float) -> None:
+        nx = x.size
+        self.gi, glo, ghi, _, _ = _active(loc.g, mpcc.lbg, mpcc.ubg, tol)
+        self.xi_idx, xlo, xhi, _, _ = _active(x, mpcc.lbx, mpcc.ubx, tol)
+        self.IG = np.flatnonzero(loc.G <= tol)
+        self.IH = np.flatnonzero(loc.H <= tol)
+        self.biactive = np.intersect1d(self.IG, self.IH)
+        eye = np.eye(nx)
+        self.A = np.hstack([loc.Jg[self.gi].T, eye[:, self.xi_idx], -loc.JG[self.IG].T, -loc.JH[self.IH].T])
+        self.b = -loc.df
+        ng, nb = self.gi.size, self.xi_idx.size
+        self.lo = np.concatenate([glo, xlo, np.full(self.IG.size + self.IH.size, -np.inf)])
+        self.hi = np.concatenate([ghi, xhi, np.full(self.IG.size + self.IH.size, np.inf)])
+        self.off_nu = ng + nb
+        self.off_xi = ng + nb + self.IG.size
+        self.pos_nu = {int(j): self.off_nu + k for k, j in enumerate(self.IG)}
+        self.pos_xi = {int(j): self.off_xi + k for k, j in enumerate(self.IH)}
+        self.n_g, self.n_x, self.n_pairs = loc.g.size, nx, loc.G.size
+        self.undecided: list[str] = []
+        """Why a multiplier test could not be decided (the LP of :func:`_linf_lp` failed)."""
+
+    def solve(
+        self,
+        pieces: dict[int, str] | None = None,
+        threshold: float | None = None,
+        deadline: float | None = None,
+    ) -> tuple[np.ndarray, float]:
+        r"""Multipliers within the pieces minimising :math:`\|A u - b\|_\infty`; ``(u, residual)``.
+
+        The residual is the max-norm :math:`\|\nabla_x \mathcal{L}\|_\infty` at the returned
+        ``u``. A cheap candidate comes first: the dense bound-constrained least squares (gelsy,
+        else BVLS) while ``A`` has fewer than :data:`SPARSE_CERTIFICATE_MIN` entries, the sparse
+        certificate (:func:`_sparse_certificate`) above. It is returned when its residual meets
+        ``threshold``, and also, for the dense candidate (the exact Euclidean minimum), when
+        :math:`\|r\|_2/\sqrt{m}`, a lower bound of every max-norm residual, exceeds it (a
+        certain "no"); otherwise (or without a ``threshold``) the exact minimum comes from one
+        sparse LP (:func:`_linf_lp`, HiGHS), so that a residual above the threshold means that no
+        multipliers of the pieces do better. When that LP cannot be solved (``deadline`` reached,
+        numerical failure) the residual is ``inf`` and :attr:`undecided` says why: the caller
+        must not read it as "no multipliers".
+        """
+        lo, hi = self.lo.copy(), self.hi.copy()
+        keep = np.ones(lo.size, dtype=bool)
+        for j, piece in (pieces or {}).items():
+            a, c = self.pos_nu[j], self.pos_xi[j]
+            if piece == "nonneg":
+                lo[[a, c]] = 0.0
+            elif piece == "nonpos":
+                hi[[a, c]] = 0.0
+            elif piece == "nu0":
+                keep[a] = False
+            elif piece == "xi0":
+                keep[c] = False
+            elif piece != "free":  # pragma: no cover - internal
+                raise ValueError(piece)
+        u = np.zeros(lo.size)
+        cols = np.flatnonzero(keep)
+        if cols.size == 0:
+            return u, _max_abs(self.b)
+        A, lo_c, hi_c = self.A[:, cols], lo[cols], hi[cols]
+        if A.size >= SPARSE_CERTIFICATE_MIN:
+            As = sps.csc_matrix(A)
+            v = _sparse_certificate(As, self.b, lo_c, hi_c, np.inf if threshold is None else threshold)[0]
+        else:
+            As, v = None, _dense_bounded_lstsq(A, self.b, lo_c, hi_c)
+        r = np.inf
+        if v is not None:
+            u[cols] = v
+            res = self.A @ u - self.b
+            r = _max_abs(res)
+            if threshold is not None and r <= threshold:
+                return u, r
+            # a small dense system's candidate is the exact Euclidean minimum (BVLS), and
+            # ||.||_inf >= ||.||_2 / sqrt(m): when that bound already exceeds the threshold the
+            # answer is "no" without the LP (the residual returned is the candidate's, also above)
+            if As is None and threshold is not None and np.linalg.norm(res) / np.sqrt(res.size) > threshold:
+                return u, r
+        w, why = _linf_lp(sps.csc_matrix(A) if As is None else As, self.b, lo_c, hi_c, deadline)
+        if w is None:
+            self.undecided.append(why)
+            return u, np.inf
+        uw = np.zeros(lo.size)
+        uw[cols] = w
+        rw = _max_abs(self.A @ uw - self.b)
+        # the max-norm minimiser is seldom unique: the least-squares candidate, when it attains
+        # the minimum too, gives the tidier multipliers (no entry moved that need not move)
+        if r <= rw * (1.0 + 1e-9) + 1e-15:
+            return u, r
+        return uw, rw
+
+    def undetermined(self) -> np.ndarray | None:
+        """Biactive pairs whose ``(nu_j, xi_j)`` move along the null space of ``A``; ``None``
+        when ``A`` has more than :data:`NULL_SPACE_MAX_ENTRIES` entries (its dense SVD is not
+        computed)."""
+        if self.biactive.size == 0 or self.A.shape[1] == 0:
+            return np.zeros(0, dtype=int)
+        if self.A.size > NULL_SPACE_MAX_ENTRIES:
+            return None
+        _, s, vt = np.linalg.svd(self.A)
+        rank = int(np.sum(s > 1e-10 * max(1.0, s[0] if s.size else 0.0)))
+        null = vt[rank:].T
+        if null.shape[1] == 0:
+            return np.zeros(0, dtype=int)
+        free = [
+            j for j in self.biactive
+            if np.linalg.norm(null[[self.pos_nu[int(j)], self.pos_xi[int(j)]]]) > _NULL_ROW_TOL
+        ]  # fmt: skip
+        return np.asarray(free, dtype=int)
+
+    def split(self, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Full-length ``lam_g, lam_x, nu_G, xi_H`` from the unknown vector."""
+        lam_g, lam_x = np.zeros(self.n_g), np.zeros(self.n_x)
+        nu, xi = np.zeros(self.n_pairs), np.zeros(self.n_pairs)
+        k = self.gi.size
+        lam_g[self.gi] = u[:k]
+        lam_x[self.xi_idx] = u[k : self.off_nu]
+        nu[self.IG] = u[self.off_nu : self.off_xi]
+        xi[self.IH] = u[self.off_xi :]
+        return {"lam_g": lam_g, "lam_x": lam_x, "nu_G": nu, "xi_H": xi}
+
+    def pair(self, u: np.ndarray, j: int) -> tuple[float, float]:
+        return float(u[self.pos_nu[j]]), float(u[self.pos_xi[j]])
+
+
+def _max_abs(v: np.ndarray) -> float:
+    """:math:`\\|v\\|_\\infty` with NaN counted as infinite."""
+    v = np.asarray(v, dtype=float)
+    if v.size == 0:
+        return 0.0
+    m = float(np.max(np.abs(v)))
+    return np.inf if np.isnan(m) else m
+
+
+def _dense_bounded_lstsq(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The least-squares multipliers within ``[lo, hi]`` of a small dense system (a candidate).
+
+    Fast path: the unconstrained minimum-norm solution (gelsy, rank decided at 1e-12 of the
+    largest singular value) when it respects the signs and really is a least-squares minimum;
+    BVLS otherwise. The max-norm test and, failing it, the exact LP follow in
+    :meth:`_Multipliers.solve`.
+    """
+    v = scipy.linalg.lstsq(A, b, cond=1e-12, lapack_driver="gelsy", check_finite=False)[0]
+    slack = 1e-12 * max(1.0, float(np.max(np.abs(v), initial=0.0)))
+    amax = max(1.0, float(np.abs(A).max(initial=0.0)))
+    grad = float(np.linalg.norm(A.T @ (A @ v - b)))
+    minimum = grad <= 1e-9 * amax**2 * max(1.0, float(np.linalg.norm(b)))
+    if not (minimum and np.all(v >= lo - slack) and np.all(v <= hi + slack)):
+        v = lsq_linear(A, b, bounds=(lo, hi), method="bvls").x
+    return np.clip(v, lo, hi)
+
+
+def _linf_lp(
+    A: sps.csc_matrix, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, deadline: float | None = None
+) -> tuple[np.ndarray | None, str]:
+    r"""``(v, "")`` minimising :math:`\|A v - b\|_\infty` over :math:`l \le v \le h`, or ``(None, why)``.
+
+    One sparse LP in :math:`(v, s)`, solved by HiGHS (:func:`scipy.optimize.linprog`):
+
+    .. math::
+
+        \min_{v, s}\ s \quad\text{s.t.}\quad -s \mathbf{1} \le A v - b \le s \mathbf{1},\
+        l \le v \le h,\ s \ge 0.
+
+    Its optimum is the exact smallest max-norm residual (up to HiGHS's feasibility tolerances,
+    1e-10; when HiGHS's presolve gives up, the simplex without it or the interior-point method), so
+    "no multipliers within the threshold" rests on an LP optimum, not on a heuristic. Cost: one LP
+    with ``2 m`` rows and ``nnz(A)`` twice; 0.3 s for the 1410 x 1675 system of NOSBENCH's MFTOPT,
+    where the dense BVLS took 20 s. ``deadline`` (``time.perf_counter()`` value) becomes HiGHS's
+    time limit.
+    """
+    m, n = A.shape
+    col = sps.csc_matrix(np.ones((m, 1)))
+    A_ub = sps.vstack([sps.hstack([A, -col]), sps.hstack([-A, -col])], format="csc")
+    c = np.zeros(n + 1)
+    c[-1] = 1.0
+    bounds = np.column_stack([np.append(lo, 0.0), np.append(hi, np.inf)])
+    why = ""
+    # tight tolerances first; HiGHS sometimes gives up on them (status "Not Set" on NOSBENCH's
+    # DSCOB, DSCSP and DISCM points), and then its defaults, the simplex without presolve and
+    # the interior-point method are tried in turn; a point is taken only when its recomputed
+    # residual is the LP's optimal value
+    tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    attempts: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("highs", tight), ("highs", {}), ("highs", {"presolve": False}), ("highs-ipm", {}),
+    )  # fmt: skip
+    slack = 1e-6 * max(1.0, _max_abs(b))
+    for method, given in attempts:
+        opts: dict[str, Any] = dict(given)
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return None, why or "time limit reached before the multiplier LP"
+            opts["time_limit"] = left
+        try:
+            res = linprog(
+                c, A_ub=A_ub, b_ub=np.concatenate([b, -b]), bounds=bounds, method=method, options=opts
+            )
+        except ValueError as exc:  # HiGHS refuses the data (e.g. overflowing entries)
+            return None, f"multiplier LP refused: {exc}"
+        if res.status == 0 and res.x is not None and np.isfinite(res.x).all():
+            v = np.clip(np.asarray(res.x[:n], dtype=float), lo, hi)
+            # an "optimal" point whose recomputed residual is not its objective is no optimum
+            # (HiGHS without presolve returned 0.09 for an optimum of 1.3e-4 on DSCOB_001_031)
+            if _max_abs(A @ v - b) <= float(res.fun) + slack:
+                return v, ""
+            why = f"multiplier LP ({method}, {given or 'defaults'}) inaccurate"
+            continue
+        why = f"multiplier LP not solved: {res.message}"
+        if res.status == 1:  # time limit: no further attempt
+            break
+    return None, why
+
+
+def _regularised_lstsq(A: sps.csc_matrix, b: np.ndarray, refine: int = 0) -> np.ndarray:
+    r"""``argmin ||A v - b||^2 + delta ||v||^2`` by one sparse LU of the augmented system.
+
+    .. math::
+
+        \begin{pmatrix} I & A \\ A^T & -\delta I \end{pmatrix}
+        \begin{pmatrix} r \\ v \end{pmatrix} = \begin{pmatrix} b \\ 0 \end{pmatrix},
+        \qquad \delta = 10^{-12} \max(1, \max_{ij} |A_{ij}|)^2,
+
+    quasi-definite, hence nonsingular for any ``A`` (rank-deficient included); its ``v`` is the
+    regularised least-squares solution (``r = b - A v``). Cost O(fill) instead of the dense
+    O(m n^2). With ``refine`` > 0, that many iterated-Tikhonov corrections
+    :math:`v \leftarrow v + (A^TA + \delta I)^{-1} A^T (b - Av)` follow, each one solve with the
+    same factors: the error along a singular value :math:`\sigma` shrinks by
+    :math:`\delta/(\sigma^2 + \delta)` per correction, so ``v`` tends to the minimum-norm
+    least-squares solution on every direction with :math:`\sigma^2 \gg \delta`, and the residual
+    to the least-squares minimum.
+    """
+    m, n = A.shape
+    amax = float(abs(A).max()) if A.nnz else 1.0
+    delta = 1e-12 * max(1.0, amax) ** 2
+    K = sps.bmat([[sps.identity(m), A], [A.T, -delta * sps.identity(n)]], format="csc")
+    lu = spla.splu(K)
+    v = lu.solve(np.concatenate([b, np.zeros(n)]))[m:]
+    for _ in range(refine):
+        v = v + lu.solve(np.concatenate([b - A @ v, np.zeros(n)]))[m:]
+    return v
+
+
+def _column_norms(A: sps.csc_matrix) -> np.ndarray:
+    """Euclidean norms of the columns of ``A`` (1 for an empty column)."""
+    c = np.sqrt(np.asarray(A.multiply(A).sum(axis=0), dtype=float).reshape(-1))
+    return np.where(c > 0, c, 1.0)
+
+
+def _sparse_certificate(
+    A: sps.csc_matrix, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, threshold: float
+) -> tuple[np.ndarray | None, float, np.ndarray | None]:
+    r"""``(v, r0, v0)``: some :math:`v \in [l, h]` with :math:`\|A v - b\|_\infty \le` ``threshold``
+    (or ``None``), the unconstrained least-squares solution :math:`v_0` (``None`` if not finite)
+    and its residual :math:`r_0`.
+
+    The columns are equilibrated first, :math:`A = \hat A C` with :math:`C = \mathrm{diag}`
+    of the column norms, :math:`v = C^{-1} w`, bounds :math:`C l \le w \le C h` (multiplier
+    columns differ by up to :math:`10^5` in norm on the plate-design MPCC; the regularisation of
+    :func:`_regularised_lstsq`, relative to the largest entry, then swamped the small columns and
+    left a residual of 0.07 where the least-squares minimum is 1.6e-5). Then repeatedly: the
+    regularised least-squares solution over the free columns; entries outside the box are clamped
+    to the nearest bound and held there, the rest re-solved; at most
+    :data:`_CERTIFICATE_ROUNDS` rounds. The returned ``v`` lies in the box and its residual,
+    computed here exactly on the unscaled ``A``, meets ``threshold``, so it is a certificate;
+    ``None`` only means this heuristic found none (the exact LP of :func:`_linf_lp` decides
+    then). :math:`r_0` is the least-squares minimum up to the regularisation, reduced by
+    :data:`TIKHONOV_REFINE` corrections of the first solve.
+    """
+    n = A.shape[1]
+    c = _column_norms(A)
+    Ah = (A @ sps.diags(1.0 / c)).tocsc()
+    lo_w, hi_w = lo * c, hi * c
+    w = np.zeros(n)
+    held = np.zeros(n, dtype=bool)
+    r0, v0 = np.inf, None
+    for k in range(_CERTIFICATE_ROUNDS):
+        act = np.flatnonzero(~held)
+        if act.size == 0:
+            break
+        rhs = b - Ah[:, held] @ w[held] if held.any() else b
+        wa = _regularised_lstsq(Ah[:, act], rhs, refine=TIKHONOV_REFINE if k == 0 else 0)
+        if not np.isfinite(wa).all():
+            return None, r0, v0
+        w[act] = wa
+        if k == 0:
+            r0, v0 = float(np.linalg.norm(Ah @ w - b)), w / c
+        bad = (wa < lo_w[act]) | (wa > hi_w[act])
+        if not bad.any():
+            break
+        idx = act[bad]
+        w[idx] = np.clip(wa[bad], lo_w[idx], hi_w[idx])
+        held[idx] = True
+    v = np.clip(w / c, lo, hi)
+    return (v if _max_abs(A @ v - b) <= threshold else None), r0, v0
+
+
+def _suggest_c(nu: float, xi: float) -> str:
+    return "nonneg" if nu + xi >= 0 else "nonpos"
+
+
+def _suggest_m(nu: float, xi: float, eps: float) -> str:
+    if min(nu, xi) >= -eps:
+        return "nonneg"
+    return "nu0" if abs(nu) <= abs(xi) else "xi0"
+
+
+def _search(
+    mult: _Multipliers,
+    u_weak: np.ndarray,
+    pieces: Sequence[str],
+    suggest: Any,
+    threshold: float,
+    deadline: float | None = None,
+) -> tuple[np.ndarray | None, float, bool]:
+    """Search the union of convex pieces for multipliers with residual <= threshold.
+
+    Determined biactive pairs get the single piece suggested by the weak multipliers; the
+    undetermined ones are enumerated (suggested pattern first, at most ``_MAX_PATTERNS``; none
+    after ``deadline``). Returns ``(u or None, best residual, exhaustive)``.
+    """
+    fixed = {int(j): suggest(*mult.pair(u_weak, int(j))) for j in mult.biactive}
+    late = deadline is not None and time.perf_counter() >= deadline
+    und = None if late else mult.undetermined()
+    free = [] if und is None else [int(j) for j in und]
+    first = tuple(fixed[j] for j in free)
+    # without the null space only the suggested pattern is tried: never called exhaustive
+    n_total = len(pieces) ** len(free) if und is not None else _MAX_PATTERNS + 1
+
+    def patterns() -> Iterator[tuple[str, ...]]:
+        yield first
+        for pat in itertools.product(pieces, repeat=len(free)):
+            if pat != first:
+                yield pat
+
+    best = np.inf
+    for count, pat in enumerate(patterns()):
+        if count >= _MAX_PATTERNS or (und is None and count >= 1):
+            return None, best, False
+        if count >= 1 and deadline is not None and time.perf_counter() >= deadline:
+            return None, best, False
+        trial = dict(fixed)
+        trial.update(zip(free, pat, strict=True))
+        u, r = mult.solve(trial, threshold, deadline)
+        best = min(best, r)
+        if r <= threshold:
+            return u, r, True
+    return None, best, n_total <= _MAX_PATTERNS
+
+
+# --------------------------------------------------------------------------------------------
+# the LPEC
+# --------------------------------------------------------------------------------------------
+
+
+def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float = 1.0) -> LPEC:
+    """The :class:`~mcpkit.stationarity.lpec.LPEC` at ``x``, activity tolerance ``tol``, box ``radius``."""
+    nx = x.size
+    gi, _, _, g_lo, g_hi = _active(loc.g, mpcc.lbg, mpcc.ubg, tol)
+    _, _, _, x_lo, x_hi = _active(x, mpcc.lbx, mpcc.ubx, tol)
+    IG, IH = loc.G <= tol, loc.H <= tol
+    bi = np.flatnonzero(IG & IH)
+    eq_rows = [loc.Jg[i] for i in gi if g_lo[i] and g_hi[i]]
+    ub_rows = [loc.Jg[i] for i in gi if g_hi[i] and not g_lo[i]]
+    ub_rows += [-loc.Jg[i] for i in gi if g_lo[i] and not g_hi[i]]
+    eq_rows += [loc.JG[j] for j in np.flatnonzero(IG & ~IH)]
+    eq_rows += [loc.JH[j] for j in np.flatnonzero(IH & ~IG)]
+    return LPEC(
+        c=loc.df,
+        A_eq=np.array(eq_rows, dtype=float).reshape(-1, nx),
+        A_ub=np.array(ub_rows, dtype=float).reshape(-1, nx),
+        JG=loc.JG[bi].reshape(-1, nx),
+        JH=loc.JH[bi].reshape(-1, nx),
+        lo=np.where(x_lo, 0.0, -radius),
+        hi=np.where(x_hi, 0.0, radius),
+    )
+
+
+def _lpec(
+    mpcc: MPCC,
+    loc: _Local,
+    x: np.ndarray,
+    tol: float,
+    threshold: float,
+    order_hint: np.ndarray | None = None,
+    *,
+    enumerate_max: int = LPEC_ENUMERATE_MAX,
+    time_limit: float | None = None,
+) -> LPECSolution:
+    """Decide the LPEC at ``x``: enumerate few biactive pairs, else the MILP (:mod:`~.lpec`)."""
+    return solve_lpec(
+        build_lpec(mpcc, loc, x, tol), threshold, enumerate_max=enumerate_max, hint=order_hint,
+        time_limit=time_limit,
+    )  # fmt: skip
+
+
+def check_b_stationarity(
+    mpcc: MPCC,
+    x: np.ndarray,
+    p: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_biactive: int = 12,
+) -> tuple[bool | None, np.ndarray | None]:
+    r"""Linearised B-stationarity by solving the LPEC branch by branch.
+
+    :math:`x` is B-stationary iff for every partition of the biactive set into
+    :math:`P_1 \cup P_2` the LP :math:`\min \nabla f^\top d` s.t. the linearised active
+    constraints, :math:`\nabla G_j d = 0 \le \nabla H_j d` (:math:`j \in P_1`),
+    :math:`\nabla G_j d \ge 0 = \nabla H_j d` (:math:`j \in P_2`), :math:`\|d\|_\infty \le 1`
+    has value :math:`\ge -\mathrm{tol}\cdot\max(1, \|\nabla f\|_2)`. The point must be feasible.
+
+    Returns
+    -------
+    (verdict, d)
+        ``verdict`` is ``None`` when the biactive set has more than ``max_biactive`` pairs or an
+        LP failed; ``d`` is a descent direction when ``verdict`` is ``False``.
+    """
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, max_biactive, None)
+    loc = _evaluate(mpcc, x, p)
+    comp = float(np.max(np.abs(np.minimum(loc.G, loc.H)), initial=0.0))
+    if _violation(mpcc, loc, x) > tol or comp > tol:
+        raise MCPInputError("check_b_stationarity: the point is not feasible within tol")
+    n_bi = int(np.sum((loc.G <= tol) & (loc.H <= tol)))
+    if n_bi > max_biactive:
+        return None, None
+    sol = _lpec(mpcc, loc, x, tol, tol * max(1.0, float(np.linalg.norm(loc.df))))
+    return sol.verdict, sol.d
+
+
+# --------------------------------------------------------------------------------------------
+# the classifier
+# --------------------------------------------------------------------------------------------
+
+
+def _positive(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise MCPInputError(f"classify_stationarity: {what} must be a number, got {v!r}")
+    if not np.isfinite(v) or v <= 0:
+        raise MCPInputError(f"classify_stationarity: {what} must be finite and > 0, got {v!r}")
+    return float(v)
+
+
+def _validate(
+    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any, lowered: MPCC | None
+) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
+    if not isinstance(mpcc, MPCC):
+        raise MCPInputError(f"classify_stationarity: expected an mcpkit MPCC, got {type(mpcc).__name__}")
+    tol = _positive(tol, "tol")
+    is_int = isinstance(max_biactive, (int, np.integer)) and not isinstance(max_biactive, bool)
+    if not is_int or max_biactive < 0:
+        raise MCPInputError(
+            f"classify_stationarity: lpec_max_biactive must be an int >= 0, got {max_biactive!r}"
+        )
+    xv = _vector(x, int(mpcc.x.numel()), "x")
+    pv = mpcc.p0 if p is None else _vector(p, int(mpcc.p.numel()), "p")
+    if not mpcc.is_standard():
+        std = ToStandardMPCC().apply(mpcc)[0] if lowered is None else lowered
+        mpcc, xv = std, ToStandardMPCC.lift(mpcc, xv, pv)
+    return mpcc, xv, np.asarray(pv, dtype=float), float(tol)
+
+
+def _violation(mpcc: MPCC, loc: _Local, x: np.ndarray) -> float:
+    parts = [
+        mpcc.lbg - loc.g, loc.g - mpcc.ubg, mpcc.lbx - x, x - mpcc.ubx, -loc.G, -loc.H,
+    ]  # fmt: skip
+    return float(max((np.max(a, initial=0.0) for a in parts), default=0.0))
+
+
+def classify_stationarity(
+    mpcc: MPCC,
+    x: np.ndarray,
+    p: np.ndarray | None = None,
+    tol: float = 1e-6,
+    lpec_max_biactive: int = 12,
+    *,
+    residual_tol: float | None = None,
+    lowered: MPCC | None = None,
+    lpec_time_limit: float | None = None,
+    deadline: float | None = None,
+) -> StationarityReport:
+    r"""Classify :math:`x` as not feasible, not stationary, weak, C, M, B or S-stationary.
+
+    Definitions are in the module docstring (Scheel & Scholtes 2000; Ye 2005). Steps:
+
+    1. feasibility: constraint violation :math:`\le` ``tol`` and
+       :math:`\max_j|\min(G_j, H_j)| \le` ``tol``;
+    2. active sets with tolerance: :math:`I_G = \{G_j \le \mathrm{tol}\}`,
+       :math:`I_H = \{H_j \le \mathrm{tol}\}`, active ``g`` rows and ``x`` bounds within ``tol``;
+    3. weak: the smallest max-norm MPCC-Lagrangian gradient over the multipliers (signs only on
+       :math:`\lambda_g, \lambda_x`; a cheap least-squares candidate, else the exact LP of
+       :func:`_linf_lp`); stationary when it is
+       :math:`\le \mathrm{tol}\cdot\max(1, \|\nabla f\|_\infty)`;
+    4. S: the same with :math:`\nu_j, \xi_j \ge 0` on the biactive set;
+    5. LPEC (B) when not S and :math:`|I_{GH}| \le` ``lpec_max_biactive`` (S implies B);
+    6. M and C: search the unions of sign pieces (see :func:`_search`).
+
+    Parameters
+    ----------
+    mpcc
+        An :class:`~mcpkit.mpcc.MPCC` (SX or MX). One with general pair bounds is lowered with
+        :class:`~mcpkit.lowering.standard.ToStandardMPCC` (or ``lowered`` is used, the output of
+        that lowering a solver already made) and ``x`` is lifted by its slacks; indices and
+        multipliers in the report then refer to the lowered problem.
+    x, p
+        The point and the parameter values (``p=None``: ``mpcc.p0``).
+    tol
+        Feasibility, activity and residual tolerance (> 0).
+    lpec_max_biactive
+        Largest biactive set for which the LPEC is solved: its :math:`2^{|I_{GH}|}` branch LPs
+        are enumerated up to :data:`LPEC_ENUMERATE_MAX` pairs, above that it is one MILP with
+        exact big-M bounds (:mod:`mcpkit.stationarity.lpec`).
+    residual_tol
+        Tolerance of the multiplier residual and of the LPEC values (default: ``tol``). Points
+        returned by relaxation homotopies are feasible to ``tol`` but often stationary only to a
+        looser accuracy; pass e.g. ``residual_tol=1e-4`` to judge them.
+    lowered
+        The standard form of a general ``mpcc``, when it was already built (so it is not built
+        twice).
+    lpec_time_limit
+        Wall-clock limit of the LPEC's MILP (``None``: none); when it is hit the LPEC is
+        undecided (``b_stationary=None``).
+    deadline
+        ``time.perf_counter()`` value by which the check must end (``None``: none). The LPs get
+        what is left; a multiplier test that cannot be decided in it makes the level
+        :attr:`Stationarity.NOT_CHECKED` (or the strongest level verified before it), with the
+        reason in the message.
+
+    Raises
+    ------
+    ShapeError, NonFiniteError, MCPInputError
+        Wrong shapes, NaN/inf in ``x`` or ``p`` (or in the functions at ``x``), bad ``tol``.
+    """
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive, lowered)
+    rtol = tol if residual_tol is None else _positive(residual_tol, "residual_tol")
+    loc = _evaluate(mpcc, x, p)
+    viol = _violation(mpcc, loc, x)
+    comp = float(np.max(np.abs(np.minimum(loc.G, loc.H)), initial=0.0))
+    biactive = np.flatnonzero((loc.G <= tol) & (loc.H <= tol))
+    threshold = rtol * max(1.0, _max_abs(loc.df))
+    # the LPEC's value grad f . d over the unit box keeps its Euclidean scale
+    lpec_threshold = rtol * max(1.0, float(np.linalg.norm(loc.df)))
+    zeros = {
+        "lam_g": np.zeros(loc.g.size), "lam_x": np.zeros(x.size),
+        "nu_G": np.zeros(loc.G.size), "xi_H": np.zeros(loc.G.size),
+    }  # fmt: skip
+    common = {
+        "biactive": biactive, "constraint_violation": viol, "complementarity_residual": comp,
+        "residual_threshold": threshold,
+    }  # fmt: skip
+    if viol > tol or comp > tol:
+        return StationarityReport(
+            level=Stationarity.NOT_FEASIBLE, feasible=False, stationarity_residual=np.inf,
+            b_stationary=None,
+            message=f"not feasible: constraint violation {viol:.2e}, complementarity {comp:.2e} "
+            f"(tol {tol:.0e})",
+            **zeros, **common,
+        )  # fmt: skip
+
+    mult = _Multipliers(mpcc, loc, x, tol)
+    notes: list[str] = []
+    lpec_out: list[LPECSolution] = []
+
+    def report(level: Stationarity, u: np.ndarray, r: float, b: bool | None, d: Any = None) -> Any:
+        msg = (
+            f"{level.value}: residual {r:.2e} (threshold {threshold:.1e}), "
+            f"{biactive.size} biactive pair(s), B-stationary={b}"
+        )
+        return StationarityReport(
+            level=level, feasible=True, stationarity_residual=r, b_stationary=b,
+            message="; ".join([msg, *notes, *mult.undecided]), descent_direction=d,
+            **mult.split(u), **common, lpec=lpec_out[-1] if lpec_out else None,
+        )  # fmt: skip
+
+    if deadline is not None and time.perf_counter() >= deadline:
+        notes.append("not checked: time limit reached before the multiplier test")
+        return report(Stationarity.NOT_CHECKED, np.zeros(mult.A.shape[1]), np.inf, None)
+    u_weak, r_weak = mult.solve(threshold=threshold, deadline=deadline)
+    too_big = biactive.size > lpec_max_biactive
+    pairs = [mult.pair(u_weak, int(j)) for j in biactive]
+    hint = np.array([int(a < b) for a, b in pairs], dtype=int)
+
+    def lpec() -> tuple[bool | None, np.ndarray | None]:
+        if too_big:
+            notes.append(f"LPEC skipped: {biactive.size} biactive pairs > {lpec_max_biactive}")
+            return None, None
+        limit = lpec_time_limit
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                notes.append("LPEC skipped: time limit")
+                return None, None
+            limit = left if limit is None else min(limit, left)
+        sol = _lpec(mpcc, loc, x, tol, lpec_threshold, hint, time_limit=limit)
+        lpec_out.append(sol)
+        what = "branch LP(s)" if sol.method == "enumerate" else "MILP"
+        notes.append(
+            f"LPEC: {sol.n_solves} {what}" + (f", undecided ({sol.reason})" if sol.verdict is None else "")
+        )
+        return sol.verdict, sol.d
+
+    if not np.isfinite(r_weak):  # the weak test itself was not decided: only the LPEC may speak
+        b, d = lpec()
+        return report(Stationarity.B if b else Stationarity.NOT_CHECKED, u_weak, r_weak, b, d)
+    if r_weak > threshold:
+        b, d = lpec()
+        if b:
+            notes.append("inconsistent: LPEC passed but no weak multipliers (tolerance effects)")
+        return report(Stationarity.NOT_STATIONARY, u_weak, r_weak, b, d)
+
+    if biactive.size == 0:
+        notes.append("no biactive pairs: weak = S")
+        return report(Stationarity.S, u_weak, r_weak, True)
+    s_pieces = {int(j): "nonneg" for j in biactive}
+    u_s, r_s = mult.solve(s_pieces, threshold=threshold, deadline=deadline)
+    if r_s <= threshold:
+        return report(Stationarity.S, u_s, r_s, True)
+
+    b, d = lpec()
+    eps = max(threshold, tol)
+    u_m, r_m, full_m = _search(
+        mult, u_weak, ("nonneg", "nu0", "xi0"), lambda a, c: _suggest_m(a, c, eps), threshold, deadline
+    )
+    if u_m is None and not full_m:
+        notes.append(f"M search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
+    if b:
+        if u_m is None:
+            notes.append("M multipliers not found although B implies M (tolerance effects)")
+            return report(Stationarity.B, u_weak, r_weak, b)
+        return report(Stationarity.B, u_m, r_m, b)
+    if u_m is not None:
+        return report(Stationarity.M, u_m, r_m, b, d)
+    u_c, r_c, full_c = _search(mult, u_weak, ("nonneg", "nonpos"), _suggest_c, threshold, deadline)
+    if u_c is not None:
+        return report(Stationarity.C, u_c, r_c, b, d)
+    if not full_c:
+        notes.append(f"C search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
+    return report(Stationarity.WEAK, u_weak, r_weak, b, d)
+
+
+def attach_stationarity(
+    result: Any,
+    mpcc: MPCC,
+    p: np.ndarray | None = None,
+    tol: float | None = None,
+    lpec_max_biactive: int = 12,
+    *,
+    residual_tol: float | None = None,
+    lowered: MPCC | None = None,
+    deadline: float | None = None,
+) -> Any:
+    """Classify ``result.x`` and store it on the result; returns ``result``.
+
+    Sets ``result.stationarity`` to the level's value (e.g. ``"S"``) and
+    ``result.extra["stationarity_report"]`` to the :class:`StationarityReport`. ``tol`` defaults
+    to ``result.tol``; ``residual_tol``, ``lowered`` and ``deadline`` as in
+    :func:`classify_stationarity`. A
+    result without a finite point is recorded as ``not_feasible`` without classification.
+    ``mpcc`` must be the problem whose variables ``result.x`` holds (the problem the user posed).
+    """
+    tol = float(result.tol) if tol is None else tol
+    z = np.asarray(result.x, dtype=float)
+    if z.size == 0 or not np.isfinite(z).all():
+        n_pairs = int(mpcc.G.numel())
+        rep = StationarityReport(
+            level=Stationarity.NOT_FEASIBLE, feasible=False, stationarity_residual=np.inf,
+            biactive=np.zeros(0, dtype=int), nu_G=np.zeros(n_pairs), xi_H=np.zeros(n_pairs),
+            lam_g=np.zeros(int(mpcc.g.numel())), lam_x=np.zeros(z.size), b_stationary=None,
+            message="no finite point to classify", constraint_violation=np.inf,
+            complementarity_residual=np.inf,
+        )  # fmt: skip
+    else:
+        rep = classify_stationarity(
+            mpcc, z, p, tol, lpec_max_biactive, residual_tol=residual_tol, lowered=lowered,
+            deadline=deadline,
+        )  # fmt: skip
+    result.stationarity = rep.level.value
+    result.extra["stationarity_report"] = rep
+    return result
