@@ -47,7 +47,7 @@ from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
-from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination
+from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
 from mcpkit.stationarity.refine import RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
@@ -309,8 +309,9 @@ def mpcc_result(
 ) -> MPCCResult:
     """The :class:`~mcpkit.solving.result.MPCCResult` of a solve, judged on the problem ``orig`` at ``x``.
 
-    ``SOLUTION`` needs complementarity residual and constraint violation (:func:`judged_residuals`)
-    both finite and <= ``tol``. The termination is ``term`` except: a solver that claims
+    The status is :func:`~mcpkit.solving.result.judge` of the complementarity residual and the
+    constraint violation (:func:`judged_residuals`): ``SOLUTION`` needs both finite and <= ``tol``.
+    The termination is :func:`~mcpkit.solving.result.reported_termination`: a solver that claims
     convergence without that is reported ``STALLED``; ``LOCALLY_INFEASIBLE`` (IPOPT found the
     NLP locally infeasible) stands only when the returned point violates the MPCC's constraints
     by more than ``tol``, otherwise it is ``STALLED`` (that point shows the MPCC is feasible there;
@@ -327,16 +328,9 @@ def mpcc_result(
             message=f"NOT solved {orig.name}: no point produced ({termination.value})", tol=tol, **common,
         )  # fmt: skip
     comp, viol, vals = judged_residuals(orig, x, p)
-    if not viol <= tol:
-        status = SolutionStatus.INFEASIBLE_POINT
-    elif comp <= tol:
-        status = SolutionStatus.SOLUTION
-    else:
-        status = SolutionStatus.INACCURATE
-    if termination is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
-        termination = Termination.STALLED
-    if termination is Termination.LOCALLY_INFEASIBLE and viol <= tol:
-        termination = Termination.STALLED
+    # the one verdict (as for MCPs): the complementarity residual in the natural residual's role
+    status = judge(comp, viol, tol, True)
+    termination = reported_termination(termination, status, infeasibility_shown=not viol <= tol)
     verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
     return MPCCResult(
         x=np.asarray(x, dtype=float),

@@ -519,19 +519,26 @@ def judge(
     return SolutionStatus.INACCURATE
 
 
-def mcp_termination(term: Termination, status: SolutionStatus, extra: dict[str, Any]) -> Termination:
-    """The termination an MCP result reports, from the route's ``term`` and mcpkit's ``status``.
+def reported_termination(term: Termination, status: SolutionStatus, infeasibility_shown: bool) -> Termination:
+    """The one rule for the termination a result reports, MCP or MPCC: the route's ``term`` checked.
 
-    * ``CONVERGED`` that the residual check did not confirm is ``STALLED``;
-    * ``LOCALLY_INFEASIBLE`` stands only with ``extra["infeasibility_certificate"]`` (a verified
-      proof that the MCP has no solution, e.g. Lemke's); a solver's word alone (IPOPT's
-      ``Infeasible_Problem_Detected`` on a reformulation, PATH's "infeasible") is ``STALLED``.
+    * ``CONVERGED`` that mcpkit's ``status`` (:func:`judge`) does not confirm is ``STALLED``;
+    * ``LOCALLY_INFEASIBLE`` stands only when ``infeasibility_shown``: for an MCP a verified
+      certificate that it has no solution (Lemke's ray, :func:`mcp_termination`); for an MPCC a
+      returned point that violates the constraints by more than ``tol``
+      (:func:`~mcpkit.solving.mpcc_solver.mpcc_result`). A solver's word alone (IPOPT's
+      ``Infeasible_Problem_Detected`` on a relaxed subproblem, PATH's "infeasible") is ``STALLED``.
     """
     if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
         return Termination.STALLED
-    if term is Termination.LOCALLY_INFEASIBLE and "infeasibility_certificate" not in extra:
+    if term is Termination.LOCALLY_INFEASIBLE and not infeasibility_shown:
         return Termination.STALLED
     return term
+
+
+def mcp_termination(term: Termination, status: SolutionStatus, extra: dict[str, Any]) -> Termination:
+    """:func:`reported_termination` of an MCP, shown infeasible by ``extra["infeasibility_certificate"]``."""
+    return reported_termination(term, status, "infeasibility_certificate" in extra)
 
 
 def verdict_message(

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.mpcc_solver import mpcc_result
 from mcpkit.solving.residuals import compute_residuals, natural_residual_vector
-from mcpkit.solving.result import SolutionStatus, Termination, judge, mcp_termination
+from mcpkit.solving.result import SolutionStatus, Termination, judge, mcp_termination, reported_termination
 
 INF = math.inf
 
@@ -123,6 +123,22 @@ def test_mpcc_locally_infeasible_only_when_the_point_violates_the_constraints() 
     res = mpcc_result(ok, np.array([0.5, 0.5]), np.zeros(0), LI, 1e-6, **_common())
     assert res.constraint_violation <= 1e-12 and res.comp_residual == pytest.approx(0.5)
     assert not res.solved and res.termination is Termination.STALLED
+
+
+@pytest.mark.parametrize("term", list(Termination))
+@pytest.mark.parametrize("complementary", [True, False])
+@pytest.mark.parametrize("viol", [0.0, 1.0])
+def test_one_verdict_for_mcps_and_mpccs(term: Termination, complementary: bool, viol: float) -> None:
+    """An MPCC result's status and termination are the MCP rules (judge, reported_termination)
+    with the complementarity residual as the natural residual and the violation as the bounds'."""
+    x = ca.SX.sym("x", 2)
+    m = MPCC.from_casadi(x, x[0], x[1], f=x[1] ** 2, g=x[0] + x[1] - 1 - viol, x0=[0.0, 0.0])
+    point = np.array([1.0, 0.0]) if complementary else np.array([0.5, 0.5])  # pair residual 0 or 0.5
+    res = mpcc_result(m, point, np.zeros(0), term, 1e-6, **_common())
+    status = judge(res.comp_residual, res.constraint_violation, 1e-6, True)
+    assert res.solution_status is status
+    assert res.termination is reported_termination(term, status, not res.constraint_violation <= 1e-6)
+    assert mcp_termination(term, status, {}) is reported_termination(term, status, False)
 
 
 def test_mpcc_pair_residual_does_not_cancel() -> None:
