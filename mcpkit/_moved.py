@@ -54,7 +54,7 @@ MOVED: dict[str, str] = {
     "mcpkit.availability": "mcpkit.solving.availability",
     "mcpkit.stop": "mcpkit.solving.stop",
     "mcpkit.solvers.route": "mcpkit.solving.route",
-    "mcpkit.solvers.fallback": "mcpkit.solving.fallback",
+    "mcpkit.solvers.fallback": "mcpkit.solving.planner",
     "mcpkit.solvers.casadi_route": "mcpkit.solving.casadi_route",
     "mcpkit.solvers.pyomo_route": "mcpkit.solving.pyomo_route",
     "mcpkit.solvers.slack_route": "mcpkit.solving.slack_route",
@@ -62,7 +62,6 @@ MOVED: dict[str, str] = {
     "mcpkit.io": "mcpkit.formats.io",
     "mcpkit.mcp_file": "mcpkit.formats.mcp_file",
     "mcpkit.blocks": "mcpkit.problems.blocks",
-    "mcpkit.solve": "mcpkit.frontends.solve",
     "mcpkit.solve_file": "mcpkit.frontends.solve_file",
     "mcpkit.functional": "mcpkit.frontends.functional",
     "mcpkit.pyomo_plugin": "mcpkit.frontends.pyomo_plugin",
@@ -70,6 +69,11 @@ MOVED: dict[str, str] = {
     "mcpkit.demo": "mcpkit.frontends.demo",
     "mcpkit.forked": "mcpkit.frontends.forked",
 }
+
+# Not aliased: ``mcpkit.solve``, the old module of :func:`mcpkit.solve` and :class:`mcpkit.Solver`
+# (now :mod:`mcpkit.frontends.solve`). Importing a module by an old path binds it on its parent
+# package, which would replace the function ``mcpkit.solve`` by a module; both names it held are
+# public at the top (``from mcpkit import solve, Solver``).
 
 #: Old packages that are now empty: importing one gives an empty package (its modules moved).
 GONE_PACKAGES: frozenset[str] = frozenset({"mcpkit.solvers"})

@@ -40,7 +40,7 @@ from mcpkit.solving.result import (
     mcp_termination,
     verdict_message,
 )
-from mcpkit.solving.route import Route, RouteOutcome
+from mcpkit.solving.route import RouteOutcome, RouteRunner
 
 
 class Solver:
@@ -95,7 +95,7 @@ class Solver:
         self.method = Method.parse(self.resolved.method)
         self.choice_note = self.resolved.note
         self.cas = lower_to_casadi(problem)
-        self.route: Route = build_mcp_route(problem, self.resolved, self.options, ipopt)
+        self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._last_z: np.ndarray | None = None
 
     def solve(

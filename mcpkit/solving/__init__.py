@@ -3,7 +3,7 @@ r"""From a declaration to a judged result: the registry, the planner, the routes
 * :mod:`~mcpkit.solving.registry`: the one table of methods and backends, and
   :func:`~mcpkit.solving.registry.resolve` (``"auto"`` to a named route);
 * :mod:`~mcpkit.solving.planner`: the route object for a resolved choice, with its fallbacks
-  (:mod:`~mcpkit.solving.fallback`); the routes :mod:`~mcpkit.solving.casadi_route`,
+  (:mod:`~mcpkit.solving.planner`); the routes :mod:`~mcpkit.solving.casadi_route`,
   :mod:`~mcpkit.solving.pyomo_route` (sharing :mod:`~mcpkit.solving.slack_route`) all return the
   :class:`~mcpkit.solving.route.RouteOutcome` that is judged on the declaration;
 * :mod:`~mcpkit.solving.mpcc_solver`: :class:`~mcpkit.solving.mpcc_solver.MPCCSolver`;

@@ -1,41 +1,233 @@
-"""From a resolved route to the objects that run it: the MCP solve chain and a homotopy's inner IPOPT.
+r"""The one planner: from a resolved route to what runs it, fallbacks and second opinions included.
 
-:mod:`mcpkit.solving.registry` says what exists and resolves a user's ``(kind, method, backend)`` into a
-:class:`~mcpkit.solving.registry.Route`; it imports no solver, so that :mod:`mcpkit.solving.options` and every
-solver can read it. This module builds what a route names, and so imports the route classes and
-inner solvers (through the registry's ``"module:attribute"`` targets and
-:mod:`mcpkit.solving.fallback`):
+:mod:`mcpkit.solving.registry` says what exists and resolves a user's ``(kind, method, backend)``
+into a :class:`~mcpkit.solving.registry.Route`; it imports no solver, so that
+:mod:`mcpkit.solving.options` and every solver can read it. This module builds what a route
+names (through the registry's ``"module:attribute"`` targets) and runs the ``auto`` chain:
 
 * :func:`build_mcp_route`: the one place an MCP's solve chain is built (:class:`mcpkit.Solver`,
-  and each attempt of :class:`~mcpkit.solving.fallback.FallbackRoute`);
+  and each attempt of :class:`FallbackRoute`);
 * :func:`plan_mpcc`: the one place an MPCC's solve is planned (:class:`mcpkit.mpcc.MPCCSolver`):
   the route (``"auto"`` re-resolved for LPECs), the lowering chain to what the homotopy solves,
   and the homotopy with its fallbacks and second opinion;
 * :func:`inner_solver`: the inner IPOPT of a homotopy on a route's backend (the ``ipopt=``
   choice of :class:`mcpkit.mpcc.MPCCSolver`).
+
+The ``auto`` chain of MCPs (:class:`FallbackRoute`)
+---------------------------------------------------
+
+The chain :func:`mcpkit.solving.registry.resolve` builds for ``method="auto"`` is
+
+1. ``path`` when PATH is reachable (``pathampl``, or GAMSPy with a licence that passed its probe);
+2. ``newton``, the licence-free semismooth Newton engine;
+3. ``lemke`` when :math:`F` is affine (an LCP): exact and finite, and it proves infeasibility
+   when it can;
+4. ``scholtes``: the IPOPT relaxation homotopy.
+
+Each attempt's point is judged the way :class:`mcpkit.Solver` judges every point, on the original
+pairs: it is accepted when its natural residual, complementarity violation and bound violation
+are at most ``tol`` (:func:`mcpkit.solving.result.judge`). The next method runs only if the previous one
+was not accepted, and never after
+
+* a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
+  is left of it, through its route's ``options``, which routes read at every solve);
+* an **interrupt** (``KeyboardInterrupt`` during an attempt: the best point so far is returned
+  with termination ``interrupted`` and the attempts up to then);
+* a **verified proof that no solution exists** (Lemke's infeasibility certificate), since no
+  other method can then succeed.
+
+Later routes are built only when first needed, so a problem ``newton`` solves never pays for
+building IPOPT. A later method that cannot take the problem (``lemke`` on a nonlinear :math:`F`)
+is skipped and the reason recorded; an input error of the first of mcpkit's own methods (a
+typed :class:`~mcpkit.errors.MCPInputError`, e.g. a constant row with no solution on backend
+``pyomo``) is raised before anything runs, as it would be for that method asked by name. PATH's
+interfaces have limits of their own (what GAMSPy or AMPL can state), so an input error of PATH
+only skips it. A
+method whose solver is not available (:class:`~mcpkit.errors.SolverNotAvailableError`, e.g.
+PATH refused by its demo licence) is skipped at any position.
+
+What the result shows: ``trace`` holds every attempt's records in order (their ``phase`` says
+which method made them: ``"crash"``, ``"newton"``, ``"gradient"``, ``"pivot"``, ``"relax"``,
+``"polish"``...); ``iterations`` is their sum; ``method`` is the method whose point is returned;
+``extra["attempts"]`` lists one dict per attempt with ``method``, ``termination``,
+``natural_residual``, ``iterations``, ``wall_time_s`` and ``raw_status`` (or ``skipped`` with the
+reason). When no attempt is accepted, the point with the smallest natural residual is returned
+(``method`` names its method, ``extra`` is its extras plus any infeasibility certificate) with
+the termination and raw status of the last attempt, which say why the chain stopped.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcpkit.errors import MCPInputError
+import numpy as np
+
+from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
 from mcpkit.homotopy.loop import make_homotopy
 from mcpkit.homotopy.lpec_polish import is_lpec
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.registry import BACKENDS, Route, resolve
+from mcpkit.solving.result import SolutionStatus, Termination, judge_point
+from mcpkit.solving.route import RouteOutcome, RouteRunner
+
+#: Terminations after which no later method is tried.
+FINAL = (Termination.TIME_LIMIT, Termination.INTERRUPTED)
 
 
-def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto") -> Any:
+class FallbackRoute:
+    """Routes tried in order (module docstring); built by :func:`mcpkit.solving.planner.build_mcp_route`.
+
+    Parameters
+    ----------
+    problem
+        The MCP declaration.
+    routes
+        The :class:`mcpkit.solving.registry.Route` of each method, in the order to try them.
+    options
+        Stopping rules shared by every attempt (``time_limit`` bounds the whole chain).
+    ipopt
+        Passed to the IPOPT homotopy on backend ``pyomo``.
+    """
+
+    def __init__(self, problem: Any, routes: list[Any], options: SolveOptions, ipopt: str = "auto") -> None:
+        from mcpkit.solving.planner import build_mcp_route
+
+        if not routes:
+            raise MCPInputError("FallbackRoute needs at least one route")
+        self._build = build_mcp_route
+        self.problem = problem
+        self.specs = list(routes)
+        self.options = options
+        self.ipopt = ipopt
+        self.backend: str = self.specs[0].backend
+        self.method: str = self.specs[0].method
+        self._routes: dict[int, RouteRunner | str] = {0: self._make(0)}  # the first one is built now
+
+    def _make(self, k: int) -> RouteRunner | str:
+        spec = self.specs[k]
+        ipopt = self.ipopt if spec.is_reformulation and spec.backend == "pyomo" else "auto"
+        try:
+            return self._build(self.problem, spec, self.options, ipopt)
+        except SolverNotAvailableError as exc:  # e.g. PATH refused by its licence
+            return f"{type(exc).__name__}: {exc}"
+        except MCPInputError as exc:  # lemke on a nonlinear F, ...
+            if k == 0 and spec.method != "path":  # an input error of mcpkit's own first engine
+                raise
+            return f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # PATH's own errors (GAMSPy's FatalError on an expired licence)
+            if spec.method != "path":
+                raise
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            return f"PATH unavailable: {type(exc).__name__}: {first}"
+
+    def _route(self, k: int) -> RouteRunner | str:
+        if k not in self._routes:
+            self._routes[k] = self._make(k)
+        return self._routes[k]
+
+    def _accepted(self, out: RouteOutcome, p: np.ndarray) -> tuple[bool, float]:
+        """Does the attempt's point pass mcpkit's check (:func:`mcpkit.solving.result.judge`: natural
+        residual, complementarity violation and bound violation <= tol); and its natural residual."""
+        if out.z is None or not np.isfinite(out.z).all():
+            return False, float("inf")
+        from mcpkit.lowering.casadi import lower_to_casadi
+
+        F_fun = lower_to_casadi(self.problem).F_fun
+        jp = judge_point(
+            out.z, lambda z: F_fun(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
+        )
+        out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
+        return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
+
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""
+        t0 = time.perf_counter()
+        limit = self.options.time_limit
+        attempts: list[dict[str, Any]] = []
+        trace, iterations = [], 0
+        best: tuple[float, RouteOutcome, Any] | None = None
+        interrupted = False
+        for k, spec in enumerate(self.specs):
+            remaining = None if limit is None else limit - (time.perf_counter() - t0)
+            if k > 0 and remaining is not None and remaining <= 0:
+                attempts.append({"method": spec.method, "skipped": "no time left"})
+                break
+            route = self._route(k)
+            if isinstance(route, str):
+                attempts.append({"method": spec.method, "skipped": route})
+                continue
+            if k > 0:
+                route.options = dataclasses.replace(self.options, time_limit=remaining)  # type: ignore[attr-defined]
+            ta = time.perf_counter()
+            try:
+                out = route.solve(p, z0, warm)
+            except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
+                attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
+                continue
+            except Exception as exc:  # PATH failing in its own code, e.g. a licence that expired
+                if spec.method != "path":  # while this process ran: PATH unavailable, next method
+                    raise
+                first = str(exc).splitlines()[0][:200] if str(exc) else ""
+                why = f"PATH unavailable: {type(exc).__name__}: {first}"
+                attempts.append({"method": spec.method, "skipped": why})
+                self._routes[k] = f"PATH unavailable: {type(exc).__name__}"  # not tried again
+                continue
+            except KeyboardInterrupt:  # report what the chain has so far, as an interrupt
+                attempts.append({"method": spec.method, "termination": Termination.INTERRUPTED.value})
+                interrupted = True
+                break
+            ok, nat = self._accepted(out, p)
+            attempts.append({
+                "method": spec.method, "termination": out.termination.value, "natural_residual": nat,
+                "iterations": out.iterations, "wall_time_s": time.perf_counter() - ta,
+                "raw_status": out.raw_status,
+            })  # fmt: skip
+            trace.extend(out.trace)
+            iterations += out.iterations
+            if best is None or nat < best[0]:
+                best = (nat, out, spec)
+            if ok:
+                best = (nat, out, spec)
+                break
+            if out.termination in FINAL or "infeasibility_certificate" in out.extra:
+                break
+        if best is None:  # every method was skipped, or the first one interrupted
+            if interrupted:
+                return RouteOutcome(
+                    None, Termination.INTERRUPTED, "KeyboardInterrupt", 0, extra={"attempts": attempts}
+                )
+            reasons = "; ".join(f"{a['method']}: {a['skipped']}" for a in attempts)
+            return RouteOutcome(None, Termination.SOLVER_ERROR, f"no method could run ({reasons})", 0,
+                                extra={"attempts": attempts})  # fmt: skip
+        _, chosen, chosen_spec = best
+        if interrupted:
+            out = dataclasses.replace(
+                out, termination=Termination.INTERRUPTED, raw_status="KeyboardInterrupt"
+            )
+        extra = dict(chosen.extra)
+        if "infeasibility_certificate" in out.extra:
+            extra["infeasibility_certificate"] = out.extra["infeasibility_certificate"]
+        extra["attempts"] = attempts
+        return dataclasses.replace(
+            chosen, termination=out.termination, raw_status=out.raw_status, trace=trace,
+            iterations=iterations, extra=extra, method=chosen_spec.method, backend=chosen_spec.backend,
+        )  # fmt: skip
+
+
+
+def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto") -> RouteRunner:
     """The one place an MCP's solve chain is built: the object whose ``solve(p, z0, warm)`` runs it.
 
     A reformulation runs on its backend's route class (declaration -> backend lowering ->
     slack-form MPCC -> homotopy -> inner IPOPT); an engine is its own route class; a route with
-    fallbacks is a :class:`~mcpkit.solving.fallback.FallbackRoute` over the chain.
+    fallbacks is a :class:`~mcpkit.solving.planner.FallbackRoute` over the chain.
     """
     if route.kind != "mcp":
         raise MCPInputError(f"build_mcp_route: route is for {route.kind!r}, not 'mcp'")
@@ -43,8 +235,6 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
     if ipopt != "auto" and not any(r.is_reformulation and r.backend == "pyomo" for r in chain):
         raise MCPInputError("ipopt= chooses the IPOPT of the homotopy on backend 'pyomo' only")
     if route.fallbacks:
-        from mcpkit.solving.fallback import FallbackRoute
-
         return FallbackRoute(problem, [replace(r, fallbacks=()) for r in chain], options, ipopt)
     if route.is_reformulation:
         cls = BACKENDS[route.backend].load_mcp_route()

@@ -345,7 +345,7 @@ class Route:
     """Why ``"auto"`` chose this route (empty when nothing was automatic)."""
     fallbacks: tuple[Route, ...] = ()
     """Routes tried in order when this one's point fails mcpkit's check (``method="auto"`` for
-    MCPs only; see :mod:`mcpkit.solving.fallback`)."""
+    MCPs only; see :mod:`mcpkit.solving.planner`)."""
     second_opinion: str | None = None
     """MPCCs: the reformulation run after this one converged, whose point is kept when its
     objective is lower (``method="auto"`` on LPECs; see
@@ -363,7 +363,7 @@ class Route:
 
 
 
-#: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solving.fallback`).
+#: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solving.planner`).
 AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
 #: ``method="auto"`` for an MPCC: the reformulation run first and the one asked for a second
@@ -420,7 +420,7 @@ def resolve(kind: str, method: Any = "auto", backend: Any = "auto", *, lpec: boo
     ``"auto"`` method: for an MCP, PATH when reachable through ``backend`` (or anywhere, for
     ``backend="auto"``), else ``newton``; later methods of :data:`AUTO_MCP_FALLBACKS`
     (``newton``, ``lemke``, ``scholtes``) become :attr:`Route.fallbacks`, tried in order when a
-    point fails the check (:mod:`mcpkit.solving.fallback`). For an MPCC,
+    point fails the check (:mod:`mcpkit.solving.planner`). For an MPCC,
     :data:`AUTO_MPCC_METHODS`: ``scholtes``, with ``fb`` as :attr:`Route.second_opinion`; when
     ``lpec`` (the caller found f, g, G and H affine), :data:`AUTO_LPEC_METHODS`: ``fb``, with
     ``scholtes`` as the second opinion. ``"auto"`` backend: the

@@ -8,8 +8,8 @@ import pytest
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.solving import planner, registry
-from mcpkit.solving.fallback import FallbackRoute
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 

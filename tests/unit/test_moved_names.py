@@ -108,3 +108,16 @@ def test_moved_targets_are_files_and_old_paths_are_not() -> None:
     for old, new in MOVED.items():
         assert (root / Path(*new.split("."))).with_suffix(".py").is_file(), new
         assert not (root / Path(*old.split("."))).with_suffix(".py").exists(), old
+
+
+def test_old_paths_leave_the_public_names_alone() -> None:
+    """Importing every old path (which binds each module on its parent package) keeps
+    ``mcpkit.solve`` the function and ``mcpkit.sweep`` the callable module."""
+    import mcpkit
+    from mcpkit._moved import MOVED
+
+    for old in MOVED:
+        importlib.import_module(old)
+    assert callable(mcpkit.solve) and not isinstance(mcpkit.solve, type(importlib))
+    assert mcpkit.solve is importlib.import_module("mcpkit.frontends.solve").solve
+    assert callable(mcpkit.sweep)
