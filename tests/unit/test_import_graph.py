@@ -49,10 +49,12 @@ Where it stands (issue 27)
 --------------------------
 Before: one cycle of 40 modules (lowering, mpcc, solvers, problem, io), cli <-> sweep (7) and
 solve <-> pyomo_plugin (2); then one of 13 (the problem classes with the printing and lowering
-modules). Now no cycle has more than 3 modules: io -> mcp_file -> formats.mpcc_json -> io (3), and
-the 2-cycles planner <-> solvers.fallback, solve <-> pyomo_plugin, solvers.inner <-> solvers.pyomo_inner,
-blocks <-> printing.expressions (``Expr.__str__``), problems.mcp <-> lowering.from_casadi
-(``MCP.from_casadi``) and problems.mpcc <-> lowering.from_pyomo (``MPCC.from_pyomo``). The printers
+modules). Now no cycle has more than 3 modules: formats.io -> formats.mcp_file ->
+formats.mpcc_json -> formats.io (3), and the 2-cycles frontends.solve <-> frontends.pyomo_plugin,
+homotopy.inner <-> homotopy.pyomo_inner, problems.blocks <-> printing.expressions
+(``Expr.__str__``), problems.mcp <-> lowering.from_casadi (``MCP.from_casadi``) and
+problems.mpcc <-> lowering.from_pyomo (``MPCC.from_pyomo``); planner <-> fallback went with the
+fallback chain moving into the planner. The printers
 and the CasADi lowering that the other methods of ``MCP`` and ``MPCC`` call take the read side of a
 problem (:mod:`mcpkit.problems.views`) and import only its pieces, never the classes.
 """
