@@ -820,7 +820,6 @@ class _Run:
         self.best_at = 0
         self.crash = self.gradient = self.perturbed = self.lm = self.watchdog = 0
         self.factorizations0 = engine.system.factorizations
-        self.verbose = engine.options.verbose
 
     def record_best(self, z: np.ndarray, F: np.ndarray, r: float) -> None:
         if self.best is None or r < self.best[2]:
@@ -832,9 +831,7 @@ class _Run:
         step = HomotopyStep(
             self.iterations - 1, mu, r, f"t={t:.3g}", evals, time.perf_counter() - t_it, phase
         )
-        self.trace.append(step)
-        if self.verbose:
-            print(f"newton {step.k:4d} {phase:8s} t={t:9.3e} mu={mu:8.1e} natural residual {r:10.3e}")
+        self.trace.append(step)  # printed by the trace when verbose (mcpkit.solving.progress)
 
     def best_outcome(self, termination: Termination, status: str) -> RouteOutcome:
         assert self.best is not None

@@ -30,7 +30,8 @@ mcpkit                                        termination_condition             
 solved, MCP or constant objective             ``optimal``                            ``ok``
 solved, objective, stationarity S or B        ``optimal``                            ``ok``
 solved, objective, weaker or unknown class    ``feasible``                           ``ok``
-not solved: iteration limit / time limit      ``maxIterations`` / ``maxTimeLimit``   ``warning``
+time limit reached (solved or not)            ``maxTimeLimit``                       ``warning``
+not solved: iteration limit                   ``maxIterations``                      ``warning``
 not solved: locally infeasible                ``infeasible``                         ``warning``
 not solved: stalled                           ``other``                              ``warning``
 numerical or solver error                     ``solverFailure``                      ``error``
@@ -38,6 +39,19 @@ interrupted                                   ``userInterrupt``                 
 ============================================  =====================================  ===========
 
 mcpkit's own result is ``solver.last_result`` (and ``results.solver.message`` carries its message).
+
+``timelimit`` bounds the whole call: reading and lowering the model count against it and the
+solver gets what is left. A call that still ends after the limit (a phase that cannot be
+interrupted, such as reading a large model, overran it) reports ``maxTimeLimit`` with its point
+loaded, as :func:`mcpkit.solve` reports ``time_limit`` (:func:`mcpkit.frontends.solve.note_overrun`).
+
+``tee=True`` prints what is solved (variables, constraints, complementarities, method, tol, time
+limit), then one line per step as it is taken (each homotopy step or Newton iteration with the
+residual on the original problem, :func:`mcpkit.solving.progress.step_line`), then the verdict;
+``options={"verbose": True}`` adds the inner solver's own output (IPOPT's iterations).
+``print(results)`` names the model, counts its variables, constraints (complementarities
+included) and complementarities, and, with ``load_solutions=False``, lists the solution with
+its status, objective and the model's variable names.
 
 **Registration.** Pyomo discovers solvers only through ``SolverFactory.register`` (its plugin
 packages are a fixed list in ``pyomo.environ``; the only entry-point group Pyomo reads,
@@ -49,6 +63,7 @@ stays as cheap as before.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.abc
 import importlib.util
@@ -60,6 +75,8 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
+from mcpkit.frontends.solve import note_overrun, time_left
+from mcpkit.solving.progress import StepLog, reporting
 from mcpkit.solving.result import MCPResult, MPCCResult, Termination
 
 #: Names of :meth:`McpkitSolver.solve` options that choose the route rather than a SolveOptions field.
@@ -161,6 +178,17 @@ class PyomoRoute:
         else:
             self.has_objective = False
 
+    @property
+    def options(self) -> Any:
+        """The :class:`~mcpkit.solving.options.SolveOptions` of the solver this route built."""
+        return (self._mcp_solver if self.kind == "mcp" else self._mpcc_solver).options
+
+    @property
+    def method(self) -> str:
+        """The method the route runs (``"auto"`` resolved)."""
+        solver = self._mcp_solver if self.kind == "mcp" else self._mpcc_solver
+        return str(getattr(solver.method, "value", solver.method))
+
     def current(self) -> bool:
         """The model's structure is still the one this route was built for."""
         from mcpkit.lowering.from_pyomo import structure_fingerprint
@@ -215,6 +243,9 @@ def pyomo_status(result: MCPResult | MPCCResult, has_objective: bool) -> tuple[A
     """``(TerminationCondition, SolverStatus, note)`` of an mcpkit result (module docstring table)."""
     from pyomo.opt import SolverStatus, TerminationCondition
 
+    if result.termination is Termination.TIME_LIMIT:  # also a solution found after the limit
+        found = "a solution found" if result.solved else f"not solved ({result.solution_status.value})"
+        return TerminationCondition.maxTimeLimit, SolverStatus.warning, f"time limit; {found}"
     if result.solved:
         if not has_objective:
             return TerminationCondition.optimal, SolverStatus.ok, "solved"
@@ -357,23 +388,33 @@ class McpkitSolver:
         t0 = time.perf_counter()
         limit = opts.get("time_limit")
         route = self._route_for(model, dict(opts))
+        counts = model_counts(model)
+        if tee:
+            print(tee_header(model, route, counts), flush=True)
         # the limit bounds the whole call: reading the model and lowering it count against it
-        left = None if limit is None else float(limit) - (time.perf_counter() - t0)
-        result = route.solve(write_back=load_solutions, time_limit=left)
+        left = time_left(None if limit is None else float(limit), t0)
+        with reporting(StepLog()) if tee else contextlib.nullcontext():  # one log line per step
+            result = route.solve(write_back=load_solutions, time_limit=left)
+        note_overrun(result, None if limit is None else float(limit), time.perf_counter() - t0)
         self.last_result = result
         tc, ss, note = pyomo_status(result, route.has_objective)
         if tee:
             print(f"mcpkit ({route.kind}, {result.method}/{result.backend}): {result.message}")
-            print(f"mcpkit: Pyomo termination {tc.value} ({note})")
+            print(f"mcpkit: Pyomo termination {tc.value} ({note})", flush=True)
         res = SolverResults()
         res.problem.name = model.name
         res.problem.number_of_variables = (
             len(route.source.variables) if route.kind == "mpcc" else len(route.mcp.pyomo_source.vars)
         )
+        res.problem.number_of_constraints = counts["constraints"] + counts["complementarities"]
+        res.problem.number_of_complementarities = counts["complementarities"]
+        res.problem.number_of_objectives = counts["objectives"]
+        objective, obj_value = None, None
         if route.kind == "mpcc" and route.source.objective is not None:
             src = route.source
             res.problem.sense = ProblemSense.minimize if src.sense > 0 else ProblemSense.maximize
             val = src.objective_value()
+            objective, obj_value = src.objective, val
             if np.isfinite(val) and result.solved:  # a feasible point bounds the optimum
                 if src.sense > 0:
                     res.problem.upper_bound = val
@@ -397,8 +438,12 @@ class McpkitSolver:
         if np.isfinite(x).all():
             smap = SymbolMap()
             soln = Solution()
-            for k, v in enumerate(variables):
-                soln.variable[smap.getSymbol(v, lambda _o, k=k: f"x{k}")] = {"Value": float(x[k])}
+            soln.status = solution_status(tc)
+            soln.gap = None
+            for k, v in enumerate(variables):  # the model's own names (unique within the model)
+                soln.variable[smap.getSymbol(v, _component_name)] = {"Value": float(x[k])}
+            if objective is not None and obj_value is not None and np.isfinite(obj_value):
+                soln.objective[smap.getSymbol(objective, _component_name)] = {"Value": float(obj_value)}
             res.solution.insert(soln)
             res._smap = smap
             if load_solutions:  # the route wrote the values; record them as Pyomo's loaded solution
@@ -407,6 +452,62 @@ class McpkitSolver:
                 res.solution.clear()
         res.solver.status = ss
         return res
+
+
+def _component_name(component: Any) -> str:
+    return str(component.name)
+
+
+def model_counts(model: Any) -> dict[str, int]:
+    """Active ``Constraint`` rows (outside complementarities), ``Complementarity`` conditions and
+    objectives of a Pyomo model."""
+    import pyomo.environ as pyo
+    from pyomo.mpec import Complementarity
+
+    comps = list(model.component_data_objects(Complementarity, active=True, descend_into=True))
+    inside = {id(c) for c in comps}
+
+    def in_complementarity(con: Any) -> bool:
+        block = con.parent_block()
+        while block is not None:
+            if id(block) in inside:
+                return True
+            block = block.parent_block()
+        return False
+
+    cons = [
+        c
+        for c in model.component_data_objects(pyo.Constraint, active=True, descend_into=True)
+        if not in_complementarity(c)
+    ]
+    objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    return {"constraints": len(cons), "complementarities": len(comps), "objectives": len(objs)}
+
+
+def tee_header(model: Any, route: PyomoRoute, counts: dict[str, int]) -> str:
+    """The first line of ``tee=True``: what is solved, how, and to which tolerance and time limit."""
+    o = route.options
+    nvar = len(route.source.variables) if route.kind == "mpcc" else len(route.mcp.pyomo_source.vars)
+    what = "MPCC" if route.kind == "mpcc" else "MCP"
+    limit = "no time limit" if o.time_limit is None else f"time limit {o.time_limit:g} s"
+    return (
+        f"mcpkit: {model.name} as an {what}: {nvar} variables, {counts['constraints']} constraints, "
+        f"{counts['complementarities']} complementarities; method {route.method}, tol {o.tol:g}, {limit}"
+    )
+
+
+def solution_status(tc: Any) -> Any:
+    """Pyomo's ``SolutionStatus`` of the point for a ``TerminationCondition`` (module docstring)."""
+    from pyomo.opt import SolutionStatus, TerminationCondition
+
+    return {
+        TerminationCondition.optimal: SolutionStatus.optimal,
+        TerminationCondition.feasible: SolutionStatus.feasible,
+        TerminationCondition.maxTimeLimit: SolutionStatus.stoppedByLimit,
+        TerminationCondition.maxIterations: SolutionStatus.stoppedByLimit,
+        TerminationCondition.infeasible: SolutionStatus.infeasible,
+        TerminationCondition.solverFailure: SolutionStatus.error,
+    }.get(tc, SolutionStatus.other)
 
 
 def register() -> None:

@@ -17,6 +17,7 @@ is ``stalled``, and "locally infeasible" without an infeasibility certificate is
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import Backend, Method, SolveOptions
 from mcpkit.solving.planner import build_mcp_route
+from mcpkit.solving.progress import display
 from mcpkit.solving.registry import resolve
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
@@ -130,7 +132,8 @@ class Solver:
         start = np.minimum(np.maximum(start, self.cas.lb), self.cas.ub)
         t0 = time.perf_counter()
         try:
-            out = self.route.solve(pv, start, warm)
+            with display(self.options.progress, self.problem.name):  # progress=True: a tqdm line
+                out = self.route.solve(pv, start, warm)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
                 raise
@@ -220,23 +223,29 @@ def solve(
         ``result.solved`` is mcpkit's verdict from residuals on the problem as posed;
         ``result.raise_if_failed()`` turns a failure into an exception.
     """
+    t0 = time.perf_counter()  # the time limit bounds the whole call: building the route counts too
     if isinstance(problem, MPCC):
         from mcpkit.solving.mpcc_solver import MPCCSolver
 
-        t0 = time.perf_counter()
         solver = MPCCSolver(problem, method, backend, options, **kwargs)
-        limit = solver.options.time_limit  # the whole call: building the solver counts too
-        left = None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
-        return solver.solve(p=p, x0=z0, time_limit=left)
+        limit = solver.options.time_limit
+        res = solver.solve(p=p, x0=z0, time_limit=time_left(limit, t0))
+        return note_overrun(res, limit, time.perf_counter() - t0)
     if isinstance(problem, MCP):
-        return Solver(problem, backend=backend, method=method, options=options, **kwargs).solve(
-            p=p, z0=z0, warm_start=False
-        )
+        mcp_solver = Solver(problem, backend=backend, method=method, options=options, **kwargs)
+        limit = mcp_solver.options.time_limit
+        if limit is not None:  # routes read their options at solve time
+            route_options = mcp_solver.route.options
+            mcp_solver.route.options = replace(route_options, time_limit=time_left(limit, t0))
+        res = mcp_solver.solve(p=p, z0=z0, warm_start=False)
+        return note_overrun(res, limit, time.perf_counter() - t0)
     if _is_pyomo_model(problem):
         from mcpkit.frontends.pyomo_plugin import PyomoRoute
 
         route = PyomoRoute(problem, backend=backend, method=method, options=options, **kwargs)
-        return route.solve(p=p, z0=z0, warm_start=False)
+        limit = route.options.time_limit
+        res = route.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0))
+        return note_overrun(res, limit, time.perf_counter() - t0)
     raise MCPInputError(
         f"solve() expects an mcpkit.MCP, an mcpkit.MPCC or a Pyomo model with Complementarity "
         f"components; got {type(problem).__name__}"
@@ -249,3 +258,26 @@ def _is_pyomo_model(obj: Any) -> bool:
     except ImportError:  # pragma: no cover - pyomo is a dependency
         return False
     return isinstance(obj, BlockData)
+
+
+def time_left(limit: float | None, t0: float) -> float | None:
+    """What is left at this moment of a ``limit`` (seconds) counted from ``t0``; at least 1 ms, so
+    that a spent budget still returns the start point, judged."""
+    return None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
+
+
+def note_overrun(result: MCPResult | MPCCResult, limit: float | None, wall: float) -> MCPResult | MPCCResult:
+    r"""A call that ended after its time limit says so: :math:`	ext{wall} > 	ext{limit}` makes the
+    termination :attr:`~mcpkit.solving.result.Termination.TIME_LIMIT` and the message state both
+    times, whatever the point is (the verdict ``solved`` stays the residual check's).
+
+    A phase that cannot be interrupted (reading a Pyomo model, building the solver, a native
+    factorization) can overrun the limit; the call then does not claim to have finished in time.
+    :func:`solve` and ``SolverFactory("mcpkit")`` (``maxTimeLimit``) apply this one rule.
+    """
+    if limit is None or not wall > limit:
+        return result
+    result.termination = Termination.TIME_LIMIT
+    if f"time limit {limit:g} s exceeded" not in result.message:
+        result.message += f"; time limit {limit:g} s exceeded: the call took {wall:.2f} s"
+    return result

@@ -46,6 +46,7 @@ from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.planner import plan_mpcc
+from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
 from mcpkit.stationarity.refine import RefinementReport, RefineOptions, Refiner
@@ -155,7 +156,8 @@ class MPCCSolver:
         if limit is not None and not np.isfinite(limit):
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
-        out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+        with display(self.options.progress, orig.name):  # progress=True: a tqdm line
+            out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
         target = self.mpcc
         x = None if out.x is None else self._orig_x(out.x)
         refinement: RefinementReport | None = None

@@ -19,6 +19,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.solving import registry
+from mcpkit.solving.progress import reporters
 
 if TYPE_CHECKING:
     from mcpkit.solving.result import HomotopyStep
@@ -146,12 +147,17 @@ class SolveOptions:
     path_options: dict[str, Any] = field(default_factory=dict)
     """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
     verbose: bool = False
-    """Print the homotopy trace and the inner solver's output."""
-    progress: Callable[[HomotopyStep], None] | None = None
-    """Called with each :class:`~mcpkit.solving.result.HomotopyStep` as an engine records it (a Newton
-    iteration of ``newton``, a homotopy step or polish of the IPOPT reformulations), for live
-    progress displays (``mcpkit solve`` draws one on a terminal). Must be cheap; exceptions
-    propagate."""
+    """Print each step on stdout as it is taken (a Newton iteration or a homotopy step with the
+    residual on the original problem, :func:`mcpkit.solving.progress.step_line`) and the inner
+    solver's own output (IPOPT's iterations, PATH's log)."""
+    progress: bool | str | Callable[[HomotopyStep], None] | None = None
+    """Live progress. ``True``: a ``tqdm`` line on stderr (``tqdm.auto``: a widget in notebooks)
+    with the steps done, the last step's phase, residual and parameter, drawn only when stderr is
+    a terminal or in a notebook, as the command line's live line (:mod:`mcpkit.solving.progress`);
+    ``"always"``: drawn wherever stderr goes; ``None``/``False``: none. A callable is called with
+    each :class:`~mcpkit.solving.result.HomotopyStep` as an engine records it (a Newton iteration
+    of ``newton``, a homotopy step or polish of the IPOPT reformulations), for a display of one's
+    own (``mcpkit solve`` draws its line this way); it must be cheap, and exceptions propagate."""
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -207,8 +213,9 @@ class SolveOptions:
         for name in ("polish", "verbose"):
             if not isinstance(getattr(self, name), bool | np.bool_) and getattr(self, name) not in (0, 1):
                 raise bad(name, "True or False")
-        if self.progress is not None and not callable(self.progress):
-            raise bad("progress", "a callable taking a HomotopyStep, or None")
+        if not (self.progress is None or isinstance(self.progress, bool) or callable(self.progress)):
+            if self.progress != "always":
+                raise bad("progress", "True, False, 'always', None or a callable taking a HomotopyStep")
         if not isinstance(self.fallback_methods, tuple | list):
             raise bad("fallback_methods", "a tuple of reformulation names")
 
@@ -237,20 +244,23 @@ class SolveOptions:
 
 
 class _ReportingTrace(list):  # type: ignore[type-arg]
-    """A trace list that hands each appended step to a progress callback."""
+    """A trace list that hands each appended step to progress reporters."""
 
-    def __init__(self, report: Callable[[Any], None]) -> None:
+    def __init__(self, report: tuple[Callable[[Any], None], ...]) -> None:
         super().__init__()
         self._report = report
 
     def append(self, step: Any) -> None:
         super().append(step)
-        self._report(step)
+        for report in self._report:
+            report(step)
 
 
 def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
     """An empty trace for an engine's :class:`~mcpkit.solving.result.HomotopyStep` records: a plain list,
-    or, with :attr:`SolveOptions.progress` set, one whose ``append`` also calls it (the one hook
-    engines need for live progress)."""
-    report = getattr(options, "progress", None)
-    return [] if report is None else _ReportingTrace(report)
+    or, when someone listens (:func:`mcpkit.solving.progress.reporters`: a callable
+    :attr:`SolveOptions.progress`, the step log of ``verbose``, a display open around the solve),
+    one whose ``append`` also hands each step to them (the one hook engines need for live
+    progress)."""
+    report = reporters(options)
+    return _ReportingTrace(report) if report else []

@@ -48,7 +48,7 @@ def _no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"max_outer": 3.5}, "max_outer must be an integer"),
         ({"max_inner_iter": "10"}, "max_inner_iter must be an integer"),
         ({"verbose": "yes"}, "verbose must be True or False"),
-        ({"progress": 3}, "progress must be a callable"),
+        ({"progress": 3}, "progress must be True, False, .always., None or a callable"),
     ],
 )
 def test_options_of_the_wrong_type_are_typed_errors(kwargs: dict[str, Any], match: str) -> None:
