@@ -61,7 +61,6 @@ and bound violation all :math:`\le` ``convergence_tolerance``, with the residual
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -75,7 +74,7 @@ from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.bounds import bound_kinds
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import Method, SolveOptions
+from mcpkit.solving.options import Method, SolveOptions, suggestion
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
 
@@ -97,8 +96,8 @@ def _options(options: dict[str, Any]) -> tuple[SolveOptions, str, str]:
     """``SolveOptions``, method and backend from PATH-named options (unknown names raise)."""
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
-        hints = {k: difflib.get_close_matches(k, OPTIONS, n=1) for k in unknown}
-        extra = "".join(f" Did you mean {h[0]!r} for {k!r}?" for k, h in hints.items() if h)
+        hints = {k: suggestion(k, OPTIONS) for k in unknown}
+        extra = "".join(f" Did you mean {h!r} for {k!r}?" for k, h in hints.items() if h)
         raise UnknownOptionError(f"solve_mcp: unknown options {unknown}; accepted: {list(OPTIONS)}.{extra}")
     kw: dict[str, Any] = {}
     if "convergence_tolerance" in options:
@@ -362,6 +361,16 @@ def solve_mcp(
     return _solve_callables(F, J, lo, hi, start, opts, options.get("jacobian_structure"), method_name)
 
 
+def header(n: int, route: str, opts: SolveOptions) -> str:
+    r"""The line ``output=True`` prints before the iterations: what is solved (the box MCP
+    :math:`l \le z \le u \perp F(z)` with :math:`n` unknowns), by which method, to which tolerance."""
+    limit = "no time limit" if opts.time_limit is None else f"time limit {opts.time_limit:g} s"
+    return (
+        f"solve_mcp: box MCP l <= z <= u _|_ F(z), n = {n}; method {route}; "
+        f"convergence_tolerance {opts.tol:g} (natural residual); {limit}"
+    )
+
+
 def _solve_declaration(
     mcp: MCP,
     F_user: Callable[[np.ndarray], np.ndarray],
@@ -373,7 +382,10 @@ def _solve_declaration(
 ) -> MCPResult:
     from mcpkit.frontends.solve import Solver
 
-    res = Solver(mcp, backend=backend, method=method, options=opts).solve(warm_start=False)
+    solver = Solver(mcp, backend=backend, method=method, options=opts)
+    if opts.verbose:
+        print(header(mcp.n, f"{solver.method.value}/{solver.backend.value}", opts), flush=True)
+    res = solver.solve(warm_start=False)
     return judged(res.z if np.isfinite(res.z).all() else None, F_user, lb, ub, res)
 
 
@@ -390,6 +402,8 @@ def _solve_callables(
     from mcpkit.engines.newton import SemismoothNewton
 
     t0 = time.perf_counter()
+    if opts.verbose:
+        print(header(lb.size, "newton/python", opts), flush=True)
     funs = CallableFunctions(F, J, z0, structure)
     out = SemismoothNewton(funs, lb, ub, opts).solve(np.zeros(0), z0, warm=False)
     template = MCPResult(

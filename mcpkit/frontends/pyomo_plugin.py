@@ -413,7 +413,9 @@ class McpkitSolver:
         if route.kind == "mpcc" and route.source.objective is not None:
             src = route.source
             res.problem.sense = ProblemSense.minimize if src.sense > 0 else ProblemSense.maximize
-            val = src.objective_value()
+            # at the returned point, in the objective's own sense (the model holds the point only
+            # when it was loaded; the MPCC's f is sense * objective)
+            val = src.objective_value() if load_solutions else src.sense * float(result.f)
             objective, obj_value = src.objective, val
             if np.isfinite(val) and result.solved:  # a feasible point bounds the optimum
                 if src.sense > 0:
@@ -490,10 +492,17 @@ def tee_header(model: Any, route: PyomoRoute, counts: dict[str, int]) -> str:
     nvar = len(route.source.variables) if route.kind == "mpcc" else len(route.mcp.pyomo_source.vars)
     what = "MPCC" if route.kind == "mpcc" else "MCP"
     limit = "no time limit" if o.time_limit is None else f"time limit {o.time_limit:g} s"
+    k = counts["complementarities"]
+    rows = _count(counts["constraints"] + k, "constraint")
+    pairs = _count(k, "complementarity", "complementarities")
     return (
-        f"mcpkit: {model.name} as an {what}: {nvar} variables, {counts['constraints']} constraints, "
-        f"{counts['complementarities']} complementarities; method {route.method}, tol {o.tol:g}, {limit}"
+        f"mcpkit: {model.name} as an {what}: {_count(nvar, 'variable')}, {rows} ({pairs}); "
+        f"method {route.method}, tol {o.tol:g}, {limit}"
     )
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def solution_status(tc: Any) -> Any:

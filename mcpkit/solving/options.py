@@ -77,6 +77,42 @@ _REAL_OPTIONS = (
 _COUNT_OPTIONS = ("max_outer", "max_inner_iter", "max_retries")
 
 
+#: Option names of other solvers and libraries, by the name meant here (:func:`suggestion`).
+SYNONYMS: dict[str, str] = {
+    "tolerance": "tol",
+    "convergence_tolerance": "tol",
+    "timelimit": "time_limit",
+    "max_time": "time_limit",
+    "maxiter": "max_inner_iter",
+    "max_iter": "max_inner_iter",
+    "major_iteration_limit": "max_inner_iter",
+    "output": "verbose",
+    "tee": "verbose",
+    "disp": "verbose",
+}
+
+
+def suggestion(name: str, valid: list[str] | tuple[str, ...]) -> str | None:
+    """The valid name probably meant by ``name``: the closest spelling (:mod:`difflib`), else a
+    valid name ``name`` starts with (``tolerance`` -> ``tol``), else its entry in :data:`SYNONYMS`;
+    ``None`` when nothing fits. Every unknown-option error of mcpkit takes its hint from here."""
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    if close:
+        return close[0]
+    low = name.lower()
+    prefixes = [v for v in valid if len(v) >= 3 and low.startswith(v.lower())]
+    if prefixes:
+        return max(prefixes, key=len)
+    meant = SYNONYMS.get(low)
+    return meant if meant in valid else None
+
+
+def did_you_mean(name: str, valid: list[str] | tuple[str, ...]) -> str:
+    """`` Did you mean 'x'?`` for :func:`suggestion`, or an empty string."""
+    hint = suggestion(name, valid)
+    return f" Did you mean {hint!r}?" if hint else ""
+
+
 def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
     """The member of ``cls`` named ``value`` (case-insensitive), or
     :class:`~mcpkit.errors.UnknownOptionError` listing the valid names with a suggestion."""
@@ -86,8 +122,7 @@ def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
         return cls(str(value).lower())
     except ValueError:
         valid = [m.value for m in cls]  # type: ignore[attr-defined]
-        hint = difflib.get_close_matches(str(value), valid, n=1)
-        extra = f" Did you mean {hint[0]!r}?" if hint else ""
+        extra = did_you_mean(str(value), valid)
         raise UnknownOptionError(f"unknown {what} {value!r}; valid: {valid}.{extra}") from None
 
 
@@ -237,8 +272,7 @@ class SolveOptions:
         valid = cls.names()
         for key in kwargs:
             if key not in valid:
-                hint = difflib.get_close_matches(key, valid, n=1)
-                extra = f" Did you mean {hint[0]!r}?" if hint else ""
+                extra = did_you_mean(key, valid)
                 raise UnknownOptionError(f"unknown option {key!r}; valid options: {valid}.{extra}")
         return replace(base or cls(), **kwargs)
 
