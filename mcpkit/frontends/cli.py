@@ -185,9 +185,11 @@ class ProgressLine:
 
 
 def _progress_wanted(args: argparse.Namespace, stream: TextIO) -> bool:
-    """Progress on ``stream`` unless ``--no-progress`` or ``stream`` is not a terminal."""
-    isatty = getattr(stream, "isatty", None)
-    return not args.no_progress and callable(isatty) and bool(isatty())
+    """Progress on ``stream`` unless ``--no-progress`` or ``stream`` is not a terminal (the rule
+    ``progress=True`` of :func:`mcpkit.solve` follows too: :func:`mcpkit.solving.progress.shows_on`)."""
+    from mcpkit.solving.progress import shows_on
+
+    return shows_on(stream, not args.no_progress)
 
 
 # ------------------------------------------------------------------- signals and streams

@@ -38,7 +38,7 @@ PATH's names where PATH has the option:
 ``major_iteration_limit``   PATH's major iterations; Newton iterations for ``newton``; the
                             IPOPT iteration limit per subproblem for the homotopies
 ``time_limit``              wall-clock seconds
-``output``                  ``True``: print the solver's progress
+``output``                  ``True``: print a header (n, method, tol), then each iteration
 ``method``, ``backend``     as for :func:`mcpkit.solve` (default ``"auto"``)
 ``jacobian_structure``      callables only (above)
 ``p0``                      CasADi functions with a parameter input only

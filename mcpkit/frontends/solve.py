@@ -215,7 +215,12 @@ def solve(
     options, **kwargs
         :class:`~mcpkit.solving.options.SolveOptions` and/or its fields as keywords (``tol=1e-10``);
         ``ipopt=`` (backend ``pyomo``) and, for MPCCs, ``stationarity=True`` pass on.
-        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` before anything runs.
+        Unknown names raise :class:`~mcpkit.errors.UnknownOptionError` before anything runs,
+        with the name probably meant (``tolerance`` -> ``tol``). ``progress=True`` draws a
+        ``tqdm`` line with each step's residual (:attr:`SolveOptions.progress
+        <mcpkit.solving.options.SolveOptions.progress>`); ``time_limit`` bounds the whole call,
+        building the route included, and a call that ends after it reports
+        ``termination="time_limit"`` (:func:`note_overrun`).
 
     Returns
     -------

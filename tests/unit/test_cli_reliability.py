@@ -529,11 +529,18 @@ def test_ctrl_c_leaves_even_when_the_solver_ignores_it(limit: list[str]) -> None
 
 # ---------------------------------------------------------------------------- 8. broken pipe
 @posix_only
-@pytest.mark.parametrize("limit", [[], ["--time-limit", "30"]])
-def test_reader_that_leaves_early_is_no_traceback(limit: list[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", LCP, "--json", "--with-solution"],
+        ["solve", LCP, "--json", "--with-solution", "--time-limit", "30"],
+        ["info"],  # `mcpkit info | head -1`
+    ],
+)
+def test_reader_that_leaves_early_is_no_traceback(argv: list[str]) -> None:
     """Regression: ``mcpkit solve ... | head -1`` could end in a BrokenPipeError traceback."""
     proc = subprocess.Popen(
-        _mcpkit("solve", LCP, "--json", "--with-solution", *limit),
+        _mcpkit(*argv),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=ENV,
