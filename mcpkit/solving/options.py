@@ -289,6 +289,9 @@ class _ReportingTrace(list):  # type: ignore[type-arg]
         for report in self._report:
             report(step)
 
+    def __reduce__(self) -> tuple[Any, ...]:  # a result's trace pickles as the plain list it is
+        return (list, (list(self),))
+
 
 def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
     """An empty trace for an engine's :class:`~mcpkit.solving.result.HomotopyStep` records: a plain list,

@@ -60,6 +60,16 @@ def test_trace_hands_each_step_to_every_listener(capsys: pytest.CaptureFixture[s
     assert "relax" in lines[0] and "parameter 1.00e-01" in lines[0]
 
 
+def test_a_reporting_trace_pickles_as_its_steps() -> None:
+    import pickle
+
+    with progress.display("always", "bar"):  # a tqdm bar listens; it must not be pickled
+        trace = progress_trace(SolveOptions(progress="always"))
+        trace.append(_step())
+    back = pickle.loads(pickle.dumps(trace))
+    assert type(back) is list and back == [_step()]
+
+
 def test_reporting_reaches_traces_built_inside_the_block() -> None:
     heard: list[HomotopyStep] = []
     with progress.reporting(heard.append):
