@@ -42,8 +42,9 @@ PATH's names where PATH has the option:
 ``method``, ``backend``     as for :func:`mcpkit.solve` (default ``"auto"``)
 ``jacobian_structure``      callables only (above)
 ``p0``                      CasADi functions with a parameter input only
-``progress``                a callable receiving each step record (a live display);
-                            see :attr:`mcpkit.solving.options.SolveOptions.progress`
+``progress``                ``True``: a ``tqdm`` line (on a terminal or in a notebook;
+                            ``"always"``: anywhere); or a callable receiving each step
+                            record; see :attr:`mcpkit.solving.options.SolveOptions.progress`
 ==========================  ===============================================================
 
 Any other name raises :class:`~mcpkit.errors.UnknownOptionError` listing these. Shapes, NaN,
@@ -75,6 +76,7 @@ from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.bounds import bound_kinds
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import Method, SolveOptions, suggestion
+from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
 
@@ -405,7 +407,8 @@ def _solve_callables(
     if opts.verbose:
         print(header(lb.size, "newton/python", opts), flush=True)
     funs = CallableFunctions(F, J, z0, structure)
-    out = SemismoothNewton(funs, lb, ub, opts).solve(np.zeros(0), z0, warm=False)
+    with display(opts.progress, "solve_mcp"):  # progress=True: a tqdm line, as mcpkit.Solver draws
+        out = SemismoothNewton(funs, lb, ub, opts).solve(np.zeros(0), z0, warm=False)
     template = MCPResult(
         z=np.zeros(0),
         F=np.zeros(0),

@@ -103,6 +103,9 @@ def test_progress_reaches_mcp_and_mpcc_routes(capsys: pytest.CaptureFixture[str]
         assert res.solved and f"{label}:" in capsys.readouterr().err
         heard: list[object] = []
         assert mcpkit.solve(problem, progress=heard.append).solved and heard
+    a = np.array([-1.0, 0.5, 2.0])  # solve_mcp with Python callables (its own Newton call)
+    res = mcpkit.solve_mcp(lambda z: z - a, lambda z: np.eye(3), np.zeros(3), np.ones(3), progress="always")
+    assert res.solved and "solve_mcp:" in capsys.readouterr().err
 
 
 def test_unknown_option_of_solve_suggests_the_name() -> None:
