@@ -272,7 +272,7 @@ def time_left(limit: float | None, t0: float) -> float | None:
 
 
 def note_overrun(result: MCPResult | MPCCResult, limit: float | None, wall: float) -> MCPResult | MPCCResult:
-    r"""A call that ended after its time limit says so: :math:`	ext{wall} > 	ext{limit}` makes the
+    r"""A call that ended after its time limit says so: :math:`\text{wall} > \text{limit}` makes the
     termination :attr:`~mcpkit.solving.result.Termination.TIME_LIMIT` and the message state both
     times, whatever the point is (the verdict ``solved`` stays the residual check's).
 
