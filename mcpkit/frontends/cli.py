@@ -420,6 +420,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from mcpkit.sweep.api import expand_files, sweep
     from mcpkit.sweep.report import format_summary, plot_profile, summarize
     from mcpkit.sweep.sink import read_results
+    from mcpkit.sweep.tasks import ERROR_STATUS
 
     files = expand_files(args.files)
     if args.plot is not None and not Path(args.plot).resolve().parent.is_dir():
@@ -448,19 +449,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 130
     summary = summarize(df)
     if args.plot is not None:
-        plot_profile(
-            df, args.plot, title=f"{len(df)} files, method {args.method}, time limit {args.time_limit}"
-        )
+        limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s per file"
+        plot_profile(df, args.plot, title=f"{len(df)} files, method {args.method}, {limit}")
     if args.json:
         _print_json(summary | {"out": args.out, "plot": args.plot, "sweep": df.attrs.get("sweep", {})})
     else:
-        print(format_summary(summary))
-        failed = df[~df["solved"].fillna(False).astype(bool)]
-        for _, row in failed.head(20).iterrows():
-            why = row["error_message"] if isinstance(row.get("error_message"), str) else row["message"]
-            print(f"  not solved: {row['name']}: {row['status']}: {str(why)[:100]}")
-        if len(failed) > 20:
-            print(f"  ... and {len(failed) - 20} more (read {args.out} with mcpkit.sweep.read_results)")
+        print(format_summary(summary, df.attrs.get("sweep")))
+        unsolved = ~df["solved"].fillna(False).astype(bool)
+        errored = df["status"].astype(object) == ERROR_STATUS
+        parts = (("error", df[errored], "error_message"), ("not solved", df[unsolved & ~errored], "message"))
+        for label, part, col in parts:  # errors (the task raised) apart from verdicts "not solved"
+            for _, row in part.head(20).iterrows():
+                why = row.get(col) if isinstance(row.get(col), str) else row.get("message", "")
+                kind = row.get("error_type") if label == "error" else None
+                kind = f"{kind}: " if isinstance(kind, str) else ""
+                status = "" if label == "error" else f"{row['status']}: "
+                print(f"  {label}: {row['name']}: {status}{kind}{str(why)[:100]}")
+            if len(part) > 20:
+                more = f"  ... and {len(part) - 20} more {label} rows"
+                print(f"{more} (read {args.out} with mcpkit.sweep.read_results)")
         print(f"results: {args.out}" + (f", profile: {args.plot}" if args.plot else ""))
     return EXIT_SOLVED if summary["solved"] == summary["rows"] else EXIT_NOT_SOLVED
 
