@@ -39,7 +39,8 @@ it cannot be.
 declaration (the CasADi lowering, with the matrices of affine blocks read directly), whatever
 route or backend found :math:`z^*`; the CasADi functions are built once per MCP structure and
 cached on the MCP. :math:`J_{II}` is factorised by dense LAPACK for at most
-:data:`DENSE_LIMIT` free pairs, else by SuperLU (``scipy.sparse.linalg.splu``). Outputs are
+:data:`DENSE_LIMIT` free pairs, else by LAPACK's banded LU when its band is at most
+:data:`BAND_LIMIT` diagonals wide, else by SuperLU (``scipy.sparse.linalg.splu``). Outputs are
 dense NumPy arrays: :math:`dz/dp` is :math:`n \times n_p` (its columns are generally dense even
 when :math:`J` is sparse), a directional derivative or a vector-Jacobian product a vector.
 
@@ -62,6 +63,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
+from scipy.linalg import lapack
 
 from mcpkit.errors import MCPInputError, NonFiniteError, NotDifferentiableError, ShapeError, SolveFailedError
 from mcpkit.lowering.casadi import lower_to_casadi
@@ -77,16 +79,39 @@ DENSE_LIMIT = 200
 #: all principal minors (:math:`2^{|D|}` determinants); above, a positive definite symmetric part.
 MINOR_LIMIT = 12
 
+#: Widest band (diagonals :math:`k_l + k_u + 1`) factorised by LAPACK's banded LU; SuperLU beyond.
+BAND_LIMIT = 32
+
 #: Relative pivot size below which :math:`J_{II}` counts as singular.
 SINGULAR_RTOL = 1e-13
 
 
-def _to_csc(sp: ca.Sparsity, values: Any, shape: tuple[int, int]) -> sps.csc_array:
-    """A CasADi sparse output (its sparsity and nonzeros) as a SciPy CSC array."""
-    colind = np.asarray(sp.colind(), dtype=np.int64)
-    row = np.asarray(sp.row(), dtype=np.int64)
-    data = np.asarray(ca.DM(values).nonzeros(), dtype=float)
-    return sps.csc_array((data, row, colind), shape=shape)
+class _CasadiJacobian:
+    """One CasADi Jacobian output as SciPy CSC or dense: the pattern cached, the value too when constant."""
+
+    def __init__(
+        self, name: str, z: Any, p: Any, expr: Any, shape: tuple[int, int], rows: np.ndarray
+    ) -> None:
+        self.fun = ca.Function(casadi_name(name), [z, p], [expr])
+        sp = self.fun.sparsity_out(0)
+        self.shape = shape
+        self.row = rows[np.asarray(sp.row(), dtype=np.int64)]
+        self.colind = np.asarray(sp.colind(), dtype=np.int64)
+        self.constant = sp.nnz() == 0 or not (ca.depends_on(expr, z) or ca.depends_on(expr, p))
+        self._cached: dict[bool, Any] = {}
+
+    def value(self, z: np.ndarray, p: np.ndarray, dense: bool) -> Any:
+        """The Jacobian at ``(z, p)``: a dense array when ``dense``, else CSC."""
+        hit = self._cached.get(dense)
+        if hit is not None:
+            return hit
+        data = np.asarray(self.fun(z, p).nonzeros(), dtype=float) if self.row.size else np.zeros(0)
+        out: Any = sps.csc_array((data, self.row, self.colind), shape=self.shape)
+        if dense:
+            out = out.toarray()
+        if self.constant:
+            self._cached[dense] = out
+        return out
 
 
 class Derivatives:
@@ -95,7 +120,9 @@ class Derivatives:
     Rows of affine blocks :math:`F_B = M z_S + q(p)` take :math:`\partial F_B/\partial z` from the
     declaration's :math:`M` (CasADi's MX ``jacobian`` of a dense block costs seconds at
     :math:`n = 1000`); the other rows, and all of :math:`J_p`, are differentiated by CasADi.
-    Use :func:`derivatives` (cached on the MCP) rather than this constructor.
+    Parts that depend on neither :math:`z` nor :math:`p` (an LCP's :math:`M`, an affine
+    :math:`q(p)`'s :math:`J_p`) are evaluated once. Use :func:`derivatives` (cached on the MCP)
+    rather than this constructor.
     """
 
     def __init__(self, problem: MCP) -> None:
@@ -123,34 +150,35 @@ class Derivatives:
             (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))) if rows else ([], ([], [])),
             shape=(n, n),
         )
-        self._sym_rows = np.setdiff1d(np.arange(n), const_rows)
-        self._Jz_fun: ca.Function | None = None
-        if self._sym_rows.size:
-            Fs = cas.F if self._sym_rows.size == n else cas.F[self._sym_rows.tolist()]
-            self._Jz_fun = ca.Function(
-                casadi_name(f"{cas.name}_sens_Jz"), [cas.z, cas.p], [ca.jacobian(Fs, cas.z)]
-            )
-        self._Jp_fun = ca.Function(
-            casadi_name(f"{cas.name}_sens_Jp"), [cas.z, cas.p], [ca.jacobian(cas.F, cas.p)]
-        )
+        self._const_dense: np.ndarray | None = None
+        sym_rows = np.setdiff1d(np.arange(n), const_rows)
+        self._Jz: _CasadiJacobian | None = None
+        if sym_rows.size:
+            Fs = cas.F if sym_rows.size == n else cas.F[sym_rows.tolist()]
+            Jexpr = ca.jacobian(Fs, cas.z)
+            self._Jz = _CasadiJacobian(f"{cas.name}_sens_Jz", cas.z, cas.p, Jexpr, (n, n), sym_rows)
+        Jp = ca.jacobian(cas.F, cas.p)
+        self._Jp = _CasadiJacobian(f"{cas.name}_sens_Jp", cas.z, cas.p, Jp, (n, self.n_params), np.arange(n))
 
     def F(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
         """:math:`F(z; p)`."""
         return np.asarray(self.F_fun(z, p), dtype=float).reshape(-1)
 
-    def Jz(self, z: np.ndarray, p: np.ndarray) -> sps.csc_array:
-        r""":math:`\partial F/\partial z` at :math:`(z, p)`, sparse :math:`n \times n`."""
-        J = self._const
-        if self._Jz_fun is not None:
-            m = self._sym_rows.size
-            Js = _to_csc(self._Jz_fun.sparsity_out(0), self._Jz_fun(z, p), (m, self.n)).tocoo()
-            sym = sps.csc_array((Js.data, (self._sym_rows[Js.row], Js.col)), shape=(self.n, self.n))
-            J = sym if not self._const.nnz else (J + sym).tocsc()
-        return J
+    def Jz(self, z: np.ndarray, p: np.ndarray, dense: bool = False) -> Any:
+        r""":math:`\partial F/\partial z` at :math:`(z, p)`, :math:`n \times n`: CSC, or a dense array."""
+        if dense:
+            if self._const_dense is None:
+                self._const_dense = self._const.toarray()
+            J = self._const_dense
+            return J if self._Jz is None else J + self._Jz.value(z, p, True)
+        if self._Jz is None:
+            return self._const
+        sym = self._Jz.value(z, p, False)
+        return sym if not self._const.nnz else (self._const + sym).tocsc()
 
-    def Jp(self, z: np.ndarray, p: np.ndarray) -> sps.csc_array:
-        r""":math:`\partial F/\partial p` at :math:`(z, p)`, sparse :math:`n \times n_p`."""
-        return _to_csc(self._Jp_fun.sparsity_out(0), self._Jp_fun(z, p), (self.n, self.n_params))
+    def Jp(self, z: np.ndarray, p: np.ndarray, dense: bool = False) -> Any:
+        r""":math:`\partial F/\partial p` at :math:`(z, p)`, :math:`n \times n_p`: CSC, or a dense array."""
+        return self._Jp.value(z, p, dense)
 
 
 def derivatives(problem: MCP) -> Derivatives:
@@ -188,6 +216,91 @@ def is_p_matrix(S: np.ndarray) -> bool | None:
     return True if np.linalg.eigvalsh(sym).min() > 1e-12 * max(float(np.abs(sym).max()), 1e-300) else None
 
 
+def _entries(A: sps.csc_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, col, value)`` of the stored entries of a CSC matrix, cached on it (constants are reused)."""
+    hit = A.__dict__.get("_mcpkit_entries")
+    if hit is None:
+        col = np.repeat(np.arange(A.shape[1], dtype=np.int64), np.diff(A.indptr))
+        hit = (A.indices.astype(np.int64), col, np.asarray(A.data, dtype=float))
+        A.__dict__["_mcpkit_entries"] = hit
+    return hit  # type: ignore[no-any-return]
+
+
+def _sparse_block(
+    A: sps.csc_array, rows: np.ndarray, cols: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    """``A[rows][:, cols]`` of a CSC matrix as entries ``(r, c, v, shape)`` (``cols=None``: all)."""
+    row, col, val = _entries(A)
+    rmap = np.full(A.shape[0], -1, dtype=np.int64)
+    rmap[rows] = np.arange(rows.size)
+    if cols is None:
+        c, nc = col, A.shape[1]
+        r = rmap[row]
+        keep = r >= 0
+    else:
+        cmap = np.full(A.shape[1], -1, dtype=np.int64)
+        cmap[cols] = np.arange(cols.size)
+        nc = cols.size
+        r, c = rmap[row], cmap[col]
+        keep = (r >= 0) & (c >= 0)
+    return r[keep], c[keep], val[keep], (rows.size, nc)
+
+
+def _dense(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> np.ndarray:
+    r, c, v, shape = entries
+    out = np.zeros(shape)
+    out[r, c] = v  # CSC entries are unique (SciPy sums duplicates when it builds them)
+    return out
+
+
+def _pivots_ok(d: np.ndarray) -> bool:
+    """Every pivot finite and above :data:`SINGULAR_RTOL` times the largest."""
+    d = np.abs(d)
+    return bool(np.isfinite(d).all()) and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300)
+
+
+def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> tuple[Any, str]:
+    r"""``(solve(rhs, trans), "")`` for a sparse square :math:`A` given by its entries ``(r, c, v, shape)``.
+
+    ``(None, why)`` when :math:`A` is singular.
+
+    A matrix whose band (:math:`k_l + k_u + 1` diagonals) is at most :data:`BAND_LIMIT` wide is
+    factorised by LAPACK's banded LU (``dgbtrf``: :math:`O(n k_l (k_l + k_u))`, chains and
+    horizons), any other by SuperLU (``scipy.sparse.linalg.splu``, COLAMD ordering).
+    """
+    r, c, v, (m, _) = entries
+    kl = int(max((r - c).max(initial=0), 0))
+    ku = int(max((c - r).max(initial=0), 0))
+    if kl + ku + 1 <= BAND_LIMIT:
+        ab = np.zeros((2 * kl + ku + 1, m))
+        ab[kl + ku + r - c, c] = v
+        lub, piv, info = lapack.dgbtrf(ab, kl, ku)
+        if info == 0 and _pivots_ok(lub[kl + ku]):
+
+            def banded(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
+                x, _info = lapack.dgbtrs(
+                    lub, kl, ku, np.asarray(rhs, dtype=float), piv, trans=1 if trans else 0
+                )
+                return np.asarray(x)
+
+            return banded, ""
+        return None, "is singular (banded LU)"
+    try:
+        slu = spla.splu(sps.csc_matrix((v, (r, c)), shape=(m, m)))
+    except RuntimeError as exc:
+        return None, f"is singular (SuperLU: {exc})"
+    if not _pivots_ok(slu.U.diagonal()):
+        return None, "is singular (SuperLU)"
+    return (lambda rhs, trans=False: slu.solve(np.asarray(rhs, dtype=float), trans="T" if trans else "N")), ""
+
+
+def _block(A: Any, rows: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
+    """``A[rows][:, cols]`` as a dense array, ``A`` dense or sparse (``cols=None``: all columns)."""
+    if isinstance(A, np.ndarray):
+        return A[rows] if cols is None else A[np.ix_(rows, cols)]
+    return _dense(_sparse_block(A, rows, cols))
+
+
 @dataclass
 class Linearization:
     r"""The linearised solution map at :math:`(z^*, p)`: the pairs' split, :math:`J`, :math:`J_p`.
@@ -200,10 +313,10 @@ class Linearization:
     z: np.ndarray
     p: np.ndarray
     F: np.ndarray
-    J: sps.csc_array
-    r""":math:`\partial F/\partial z` at the point."""
-    Jp: sps.csc_array
-    r""":math:`\partial F/\partial p` at the point."""
+    J: Any
+    r""":math:`\partial F/\partial z` at the point (dense for at most :data:`DENSE_LIMIT` pairs, else CSC)."""
+    Jp: Any
+    r""":math:`\partial F/\partial p` at the point (dense or CSC like :attr:`J`)."""
     free: np.ndarray
     """Indices :math:`I` of the free pairs."""
     active: np.ndarray
@@ -235,10 +348,9 @@ class Linearization:
         if fr.size == 0:
             self._solve = lambda r, trans=False: np.zeros_like(r, dtype=float)
             return self._solve
-        A = self.J[fr][:, fr]
         why = "is singular"
         if fr.size <= DENSE_LIMIT:
-            Ad = A.toarray()
+            Ad = _block(self.J, fr, fr)
             lu = None
             try:
                 with warnings.catch_warnings():
@@ -254,17 +366,10 @@ class Linearization:
                     )
                     return self._solve
         else:
-            try:
-                slu = spla.splu(sps.csc_matrix(A))
-            except RuntimeError as exc:
-                why = f"is singular (SuperLU: {exc})"
-            else:
-                d = np.abs(slu.U.diagonal())
-                if np.isfinite(d).all() and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300):
-                    self._solve = lambda r, trans=False: slu.solve(
-                        np.asarray(r, dtype=float), trans="T" if trans else "N"
-                    )
-                    return self._solve
+            solve, why = sparse_lu_solver(_sparse_block(self.J, fr, fr))
+            if solve is not None:
+                self._solve = solve
+                return self._solve
         names = [_pair_name(self.problem, i) for i in fr[:5].tolist()]
         raise NotDifferentiableError(
             f"dF/dz restricted to the {fr.size} free pairs ({', '.join(names)}"
@@ -291,7 +396,7 @@ class Linearization:
         out = np.zeros((self.z.size, self.p.size))
         fr = self.free
         if fr.size and self.p.size:
-            rhs = self.Jp[fr].toarray()
+            rhs = _block(self.Jp, fr, None)
             out[fr] = -self._factor()(rhs)
         return out
 
@@ -302,7 +407,10 @@ class Linearization:
         if not fr.size:
             return np.zeros(self.p.size)
         y = self._factor()(np.asarray(w, dtype=float)[fr], True)
-        return -np.asarray(self.Jp[fr].T @ y).reshape(-1)
+        if isinstance(self.Jp, np.ndarray):
+            return -np.asarray(self.Jp[fr].T @ y).reshape(-1)
+        r, c, v, _ = _sparse_block(self.Jp, fr, None)
+        return -np.bincount(c, weights=v * y[r], minlength=self.p.size)
 
     def jvp(self, dp: np.ndarray) -> np.ndarray:
         r"""The (directional) derivative :math:`dz` of the solution in direction ``dp``, shape :math:`(n,)`.
@@ -319,10 +427,10 @@ class Linearization:
             dz[fr] = -y
             return dz
         J = self.J
-        JID = J[fr][:, dg].toarray()
-        JDI = J[dg][:, fr].toarray()
+        JID = _block(J, fr, dg)
+        JDI = _block(J, dg, fr)
         X = solve(JID) if fr.size else np.zeros((0, dg.size))
-        S = J[dg][:, dg].toarray() - JDI @ X
+        S = _block(J, dg, dg) - JDI @ X
         r = b[dg] - JDI @ y
         Ms = S * np.multiply.outer(sig, sig)
         qs = sig * r
@@ -364,6 +472,7 @@ def linearize(
     Fv = d.F(z, p) if F is None else np.asarray(F, dtype=float).reshape(-1)
     lb, ub = problem.lb, problem.ub
     tau = 10.0 * float(tol)
+    dense = z.size <= DENSE_LIMIT
     with np.errstate(invalid="ignore"):
         at_l = z - lb <= tau
         at_u = ub - z <= tau
@@ -376,7 +485,7 @@ def linearize(
     # a degenerate pair at both bounds (a box thinner than tau) is taken at the nearer one
     sign = np.where((z - lb)[deg_idx] <= (ub - z)[deg_idx], 1.0, -1.0)
     return Linearization(
-        problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p), Jp=d.Jp(z, p),
+        problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p, dense), Jp=d.Jp(z, p, dense),
         free=np.flatnonzero(free), active=np.flatnonzero(strong), degenerate=deg_idx,
         degenerate_sign=sign, tau=tau,
     )  # fmt: skip

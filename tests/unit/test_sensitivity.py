@@ -169,14 +169,19 @@ def test_changed_structure_is_refused() -> None:
         res.sensitivity()
 
 
-def test_sparse_free_block_uses_superlu() -> None:
-    # a tridiagonal interior solution bigger than the dense limit: dz/dq = -M^{-1} e
+@pytest.mark.parametrize("permute", [False, True], ids=["banded_lu", "superlu"])
+def test_sparse_free_block(permute: bool) -> None:
+    # an interior solution bigger than the dense limit: dz/dt = -M^{-1} d. Tridiagonal M takes the
+    # banded LU; symmetrically permuted (band as wide as the matrix) it takes SuperLU
     import scipy.sparse as sps
 
-    from mcpkit.sensitivity import DENSE_LIMIT
+    from mcpkit import sensitivity
 
-    n = DENSE_LIMIT + 50
+    n = sensitivity.DENSE_LIMIT + 50
     M = sps.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    if permute:
+        perm = np.random.default_rng(0).permutation(n)
+        M = M[perm][:, perm].tocsr()
     m = MCP("tri")
     m.add_variables("z", n, lb=-math.inf)
     (t,) = m.add_parameters("t", 1)
@@ -185,6 +190,11 @@ def test_sparse_free_block_uses_superlu() -> None:
     z = np.asarray(sps.linalg.spsolve(M.tocsc(), -np.ones(n)))
     res = exact_result(m, z, np.array([0.0]))
     assert res.solved
-    np.testing.assert_allclose(
-        res.sensitivity()[:, 0], -np.linalg.solve(M.toarray(), d), rtol=1e-10, atol=1e-13
-    )
+    lin = sensitivity.result_linearization(res)
+    assert isinstance(lin.J, sps.sparray)  # the sparse path ran
+    kl = int(max((lambda c: (c.row - c.col).max())(sps.coo_array(M)), 0))
+    assert (kl + 1 + kl <= sensitivity.BAND_LIMIT) is (not permute)
+    ref = -np.linalg.solve(M.toarray(), d)
+    np.testing.assert_allclose(res.sensitivity()[:, 0], ref, rtol=1e-10, atol=1e-13)
+    w = np.cos(np.arange(n))
+    np.testing.assert_allclose(lin.vjp(w), [w @ ref], rtol=1e-10)
