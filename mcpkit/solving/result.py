@@ -319,6 +319,9 @@ class MCPResult(SolveResult):
         (:func:`judge`).
     blocks
         Block name -> slice into ``z`` (use :meth:`block`).
+    problem, p
+        The :class:`~mcpkit.MCP` solved and the stacked parameter values it was solved at (set by
+        :class:`mcpkit.Solver`; ``None`` for results of other front ends), for :meth:`sensitivity`.
     """
 
     z: np.ndarray
@@ -327,6 +330,8 @@ class MCPResult(SolveResult):
     complementarity_violation: float
     bound_violation: float
     blocks: dict[str, slice] = field(default_factory=dict)
+    problem: Any = field(default=None, repr=False, compare=False)
+    p: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     kind: ClassVar[str] = "mcp"
 
@@ -346,6 +351,43 @@ class MCPResult(SolveResult):
         if name not in self.blocks:
             raise KeyError(f"no block {name!r}; blocks: {list(self.blocks)}")
         return self.F[self.blocks[name]]
+
+    def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
+
+        Implicit differentiation of the box MCP at its active set (:mod:`mcpkit.solving.sensitivity`):
+        free pairs :math:`I` follow :math:`dz_I = -(\partial F_I/\partial z_I)^{-1}\,\partial F_I/\partial p`,
+        strongly active ones stay at their bound (:math:`dz_A = 0`). :math:`J` and :math:`J_p`
+        come from the declaration whatever route or backend solved it.
+
+        Parameters
+        ----------
+        direction
+            ``None``: the full Jacobian. An array of shape ``(n_p,)``: the directional derivative
+            :math:`dz` in that direction, which exists also at degenerate pairs (:math:`z_i` at a
+            bound with :math:`F_i = 0`), where it solves a small LCP on those pairs.
+        tol
+            Activity threshold is ``10 * tol`` (default: the solve's :attr:`tol`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Dense, shape ``(n, n_p)`` without ``direction``, ``(n,)`` with it.
+
+        Raises
+        ------
+        NotDifferentiableError
+            Degenerate pairs without ``direction`` (named in the message and in ``.pairs``), or
+            :math:`\partial F_I/\partial z_I` singular, or a directional derivative that is not unique.
+        SolveFailedError
+            The result is not solved.
+        MCPInputError
+            The MCP has no parameters, the result does not know its MCP, or ``direction`` has the
+            wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
+        """
+        from mcpkit.solving.sensitivity import result_sensitivity
+
+        return result_sensitivity(self, direction, tol)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
