@@ -432,6 +432,10 @@ def _block_text(problem: MCPView, values: bool, max_rows: int) -> str:
     return "\n".join(lines)
 
 
+#: Entries of the LaTeX "given" list per row (a longer list continues on the next row).
+GIVEN_PER_ROW = 5
+
+
 def _block_latex(problem: MCPView, values: bool, max_rows: int) -> str:
     out = _block_printout(problem, True, values, max_rows)
     unknowns = r",\ ".join(b.latex for b in problem.blocks)
@@ -440,8 +444,9 @@ def _block_latex(problem: MCPView, values: bool, max_rows: int) -> str:
     if out.where:
         rows.append(r"&\text{where}")
         rows += [rf"&\quad {c} && {s}" for c, s in out.where]
-    if out.given:
-        rows.append(r"&\text{given } " + r",\ ".join(out.given))
+    for k in range(0, len(out.given), GIVEN_PER_ROW):  # a long list wraps instead of running off the page
+        head = r"&\text{given } " if k == 0 else r"&\quad "
+        rows.append(head + r",\ ".join(out.given[k : k + GIVEN_PER_ROW]))
     if out.sizes:
         rows.append(rf"&\text{{with }} {out.sizes}")
     return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
