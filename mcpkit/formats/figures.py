@@ -3,6 +3,7 @@ r"""Figure files: the one helper every demo's figure writer saves through (``--f
 A figure ``fig`` saved as ``stem`` into ``out_dir`` becomes ``out_dir/stem.png`` (raster,
 :data:`DEFAULT_DPI` dots per inch), ``stem.pdf`` or ``stem.svg`` (vector, for a paper). The format
 is checked by :func:`figure_format` before a demo computes anything, so a typo costs no solve.
+:func:`plot_unless_roundoff` keeps panels of round-off noise out of the figures.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from mcpkit.errors import MCPInputError
 
-__all__ = ["DEFAULT_DPI", "FigureFormat", "figure_format", "save_figure"]
+__all__ = ["DEFAULT_DPI", "ROUNDOFF", "FigureFormat", "figure_format", "plot_unless_roundoff", "save_figure"]
 
 #: Resolution of PNG figures (and of raster parts inside PDF/SVG ones).
 DEFAULT_DPI = 200
@@ -64,3 +65,38 @@ def save_figure(
 
         plt.close(fig)
     return str(path)
+
+
+#: Values all below this in magnitude are round-off, not a signal (:func:`plot_unless_roundoff`).
+ROUNDOFF = 1e-12
+
+
+def plot_unless_roundoff(ax: Any, x: Any, y: Any, what: str, floor: float = ROUNDOFF, **style: Any) -> bool:
+    r"""Plot ``y`` against ``x`` on ``ax``, or, when :math:`\max|y| <` ``floor``, say so in the panel.
+
+    A quantity that is zero up to round-off (a contact distance of 1e-14 cm) drawn as a curve
+    shows only floating-point noise; the panel then states ``"<what>: |value| < 1e-12 throughout
+    (max 3.2e-14)"`` as text instead, with no y ticks. Returns whether a curve was drawn.
+    """
+    import numpy as np
+
+    y = np.asarray(y, dtype=float)
+    finite = y[np.isfinite(y)]
+    biggest = float(np.max(np.abs(finite))) if finite.size else float("nan")
+    if finite.size == y.size and y.size and biggest < floor:
+        ax.text(
+            0.5,
+            0.5,
+            f"{what}: |value| < {floor:.0e} throughout\n(largest {biggest:.1e}: round-off, not plotted)",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+        )
+        ax.set_yticks([])
+        x = np.asarray(x, dtype=float)
+        if x.size:
+            ax.set_xlim(float(x.min()), float(x.max()))
+        return False
+    ax.plot(x, y, **style)
+    return True

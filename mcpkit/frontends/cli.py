@@ -492,6 +492,7 @@ def _demo_from(module: str, func: str) -> Callable[[Path, bool, str], Any]:
             raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
         return getattr(mod, func)(out, progress=progress, fmt=fmt)
 
+    run.target = (module, func)  # type: ignore[attr-defined]  # where the demo lives (tests read it)
     return run
 
 
