@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import SolveFailedError
-from mcpkit.printing.tables import format_value
+from mcpkit.printing.tables import format_summary, format_value
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
@@ -736,3 +736,7 @@ class CompositeResult(FromParts):
         out = summary_head(self.kind, self, self.wall_time_s)
         out.update(self.details)
         return out
+
+    def __str__(self) -> str:
+        """:meth:`summary` as an aligned table, 4 significant digits (what ``mcpkit demo`` prints)."""
+        return format_summary(self.summary())

@@ -46,3 +46,11 @@ def test_summary_keys_align_and_nested_parts_indent() -> None:
 
 def test_table_rows_may_miss_columns() -> None:
     assert format_table([{"a": 1}, {"b": "x"}]).splitlines() == ["a  b", "1  -", "-  x"]
+
+
+def test_print_of_a_composite_result_is_its_summary_table() -> None:
+    from mcpkit.solving.result import CompositeResult, ToleranceCheck
+
+    res = CompositeResult(kind="demo:x", parts=[ToleranceCheck("error", 1e-9, 1e-6)], details={"h": 1 / 3})
+    lines = str(res).splitlines()
+    assert lines[0] == "kind         demo:x" and lines[-1] == "h            0.3333"
