@@ -678,7 +678,9 @@ def plot_plate_design(
     for i, (R, sc) in enumerate(zip(res.radii, res.scenarios, strict=True)):
         c = f"C{i}"
         k = task.field_rate * R
-        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.states)[1][1:] / k, "-", color=c, label=f"plan R = {R:g}")
+        # widths shrink with i so that radii whose scaled orbits coincide stay visible
+        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.states)[1][1:] / k, "-", color=c, lw=max(3.0 - i, 0.8),
+                   label=f"plan R = {R:g} cm")  # fmt: skip
         ax[0].plot(sc.t[1:] * 1e3, _polar(sc.resim_states)[1][1:] / k, "o", ms=2.5, color=c, mfc="none")
     ax[0].axhline(1.0, color="k", lw=0.8, ls=":")
     ax[0].set(xlabel="t [ms]", ylabel=r"$v_\theta / (\kappa R)$",
@@ -688,7 +690,7 @@ def plot_plate_design(
     for j, runs in enumerate(sims.values()):
         for i, sim in enumerate(runs):
             ang = np.degrees(_polar(sim.states)[0])
-            ax[1].plot(sim.t, ang, styles.get(j, ":"), color=f"C{i}", lw=1.2)
+            ax[1].plot(sim.t, ang, styles.get(j, ":"), color=f"C{i}", lw=max(2.4 - 0.7 * i, 0.8))
     tt = np.linspace(0, task.sim_periods * task.period, 50)
     ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=1.5)
     # the legend says what carries meaning: colour = radius, line style = design
@@ -705,12 +707,18 @@ def plot_plate_design(
     if nm is not None and nm["history"].size:
         hst = nm["history"]
         ax[2].semilogy(hst[:, 0], np.minimum.accumulate(hst[:, 1]), color="C0", label="Nelder–Mead best")
-    if mpec_objective_sim is not None:
-        ax[2].axhline(mpec_objective_sim, color="C1", ls="--", label=f"MPEC design ({res.wall_s:.1f} s)")
-        ax[2].axvline(res.wall_s, color="C1", ls=":", lw=0.8)
-    ax[2].set(xlabel="wall time [s]", ylabel=r"$\sum_R J_R$ (full simulations)",
-              title="objective vs wall time")  # fmt: skip
-    ax[2].legend(fontsize=7)
+    if nm is None:  # nothing to compare against: say so instead of an empty axis
+        mpec = "" if mpec_objective_sim is None else f"\nMPEC design: objective {mpec_objective_sim:.3g}"
+        ax[2].text(0.5, 0.5, f"Nelder–Mead not run{mpec}\n(MPEC wall time {res.wall_s:.1f} s)",
+                   transform=ax[2].transAxes, ha="center", va="center", fontsize=9)  # fmt: skip
+        ax[2].set(xticks=[], yticks=[], title="objective vs wall time")
+    else:
+        if mpec_objective_sim is not None:
+            ax[2].axhline(mpec_objective_sim, color="C1", ls="--", label=f"MPEC design ({res.wall_s:.1f} s)")
+            ax[2].axvline(res.wall_s, color="C1", ls=":", lw=0.8)
+        ax[2].set(xlabel="wall time [s]", ylabel=r"$\sum_R J_R$ (full simulations)",
+                  title="objective vs wall time")  # fmt: skip
+        ax[2].legend(fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -75,3 +75,39 @@ def test_roundoff_is_said_not_plotted() -> None:
     assert len(ax2.lines) == 1 and not ax2.texts
     ax3 = fig.subplots()  # a NaN is not round-off: plotted, so the gap shows
     assert plot_unless_roundoff(ax3, t, np.where(t > 0.5, np.nan, 0.0), "distance")
+
+
+def _fake_plate_design(nm: bool) -> Figure:
+    """plot_plate_design on made-up orbits (circles of radius R at angular rate kappa)."""
+    from types import SimpleNamespace
+
+    from mcpkit.mpec.examples.plate_design import plot_plate_design
+
+    kappa, radii = 0.15, (4.0, 6.0)
+    t = np.linspace(0.0, 0.06, 31)
+
+    def orbit(R: float) -> np.ndarray:
+        a = kappa * t
+        c, s = np.cos(a), np.sin(a)
+        return np.column_stack([R * c, R * s, 0 * t, -R * kappa * s, R * kappa * c])
+
+    scen = [SimpleNamespace(t=t, states=orbit(R), resim_states=orbit(R)) for R in radii]
+    res = SimpleNamespace(radii=list(radii), scenarios=scen, wall_s=12.0)
+    task = SimpleNamespace(field_rate=kappa, sim_periods=2, period=0.03)
+    sims = {"MPEC design": [SimpleNamespace(t=t, states=orbit(R)) for R in radii]}
+    hist = {"history": np.array([[1.0, 3.0], [5.0, 2.0]])} if nm else None
+    return plot_plate_design(task, res, hist, sims, mpec_objective_sim=1.5)  # type: ignore[arg-type]
+
+
+def test_plate_design_legend_names_the_radius_of_each_colour() -> None:
+    fig = _fake_plate_design(nm=True)
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert labels == ["R = 4 cm", "R = 6 cm", "MPEC design", r"field $\kappa t$"]
+    handles = fig.axes[1].get_legend().legend_handles
+    assert handles[0].get_color() == "C0" and handles[1].get_color() == "C1"
+    assert fig.axes[2].get_legend() is not None
+
+
+def test_plate_design_without_nelder_mead_says_so() -> None:
+    fig = _fake_plate_design(nm=False)
+    assert "Nelder–Mead not run" in fig.axes[2].texts[0].get_text() and not fig.axes[2].lines
