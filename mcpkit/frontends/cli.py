@@ -7,7 +7,8 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file); the verdict is written
   whatever it is (a stopped or failed solve replaces an older file too); should the write still
   fail after the solve, the solution is printed on stdout instead and the exit status is 2.
