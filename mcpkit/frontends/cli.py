@@ -7,7 +7,8 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file); the verdict is written
   whatever it is (a stopped or failed solve replaces an older file too); should the write still
   fail after the solve, the solution is printed on stdout instead and the exit status is 2.
@@ -17,14 +18,18 @@
   stdout is one JSON object: what solvers print while solving (HiGHS, IPOPT write to file
   descriptor 1 from C) goes to stderr. On a terminal a live line on stderr shows each Newton or
   homotopy step and its residual (``--no-progress`` turns it off).
-* ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
+* ``mcpkit print FILE [--latex]`` prints the problem in a file as mathematics: an MCP (LCP and
+  MCP files), an MPCC (MPCC JSON) or the contact MCP of an FCLIB file
+  (:func:`mcpkit.models.fclib.fclib_mcp`).
 * ``mcpkit sweep FILES_OR_GLOBS [--method M] [--backend B] [--tol T] [--time-limit S] [--out
   results.parquet] [--workers N] [--scheduler ADDRESS] [--plot FILE] [--no-resume] [--json]``
   solves many problem files on Dask (:mod:`mcpkit.sweep`; ``--time-limit`` is per file), streams
   one row per file to the Parquet folder ``--out``, resumes what a previous run left, and prints
   a summary (solved / not solved / errors, time quantiles); ``--plot`` draws the solved-vs-time
   profile. Exit status 0 when every file is solved.
-* ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
+* ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
+  figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
+  prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min).
@@ -65,6 +70,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mcpkit.errors import MCPInputError, MCPKitError
+from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
 from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
@@ -375,9 +381,9 @@ def _report_solve(
             summary["solution"] = arrays
         _print_json(summary)
     else:
-        print(repr(result))
-        for key, value in summary.items():
-            print(f"{key}: {value}")
+        from mcpkit.printing.tables import format_summary
+
+        print(format_summary(summary))
         if arrays is not None:
             _print_solution(arrays)
         if failure is not None:
@@ -473,31 +479,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    from mcpkit.formats.mcp_file import load_any_mcp
+    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP)."""
+    from mcpkit.frontends.solve_file import load_declaration
 
-    mcp, _ = load_any_mcp(args.file)
-    print(mcp.to_latex(max_rows=args.max_rows) if args.latex else mcp.to_text(max_rows=args.max_rows))
+    problem = load_declaration(args.file)
+    print(problem.to_latex(max_rows=args.max_rows) if args.latex else problem.to_text(max_rows=args.max_rows))
     if not args.latex:
         print()
-        print(mcp.explain())
+        print(problem.explain())
     return EXIT_SOLVED
 
 
-def _demo_from(module: str, func: str) -> Callable[[Path, bool], Any]:
-    def run(out: Path, progress: bool) -> Any:
+def _demo_from(module: str, func: str) -> Callable[[Path, bool, str], Any]:
+    def run(out: Path, progress: bool, fmt: str) -> Any:
         import importlib
 
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
             raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
-        return getattr(mod, func)(out, progress=progress)
+        return getattr(mod, func)(out, progress=progress, fmt=fmt)
 
+    run.target = (module, func)  # type: ignore[attr-defined]  # where the demo lives (tests read it)
     return run
 
 
-#: Demo name -> ``(out_dir, progress) -> result`` (each result follows ``mcpkit.solving.result.Outcome``).
-DEMOS: dict[str, Callable[[Path, bool], Any]] = {
+#: Demo name -> ``(out_dir, progress, figure format) -> result`` (each result follows
+#: ``mcpkit.solving.result.Outcome``; every demo takes ``fmt``, see :mod:`mcpkit.formats.figures`).
+DEMOS: dict[str, Callable[[Path, bool, str], Any]] = {
     "quickstart": _demo_from("mcpkit.frontends.demo", "quickstart"),
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
@@ -522,13 +531,14 @@ def demo_folder(out: str | Path) -> Path:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     out = demo_folder(args.out)
-    result = DEMOS[args.name](out, not args.no_progress and not args.json)
+    result = DEMOS[args.name](out, not args.no_progress and not args.json, args.format)
     summary = result.summary()
     if args.json:
         _print_json(summary)
     else:
-        for key, value in summary.items():
-            print(f"{key}: {value}")
+        from mcpkit.printing.tables import format_summary
+
+        print(format_summary(summary))
     return exit_code(result)
 
 
@@ -634,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_sweep.set_defaults(func=cmd_sweep)
 
-    p_print = sub.add_parser("print", help="print the MCP in a file as mathematics")
+    p_print = sub.add_parser("print", help="print the problem in a file (MCP, MPCC or FCLIB) as mathematics")
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
     p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
@@ -646,6 +656,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("name", choices=sorted(DEMOS))
     p_demo.add_argument("--out", default="mcpkit-demo", help="folder for figures (default ./mcpkit-demo)")
     p_demo.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_demo.add_argument(
+        "--format",
+        choices=[f.value for f in FigureFormat],
+        default=FigureFormat.PNG.value,
+        help=f"figure file format (default png at {DEFAULT_DPI} dpi; pdf and svg are vector graphics)",
+    )
     p_demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_demo.set_defaults(func=cmd_demo)
     return parser

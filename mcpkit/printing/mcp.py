@@ -42,7 +42,16 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.printing.expressions import default_latex, expr_latex, expr_text, format_number, space, sym_shape
+from mcpkit.printing.expressions import (
+    default_latex,
+    expr_latex,
+    expr_text,
+    format_number,
+    space,
+    sym_shape,
+    sympy_latex,
+    sympy_text,
+)
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
@@ -152,8 +161,8 @@ def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]
 def _expr(e: sp.Expr, names: _SymbolNames, latex: bool) -> str:
     found = {s: nm for s in e.free_symbols if (nm := names.get(s)) is not None}
     if latex:
-        return sp.latex(e, symbol_names=found)
-    return sp.sstr(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
+        return sympy_latex(e, found)
+    return sympy_text(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
 
 
 def _affine_row(problem: MCPView, fb: AffineFunction, r: int) -> sp.Expr:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import SolveFailedError
+from mcpkit.printing.tables import format_summary, format_value
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
@@ -290,12 +291,40 @@ class SolveResult:
             res = self._residual_fields()
             raise SolveFailedError(
                 f"{self.method}/{self.backend} did not solve the problem: "
-                f"termination={self.termination.value}, status={self.solution_status.value}, "
+                f"termination={self.termination.value}, solution_status={self.solution_status.value}, "
                 f"residual={_fmt(res['comp_residual'])} (tol {self.tol:.1e}), "
                 f"violation={_fmt(res['constraint_violation'])}; raw solver status: {self.raw_status!r}",
                 result=self,
             )
         return self
+
+
+#: How a result's repr counts the pairs in each :class:`~mcpkit.solving.residuals.PairState`.
+PAIR_WORDS: dict[str, str] = {
+    "at_lower": "at the lower bound (F > 0)",
+    "between": "strictly between bounds (F = 0)",
+    "at_upper": "at the upper bound (F < 0)",
+    "degenerate": "at a bound with F = 0 (degenerate)",
+    "fixed": "fixed (l = u, F free)",
+    "violated": "violating complementarity",
+}
+
+#: A result's repr shows its point when it has at most this many unknowns.
+SHOW_POINT = 20
+
+
+def pair_words(counts: dict[str, int]) -> str:
+    """Pair counts (:meth:`SolveResult.pair_counts`) in words: ``"2 strictly between bounds (F = 0)"``."""
+    return ", ".join(f"{n} {PAIR_WORDS.get(k, k)}" for k, n in counts.items()) or "none"
+
+
+def _point_text(name: str, v: np.ndarray) -> str:
+    """``", z=[...]"`` (4 significant digits) if at most :data:`SHOW_POINT` entries, else ``""``."""
+    v = np.asarray(v, dtype=float).reshape(-1)
+    if v.size > SHOW_POINT:
+        return ""
+    entries = ", ".join(format_value(x) for x in v.tolist())
+    return f", {name}=[{entries}]"
 
 
 @dataclass(kw_only=True)
@@ -396,14 +425,13 @@ class MCPResult(SolveResult):
         }
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{k}={v}" for k, v in self.pair_counts().items())
         return (
             f"MCPResult(solved={self.solved}, termination={self.termination.value}, "
-            f"status={self.solution_status.value}, natural_residual={self.natural_residual:.2e}, "
+            f"solution_status={self.solution_status.value}, natural_residual={self.natural_residual:.2e}, "
             f"bound_violation={self.bound_violation:.2e}, tol={self.tol:.0e}, n={self.z.size}, "
-            f"pairs: {counts or 'none'}, iterations={self.iterations}, "
+            f"pairs: {pair_words(self.pair_counts())}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}, "
-            f"raw_status={self.raw_status!r})"
+            f"raw_status={self.raw_status!r}{_point_text('z', self.z)})"
         )
 
 
@@ -469,11 +497,12 @@ class MPCCResult(SolveResult):
     def __repr__(self) -> str:
         return (
             f"MPCCResult(solved={self.solved}, termination={self.termination.value}, "
-            f"status={self.solution_status.value}, f={self.f:.6g}, "
+            f"solution_status={self.solution_status.value}, f={self.f:.6g}, "
             f"comp_residual={self.comp_residual:.2e}, constraint_violation="
             f"{self.constraint_violation:.2e}, tol={self.tol:.0e}, n={self.x.size}, "
             f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
-            f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend})"
+            f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}"
+            f"{_point_text('x', self.x)})"
         )
 
 
@@ -749,3 +778,7 @@ class CompositeResult(FromParts):
         out = summary_head(self.kind, self, self.wall_time_s)
         out.update(self.details)
         return out
+
+    def __str__(self) -> str:
+        """:meth:`summary` as an aligned table, 4 significant digits (what ``mcpkit demo`` prints)."""
+        return format_summary(self.summary())
