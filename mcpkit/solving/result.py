@@ -483,6 +483,26 @@ class MPCCResult(SolveResult):
     def _objective(self) -> float | None:
         return _finite_or_none(self.f)
 
+    def value_gradient(self, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`df^*/dp = \nabla_p \mathcal L` at this solution, from its (unique) multipliers.
+
+        The envelope theorem for the MPCC-Lagrangian
+        :math:`\mathcal L = f + \lambda_g^\top g + \lambda_x^\top x - \nu^\top G - \xi^\top H`
+        (:mod:`mcpkit.stationarity.value_gradient`): the multipliers are computed at the point
+        and must be unique (MPCC-LICQ) with strong-stationarity signs; ``tol`` (default the
+        solve's) is the activity and residual tolerance. Shape ``(n_p,)``.
+
+        Raises
+        ------
+        NotDifferentiableError
+            MPCC-LICQ fails, the point is not stationary, or not strongly stationary (says which).
+        SolveFailedError
+            The result is not solved.
+        """
+        from mcpkit.stationarity.value_gradient import result_value_gradient
+
+        return result_value_gradient(self, tol)
+
     def _residual_fields(self) -> dict[str, float | None]:
         return {
             "comp_residual": _finite_or_none(self.comp_residual),
