@@ -27,7 +27,9 @@
 * ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
-  runs the seed's Nelder–Mead comparison over three radii, about 5 min).
+  runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
+  --steps K [--seed S] [--dump-fclib STEP]``: spheres dropped into a box, each step an FCLIB
+  local problem solved to a Siconos error of 1e-8; :mod:`mcpkit.models.pile.demo`).
 
 Exit status (:data:`EXIT_CODES`), the same for every command: 0 when the result is solved (the
 ``solved`` of the ``Outcome`` protocol of :mod:`mcpkit.result`, mcpkit's own residual check; for
@@ -476,21 +478,22 @@ def cmd_print(args: argparse.Namespace) -> int:
     return EXIT_SOLVED
 
 
-def _demo_from(module: str, func: str) -> Callable[[Path, bool], Any]:
-    def run(out: Path, progress: bool) -> Any:
+def _demo_from(module: str, func: str) -> Callable[..., Any]:
+    def run(out: Path, progress: bool, **options: Any) -> Any:
         import importlib
 
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
             raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
-        return getattr(mod, func)(out, progress=progress)
+        return getattr(mod, func)(out, progress=progress, **options)
 
     return run
 
 
-#: Demo name -> ``(out_dir, progress) -> result`` (each result follows ``mcpkit.result.Outcome``).
-DEMOS: dict[str, Callable[[Path, bool], Any]] = {
+#: Demo name -> ``(out_dir, progress, **options) -> result`` (each result follows
+#: ``mcpkit.result.Outcome``); options only for the demos in :data:`DEMO_OPTIONS`.
+DEMOS: dict[str, Callable[..., Any]] = {
     "quickstart": _demo_from("mcpkit.demo", "quickstart"),
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
@@ -498,6 +501,12 @@ DEMOS: dict[str, Callable[[Path, bool], Any]] = {
     "block": _demo_from("mcpkit.mpec.examples", "demo_block"),
     "pushing": _demo_from("mcpkit.mpec.examples", "demo_pushing"),
     "plate-design": _demo_from("mcpkit.mpec.examples.plate_design", "demo_plate_design"),
+    "pile": _demo_from("mcpkit.models.pile.demo", "demo_pile"),
+}
+
+#: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
+DEMO_OPTIONS: dict[str, dict[str, str]] = {
+    "pile": {"bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib"},
 }
 
 
@@ -513,12 +522,33 @@ def demo_folder(out: str | Path) -> Path:
     return d
 
 
+def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The demo-specific flags given (:data:`DEMO_OPTIONS`), checked before the demo runs."""
+    known = DEMO_OPTIONS.get(args.name, {})
+    every = {dest for names in DEMO_OPTIONS.values() for dest in names}
+    given = {dest for dest in every if getattr(args, dest, None) is not None}
+    wrong = sorted(given - set(known))
+    if wrong:
+        flags = ", ".join("--" + d.replace("_", "-") for d in wrong)
+        raise MCPInputError(f"demo {args.name} takes no {flags} (only: {', '.join(sorted(DEMO_OPTIONS))})")
+    options = {kw: getattr(args, dest) for dest, kw in known.items() if getattr(args, dest) is not None}
+    for key in ("bodies", "steps"):
+        if key in options and options[key] < 1:
+            raise MCPInputError(f"--{key} must be at least 1, got {options[key]}")
+    if "dump_fclib" in options and not 0 <= options["dump_fclib"] < options.get("steps", 50):
+        raise MCPInputError(f"--dump-fclib must be a step in [0, steps - 1], got {options['dump_fclib']}")
+    return options
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    options = _demo_options(args)
     out = demo_folder(args.out)
-    result = DEMOS[args.name](out, not args.no_progress and not args.json)
+    result = DEMOS[args.name](out, not args.no_progress and not args.json, **options)
     summary = result.summary()
     if args.json:
         _print_json(summary)
+    elif hasattr(result, "table"):  # demos with many steps print an aligned table
+        print(result.table())
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
@@ -640,6 +670,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--out", default="mcpkit-demo", help="folder for figures (default ./mcpkit-demo)")
     p_demo.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pile = p_demo.add_argument_group("pile", "options of `mcpkit demo pile`")
+    pile.add_argument("--bodies", type=int, default=None, help="spheres dropped into the box (default 50)")
+    pile.add_argument("--steps", type=int, default=None, help="time steps of 0.01 s (default 50)")
+    pile.add_argument("--seed", type=int, default=None, help="seed of the radii and the start (default 0)")
+    pile.add_argument(
+        "--dump-fclib", type=int, default=None, metavar="STEP",
+        help="write step STEP (0-based) as an FCLIB HDF5 file with its solution into --out",
+    )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
     return parser
 

@@ -9,7 +9,14 @@ r"""A pile of rigid spheres in an open box, stepped as Stewart–Trinkle NCPs (i
 * :mod:`.demo`: ``mcpkit demo pile`` (summary, snapshots, FCLIB dump).
 """
 
-from mcpkit.models.pile.geometry import PLANES, Box, Contacts, contact_frames, contact_jacobian, detect_contacts
+from mcpkit.models.pile.geometry import (
+    PLANES,
+    Box,
+    Contacts,
+    contact_frames,
+    contact_jacobian,
+    detect_contacts,
+)
 from mcpkit.models.pile.step import (
     LocalProblem,
     Pile,

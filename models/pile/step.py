@@ -120,10 +120,12 @@ class Pile:
 
     @property
     def inverse_mass(self) -> np.ndarray:
-        r"""Diagonal of :math:`M^{-1}` ``(6N,)``: :math:`1/m_a` thrice, :math:`1/(\tfrac25 m_a R_a^2)` thrice."""
+        r"""Diagonal of :math:`M^{-1}` ``(6N,)``: :math:`1/m_a` thrice, then
+        :math:`1/(\tfrac25 m_a R_a^2)` thrice, per sphere."""
         m = self.masses
         inertia = 0.4 * m * self.radii**2
-        return np.column_stack([np.repeat(1.0 / m[:, None], 3, 1), np.repeat(1.0 / inertia[:, None], 3, 1)]).reshape(-1)
+        lin, ang = np.repeat(1.0 / m[:, None], 3, 1), np.repeat(1.0 / inertia[:, None], 3, 1)
+        return np.column_stack([lin, ang]).reshape(-1)
 
     @property
     def margin(self) -> float:
@@ -186,11 +188,14 @@ class LocalProblem:
         return FCLIBProblem(self.W, self.q, self.mu, title=title)
 
     def declare(self) -> MCP:
-        """The step as seed 004's quadratic-cone NCP at block level (:func:`~mcpkit.models.fclib.fclib_mcp`)."""
+        """The step as seed 004's quadratic-cone NCP at block level
+        (:func:`~mcpkit.models.fclib.fclib_mcp`, formulation ``ncp``)."""
         return fclib_mcp(self.fclib(), FCLIBFormulation.NCP)
 
 
-def carry_reactions(prev: Contacts | None, r_prev: np.ndarray | None, now: Contacts) -> tuple[np.ndarray, int]:
+def carry_reactions(
+    prev: Contacts | None, r_prev: np.ndarray | None, now: Contacts
+) -> tuple[np.ndarray, int]:
     r"""Warm start for ``now`` from the reactions ``r_prev`` of ``prev``, matched by contact identity.
 
     A matched contact gets :math:`E^{new}_c E^{old\,T}_c r_c` (the old impulse in world
@@ -393,7 +398,8 @@ def simulate_pile(
         prev, r_prev = lp.contacts, res.r
         if on_step is not None:
             on_step(rec)
-    return PileRun(records, np.array(positions), pile.radii.copy(), pile.box, p, time.perf_counter() - t0, dumped)
+    wall = time.perf_counter() - t0
+    return PileRun(records, np.array(positions), pile.radii.copy(), pile.box, p, wall, dumped)
 
 
 def make_pile(
