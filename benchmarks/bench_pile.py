@@ -60,7 +60,7 @@ def run_size(
         lp = pile.local_problem()
         r0, matched = carry_reactions(prev, r_prev, lp.contacts)
         ts = time.perf_counter()
-        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit)
+        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit)
         solve_s = time.perf_counter() - ts
         lu = lu_seconds(lp.W) if lp.nc else 0.0
         rec = PileStepRecord(

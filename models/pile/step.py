@@ -24,8 +24,9 @@ not tracked: a sphere's geometry does not depend on them). :math:`W` is singular
 (three rows per contact, six freedoms per sphere, and a resting sphere has three or more
 contacts), so :math:`e` has components outside its range; a push-out of penetrations
 (:math:`\gamma > 0`) then asks for separations the bodies cannot make to first order (a jammed
-row between walls) and made resting piles much harder to solve (measured: 20 spheres, 150 steps,
-82 steps unsolved with :math:`\gamma = 0.2`, 7 with :math:`\gamma = 0`; the deepest penetration
+row between walls) and made resting piles much harder to solve (measured with the continuation
+alone: 20 spheres, 150 steps, 82 steps unsolved with :math:`\gamma = 0.2`, 7 with
+:math:`\gamma = 0`; the deepest penetration
 with :math:`\gamma = 0` stays below 2e-6 m, the margin growing with the speed so that
 approaching spheres are seen a step early).
 
@@ -36,8 +37,9 @@ friction cone: :func:`mcpkit.models.fclib.fclib_mcp` with the ``ncp`` formulatio
 **Solve and verdict** (:func:`solve_local`): :func:`mcpkit.solvers.newton_contact.solve_alart_curnier`
 warm-started from the previous step's reactions matched by contact identity (the body pair, or
 the sphere and plane), each carried over in world coordinates :math:`E_c^T r_c` and expressed in
-the new frame; when the warm run stops unsolved, a Tikhonov continuation on
-:math:`W + \varepsilon I` and a polish on :math:`W` follow within the time left. A step is *solved* when the
+the new frame; when the warm run stops unsolved, a cold run (the engine's restart), then a
+Tikhonov continuation on :math:`W + \varepsilon I` and a polish on :math:`W`, and last the staged
+FCLIB solve follow within the time left (:func:`solve_local`). A step is *solved* when the
 engine's verdict holds at the returned reactions: the Siconos error (physical friction residual,
 ``fc3d_compute_error``) and the scaled Alart–Curnier residual both :math:`\le` ``tol``.
 """
@@ -55,7 +57,7 @@ import scipy.linalg
 import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError
-from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp
+from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp, solve_fclib
 from mcpkit.models.pile.geometry import Box, Contacts, check_spheres, contact_jacobian, detect_contacts
 from mcpkit.problems.mcp import MCP
 from mcpkit.result import Termination, summary_head
@@ -84,6 +86,8 @@ class PileParams:
     """Newton steps allowed to each run of the engine."""
     step_time_limit: float | None = None
     """Seconds allowed to each step's solve (``None``: no limit)."""
+    fallback_limit: float = 20.0
+    """Seconds allowed to the last fallback of a step, the staged FCLIB solve (:func:`solve_local`)."""
 
     def __post_init__(self) -> None:
         for name in ("h", "density"):
@@ -244,15 +248,21 @@ def solve_local(
     tol: float = 1e-8,
     max_iter: int = 100,
     time_limit: float | None = None,
+    fallback_limit: float = 20.0,
 ) -> tuple[ContactNewtonResult, int]:
     r"""Solve one step's local problem with :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`.
 
-    1. From ``r0`` (the carried reactions) when given, else from zero with the engine's restart;
+    1. From ``r0`` (the carried reactions) when given (stopping on slow progress,
+       :data:`WARM_STALL`), then, if unsolved, from zero with the engine's restart; without
+       ``r0`` from zero with the restart only;
     2. if that stops unsolved: a Tikhonov continuation (:data:`TIKHONOV_STAGES`) on
        :math:`W + \varepsilon I`, which is positive definite where :math:`W = H^TM^{-1}H` is
        singular (more contact rows than body freedoms: every pile), each stage warm from the
        best point so far as measured on the *original* problem, then a polish at
-       :math:`\varepsilon = 0` from that point.
+       :math:`\varepsilon = 0` from that point;
+    3. if still unsolved: :func:`mcpkit.models.fclib.solve_fclib` (the staged FCLIB solve: the
+       sparse semismooth Newton engine with its own continuation) for at most ``fallback_limit``
+       seconds (0: skipped), then a Newton polish from its reactions, which judges its point.
 
     The returned result is the engine's verdict on the original :math:`(W, q, \mu)` (the polish,
     or the first run when it was solved); when nothing solved, the point with the smallest
@@ -274,7 +284,14 @@ def solve_local(
     if first.solved or time.perf_counter() >= deadline:
         return first, 1
     best, runs = first, 1
-    r = first.r
+    if warm:  # a cold run with the engine's restart (it solved 2 of 7 resting steps the warm run missed)
+        cold = solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter, time_limit=left())
+        runs += 1
+        if cold.solved or time.perf_counter() >= deadline:
+            return cold, runs
+        if cold.siconos_error < best.siconos_error:
+            best = cold
+    r = best.r
     Wd = np.asarray(W, dtype=float)
     shift = float(np.abs(np.diag(Wd)).mean()) or 1.0
     diag = np.arange(q.size)
@@ -293,6 +310,18 @@ def solve_local(
         runs += 1
         if polish.solved or polish.siconos_error < best.siconos_error:
             best = polish
+    if best.solved or time.perf_counter() >= deadline or not fallback_limit:
+        return best, runs
+    # last: the library's staged FCLIB solve (sparse Newton engine with its own continuation),
+    # its point judged by the same engine's verdict (a polish from it)
+    t_fb = fallback_limit if time_limit is None else min(fallback_limit, left() or 0.0)
+    staged = solve_fclib(FCLIBProblem(Wd, q, mu), time_limit=t_fb, tol=tol)
+    if staged.reactions is not None and np.isfinite(staged.reactions).all():
+        r_st = staged.reactions
+        again = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=max_iter, r0=r_st, time_limit=left())
+        runs += 1
+        if again.solved or again.siconos_error < best.siconos_error:
+            best = again
     return best, runs
 
 
@@ -429,7 +458,7 @@ def simulate_pile(
         lp = pile.local_problem()
         r0, matched = carry_reactions(prev, r_prev, lp.contacts)
         ts = time.perf_counter()
-        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit)
+        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit)
         solve_s = time.perf_counter() - ts
         lu = lu_seconds(lp.W) if measure_lu and lp.nc else 0.0
         if k == dump_step:
