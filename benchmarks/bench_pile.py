@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.formats.fclib_hdf5 import write_fclib_local
-from mcpkit.models.pile import make_pile
+from mcpkit.models.pile import PileParams, make_pile
 from mcpkit.models.pile.step import LocalProblem, PileStepRecord, carry_reactions, lu_seconds, solve_local
 
 TARGET_LU = 100.0
@@ -47,10 +47,10 @@ DUMP_RANGE = (250, 1000)
 
 
 def run_size(
-    n_bodies: int, steps: int, seed: int, dump_dir: Path | None, dump_per_size: int
+    n_bodies: int, steps: int, seed: int, dump_dir: Path | None, dump_per_size: int, engine: str = "direct"
 ) -> dict[str, Any]:
     """Step one pile; returns its per-step rows and the size's summary (module docstring)."""
-    pile = make_pile(n_bodies, seed=seed)
+    pile = make_pile(n_bodies, seed=seed, params=PileParams(engine=engine))
     p = pile.params
     rows: list[dict[str, Any]] = []
     kept: list[tuple[int, LocalProblem, np.ndarray, np.ndarray]] = []
@@ -60,7 +60,9 @@ def run_size(
         lp = pile.local_problem()
         r0, matched = carry_reactions(prev, r_prev, lp.contacts)
         ts = time.perf_counter()
-        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit)
+        res, runs = solve_local(
+            lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit, p.engine
+        )
         solve_s = time.perf_counter() - ts
         lu = lu_seconds(lp.W) if lp.nc else 0.0
         rec = PileStepRecord(
@@ -107,6 +109,7 @@ def run_size(
         "newton_steps": sum(r["iterations"] for r in rows),
         "continuation_steps": sum(r["runs"] > 1 for r in rows),
         "wall_s": wall,
+        "engine": engine,
         "fclib_files": files,
         "per_step": rows,
     }
@@ -146,9 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, help="write the per-step figure (PNG)")
     ap.add_argument("--dump-dir", type=Path, help="write steps with 250-1000 contacts as FCLIB files")
     ap.add_argument("--dump-per-size", type=int, default=2, help="at most this many files per size")
+    ap.add_argument("--engine", default="direct", choices=("direct", "staged"), help="PileParams.engine")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    results = [run_size(n, args.steps, args.seed, args.dump_dir, args.dump_per_size) for n in sizes]
+    results = [
+        run_size(n, args.steps, args.seed, args.dump_dir, args.dump_per_size, args.engine) for n in sizes
+    ]
     head = f"{'bodies':>6} {'contacts':>13} {'solved':>7} {'max err':>8} {'med LU':>7} {'max LU':>8} " \
            f"{'<=100LU':>7} {'contin.':>7} {'wall s':>7}"  # fmt: skip
     print(head)

@@ -28,8 +28,9 @@
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
-  --steps K [--seed S] [--dump-fclib STEP]``: spheres dropped into a box, each step an FCLIB
-  local problem solved to a Siconos error of 1e-8; :mod:`mcpkit.models.pile.demo`).
+  --steps K [--seed S] [--dump-fclib STEP] [--engine direct|staged]``: spheres dropped into a
+  box, each step an FCLIB local problem solved to a Siconos error of 1e-8;
+  :mod:`mcpkit.models.pile.demo`).
 
 Exit status (:data:`EXIT_CODES`), the same for every command: 0 when the result is solved (the
 ``solved`` of the ``Outcome`` protocol of :mod:`mcpkit.result`, mcpkit's own residual check; for
@@ -506,7 +507,9 @@ DEMOS: dict[str, Callable[..., Any]] = {
 
 #: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
 DEMO_OPTIONS: dict[str, dict[str, str]] = {
-    "pile": {"bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib"},
+    "pile": {
+        "bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib", "engine": "engine",
+    },  # fmt: skip
 }
 
 
@@ -677,6 +680,11 @@ def build_parser() -> argparse.ArgumentParser:
     pile.add_argument(
         "--dump-fclib", type=int, default=None, metavar="STEP",
         help="write step STEP (0-based) as an FCLIB HDF5 file with its solution into --out",
+    )  # fmt: skip
+    pile.add_argument(
+        "--engine", default=None, choices=("direct", "staged"),
+        help="what each step tries first: the dense contact Newton warm-started (direct, default) or "
+        "the staged FCLIB solve (staged: sparse engine above 170 contacts)",
     )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
     return parser

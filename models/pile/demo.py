@@ -65,6 +65,7 @@ def summarize(run: PileRun) -> dict[str, Any]:
         "tol": run.params.tol,
         "h": run.params.h,
         "mu": run.params.mu,
+        "engine": run.params.engine.value,
         "min_gap": min((r.min_gap for r in recs), default=math.inf),
         "per_step": [
             {"step": r.step, "contacts": r.contacts, "solved": r.solved, "siconos_error": r.siconos_error,
@@ -106,11 +107,13 @@ def demo_pile(
     seed: int = 0,
     dump_fclib: int | None = None,
     figures: bool = True,
+    engine: str = "direct",
 ) -> PileDemoResult:
-    """Run the pile (module docstring); the result's parts are the steps (``solved``: every step)."""
+    """Run the pile (module docstring); the result's parts are the steps (``solved``: every step).
+    ``engine``: :class:`~.step.StepEngine` (what each step tries first)."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
-    pile = make_pile(bodies, seed=seed, params=PileParams())
+    pile = make_pile(bodies, seed=seed, params=PileParams(engine=engine))
     if progress:
         print(f"{bodies} spheres in a {pile.box.lx:.2f} x {pile.box.ly:.2f} m open box, {steps} steps of "
               f"h = {pile.params.h} s, mu = {pile.params.mu}")  # fmt: skip

@@ -46,6 +46,7 @@ engine's verdict holds at the returned reactions: the Siconos error (physical fr
 
 from __future__ import annotations
 
+import enum
 import math
 import time
 import warnings
@@ -59,9 +60,23 @@ import scipy.sparse as sps
 from mcpkit.errors import MCPInputError
 from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp, solve_fclib
 from mcpkit.models.pile.geometry import Box, Contacts, check_spheres, contact_jacobian, detect_contacts
+from mcpkit.options import parse_choice
 from mcpkit.problems.mcp import MCP
 from mcpkit.result import Termination, summary_head
 from mcpkit.solvers.newton_contact import ContactNewtonResult, siconos_error, solve_alart_curnier
+
+
+class StepEngine(str, enum.Enum):
+    """Which solve :func:`solve_local` tries first on a step."""
+
+    DIRECT = "direct"
+    """The dense contact Newton (:func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`)
+    warm-started from the carried reactions, then the fallbacks of :func:`solve_local`."""
+    STAGED = "staged"
+    """The staged FCLIB solve (:func:`mcpkit.models.fclib.solve_fclib`: on more than
+    ``DIRECT_MAX_CONTACTS`` contacts the sparse semismooth Newton engine) from zero, its point
+    judged by a Newton polish; when unsolved, the ``direct`` chain from that point. A step's
+    ``iterations`` then count the polish and later runs only, not the staged solve's own."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +103,8 @@ class PileParams:
     """Seconds allowed to each step's solve (``None``: no limit)."""
     fallback_limit: float = 20.0
     """Seconds allowed to the last fallback of a step, the staged FCLIB solve (:func:`solve_local`)."""
+    engine: StepEngine = StepEngine.DIRECT
+    """What each step tries first (:class:`StepEngine`)."""
 
     def __post_init__(self) -> None:
         for name in ("h", "density"):
@@ -100,6 +117,8 @@ class PileParams:
             raise MCPInputError(f"PileParams.stabilisation must be in [0, 1], got {self.stabilisation}")
         if not (self.tol > 0 and self.max_iter >= 1):
             raise MCPInputError("PileParams.tol must be positive and max_iter at least 1")
+        engine = parse_choice(StepEngine, getattr(self.engine, "value", self.engine), "pile step engine")
+        object.__setattr__(self, "engine", engine)
 
 
 @dataclass
@@ -249,6 +268,7 @@ def solve_local(
     max_iter: int = 100,
     time_limit: float | None = None,
     fallback_limit: float = 20.0,
+    engine: StepEngine | str = StepEngine.DIRECT,
 ) -> tuple[ContactNewtonResult, int]:
     r"""Solve one step's local problem with :func:`~mcpkit.solvers.newton_contact.solve_alart_curnier`.
 
@@ -264,6 +284,9 @@ def solve_local(
        sparse semismooth Newton engine with its own continuation) for at most ``fallback_limit``
        seconds (0: skipped), then a Newton polish from its reactions, which judges its point.
 
+    With ``engine="staged"`` the staged FCLIB solve runs first, from zero, and a Newton polish
+    from its reactions judges its point; 1.–3. follow (warm from that point) only when unsolved.
+
     The returned result is the engine's verdict on the original :math:`(W, q, \mu)` (the polish,
     or the first run when it was solved); when nothing solved, the point with the smallest
     Siconos error. Returns it and the number of engine runs.
@@ -276,14 +299,23 @@ def solve_local(
 
     if q.size == 0:
         return solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter), 1
+    runs0 = 0
+    if parse_choice(StepEngine, getattr(engine, "value", engine), "pile step engine") is StepEngine.STAGED:
+        staged = solve_fclib(FCLIBProblem(np.asarray(W, dtype=float), q, mu), time_limit=left(), tol=tol)
+        if staged.reactions is not None and np.isfinite(staged.reactions).all():
+            judged = solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter, r0=staged.reactions,
+                                         time_limit=left())  # fmt: skip
+            if judged.solved or time.perf_counter() >= deadline:
+                return judged, 1
+            r0, runs0 = judged.r, 1
     warm = r0 is not None and bool(np.any(r0))
     first = solve_alart_curnier(
         W, q, mu, tol=tol, max_iter=max_iter, r0=r0 if warm else None, time_limit=left(),
         stall_window=WARM_STALL if warm else 0,
     )  # fmt: skip
     if first.solved or time.perf_counter() >= deadline:
-        return first, 1
-    best, runs = first, 1
+        return first, runs0 + 1
+    best, runs = first, runs0 + 1
     if warm:  # a cold run with the engine's restart (it solved 2 of 7 resting steps the warm run missed)
         cold = solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter, time_limit=left())
         runs += 1
@@ -458,7 +490,9 @@ def simulate_pile(
         lp = pile.local_problem()
         r0, matched = carry_reactions(prev, r_prev, lp.contacts)
         ts = time.perf_counter()
-        res, runs = solve_local(lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit)
+        res, runs = solve_local(
+            lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit, p.engine
+        )
         solve_s = time.perf_counter() - ts
         lu = lu_seconds(lp.W) if measure_lu and lp.nc else 0.0
         if k == dump_step:

@@ -72,7 +72,23 @@ def test_demo_pile_json_and_dump(tmp_path, capsys) -> None:
     assert d.mu.size == out["per_step"][6]["contacts"]
 
 
+def test_staged_engine_small_pile() -> None:
+    """``engine="staged"``: each step through ``solve_fclib`` first; same verdict, recomputed here."""
+    from mcpkit.models.pile import PileParams
+
+    pile = make_pile(15, seed=3, params=PileParams(engine="staged"))
+    for _ in range(10):
+        lp = pile.local_problem()
+        res, _ = solve_local(lp.W, lp.q, lp.mu, None, TOL, engine="staged")
+        assert res.solved and siconos_error(lp.q, lp.mu, res.r, lp.W @ res.r + lp.q) <= TOL
+        pile.advance(lp, res.r)
+    assert lp.nc > 10
+    run = simulate_pile(pile, 5, measure_lu=False)
+    assert all(r.solved for r in run.records)
+
+
 def test_demo_flags_refused() -> None:
     assert main(["demo", "quickstart", "--bodies", "3"]) == EXIT_BAD_INPUT
+    assert main(["demo", "plate", "--engine", "staged"]) == EXIT_BAD_INPUT
     assert main(["demo", "pile", "--bodies", "0"]) == EXIT_BAD_INPUT
     assert main(["demo", "pile", "--steps", "4", "--dump-fclib", "4"]) == EXIT_BAD_INPUT
