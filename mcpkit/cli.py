@@ -533,7 +533,8 @@ def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
     wrong = sorted(given - set(known))
     if wrong:
         flags = ", ".join("--" + d.replace("_", "-") for d in wrong)
-        raise MCPInputError(f"demo {args.name} takes no {flags} (only: {', '.join(sorted(DEMO_OPTIONS))})")
+        owners = ", ".join(sorted(DEMO_OPTIONS))
+        raise MCPInputError(f"demo {args.name} takes no {flags} (options of demo {owners})")
     options = {kw: getattr(args, dest) for dest, kw in known.items() if getattr(args, dest) is not None}
     for key in ("bodies", "steps"):
         if key in options and options[key] < 1:
