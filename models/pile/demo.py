@@ -90,7 +90,7 @@ class PileDemoResult(CompositeResult):
             ("max Siconos error", f"{d['max_friction_residual']:.2e} (tol {d['tol']:g})"),
             ("median solve / one LU", "-" if d["median_lu_ratio"] is None else f"{d['median_lu_ratio']:.1f}"),
             ("max solve / one LU", "-" if d["max_lu_ratio"] is None else f"{d['max_lu_ratio']:.1f}"),
-            ("steps needing the continuation", d["fallback_steps"]),
+            ("steps needing a fallback", d["fallback_steps"]),
             ("wall time", f"{d['wall_s']:.1f} s"),
             ("figures", ", ".join(d["figures"]) or "-"),
             ("FCLIB dump", d["fclib_file"] or "-"),
