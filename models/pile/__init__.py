@@ -6,7 +6,8 @@ r"""A pile of rigid spheres in an open box, stepped as Stewart–Trinkle NCPs (i
   :math:`W = H^TM^{-1}H` (declared as seed 004's quadratic-cone NCP through
   :func:`mcpkit.models.fclib.fclib_mcp`), solved by the FCLIB-class contact Newton with warm
   starts, and :func:`~.step.simulate_pile`;
-* :mod:`.demo`: ``mcpkit demo pile`` (summary, snapshots, FCLIB dump).
+* :mod:`.demo`, :mod:`.plots`: ``mcpkit demo pile`` (summary table or JSON, 3-D snapshots,
+  per-step residual and cost figure, FCLIB dump of a step with its solution).
 """
 
 from mcpkit.models.pile.geometry import (
