@@ -32,7 +32,10 @@
   prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
-  runs the seed's Nelder–Mead comparison over three radii, about 5 min).
+  runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
+  --steps K [--seed S] [--dump-fclib STEP] [--engine direct|staged]``: spheres dropped into a
+  box, each step an FCLIB local problem solved to a Siconos error of 1e-8;
+  :mod:`mcpkit.models.pile.demo`).
 
 Exit status (:data:`EXIT_CODES`), the same for every command: 0 when the result is solved (the
 ``solved`` of the ``Outcome`` protocol of :mod:`mcpkit.solving.result`, mcpkit's own residual check; for
@@ -490,23 +493,24 @@ def cmd_print(args: argparse.Namespace) -> int:
     return EXIT_SOLVED
 
 
-def _demo_from(module: str, func: str) -> Callable[[Path, bool, str], Any]:
-    def run(out: Path, progress: bool, fmt: str) -> Any:
+def _demo_from(module: str, func: str) -> Callable[..., Any]:
+    def run(out: Path, progress: bool, fmt: str, **options: Any) -> Any:
         import importlib
 
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
             raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
-        return getattr(mod, func)(out, progress=progress, fmt=fmt)
+        return getattr(mod, func)(out, progress=progress, fmt=fmt, **options)
 
     run.target = (module, func)  # type: ignore[attr-defined]  # where the demo lives (tests read it)
     return run
 
 
-#: Demo name -> ``(out_dir, progress, figure format) -> result`` (each result follows
-#: ``mcpkit.solving.result.Outcome``; every demo takes ``fmt``, see :mod:`mcpkit.formats.figures`).
-DEMOS: dict[str, Callable[[Path, bool, str], Any]] = {
+#: Demo name -> ``(out_dir, progress, figure format, **options) -> result`` (each result follows
+#: ``mcpkit.solving.result.Outcome``; every demo takes ``fmt``, see :mod:`mcpkit.formats.figures`);
+#: options only for the demos in :data:`DEMO_OPTIONS`.
+DEMOS: dict[str, Callable[..., Any]] = {
     "quickstart": _demo_from("mcpkit.frontends.demo", "quickstart"),
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
@@ -514,6 +518,14 @@ DEMOS: dict[str, Callable[[Path, bool, str], Any]] = {
     "block": _demo_from("mcpkit.mpec.examples", "demo_block"),
     "pushing": _demo_from("mcpkit.mpec.examples", "demo_pushing"),
     "plate-design": _demo_from("mcpkit.mpec.examples.plate_design", "demo_plate_design"),
+    "pile": _demo_from("mcpkit.models.pile.demo", "demo_pile"),
+}
+
+#: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
+DEMO_OPTIONS: dict[str, dict[str, str]] = {
+    "pile": {
+        "bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib", "engine": "engine",
+    },  # fmt: skip
 }
 
 
@@ -529,12 +541,34 @@ def demo_folder(out: str | Path) -> Path:
     return d
 
 
+def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The demo-specific flags given (:data:`DEMO_OPTIONS`), checked before the demo runs."""
+    known = DEMO_OPTIONS.get(args.name, {})
+    every = {dest for names in DEMO_OPTIONS.values() for dest in names}
+    given = {dest for dest in every if getattr(args, dest, None) is not None}
+    wrong = sorted(given - set(known))
+    if wrong:
+        flags = ", ".join("--" + d.replace("_", "-") for d in wrong)
+        owners = ", ".join(sorted(DEMO_OPTIONS))
+        raise MCPInputError(f"demo {args.name} takes no {flags} (options of demo {owners})")
+    options = {kw: getattr(args, dest) for dest, kw in known.items() if getattr(args, dest) is not None}
+    for key in ("bodies", "steps"):
+        if key in options and options[key] < 1:
+            raise MCPInputError(f"--{key} must be at least 1, got {options[key]}")
+    if "dump_fclib" in options and not 0 <= options["dump_fclib"] < options.get("steps", 50):
+        raise MCPInputError(f"--dump-fclib must be a step in [0, steps - 1], got {options['dump_fclib']}")
+    return options
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    options = _demo_options(args)
     out = demo_folder(args.out)
-    result = DEMOS[args.name](out, not args.no_progress and not args.json, args.format)
+    result = DEMOS[args.name](out, not args.no_progress and not args.json, args.format, **options)
     summary = result.summary()
     if args.json:
         _print_json(summary)
+    elif hasattr(result, "table"):  # demos with many steps print an aligned table
+        print(result.table())
     else:
         from mcpkit.printing.tables import format_summary
 
@@ -663,6 +697,19 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"figure file format (default png at {DEFAULT_DPI} dpi; pdf and svg are vector graphics)",
     )
     p_demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pile = p_demo.add_argument_group("pile", "options of `mcpkit demo pile`")
+    pile.add_argument("--bodies", type=int, default=None, help="spheres dropped into the box (default 50)")
+    pile.add_argument("--steps", type=int, default=None, help="time steps of 0.01 s (default 50)")
+    pile.add_argument("--seed", type=int, default=None, help="seed of the radii and the start (default 0)")
+    pile.add_argument(
+        "--dump-fclib", type=int, default=None, metavar="STEP",
+        help="write step STEP (0-based) as an FCLIB HDF5 file with its solution into --out",
+    )  # fmt: skip
+    pile.add_argument(
+        "--engine", default=None, choices=("direct", "staged"),
+        help="what each step tries first: the dense contact Newton warm-started (direct, default) or "
+        "the staged FCLIB solve (staged: sparse engine above 170 contacts)",
+    )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
     return parser
 
