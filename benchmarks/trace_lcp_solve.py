@@ -4,7 +4,8 @@ most 8 files, judged once").
 ``mcpkit.solve(MCP.lcp(M, q))`` for a 2 x 2 P-matrix LCP, traced with :func:`sys.setprofile`
 after a first, untraced solve (imports and caches out of the way): every Python function call in
 a file of mcpkit (``mcpkit/``, ``models/``, ``mpec/``) counts its file, a call whose caller lies in
-another mcpkit file counts as a cross-file call, and the calls of
+another mcpkit file counts as a cross-file call (calls of import hooks by the interpreter's import
+machinery are not counted: no mcpkit code calls them), and the calls of
 :func:`mcpkit.solving.result.judge_point` (the verdict) are counted separately.
 
 Run: ``python benchmarks/trace_lcp_solve.py [--json]``.
@@ -42,6 +43,8 @@ def trace() -> dict[str, Any]:
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         if event != "call" or not _ours(frame.f_code.co_filename):
             return
+        if frame.f_back is not None and frame.f_back.f_code.co_filename.startswith("<frozen importlib"):
+            return  # an import hook (meta-path finder) called by the interpreter, not by the solve
         name = frame.f_code.co_filename
         files[name] = files.get(name, 0) + 1
         if frame.f_code.co_name == "judge_point":

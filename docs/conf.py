@@ -58,6 +58,28 @@ nb_merge_streams = True
 nb_output_stderr = "remove"
 nb_render_markdown_format = "myst"
 
+
+def _encrypted_kernels() -> None:
+    """Kernels that execute the pages talk to the build over CurveZMQ when both ends can.
+
+    ipykernel >= 7.3 warns at every kernel start that runs over TCP without encryption (one
+    "[IPKernelApp] WARNING" per executed page); jupyter_client provisions Curve keys when its
+    KernelManager's ``transport_encryption`` is ``"auto"`` and the kernelspec declares support.
+    myst-nb builds its kernel managers without a traitlets config, so the trait's default is
+    what applies; older jupyter_client (no such trait) or a pyzmq without Curve: nothing to do.
+    """
+    try:
+        import zmq
+        from jupyter_client.manager import KernelManager
+    except ImportError:
+        return
+    trait = KernelManager.class_traits().get("transport_encryption")
+    if trait is not None and zmq.has("curve"):
+        trait.default_value = "auto"
+
+
+_encrypted_kernels()
+
 # autodoc
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_member_order = "bysource"

@@ -49,3 +49,15 @@ class SolveFailedError(MCPKitError, RuntimeError):
     def __init__(self, message: str, result: object | None = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class NotDifferentiableError(MCPKitError, ArithmeticError):
+    """The solution map has no derivative at this point (degenerate pairs, singular ``dF/dz``).
+
+    Raised by :meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>`; ``pairs`` names
+    the pairs responsible (``"block[k]"``; empty when the reason is a singular matrix).
+    """
+
+    def __init__(self, message: str, pairs: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.pairs: list[str] = list(pairs or [])

@@ -33,6 +33,7 @@ import copy
 import enum
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -118,6 +119,9 @@ class StepMap(Protocol):
 
 _D = TypeVar("_D", bound="DeclaredStep")
 
+StepHook = Callable[[int, float, np.ndarray, Any, Any], None]
+"""``on_step(k, t_k, x_k, p_k, result)`` of :func:`simulate` (see there)."""
+
 
 class DeclaredStep:
     r"""Base of the step models whose map is declared once (:class:`StepMap`), as a :class:`StepModel`.
@@ -136,6 +140,41 @@ class DeclaredStep:
     n_design: int = 0
     _controls: np.ndarray | None = None
     _design: np.ndarray | None = None
+    _constant_values: dict[str, Any] | None = None
+
+    # -- named physical constants (for gradients through horizons) ---------------------------
+    def constants(self) -> dict[str, Any]:
+        r"""The model's physical constants :math:`c` by name (numbers or arrays), default none.
+
+        A model lists here the constants its step map reads through :meth:`constant` (in
+        :meth:`step_parameters` *and* :meth:`step_update`), so that
+        :func:`~mcpkit.models.stepping_gradient.simulate_with_gradient` can differentiate a whole
+        simulation by them (the ECP slider: ``mu``, ``m``, ``I_z`` ...; Stewart–Trinkle: ``mu``).
+        """
+        return {}
+
+    def constant(self, name: str) -> Any:
+        """The value the step map uses for constant ``name``: set by :meth:`with_constants`, else
+        :meth:`constants`."""
+        if self._constant_values is not None and name in self._constant_values:
+            return self._constant_values[name]
+        return self.constants()[name]
+
+    def with_constants(self: _D, **values: Any) -> _D:
+        """A copy of this model whose step map reads ``values`` for the named constants.
+
+        The values are numbers (a model with another friction coefficient, sharing the step MCP
+        and its solver) or CasADi symbols (how the gradients evaluate the step map's Jacobians).
+        """
+        known = self.constants()
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise MCPInputError(
+                f"{type(self).__name__} has no constants {unknown}; it declares {sorted(known)}"
+            )
+        out = copy.copy(self)
+        out._constant_values = {**(self._constant_values or {}), **values}
+        return out
 
     # -- the map (subclasses) --------------------------------------------------------------
     def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
@@ -392,6 +431,7 @@ def simulate(
     on_failure: str | OnFailure = "continue",
     solver: Solver | None = None,
     deadline: float | None = None,
+    on_step: StepHook | None = None,
     **options: Any,
 ) -> SimulationResult:
     """Run ``n_steps`` steps of ``model`` from state ``x0``.
@@ -422,6 +462,11 @@ def simulate(
     deadline
         ``time.perf_counter()`` value after which no further step starts (``None``: none): the
         remaining rows stay NaN and the first step not run is noted ``"time limit"``.
+    on_step
+        ``on_step(k, t_k, x_k, p_k, result)``, called after each step's solve, before the state
+        advances (``p_k`` as given to the solver); gradients through the run
+        (:func:`~mcpkit.models.stepping_gradient.simulate_with_gradient`) use it. An exception it
+        raises ends the run and propagates.
     """
     rule = OnFailure.parse(on_failure)
     if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
@@ -472,6 +517,8 @@ def simulate(
             bar.set_postfix(failed=int((~solved[: k + 1]).sum()))
             if rule is OnFailure.STOP or not np.isfinite(res.z).all():
                 break
+        if on_step is not None:
+            on_step(k, tk, states[k], pk, res)
         states[k + 1] = model.advance(k, tk, states[k], res)
     bar.close()
     return SimulationResult(

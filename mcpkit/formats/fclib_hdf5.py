@@ -3,7 +3,8 @@ r"""Reading FCLIB local problems from HDF5 (Acary et al., FCLIB), checked before
 An FCLIB *local* 3-D friction-contact problem stores the Delassus matrix :math:`W` (sparse:
 compressed column, compressed row or triplets in ``fclib_local/W/{i,p,x,m,n,nz}``), the free
 velocity :math:`q` and the friction coefficients :math:`\mu` (``fclib_local/vectors``), optionally
-a reference solution (``solution/{r,u}``) and a title. :func:`read_fclib_local` returns them as
+a reference solution (``solution/{r,u}``) and a title. :func:`write_fclib_local` writes that
+layout (``W`` compressed by column, as Siconos writes it). :func:`read_fclib_local` returns them as
 :class:`FCLIBData` with :math:`W` dense (these problems are small); the contact model built on
 them (formulations, the Siconos error, the staged solve) is :mod:`mcpkit.models.fclib`, whose
 :func:`~mcpkit.models.fclib.load_fclib` wraps this reader.
@@ -25,7 +26,7 @@ import numpy as np
 
 from mcpkit.errors import ProblemFileError
 
-__all__ = ["MAX_FCLIB_ENTRIES", "FCLIBData", "data_error", "read_fclib_local"]
+__all__ = ["MAX_FCLIB_ENTRIES", "FCLIBData", "data_error", "read_fclib_local", "write_fclib_local"]
 
 
 @dataclass(frozen=True)
@@ -292,3 +293,75 @@ def data_error(W: Any, q: Any, mu: Any) -> str:
     if np.any(np.asarray(mu, dtype=float) < 0):
         return "negative friction coefficient"
     return ""
+
+
+def write_fclib_local(
+    path: str | Path,
+    W: Any,
+    q: Any,
+    mu: Any,
+    r: Any = None,
+    u: Any = None,
+    title: str = "",
+    description: str = "",
+) -> Path:
+    """Write an FCLIB local problem (and, when ``r`` and ``u`` are given, its solution) to HDF5.
+
+    The layout :func:`read_fclib_local` reads and Siconos writes: ``fclib_local/W/{i,p,x,m,n,nz,
+    nzmax}`` with ``W`` compressed by column (``nz = -1``; ``int32`` indices, explicit zeros
+    dropped), ``fclib_local/vectors/{q,mu}``, ``fclib_local/spacedim = 3``,
+    ``fclib_local/info/{title,description}`` and ``solution/{r,u}``. ``W`` may be dense or
+    SciPy sparse. Values are checked first (:func:`data_error`, shapes): a
+    :class:`~mcpkit.errors.ProblemFileError` names what is wrong and nothing is written.
+    Returns the path.
+    """
+    import h5py
+    import scipy.sparse as sps
+
+    path = Path(path)
+    q = np.asarray(q, dtype=float).reshape(-1)
+    mu = np.asarray(mu, dtype=float).reshape(-1)
+    Wc = sps.csc_array(W, dtype=float)
+    Wc.eliminate_zeros()
+    Wc.sort_indices()
+    n = q.size
+    if Wc.shape != (n, n) or n != 3 * mu.size:
+        raise ProblemFileError(
+            f"FCLIB: cannot write {path}: W {Wc.shape}, q {q.shape}, mu {mu.shape} do not fit (need 3*nc)"
+        )
+    bad = data_error(Wc.data, q, mu)
+    if bad:
+        raise ProblemFileError(f"FCLIB: cannot write {path}: {bad}")
+    sol = None
+    if (r is None) != (u is None):
+        raise ProblemFileError(f"FCLIB: cannot write {path}: a solution needs both r and u")
+    if r is not None:
+        sol = tuple(np.asarray(a, dtype=float).reshape(-1) for a in (r, u))
+        if any(a.shape != q.shape or not np.isfinite(a).all() for a in sol):
+            raise ProblemFileError(
+                f"FCLIB: cannot write {path}: r and u must be finite vectors of length {n}"
+            )
+    if n >= 2**31 or Wc.nnz >= 2**31:
+        raise ProblemFileError(f"FCLIB: cannot write {path}: too large for FCLIB's int32 indices")
+    try:
+        with h5py.File(path, "w") as f:
+            g = f.create_group("fclib_local")
+            gw = g.create_group("W")
+            gw["i"] = Wc.indices.astype(np.int32)
+            gw["p"] = Wc.indptr.astype(np.int32)
+            gw["x"] = Wc.data
+            for key, val in (("m", n), ("n", n), ("nz", -1), ("nzmax", Wc.nnz)):
+                gw[key] = np.array([val], dtype=np.int32)
+            gv = g.create_group("vectors")
+            gv["q"], gv["mu"] = q, mu
+            g["spacedim"] = np.array([3], dtype=np.int32)
+            gi = g.create_group("info")
+            gi["title"] = np.bytes_(title.encode())
+            gi["description"] = np.bytes_(description.encode())
+            gi["math_info"] = np.bytes_(b"")
+            if sol is not None:
+                gs = f.create_group("solution")
+                gs["r"], gs["u"] = sol
+    except OSError as exc:
+        raise ProblemFileError(f"FCLIB: cannot write {path}: {exc}") from exc
+    return path

@@ -7,7 +7,8 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file); the verdict is written
   whatever it is (a stopped or failed solve replaces an older file too); should the write still
   fail after the solve, the solution is printed on stdout instead and the exit status is 2.
@@ -17,17 +18,24 @@
   stdout is one JSON object: what solvers print while solving (HiGHS, IPOPT write to file
   descriptor 1 from C) goes to stderr. On a terminal a live line on stderr shows each Newton or
   homotopy step and its residual (``--no-progress`` turns it off).
-* ``mcpkit print FILE [--latex]`` prints the MCP in a file as mathematics.
+* ``mcpkit print FILE [--latex]`` prints the problem in a file as mathematics: an MCP (LCP and
+  MCP files), an MPCC (MPCC JSON) or the contact MCP of an FCLIB file
+  (:func:`mcpkit.models.fclib.fclib_mcp`).
 * ``mcpkit sweep FILES_OR_GLOBS [--method M] [--backend B] [--tol T] [--time-limit S] [--out
   results.parquet] [--workers N] [--scheduler ADDRESS] [--plot FILE] [--no-resume] [--json]``
   solves many problem files on Dask (:mod:`mcpkit.sweep`; ``--time-limit`` is per file), streams
   one row per file to the Parquet folder ``--out``, resumes what a previous run left, and prints
   a summary (solved / not solved / errors, time quantiles); ``--plot`` draws the solved-vs-time
   profile. Exit status 0 when every file is solved.
-* ``mcpkit demo NAME [--out DIR] [--json]`` runs a demo: ``quickstart`` (one contact step,
+* ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
+  figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
+  prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
-  runs the seed's Nelder–Mead comparison over three radii, about 5 min).
+  runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
+  --steps K [--seed S] [--dump-fclib STEP] [--engine direct|staged]``: spheres dropped into a
+  box, each step an FCLIB local problem solved to a Siconos error of 1e-8;
+  :mod:`mcpkit.models.pile.demo`).
 
 Exit status (:data:`EXIT_CODES`), the same for every command: 0 when the result is solved (the
 ``solved`` of the ``Outcome`` protocol of :mod:`mcpkit.solving.result`, mcpkit's own residual check; for
@@ -65,6 +73,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mcpkit.errors import MCPInputError, MCPKitError
+from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
 from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
@@ -377,9 +386,9 @@ def _report_solve(
             summary["solution"] = arrays
         _print_json(summary)
     else:
-        print(repr(result))
-        for key, value in summary.items():
-            print(f"{key}: {value}")
+        from mcpkit.printing.tables import format_summary
+
+        print(format_summary(summary))
         if arrays is not None:
             _print_solution(arrays)
         if failure is not None:
@@ -422,6 +431,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from mcpkit.sweep.api import expand_files, sweep
     from mcpkit.sweep.report import format_summary, plot_profile, summarize
     from mcpkit.sweep.sink import read_results
+    from mcpkit.sweep.tasks import ERROR_STATUS
 
     files = expand_files(args.files)
     if args.plot is not None and not Path(args.plot).resolve().parent.is_dir():
@@ -450,49 +460,59 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 130
     summary = summarize(df)
     if args.plot is not None:
-        plot_profile(
-            df, args.plot, title=f"{len(df)} files, method {args.method}, time limit {args.time_limit}"
-        )
+        limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s per file"
+        plot_profile(df, args.plot, title=f"{len(df)} files, method {args.method}, {limit}")
     if args.json:
         _print_json(summary | {"out": args.out, "plot": args.plot, "sweep": df.attrs.get("sweep", {})})
     else:
-        print(format_summary(summary))
-        failed = df[~df["solved"].fillna(False).astype(bool)]
-        for _, row in failed.head(20).iterrows():
-            why = row["error_message"] if isinstance(row.get("error_message"), str) else row["message"]
-            print(f"  not solved: {row['name']}: {row['status']}: {str(why)[:100]}")
-        if len(failed) > 20:
-            print(f"  ... and {len(failed) - 20} more (read {args.out} with mcpkit.sweep.read_results)")
+        print(format_summary(summary, df.attrs.get("sweep")))
+        unsolved = ~df["solved"].fillna(False).astype(bool)
+        errored = df["status"].astype(object) == ERROR_STATUS
+        parts = (("error", df[errored], "error_message"), ("not solved", df[unsolved & ~errored], "message"))
+        for label, part, col in parts:  # errors (the task raised) apart from verdicts "not solved"
+            for _, row in part.head(20).iterrows():
+                why = row.get(col) if isinstance(row.get(col), str) else row.get("message", "")
+                kind = row.get("error_type") if label == "error" else None
+                kind = f"{kind}: " if isinstance(kind, str) else ""
+                status = "" if label == "error" else f"{row['status']}: "
+                print(f"  {label}: {row['name']}: {status}{kind}{str(why)[:100]}")
+            if len(part) > 20:
+                more = f"  ... and {len(part) - 20} more {label} rows"
+                print(f"{more} (read {args.out} with mcpkit.sweep.read_results)")
         print(f"results: {args.out}" + (f", profile: {args.plot}" if args.plot else ""))
     return EXIT_SOLVED if summary["solved"] == summary["rows"] else EXIT_NOT_SOLVED
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    from mcpkit.formats.mcp_file import load_any_mcp
+    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP)."""
+    from mcpkit.frontends.solve_file import load_declaration
 
-    mcp, _ = load_any_mcp(args.file)
-    print(mcp.to_latex(max_rows=args.max_rows) if args.latex else mcp.to_text(max_rows=args.max_rows))
+    problem = load_declaration(args.file)
+    print(problem.to_latex(max_rows=args.max_rows) if args.latex else problem.to_text(max_rows=args.max_rows))
     if not args.latex:
         print()
-        print(mcp.explain())
+        print(problem.explain())
     return EXIT_SOLVED
 
 
-def _demo_from(module: str, func: str) -> Callable[[Path, bool], Any]:
-    def run(out: Path, progress: bool) -> Any:
+def _demo_from(module: str, func: str) -> Callable[..., Any]:
+    def run(out: Path, progress: bool, fmt: str, **options: Any) -> Any:
         import importlib
 
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
             raise MCPKitError(f"demo unavailable: {module} could not be imported ({exc})") from None
-        return getattr(mod, func)(out, progress=progress)
+        return getattr(mod, func)(out, progress=progress, fmt=fmt, **options)
 
+    run.target = (module, func)  # type: ignore[attr-defined]  # where the demo lives (tests read it)
     return run
 
 
-#: Demo name -> ``(out_dir, progress) -> result`` (each result follows ``mcpkit.solving.result.Outcome``).
-DEMOS: dict[str, Callable[[Path, bool], Any]] = {
+#: Demo name -> ``(out_dir, progress, figure format, **options) -> result`` (each result follows
+#: ``mcpkit.solving.result.Outcome``; every demo takes ``fmt``, see :mod:`mcpkit.formats.figures`);
+#: options only for the demos in :data:`DEMO_OPTIONS`.
+DEMOS: dict[str, Callable[..., Any]] = {
     "quickstart": _demo_from("mcpkit.frontends.demo", "quickstart"),
     "sliding": _demo_from("mcpkit.models.ecp.demos", "demo_sliding"),
     "pushed-slider": _demo_from("mcpkit.models.ecp.demos", "demo_pushed_slider"),
@@ -500,6 +520,14 @@ DEMOS: dict[str, Callable[[Path, bool], Any]] = {
     "block": _demo_from("mcpkit.mpec.examples", "demo_block"),
     "pushing": _demo_from("mcpkit.mpec.examples", "demo_pushing"),
     "plate-design": _demo_from("mcpkit.mpec.examples.plate_design", "demo_plate_design"),
+    "pile": _demo_from("mcpkit.models.pile.demo", "demo_pile"),
+}
+
+#: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
+DEMO_OPTIONS: dict[str, dict[str, str]] = {
+    "pile": {
+        "bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib", "engine": "engine",
+    },  # fmt: skip
 }
 
 
@@ -515,15 +543,38 @@ def demo_folder(out: str | Path) -> Path:
     return d
 
 
+def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The demo-specific flags given (:data:`DEMO_OPTIONS`), checked before the demo runs."""
+    known = DEMO_OPTIONS.get(args.name, {})
+    every = {dest for names in DEMO_OPTIONS.values() for dest in names}
+    given = {dest for dest in every if getattr(args, dest, None) is not None}
+    wrong = sorted(given - set(known))
+    if wrong:
+        flags = ", ".join("--" + d.replace("_", "-") for d in wrong)
+        owners = ", ".join(sorted(DEMO_OPTIONS))
+        raise MCPInputError(f"demo {args.name} takes no {flags} (options of demo {owners})")
+    options = {kw: getattr(args, dest) for dest, kw in known.items() if getattr(args, dest) is not None}
+    for key in ("bodies", "steps"):
+        if key in options and options[key] < 1:
+            raise MCPInputError(f"--{key} must be at least 1, got {options[key]}")
+    if "dump_fclib" in options and not 0 <= options["dump_fclib"] < options.get("steps", 50):
+        raise MCPInputError(f"--dump-fclib must be a step in [0, steps - 1], got {options['dump_fclib']}")
+    return options
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    options = _demo_options(args)
     out = demo_folder(args.out)
-    result = DEMOS[args.name](out, not args.no_progress and not args.json)
+    result = DEMOS[args.name](out, not args.no_progress and not args.json, args.format, **options)
     summary = result.summary()
     if args.json:
         _print_json(summary)
+    elif hasattr(result, "table"):  # demos with many steps print an aligned table
+        print(result.table())
     else:
-        for key, value in summary.items():
-            print(f"{key}: {value}")
+        from mcpkit.printing.tables import format_summary
+
+        print(format_summary(summary))
     return exit_code(result)
 
 
@@ -629,7 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_sweep.set_defaults(func=cmd_sweep)
 
-    p_print = sub.add_parser("print", help="print the MCP in a file as mathematics")
+    p_print = sub.add_parser("print", help="print the problem in a file (MCP, MPCC or FCLIB) as mathematics")
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
     p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
@@ -641,7 +692,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("name", choices=sorted(DEMOS))
     p_demo.add_argument("--out", default="mcpkit-demo", help="folder for figures (default ./mcpkit-demo)")
     p_demo.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p_demo.add_argument(
+        "--format",
+        choices=[f.value for f in FigureFormat],
+        default=FigureFormat.PNG.value,
+        help=f"figure file format (default png at {DEFAULT_DPI} dpi; pdf and svg are vector graphics)",
+    )
     p_demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pile = p_demo.add_argument_group("pile", "options of `mcpkit demo pile`")
+    pile.add_argument("--bodies", type=int, default=None, help="spheres dropped into the box (default 50)")
+    pile.add_argument("--steps", type=int, default=None, help="time steps of 0.01 s (default 50)")
+    pile.add_argument("--seed", type=int, default=None, help="seed of the radii and the start (default 0)")
+    pile.add_argument(
+        "--dump-fclib", type=int, default=None, metavar="STEP",
+        help="write step STEP (0-based) as an FCLIB HDF5 file with its solution into --out",
+    )  # fmt: skip
+    pile.add_argument(
+        "--engine", default=None, choices=("direct", "staged"),
+        help="what each step tries first: the dense contact Newton warm-started (direct, default) or "
+        "the staged FCLIB solve (staged: sparse engine above 170 contacts)",
+    )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
     return parser
 

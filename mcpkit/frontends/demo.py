@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mcpkit.formats.figures import figure_format
 from mcpkit.frontends.solve import solve
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.availability import path_available
@@ -64,8 +65,11 @@ def closed_form(u0: float, m: float, mu: float, h: float, g: float) -> dict[str,
     return {"p_n": pn, "v_x": vx, "p_t": -mu * pn, "sigma": vx}
 
 
-def quickstart(out: Path | None = None, progress: bool = True) -> CompositeResult:
+def quickstart(out: Path | None = None, progress: bool = True, fmt: str = "png") -> CompositeResult:
     """Print the step MCP, solve it by every available route and compare with the closed form.
+
+    It draws no figure; ``out`` receives the step's LaTeX (``particle_step.tex``) and ``fmt`` is
+    only checked (every demo takes it, :mod:`mcpkit.formats.figures`).
 
     Returns a :class:`~mcpkit.solving.result.CompositeResult` whose parts are every route's
     :class:`~mcpkit.solving.result.MCPResult` and its agreement with the closed form (a
@@ -74,6 +78,7 @@ def quickstart(out: Path | None = None, progress: bool = True) -> CompositeResul
     line per route.
     """
     t0 = time.perf_counter()
+    figure_format(fmt)
     m, mu, h, g, u0 = 1.0, 0.5, 0.01, 9.81, 1.0
     mcp = particle_step_mcp(m, mu, h, g)
     exact = closed_form(u0, m, mu, h, g)

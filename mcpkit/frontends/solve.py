@@ -177,6 +177,8 @@ class Solver:
             message=msg,
             blocks={b.name: b.slice for b in self.problem.blocks},
             extra=dict(out.extra),
+            problem=self.problem,
+            p=p,
         )
 
 

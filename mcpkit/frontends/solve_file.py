@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from mcpkit.errors import MCPInputError
@@ -169,6 +170,33 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
 def file_family(kind: str) -> str:
     """The problem family of a file kind: ``"fclib"``, ``"mpcc"`` or ``"mcp"``."""
     return "fclib" if kind == "fclib" else "mpcc" if kind == "mpcc-json" else "mcp"
+
+
+def load_declaration(path: str | Path) -> Any:
+    """The problem a file states, as a declaration that prints (``mcpkit print FILE``).
+
+    By the file's family (:func:`file_family` of :func:`~mcpkit.formats.io.file_kind`, the same
+    dispatch as :func:`_load_and_solve`): an :class:`~mcpkit.MCP` for MCP files
+    (:func:`~mcpkit.formats.mcp_file.load_any_mcp`), an :class:`~mcpkit.MPCC` for MPCC JSON
+    (:func:`~mcpkit.formats.mpcc_json.load_mpcc_json`), and for an FCLIB file the contact MCP
+    of its default formulation declared at block level (:func:`mcpkit.models.fclib.fclib_mcp`).
+    Each has ``to_text``, ``to_latex`` and ``explain``.
+    """
+    from mcpkit.formats.io import file_kind, parse_once
+
+    with parse_once():  # kind detection and loading parse a JSON file once
+        family = file_family(file_kind(path))
+        if family == "fclib":
+            from mcpkit.models.fclib import fclib_mcp, load_fclib
+
+            return fclib_mcp(load_fclib(path))
+        if family == "mpcc":
+            from mcpkit.formats.mpcc_json import load_mpcc_json
+
+            return load_mpcc_json(path)
+        from mcpkit.formats.mcp_file import load_any_mcp
+
+        return load_any_mcp(path)[0]
 
 
 def _solve_file(

@@ -96,11 +96,17 @@ RELAX_ITER_GROWTH = 10
 #: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
 FIRST_STEP_SHARE = 0.5
 
-#: A second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) may spend at least this
-#: many seconds, or as long as the first converged run took if that was longer ...
+#: With a time limit, a second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) may
+#: spend at least this many seconds, or as long as the first converged run took if that was
+#: longer ...
 SECOND_OPINION_MIN_S = 1.0
-#: ... but, with a time limit, at most this share of the time left of the call.
+#: ... but at most this share of the time left of the call.
 SECOND_OPINION_SHARE = 0.25
+#: Without a time limit it has an iteration budget instead (so its outcome does not depend on
+#: the machine's speed or load): this many IPOPT iterations at least, or
+#: :data:`SECOND_OPINION_ITER_FACTOR` times those of the first converged run if more.
+SECOND_OPINION_MIN_ITER = 300
+SECOND_OPINION_ITER_FACTOR = 2
 #: A second opinion's point replaces the first only when its objective is lower by more than
 #: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
 SECOND_OPINION_RTOL = 1e-8
@@ -392,6 +398,7 @@ class HomotopySolver:
         time_limit: float | None = None,
         first_step_limit: float | None = None,
         extend_to: float | None = None,
+        max_iterations: int | None = None,
     ) -> HomotopyOutcome:
         """Run the homotopy from ``x0`` at parameter value ``p``.
 
@@ -424,6 +431,11 @@ class HomotopySolver:
             run leaves the fallbacks their turn; a run that is converging keeps going instead of
             being cut off at its share, which under load cut off large optimal-control MPCCs
             two subproblems before the end).
+        max_iterations
+            Iteration budget of this call: no subproblem starts once this many IPOPT iterations
+            were taken (the run ends with ``ITERATION_LIMIT``); one that has started finishes,
+            bounded by ``options.max_inner_iter``. Unlike a time budget it gives the same
+            outcome on any machine and under any load.
         """
         opts = self.options
         limit = opts.time_limit if time_limit is None else time_limit
@@ -517,6 +529,10 @@ class HomotopySolver:
                 deadline = hard if on_track else soft
                 if deadline is not None and time.perf_counter() > deadline:
                     termination = Termination.TIME_LIMIT
+                    break
+                if max_iterations is not None and iterations >= max_iterations:
+                    termination = Termination.ITERATION_LIMIT
+                    raw = f"iteration budget of {max_iterations} spent"
                     break
                 warm = warm_start or k > 0
                 step_deadline = deadline
@@ -812,15 +828,18 @@ class RecoveringHomotopy:
         name = self.second_opinion
         assert name is not None and best.x is not None
         now = time.perf_counter()
-        cap = max(SECOND_OPINION_MIN_S, now - t0)
-        if limit is not None:
-            cap = min(cap, SECOND_OPINION_SHARE * (limit - (now - t0)))
+        cap: float | None = None
+        budget: int | None = None
+        if limit is None:  # iterations, not seconds: the same outcome on any machine
+            budget = max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * best.iterations)
+        else:
+            cap = min(max(SECOND_OPINION_MIN_S, now - t0), SECOND_OPINION_SHARE * (limit - (now - t0)))
         solver = self._fallback(name)
         t = solver.template
-        if cap <= 0 or equality_count(t.lbg, t.ubg) > t.x.numel():
+        if (cap is not None and cap <= 0) or equality_count(t.lbg, t.ubg) > t.x.numel():
             return best
-        out = solver.run(x0, p, assess, time_limit=cap, first_step_limit=None)
-        out = self._polish_stopped(out, p, assess, now + cap)
+        out = solver.run(x0, p, assess, time_limit=cap, first_step_limit=None, max_iterations=budget)
+        out = self._polish_stopped(out, p, assess, None if cap is None else now + cap)
         best.trace.extend(
             replace(s, phase=f"second:{name}" if s.phase == "relax" else s.phase) for s in out.trace
         )

@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
+from sympy.printing.precedence import PRECEDENCE
+from sympy.printing.str import StrPrinter
 
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.variables import MatrixParameterBlock, default_latex
@@ -30,6 +32,41 @@ def format_number(v: float, latex: bool) -> str:
         return r"-\infty" if latex else "-inf"
     return sp.latex(sp.nsimplify(v, rational=False)) if latex else f"{v:g}"
 
+
+def tidy_numbers(e: sp.Expr) -> sp.Expr:
+    """``e`` with integral floats as integers and other floats to 6 significant digits.
+
+    ``2.0*z_0 + 1.0*z_1 - 1.0`` becomes ``2*z_0 + z_1 - 1`` (sympy drops the unit coefficient
+    when the product is rebuilt); ``0.333333333333333`` becomes ``0.333333``.
+    """
+    subs: dict[sp.Expr, sp.Expr] = {}
+    for a in e.atoms(sp.Float):
+        v = float(a)
+        if math.isfinite(v) and v == round(v) and abs(v) < 1e15:
+            subs[a] = sp.Integer(round(v))
+        elif math.isfinite(v):
+            subs[a] = sp.Float(float(f"{v:.6g}"), 6)
+    return e.xreplace(subs) if subs else e
+
+
+class _SpacedPrinter(StrPrinter):
+    """sympy's text printer with a space, not ``*``, after a numeric coefficient (``2 z[0]``)."""
+
+    def _print_Mul(self, expr: sp.Mul) -> str:
+        c, rest = expr.as_coeff_Mul()
+        if (c.is_Integer or c.is_Float) and c not in (1, -1) and rest is not sp.S.One:
+            return f"{self._print(c)} {self.parenthesize(rest, PRECEDENCE['Mul'], strict=True)}"
+        return super()._print_Mul(expr)
+
+
+def sympy_text(e: sp.Expr) -> str:
+    """A sympy expression as text, ``2 z[0] + z[1] - 1`` (:func:`tidy_numbers`, a space after numbers)."""
+    return _SpacedPrinter({"full_prec": False}).doprint(tidy_numbers(e))
+
+
+def sympy_latex(e: sp.Expr, symbol_names: dict[sp.Symbol, str] | None = None) -> str:
+    """A sympy expression in LaTeX with :func:`tidy_numbers`: ``2 z_{0} + z_{1} - 1``."""
+    return sp.latex(tidy_numbers(e), symbol_names=symbol_names or {}, full_prec=False)
 
 
 _ADD, _NEG, _MUL, _POW, _ATOM = 1, 2, 3, 4, 5
@@ -215,4 +252,3 @@ def expr_text(e: bx.Expr, rename: Rename | None = None) -> str:
 def expr_latex(e: bx.Expr, rename: Rename | None = None) -> str:
     r"""A block expression in LaTeX (``W_n^{T} \nu + \psi_n/h``; :math:`\circ` for vector products)."""
     return _fmt(e, True, rename)[0]
-

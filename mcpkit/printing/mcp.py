@@ -42,7 +42,16 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.base import Lowering
-from mcpkit.printing.expressions import default_latex, expr_latex, expr_text, format_number, space, sym_shape
+from mcpkit.printing.expressions import (
+    default_latex,
+    expr_latex,
+    expr_text,
+    format_number,
+    space,
+    sym_shape,
+    sympy_latex,
+    sympy_text,
+)
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
@@ -152,8 +161,8 @@ def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]
 def _expr(e: sp.Expr, names: _SymbolNames, latex: bool) -> str:
     found = {s: nm for s in e.free_symbols if (nm := names.get(s)) is not None}
     if latex:
-        return sp.latex(e, symbol_names=found)
-    return sp.sstr(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
+        return sympy_latex(e, found)
+    return sympy_text(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
 
 
 def _affine_row(problem: MCPView, fb: AffineFunction, r: int) -> sp.Expr:
@@ -432,6 +441,10 @@ def _block_text(problem: MCPView, values: bool, max_rows: int) -> str:
     return "\n".join(lines)
 
 
+#: Entries of the LaTeX "given" list per row (a longer list continues on the next row).
+GIVEN_PER_ROW = 5
+
+
 def _block_latex(problem: MCPView, values: bool, max_rows: int) -> str:
     out = _block_printout(problem, True, values, max_rows)
     unknowns = r",\ ".join(b.latex for b in problem.blocks)
@@ -440,8 +453,9 @@ def _block_latex(problem: MCPView, values: bool, max_rows: int) -> str:
     if out.where:
         rows.append(r"&\text{where}")
         rows += [rf"&\quad {c} && {s}" for c, s in out.where]
-    if out.given:
-        rows.append(r"&\text{given } " + r",\ ".join(out.given))
+    for k in range(0, len(out.given), GIVEN_PER_ROW):  # a long list wraps instead of running off the page
+        head = r"&\text{given } " if k == 0 else r"&\quad "
+        rows.append(head + r",\ ".join(out.given[k : k + GIVEN_PER_ROW]))
     if out.sizes:
         rows.append(rf"&\text{{with }} {out.sizes}")
     return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"

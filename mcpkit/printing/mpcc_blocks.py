@@ -22,6 +22,8 @@ from mcpkit.printing.expressions import (
     format_number,
     space,
     sym_shape,
+    sympy_latex,
+    sympy_text,
 )
 from mcpkit.printing.mcp import _SymbolNames
 from mcpkit.printing.mpcc_common import _vec, step_latex
@@ -163,9 +165,9 @@ def _symbolic_rows(mcp: MCPView, exprs: Sequence[sp.Expr], rename: Rename | None
                     nm = step_latex(stem, k) if latex else f"{stem}[{k}]"
             found[s] = nm
         if latex:
-            out.append(sp.latex(e, symbol_names=found))
+            out.append(sympy_latex(e, found))
         else:
-            out.append(sp.sstr(e.xreplace({s: sp.Symbol(n) for s, n in found.items()})))
+            out.append(sympy_text(e.xreplace({s: sp.Symbol(n) for s, n in found.items()})))
     return out
 
 

@@ -16,8 +16,8 @@ import sympy as sp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi_sympy import casadi_to_sympy
-from mcpkit.printing.expressions import format_number
-from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, _short, step_latex
+from mcpkit.printing.expressions import format_number, sympy_latex, sympy_text
+from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, step_latex
 from mcpkit.problems.segments import Formula, Segment
 from mcpkit.problems.views import MPCCView
 
@@ -39,11 +39,11 @@ def _replay(col: Any, inputs: Sequence[Any], names: Sequence[str], latex: bool) 
     if latex:
         printed = dict(zip(syms, names, strict=True))
         for e in exprs:
-            out.append(sp.latex(_short(e), symbol_names=printed))
+            out.append(sympy_latex(e, printed))
     else:
         subs = {s: sp.Symbol(n) for s, n in zip(syms, names, strict=True)}
         for e in exprs:
-            out.append(sp.sstr(_short(e).xreplace(subs), full_prec=False))
+            out.append(sympy_text(e.xreplace(subs)))
     return out
 
 

@@ -9,7 +9,6 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-import sympy as sp
 
 from mcpkit.printing.expressions import format_number, space
 from mcpkit.printing.mcp import _case_key
@@ -62,12 +61,6 @@ def step_latex(stem: str, index: str | int) -> str:
 def _tt(s: str) -> str:
     r"""Text for LaTeX's ``\text{...}`` (underscores and the like escaped)."""
     return re.sub(r"([_%&#$])", r"\\\1", s).replace("∈", "in")
-
-
-def _short(e: sp.Expr) -> sp.Expr:
-    """Floats rounded to 6 significant digits for display (``0.333333``, not 15 digits)."""
-    floats = {a: sp.Float(float(f"{float(a):.6g}"), 6) for a in e.atoms(sp.Float)}
-    return e.xreplace(floats) if floats else e
 
 
 def _sym(latex: bool) -> dict[str, str]:

@@ -175,6 +175,7 @@ class MPCCSolver:
             method=self.method, trace=out.trace, raw_status=out.raw_status,
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
+        result.problem, result.p = orig, pv  # for value_gradient()
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
             if self.route.second_opinion and target.x.numel() > SECOND_OPINION_MAX_VARS:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import SolveFailedError
+from mcpkit.printing.tables import format_summary, format_value
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
@@ -290,12 +291,40 @@ class SolveResult:
             res = self._residual_fields()
             raise SolveFailedError(
                 f"{self.method}/{self.backend} did not solve the problem: "
-                f"termination={self.termination.value}, status={self.solution_status.value}, "
+                f"termination={self.termination.value}, solution_status={self.solution_status.value}, "
                 f"residual={_fmt(res['comp_residual'])} (tol {self.tol:.1e}), "
                 f"violation={_fmt(res['constraint_violation'])}; raw solver status: {self.raw_status!r}",
                 result=self,
             )
         return self
+
+
+#: How a result's repr counts the pairs in each :class:`~mcpkit.solving.residuals.PairState`.
+PAIR_WORDS: dict[str, str] = {
+    "at_lower": "at the lower bound (F > 0)",
+    "between": "strictly between bounds (F = 0)",
+    "at_upper": "at the upper bound (F < 0)",
+    "degenerate": "at a bound with F = 0 (degenerate)",
+    "fixed": "fixed (l = u, F free)",
+    "violated": "violating complementarity",
+}
+
+#: A result's repr shows its point when it has at most this many unknowns.
+SHOW_POINT = 20
+
+
+def pair_words(counts: dict[str, int]) -> str:
+    """Pair counts (:meth:`SolveResult.pair_counts`) in words: ``"2 strictly between bounds (F = 0)"``."""
+    return ", ".join(f"{n} {PAIR_WORDS.get(k, k)}" for k, n in counts.items()) or "none"
+
+
+def _point_text(name: str, v: np.ndarray) -> str:
+    """``", z=[...]"`` (4 significant digits) if at most :data:`SHOW_POINT` entries, else ``""``."""
+    v = np.asarray(v, dtype=float).reshape(-1)
+    if v.size > SHOW_POINT:
+        return ""
+    entries = ", ".join(format_value(x) for x in v.tolist())
+    return f", {name}=[{entries}]"
 
 
 @dataclass(kw_only=True)
@@ -319,6 +348,9 @@ class MCPResult(SolveResult):
         (:func:`judge`).
     blocks
         Block name -> slice into ``z`` (use :meth:`block`).
+    problem, p
+        The :class:`~mcpkit.MCP` solved and the stacked parameter values it was solved at (set by
+        :class:`mcpkit.Solver`; ``None`` for results of other front ends), for :meth:`sensitivity`.
     """
 
     z: np.ndarray
@@ -327,6 +359,8 @@ class MCPResult(SolveResult):
     complementarity_violation: float
     bound_violation: float
     blocks: dict[str, slice] = field(default_factory=dict)
+    problem: Any = field(default=None, repr=False, compare=False)
+    p: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     kind: ClassVar[str] = "mcp"
 
@@ -347,6 +381,43 @@ class MCPResult(SolveResult):
             raise KeyError(f"no block {name!r}; blocks: {list(self.blocks)}")
         return self.F[self.blocks[name]]
 
+    def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
+
+        Implicit differentiation of the box MCP at its active set (:mod:`mcpkit.solving.sensitivity`):
+        free pairs :math:`I` follow :math:`dz_I = -(\partial F_I/\partial z_I)^{-1}\,\partial F_I/\partial p`,
+        strongly active ones stay at their bound (:math:`dz_A = 0`). :math:`J` and :math:`J_p`
+        come from the declaration whatever route or backend solved it.
+
+        Parameters
+        ----------
+        direction
+            ``None``: the full Jacobian. An array of shape ``(n_p,)``: the directional derivative
+            :math:`dz` in that direction, which exists also at degenerate pairs (:math:`z_i` at a
+            bound with :math:`F_i = 0`), where it solves a small LCP on those pairs.
+        tol
+            Activity threshold is ``10 * tol`` (default: the solve's :attr:`tol`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Dense, shape ``(n, n_p)`` without ``direction``, ``(n,)`` with it.
+
+        Raises
+        ------
+        NotDifferentiableError
+            Degenerate pairs without ``direction`` (named in the message and in ``.pairs``), or
+            :math:`\partial F_I/\partial z_I` singular, or a directional derivative that is not unique.
+        SolveFailedError
+            The result is not solved.
+        MCPInputError
+            The MCP has no parameters, the result does not know its MCP, or ``direction`` has the
+            wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
+        """
+        from mcpkit.solving.sensitivity import result_sensitivity
+
+        return result_sensitivity(self, direction, tol)
+
     def _residual_fields(self) -> dict[str, float | None]:
         return {
             "comp_residual": _finite_or_none(self.natural_residual),
@@ -354,14 +425,13 @@ class MCPResult(SolveResult):
         }
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{k}={v}" for k, v in self.pair_counts().items())
         return (
             f"MCPResult(solved={self.solved}, termination={self.termination.value}, "
-            f"status={self.solution_status.value}, natural_residual={self.natural_residual:.2e}, "
+            f"solution_status={self.solution_status.value}, natural_residual={self.natural_residual:.2e}, "
             f"bound_violation={self.bound_violation:.2e}, tol={self.tol:.0e}, n={self.z.size}, "
-            f"pairs: {counts or 'none'}, iterations={self.iterations}, "
+            f"pairs: {pair_words(self.pair_counts())}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}, "
-            f"raw_status={self.raw_status!r})"
+            f"raw_status={self.raw_status!r}{_point_text('z', self.z)})"
         )
 
 
@@ -413,6 +483,26 @@ class MPCCResult(SolveResult):
     def _objective(self) -> float | None:
         return _finite_or_none(self.f)
 
+    def value_gradient(self, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`df^*/dp = \nabla_p \mathcal L` at this solution, from its (unique) multipliers.
+
+        The envelope theorem for the MPCC-Lagrangian
+        :math:`\mathcal L = f + \lambda_g^\top g + \lambda_x^\top x - \nu^\top G - \xi^\top H`
+        (:mod:`mcpkit.stationarity.value_gradient`): the multipliers are computed at the point
+        and must be unique (MPCC-LICQ) with strong-stationarity signs; ``tol`` (default the
+        solve's) is the activity and residual tolerance. Shape ``(n_p,)``.
+
+        Raises
+        ------
+        NotDifferentiableError
+            MPCC-LICQ fails, the point is not stationary, or not strongly stationary (says which).
+        SolveFailedError
+            The result is not solved.
+        """
+        from mcpkit.stationarity.value_gradient import result_value_gradient
+
+        return result_value_gradient(self, tol)
+
     def _residual_fields(self) -> dict[str, float | None]:
         return {
             "comp_residual": _finite_or_none(self.comp_residual),
@@ -427,11 +517,12 @@ class MPCCResult(SolveResult):
     def __repr__(self) -> str:
         return (
             f"MPCCResult(solved={self.solved}, termination={self.termination.value}, "
-            f"status={self.solution_status.value}, f={self.f:.6g}, "
+            f"solution_status={self.solution_status.value}, f={self.f:.6g}, "
             f"comp_residual={self.comp_residual:.2e}, constraint_violation="
             f"{self.constraint_violation:.2e}, tol={self.tol:.0e}, n={self.x.size}, "
             f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
-            f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend})"
+            f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}"
+            f"{_point_text('x', self.x)})"
         )
 
 
@@ -707,3 +798,7 @@ class CompositeResult(FromParts):
         out = summary_head(self.kind, self, self.wall_time_s)
         out.update(self.details)
         return out
+
+    def __str__(self) -> str:
+        """:meth:`summary` as an aligned table, 4 significant digits (what ``mcpkit demo`` prints)."""
+        return format_summary(self.summary())

@@ -20,6 +20,7 @@ what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import logging
 import math
@@ -218,8 +219,10 @@ def sweep(
     pandas.DataFrame
         One row per distinct input, in input order: ``key``, ``task``, the input's columns,
         then :data:`~mcpkit.sweep.tasks.RESULT_COLUMNS` and the summary's own fields.
-        ``df.attrs["sweep"]`` holds ``submitted`` (tasks run now), ``skipped`` (found in
-        ``out``), ``wall_time_s`` and ``out``.
+        ``df.attrs["sweep"]`` holds ``submitted`` (inputs run now), ``skipped`` (found in
+        ``out``: done by an earlier run), ``resubmitted`` (inputs submitted again after their
+        task was lost to the cluster), ``workers_lost`` (workers that left the cluster during
+        the run), ``wall_time_s`` and ``out``.
 
     Raises
     ------
@@ -271,6 +274,7 @@ def sweep(
     bar = SweepProgress(len(order), len(order) - len(todo), enabled=progress)
     ref: Any = spec.name if TASKS.get(spec.name) is spec else spec.fn
     cluster = own_client = None
+    faults = DriveFaults()
     try:
         if todo:
             if client is None:
@@ -280,8 +284,9 @@ def sweep(
                     cluster, client = _local_client(workers, retries)
                     own_client = client
             _drive(
-                client, ref, spec, todo, by_key, options, time_limit, hard_limit, retries, chunk, sink, bar
-            )
+                client, ref, spec, todo, by_key, options, time_limit, hard_limit, retries, chunk, sink, bar,
+                faults,
+            )  # fmt: skip
     finally:
         bar.close()
         sink.close()
@@ -297,10 +302,42 @@ def sweep(
     df.attrs["sweep"] = {
         "submitted": len(todo),
         "skipped": len(order) - len(todo),
+        "resubmitted": faults.resubmitted,
+        "workers_lost": len(faults.workers_lost),
         "wall_time_s": time.perf_counter() - t_start,
         "out": str(sink.path),
     }
     return df
+
+
+@dataclasses.dataclass
+class DriveFaults:
+    """What the cluster did to a sweep's tasks (:func:`_drive` fills it; ``df.attrs["sweep"]``)."""
+
+    #: Inputs submitted again because their Dask task was lost (not failed by the task itself).
+    resubmitted: int = 0
+    #: Addresses of workers seen during the run and gone at a later look.
+    workers_lost: set[str] = dataclasses.field(default_factory=set)
+    #: Workers seen so far (asked at most every :data:`WORKER_POLL_SECONDS`).
+    seen: set[str] = dataclasses.field(default_factory=set)
+    last_look: float = -math.inf
+
+    def look(self, client: Any, force: bool = False) -> None:
+        """Note the workers now in the cluster; any seen before and absent now is lost."""
+        now = time.monotonic()
+        if not force and now - self.last_look < WORKER_POLL_SECONDS:
+            return
+        self.last_look = now
+        try:
+            current = set(client.nthreads())
+        except Exception:  # a scheduler that does not answer: look again later
+            return
+        self.workers_lost |= self.seen - current
+        self.seen |= current
+
+
+#: How often the driver asks the scheduler which workers it has (seconds).
+WORKER_POLL_SECONDS = 1.0
 
 
 class Chunker:
@@ -360,8 +397,12 @@ def _drive(
     chunk: int | None,
     sink: ParquetSink,
     bar: SweepProgress,
+    faults: DriveFaults | None = None,
 ) -> None:
-    """Submit ``todo`` in chunks through a window of futures; write each row once as it finishes."""
+    """Submit ``todo`` in chunks through a window of futures; write each row once as it finishes.
+
+    ``faults`` counts resubmitted inputs and workers lost on the way.
+    """
     from distributed import as_completed
 
     try:
@@ -369,6 +410,8 @@ def _drive(
     except ImportError:  # pragma: no cover
         KilledWorker = RuntimeError  # noqa: N806
 
+    faults = DriveFaults() if faults is None else faults
+    faults.look(client, force=True)
     threads = sum(client.nthreads().values()) or 1
     window = max(32, 8 * threads)
     queue = list(reversed(todo))
@@ -406,6 +449,7 @@ def _drive(
                     ac.thread_condition.wait(timeout=0.1)
                 sink.tick()
                 bar.poll(client)
+                faults.look(client)
                 continue
             batch = ac.next_batch(block=False)
             done = [f for f in batch if f.status == "finished"]
@@ -430,7 +474,11 @@ def _drive(
                     attempts[k] = attempts.get(k, 0) + 1
                 if not isinstance(exc, KilledWorker) and max(attempts[k] for k in ks) <= retries:
                     queue.extend(reversed(ks))  # lost to the cluster, not to the task: run again
+                    faults.resubmitted += len(ks)
+                    faults.look(client, force=True)
                     continue
+                if isinstance(exc, KilledWorker):
+                    faults.look(client, force=True)
                 for k in ks:
                     write(k, error_columns(exc))
             for fut in batch:
@@ -438,6 +486,7 @@ def _drive(
             for fut in submit(window - ac.count()):
                 ac.add(fut)
             bar.poll(client)
+        faults.look(client, force=True)
     except BaseException:
         futs = list(getattr(ac, "futures", ()))
         if futs:

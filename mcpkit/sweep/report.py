@@ -53,8 +53,13 @@ def summarize(df: Any) -> dict[str, Any]:
     }
 
 
-def format_summary(s: dict[str, Any]) -> str:
-    """The summary as a small text table."""
+def format_summary(s: dict[str, Any], run: dict[str, Any] | None = None) -> str:
+    """The summary as a small text table; ``run`` (``df.attrs["sweep"]``) adds what this run did.
+
+    With ``run``: how many rows ran now and how many were already in the results folder
+    (skipped on a rerun), and, when it happened, inputs resubmitted after their task was lost
+    and workers lost during the run.
+    """
     lines = [
         f"{'rows':<12}{s['rows']:>8}",
         f"{'solved':<12}{s['solved']:>8}",
@@ -67,6 +72,16 @@ def format_summary(s: dict[str, Any]) -> str:
             "time per row [s]: " + ", ".join(f"{k.replace('q100', 'max')} {v:.3g}" for k, v in q.items())
         )
         lines.append(f"total time [s]: {s['total_time_s']:.3g} (summed over rows)")
+    if run:
+        lines.append(
+            f"this run: {run.get('submitted', 0)} run now, {run.get('skipped', 0)} already in the "
+            "results folder (skipped)"
+        )
+        if run.get("resubmitted") or run.get("workers_lost"):
+            lines.append(
+                f"cluster faults: {run.get('workers_lost', 0)} worker(s) lost, "
+                f"{run.get('resubmitted', 0)} input(s) resubmitted"
+            )
     return "\n".join(lines)
 
 

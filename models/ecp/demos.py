@@ -1,7 +1,8 @@
 r"""Demos reproducing seed 000 §6: free sliding (§6.1) and the pushed slider (§6.2).
 
 Each demo runs the quadratic model (eqs 29-32) and the complementarity model side by side,
-writes PNG figures into ``out_dir`` and returns a :class:`~mcpkit.solving.result.CompositeResult`
+writes its figures into ``out_dir`` (``fmt``: ``png`` at 200 dpi, ``pdf`` or ``svg``; through
+:func:`mcpkit.formats.figures.save_figure`) and returns a :class:`~mcpkit.solving.result.CompositeResult`
 whose parts are its simulations (``solved`` when every step of every run was solved) and whose
 ``details`` hold the numbers and figures (``mcpkit demo sliding``, ``mcpkit demo pushed-slider``).
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mcpkit.formats.figures import figure_format, save_figure
 from mcpkit.formats.io import output_dir
 from mcpkit.models.ecp.closed_form import pure_translation_trajectory
 from mcpkit.models.ecp.params import paper_push, paper_slider
@@ -44,17 +46,12 @@ def _pair_summary(runs: dict[str, ECPRun]) -> dict[str, Any]:
     return out
 
 
-def _save(fig: Any, path: Path) -> str:
-    fig.savefig(path, dpi=100)
-    return str(path)
-
-
 def _result(kind: str, runs: list[ECPRun], details: dict[str, Any], t0: float) -> CompositeResult:
     return CompositeResult(kind=kind, parts=list(runs), what="run", wall_time_s=time.perf_counter() - t0,
                            details=details)  # fmt: skip
 
 
-def demo_sliding(out_dir: Path, progress: bool = True) -> CompositeResult:
+def demo_sliding(out_dir: Path, progress: bool = True, fmt: str = "png") -> CompositeResult:
     r"""Seed 000 §6.1: a square-patch slider sliding freely, and a pure-translation check.
 
     :math:`h = 0.01` s for 0.45 s, :math:`\mu = 0.31`, :math:`e_t = e_o = 1`, :math:`e_r = 0.01`
@@ -62,12 +59,13 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> CompositeResult:
     :math:`w_0 = 10` rad/s. Also runs the pure translation (:math:`w_0 = 0`) for 0.6 s and
     compares it with eqs 46-49 up to the stop, and the complementarity model's hold after it.
 
-    Figures: ``ecp_sliding_velocities.png``, ``ecp_sliding_snapshots.png``,
-    ``ecp_translation_stop.png``. Parts: the four runs (both models, free sliding and pure
+    Figures: ``ecp_sliding_velocities.<fmt>``, ``ecp_sliding_snapshots.<fmt>``,
+    ``ecp_translation_stop.<fmt>``. Parts: the four runs (both models, free sliding and pure
     translation).
     """
     t0 = time.perf_counter()
     d = _out(out_dir)
+    fmt = figure_format(fmt).value
     P = paper_slider()
     x0 = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])
     runs = {
@@ -75,8 +73,8 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> CompositeResult:
     }
     summary = _pair_summary(runs)
     figs = {
-        "velocities": _save(plot_velocities(list(runs.values())), d / "ecp_sliding_velocities.png"),
-        "snapshots": _save(plot_snapshots(runs["quadratic"], every=3), d / "ecp_sliding_snapshots.png"),
+        "velocities": save_figure(plot_velocities(list(runs.values())), d, "ecp_sliding_velocities", fmt),
+        "snapshots": save_figure(plot_snapshots(runs["quadratic"], every=3), d, "ecp_sliding_snapshots", fmt),
     }
     # pure translation until the stop, and after it
     n = 60
@@ -88,7 +86,7 @@ def demo_sliding(out_dir: Path, progress: bool = True) -> CompositeResult:
     u = int(tr.stop_step) if tr.stop_step is not None else n
     err = {k: float(np.abs(r.states[: u + 1, 3:5] - tr.v[: u + 1]).max()) for k, r in trans.items()}
     hold = float(np.abs(trans["complementarity"].states[u + 1 :, 3:6]).max()) if u < n else 0.0
-    figs["translation_stop"] = _save(_translation_figure(trans, tr), d / "ecp_translation_stop.png")
+    figs["translation_stop"] = save_figure(_translation_figure(trans, tr), d, "ecp_translation_stop", fmt)
     c = runs["complementarity"]
     summary.update(
         {
@@ -142,17 +140,18 @@ def _translation_figure(trans: dict[str, ECPRun], tr: Any) -> Any:
     return fig
 
 
-def demo_pushed_slider(out_dir: Path, progress: bool = True) -> CompositeResult:
+def demo_pushed_slider(out_dir: Path, progress: bool = True, fmt: str = "png") -> CompositeResult:
     r"""Seed 000 §6.2: the slider pushed by :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N.
 
     The force is perpendicular to the left edge, 2.5 mm below its middle, and turns with the
     slider; :math:`v_0 = (0.2, 0.3)` m/s, :math:`w_0 = 0`, 3 s with :math:`h = 0.01` s.
 
-    Figures: ``ecp_pushed_velocities.png``, ``ecp_pushed_force_w.png``,
-    ``ecp_pushed_snapshots.png`` (0-0.6 s, as the paper's Fig 3d). Parts: both models' runs.
+    Figures: ``ecp_pushed_velocities.<fmt>``, ``ecp_pushed_force_w.<fmt>``,
+    ``ecp_pushed_snapshots.<fmt>`` (0-0.6 s, as the paper's Fig 3d). Parts: both models' runs.
     """
     t0 = time.perf_counter()
     d = _out(out_dir)
+    fmt = figure_format(fmt).value
     P = paper_slider()
     push = paper_push()
     x0 = np.array([0.0, 0.0, 0.0, 0.2, 0.3, 0.0])
@@ -163,11 +162,10 @@ def demo_pushed_slider(out_dir: Path, progress: bool = True) -> CompositeResult:
     summary = _pair_summary(runs)
     c = runs["complementarity"]
     figs = {
-        "velocities": _save(plot_velocities(list(runs.values())), d / "ecp_pushed_velocities.png"),
-        "force_w": _save(plot_angular_velocity(list(runs.values())), d / "ecp_pushed_force_w.png"),
-        "snapshots": _save(
-            plot_snapshots(c, every=2, t_max=0.6, push_point=push.point),
-            d / "ecp_pushed_snapshots.png",
+        "velocities": save_figure(plot_velocities(list(runs.values())), d, "ecp_pushed_velocities", fmt),
+        "force_w": save_figure(plot_angular_velocity(list(runs.values())), d, "ecp_pushed_force_w", fmt),
+        "snapshots": save_figure(
+            plot_snapshots(c, every=2, t_max=0.6, push_point=push.point), d, "ecp_pushed_snapshots", fmt
         ),
     }
     w = c.states[:, 5]

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from mcpkit.models.ecp.simulation import ECPRun
@@ -69,7 +72,8 @@ def plot_snapshots(
     t_max: float | None = None,
     push_point: tuple[float, float] | None = None,
 ) -> Figure:
-    """Patch outline, CM (dot) and ECP (cross) at every ``every``-th step (cf. Figs 2b, 3d).
+    """Patch outline, CM (dot) and ECP (cross) at every ``every``-th step (cf. Figs 2b, 3d),
+    coloured by time (the colour bar).
 
     The right panel shows the ECP in the body frame: its excursion inside the patch. With
     ``push_point`` (body frame) the applied force is drawn as an arrow ending there.
@@ -80,12 +84,14 @@ def plot_snapshots(
     n = run.states.shape[0]
     last = n if t_max is None else int(np.searchsorted(run.t, t_max, side="right"))
     ks = [k for k in range(0, last, every) if np.isfinite(run.states[k]).all()]
-    cmap = __import__("matplotlib").colormaps["viridis"]
-    for i, k in enumerate(ks):
+    cmap = colormaps["viridis"]
+    t0, t1 = (float(run.t[ks[0]]), float(run.t[ks[-1]])) if ks else (0.0, 1.0)
+    times = Normalize(t0, t1 if t1 > t0 else t0 + 1.0)
+    for k in ks:
         x = run.states[k]
         c, s = np.cos(x[2]), np.sin(x[2])
         W = V @ np.array([[c, s], [-s, c]]) + x[:2]
-        col = cmap(i / max(len(ks) - 1, 1))
+        col = cmap(times(float(run.t[k])))
         ax.plot(W[:, 0], W[:, 1], color=col, lw=0.7)
         ax.plot(*x[:2], "o", color=col, ms=2.5)
         ax.plot(*run.ecp[k], "x", color="r", ms=3.5, mew=0.9)
@@ -96,6 +102,8 @@ def plot_snapshots(
             ax.annotate("", xy=pt, xytext=pt - 0.006 * F, arrowprops={"arrowstyle": "->", "lw": 0.6})
     ax.plot([], [], "o", color="k", ms=3, label="CM")
     ax.plot([], [], "x", color="r", ms=4, label="ECP")
+    if ks:  # the outline's colour is the snapshot's time
+        fig.colorbar(ScalarMappable(norm=times, cmap=cmap), ax=ax, label="snapshot time t [s]", shrink=0.8)
     ax.set_aspect("equal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")

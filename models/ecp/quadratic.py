@@ -29,7 +29,7 @@ block expressions (:mod:`mcpkit.problems.blocks`) with the velocities of eqs 26-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -187,7 +187,7 @@ def ecp_offset(params: SliderParams, p_t: Any, p_o: Any, p_n: Any | None = None)
 
 
 def slider_update(xp: ArrayNamespace, params: SliderParams, x: Any, p_t: Any, p_o: Any, p_r: Any,
-                  applied: Any) -> Any:  # fmt: skip
+                  applied: Any, m: Any = None, I_z: Any = None) -> Any:  # fmt: skip
     r"""State at :math:`u+1`: eqs 26-28 for the velocities, then :math:`q^{u+1} = q^u + h\nu^{u+1}`.
 
     .. math::
@@ -204,12 +204,17 @@ def slider_update(xp: ArrayNamespace, params: SliderParams, x: Any, p_t: Any, p_
         The step's friction impulses.
     applied
         Applied impulses :math:`(p_x, p_y, p_{z\tau})` of the step.
+    m, I_z
+        Mass and yaw inertia when they differ from ``params`` (numbers or CasADi symbols; see
+        :meth:`SliderStep.constants`).
     """
+    m = params.m if m is None else m
+    I_z = params.I_z if I_z is None else I_z
     v = xp.vector(
         [
-            x[3] + (p_t + applied[0]) / params.m,
-            x[4] + (p_o + applied[1]) / params.m,
-            x[5] + (p_r + applied[2]) / params.I_z,
+            x[3] + (p_t + applied[0]) / m,
+            x[4] + (p_o + applied[1]) / m,
+            x[5] + (p_r + applied[2]) / I_z,
         ]
     )
     return xp.concat([x[:3] + params.h * v, v])
@@ -278,10 +283,11 @@ class SliderStep(DeclaredStep):
     evaluated at :math:`t_u`) enters as impulses :math:`p_{\rm app} = h\lambda`. The map is
 
     .. math::
-        P(x, u, \theta, t) = (v_x, v_y, w_z, p_{\rm app}),\qquad
+        P(x, u, \theta, t) = (v_x, v_y, w_z, p_{\rm app}, c),\qquad
         \Phi(x, z, u, \theta, t) = \text{eqs 26-28 and } q^{u+1} = q^u + h\nu^{u+1}
         \ (:func:`slider_update`),
 
+    with :math:`c` the constants of :meth:`constants` (and :math:`\bar p_n = m g h`),
     evaluated on NumPy by :func:`~mcpkit.models.stepping.simulate` and on CasADi by
     :meth:`~mcpkit.mpec.horizon.StepSpec.from_model`. Subclasses set :attr:`kind` and
     :meth:`build`.
@@ -342,16 +348,40 @@ class SliderStep(DeclaredStep):
         u, th = self.inputs(k)
         return np.asarray(self.applied_impulse(NUMPY, t, np.asarray(state, dtype=float), u, th), dtype=float)
 
+    def constants(self) -> dict[str, Any]:
+        r"""The slider's constants the step map reads (:meth:`~mcpkit.models.stepping.DeclaredStep.constant`):
+        ``mu``, ``m``, ``I_z``, ``e_t``, ``e_o``, ``e_r`` from :attr:`params`.
+
+        They set the MCP's blocks of those names (and :math:`\bar p_n = m g h`) every step, and
+        ``m``, ``I_z`` enter the update (eqs 26-28), so a simulation can be differentiated by them
+        (:func:`~mcpkit.models.stepping_gradient.simulate_with_gradient`).
+        """
+        P = self.params
+        return {"mu": P.mu, "m": P.m, "I_z": P.I_z, "e_t": P.e_t, "e_o": P.e_o, "e_r": P.e_r}
+
+    def with_constants(self, **values: Any) -> Any:
+        """A copy reading ``values`` for the named constants; numbers also replace them in :attr:`params`
+        (so :func:`~mcpkit.models.ecp.simulation.run_ecp`'s post-processing agrees)."""
+        out = super().with_constants(**values)
+        if all(isinstance(v, (int, float, np.integer, np.floating)) for v in values.values()):
+            out.params = replace(self.params, **{k: float(v) for k, v in values.items()})
+            out._constant_values = None
+        return out
+
     def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
-        """State and applied-impulse parameter blocks (:math:`P`, class docstring)."""
+        """State, applied-impulse and constant parameter blocks (:math:`P`, class docstring)."""
         pa = self.applied_impulse(xp, t, x, u, theta)
-        return {"v_x": x[3], "v_y": x[4], "w_z": x[5], "p_x": pa[0], "p_y": pa[1], "p_ztau": pa[2]}
+        c = self.constant
+        out = {"v_x": x[3], "v_y": x[4], "w_z": x[5], "p_x": pa[0], "p_y": pa[1], "p_ztau": pa[2]}
+        out.update({k: c(k) for k in ("mu", "m", "I_z", "e_t", "e_o", "e_r")})
+        out["p_nbar"] = c("m") * self.params.g * self.params.h
+        return out
 
     def step_update(self, xp: ArrayNamespace, x: Any, z: Any, u: Any, theta: Any, t: Any) -> Any:
         r"""State at :math:`t + h` (:math:`\Phi`, eqs 26-28)."""
         pa = self.applied_impulse(xp, t, x, u, theta)
-        i = self._friction
-        return slider_update(xp, self.params, x, z[i["p_t"]], z[i["p_o"]], z[i["p_r"]], pa)
+        i, c = self._friction, self.constant
+        return slider_update(xp, self.params, x, z[i["p_t"]], z[i["p_o"]], z[i["p_r"]], pa, c("m"), c("I_z"))
 
 
 class QuadraticECPStep(SliderStep):

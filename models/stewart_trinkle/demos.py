@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from mcpkit.formats.figures import figure_format, save_figure
 from mcpkit.models.stewart_trinkle.plots import plot_vose_contact, plot_vose_velocity
 from mcpkit.models.stewart_trinkle.studies import run_vose, vose_fit
 from mcpkit.solving.result import CompositeResult
@@ -26,9 +27,10 @@ def stick_runs(slip: np.ndarray, threshold: float = 1e-3) -> int:
     return best
 
 
-def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> CompositeResult:
-    """Run the Vose plate, write ``st_vose_contact.png`` and ``st_vose_velocity.png`` to
-    ``out_dir`` and return a :class:`~mcpkit.solving.result.CompositeResult` whose one part is the run
+def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9, fmt: str = "png") -> CompositeResult:
+    """Run the Vose plate, write ``st_vose_contact.<fmt>`` and ``st_vose_velocity.<fmt>`` to
+    ``out_dir`` (``png``, ``pdf`` or ``svg``, :func:`mcpkit.formats.figures.save_figure`) and
+    return a :class:`~mcpkit.solving.result.CompositeResult` whose one part is the run
     (``solved`` when every step was solved).
 
     Its ``details`` hold the per-period average velocities, the theoretical
@@ -40,13 +42,12 @@ def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> Comp
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    fmt = figure_format(fmt).value
     run = run_vose(t_end=t_end, progress=progress)
     fit = vose_fit(np.linspace(0.5, 5.0, 6))
     vth = fit["b"] * run.period_r + fit["c"] * run.period_r**3
-    f1 = out_dir / "st_vose_contact.png"
-    f2 = out_dir / "st_vose_velocity.png"
-    plot_vose_contact(run).savefig(f1, dpi=100)
-    plot_vose_velocity(run, fit).savefig(f2, dpi=100)
+    f1 = save_figure(plot_vose_contact(run), out_dir, "st_vose_contact", fmt)
+    f2 = save_figure(plot_vose_velocity(run, fit), out_dir, "st_vose_velocity", fmt)
     summ = run.sim.summary()
     details = {
         "problem": "Vose rotating plate, seed 004 section 3.1",
@@ -72,26 +73,27 @@ def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9) -> Comp
         "last_period_relative_difference": (
             float(abs(run.period_v[-1] - vth[-1]) / abs(vth[-1])) if run.period_v.size else None
         ),
-        "figures": [str(f1), str(f2)],
+        "figures": [f1, f2],
     }
     return CompositeResult(kind="demo:plate", parts=[run], what="run", wall_time_s=time.perf_counter() - t0,
                            details=details)  # fmt: skip
 
 
-def study_figures(out_dir: Path, t_end: float = 0.3) -> dict[str, Any]:
-    """Run the §3.2–3.4 studies at full size (minutes) and write ``st_step_size.png``,
-    ``st_directions.png`` and ``st_timing.png``; returns the numbers (JSON-serialisable)."""
+def study_figures(out_dir: Path, t_end: float = 0.3, fmt: str = "png") -> dict[str, Any]:
+    """Run the §3.2–3.4 studies at full size (minutes) and write ``st_step_size.<fmt>``,
+    ``st_directions.<fmt>`` and ``st_timing.<fmt>``; returns the numbers (JSON-serialisable)."""
     from mcpkit.models.stewart_trinkle.plots import plot_directions, plot_step_size, plot_timing
     from mcpkit.models.stewart_trinkle.studies import friction_directions_study, step_size_study, timing_study
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    fmt = figure_format(fmt).value
     ss = step_size_study(t_end=t_end)
-    plot_step_size(ss).savefig(out_dir / "st_step_size.png", dpi=100)
+    save_figure(plot_step_size(ss), out_dir, "st_step_size", fmt)
     fd = friction_directions_study(t_end=t_end)
-    plot_directions(fd).savefig(out_dir / "st_directions.png", dpi=100)
+    save_figure(plot_directions(fd), out_dir, "st_directions", fmt)
     tm = timing_study()
-    plot_timing(tm).savefig(out_dir / "st_timing.png", dpi=100)
+    save_figure(plot_timing(tm), out_dir, "st_timing", fmt)
     return {
         "step_size": {
             "h": ss["h"].tolist(),

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
+from mcpkit.formats.figures import plot_unless_roundoff
 from mcpkit.models.stewart_trinkle.studies import VoseRun
 
 
@@ -17,7 +18,7 @@ def plot_vose_contact(run: VoseRun, periods: float = 2.0) -> Figure:
     fig = Figure(figsize=(9, 6.5), dpi=100)
     axs = fig.subplots(3, 1, sharex=False)
     t = run.sim.t
-    axs[0].plot(t, run.gap, lw=0.8)
+    plot_unless_roundoff(axs[0], t, run.gap, "distance", lw=0.8)
     axs[0].set_ylabel("distance [cm]")
     axs[0].set_title("(a) particle-plate distance (contact maintained)")
     n = int(round(periods * run.plate.params.period / run.sim.t[1]))

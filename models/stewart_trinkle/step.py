@@ -621,6 +621,12 @@ class StewartTrinkleStep(DeclaredStep):
         q, v = self.split_state(state)
         return np.concatenate([q, v])
 
+    def constants(self) -> dict[str, Any]:
+        r"""``mu``: the contacts' friction coefficients (``nc`` values), which the step map reads
+        through :meth:`~mcpkit.models.stepping.DeclaredStep.constant` (so a simulation can be
+        differentiated by them, :func:`~mcpkit.models.stepping_gradient.simulate_with_gradient`)."""
+        return {"mu": np.array([c.mu for c in self.contacts])}
+
     def step_parameters(self, xp: ArrayNamespace, x: Any, u: Any, theta: Any, t: Any) -> dict[str, Any]:
         """Parameter values of the step from :math:`t` to :math:`t+h` (module docstring)."""
         q, v = x[: self.nq], x[self.nq :]
@@ -639,7 +645,7 @@ class StewartTrinkleStep(DeclaredStep):
             "Wn": xp.flat(g.Wn.T),
             "Wt": xp.flat(g.Wt.T),
             "ut": g.ut,
-            "mu": g.mu,
+            "mu": self.constant("mu"),
         }
         if self.three_d:
             p["Wo"] = xp.flat(g.Wo.T)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mcpkit.formats.figures import figure_format, save_figure
 from mcpkit.formats.io import output_dir
 from mcpkit.solving.result import RESULT_KEYS, CompositeResult
 
@@ -41,10 +42,9 @@ def details_of(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in RESULT_KEYS}
 
 
-def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100) -> CompositeResult:
-    """Block moved 5 m in 1 s and stopped (N = 100 steps, 101 grid points, h = 0.01 s)."""
-    import matplotlib.pyplot as plt
-
+def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100, fmt: str = "png") -> CompositeResult:
+    """Block moved 5 m in 1 s and stopped (N = 100 steps, 101 grid points, h = 0.01 s); writes
+    ``mpec_block.<fmt>`` (``png``, ``pdf`` or ``svg``, :func:`mcpkit.formats.figures.save_figure`)."""
     from mcpkit.mpec.examples.block import (
         BlockTask,
         friction_force,
@@ -56,6 +56,7 @@ def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100) -> Comp
 
     t0 = time.perf_counter()
     d = _out(out_dir)
+    fmt = figure_format(fmt).value
     task = BlockTask(n_steps=n_steps)
     if progress:
         print(f"block: solving the {n_steps}-step horizon MPCC ...", flush=True)
@@ -65,9 +66,7 @@ def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100) -> Comp
     u_qp, cost_qp = sliding_qp_plan(task)
     h = task.h
     active = np.abs(np.abs(fr) - task.mu * task.mass * task.g) < 1e-4
-    fig = plot_block(res, slide, fr, u_qp)
-    fig.savefig(d / "mpec_block.png")
-    plt.close(fig)
+    figure = save_figure(plot_block(res, slide, fr, u_qp), d, "mpec_block", fmt)
     s = details_of(res.summary())
     s.update({
         "n_steps": n_steps,
@@ -78,7 +77,7 @@ def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100) -> Comp
         "impulse_balance": float(np.sum(res.controls[:, 0]) * h + np.sum(fr) * h),
         "friction_at_mu_m_g_steps": int(active.sum()),
         "stick_slide": _pattern(slide),
-        "figure": str(d / "mpec_block.png"),
+        "figure": figure,
     })  # fmt: skip
     if progress:
         print(res.message, flush=True)
@@ -86,10 +85,9 @@ def demo_block(out_dir: Path, progress: bool = True, n_steps: int = 100) -> Comp
                            details=s)  # fmt: skip
 
 
-def demo_pushing(out_dir: Path, progress: bool = True) -> CompositeResult:
-    """ECP slider pushed from rest at (0, 0, 0) to rest at (4 cm, 1 cm, 0.15 rad) in 0.3 s."""
-    import matplotlib.pyplot as plt
-
+def demo_pushing(out_dir: Path, progress: bool = True, fmt: str = "png") -> CompositeResult:
+    """ECP slider pushed from rest at (0, 0, 0) to rest at (4 cm, 1 cm, 0.15 rad) in 0.3 s; writes
+    ``mpec_pushing.<fmt>`` (``png``, ``pdf`` or ``svg``)."""
     from mcpkit.models.ecp.complementarity import check_ecp_in_patch
     from mcpkit.models.ecp.quadratic import ecp_offset
     from mcpkit.mpec.examples.plots import plot_pushing
@@ -97,6 +95,7 @@ def demo_pushing(out_dir: Path, progress: bool = True) -> CompositeResult:
 
     t0 = time.perf_counter()
     d = _out(out_dir)
+    fmt = figure_format(fmt).value
     task = PushTask()
     if progress:
         print(f"pushing: solving the {task.n_steps}-step horizon MPCC ...", flush=True)
@@ -105,9 +104,7 @@ def demo_pushing(out_dir: Path, progress: bool = True) -> CompositeResult:
     P = task.params
     off = ecp_offset(P, res.block("p_t")[:, 0], res.block("p_o")[:, 0], res.block("p_n")[:, 0])
     viol = check_ecp_in_patch(P, res.states[1:, 2], off, res.t[1:], tol=1e-9)
-    fig = plot_pushing(res, slide, P.patch, task.edge_x)
-    fig.savefig(d / "mpec_pushing.png")
-    plt.close(fig)
+    figure = save_figure(plot_pushing(res, slide, P.patch, task.edge_x), d, "mpec_pushing", fmt)
     s = details_of(res.summary())
     s.update({
         "n_steps": task.n_steps,
@@ -118,7 +115,7 @@ def demo_pushing(out_dir: Path, progress: bool = True) -> CompositeResult:
         "stick_slide": _pattern(slide),
         "ecp_patch_violations": len(viol),
         "max_pusher_force_N": float(np.max(np.hypot(res.controls[:, 0], res.controls[:, 1]))),
-        "figure": str(d / "mpec_pushing.png"),
+        "figure": figure,
     })  # fmt: skip
     if progress:
         print(res.message, flush=True)

@@ -68,6 +68,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.formats.figures import figure_format, save_figure
 from mcpkit.models.stepping import SimulationResult, simulate
 from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
 from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
@@ -677,32 +678,47 @@ def plot_plate_design(
     for i, (R, sc) in enumerate(zip(res.radii, res.scenarios, strict=True)):
         c = f"C{i}"
         k = task.field_rate * R
-        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.states)[1][1:] / k, "-", color=c, label=f"plan R = {R:g}")
+        # widths shrink with i so that radii whose scaled orbits coincide stay visible
+        ax[0].plot(sc.t[1:] * 1e3, _polar(sc.states)[1][1:] / k, "-", color=c, lw=max(3.0 - i, 0.8),
+                   label=f"plan R = {R:g} cm")  # fmt: skip
         ax[0].plot(sc.t[1:] * 1e3, _polar(sc.resim_states)[1][1:] / k, "o", ms=2.5, color=c, mfc="none")
     ax[0].axhline(1.0, color="k", lw=0.8, ls=":")
     ax[0].set(xlabel="t [ms]", ylabel=r"$v_\theta / (\kappa R)$",
               title="periodic orbits: plan (line), re-simulation (o)")  # fmt: skip
     ax[0].legend(fontsize=7)
     styles = {0: "-", 1: "--", 2: "-."}
-    for j, (name, runs) in enumerate(sims.items()):
+    for j, runs in enumerate(sims.values()):
         for i, sim in enumerate(runs):
             ang = np.degrees(_polar(sim.states)[0])
-            ax[1].plot(sim.t, ang, styles.get(j, ":"), color=f"C{i}", lw=1.2,
-                       label=name if i == 0 else None)  # fmt: skip
+            ax[1].plot(sim.t, ang, styles.get(j, ":"), color=f"C{i}", lw=max(2.4 - 0.7 * i, 0.8))
     tt = np.linspace(0, task.sim_periods * task.period, 50)
-    ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=1.5, label=r"field $\kappa t$")
-    rlist = ", ".join(f"{r:g}" for r in res.radii)
-    ax[1].set(xlabel="t [s]", ylabel="polar angle [deg]", title=f"full simulation from rest, R = {rlist} cm")
-    ax[1].legend(fontsize=7)
+    ax[1].plot(tt, np.degrees(task.field_rate * tt), "k:", lw=1.5)
+    # the legend says what carries meaning: colour = radius, line style = design
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=f"C{i}", lw=2, label=f"R = {R:g} cm") for i, R in enumerate(res.radii)]
+    handles += [
+        Line2D([], [], color="0.3", ls=styles.get(j, ":"), lw=1.2, label=name) for j, name in enumerate(sims)
+    ]
+    handles.append(Line2D([], [], color="k", ls=":", lw=1.5, label=r"field $\kappa t$"))
+    ax[1].set(xlabel="t [s]", ylabel="polar angle [deg]",
+              title="full simulation from rest (colour: radius, line: design)")  # fmt: skip
+    ax[1].legend(handles=handles, fontsize=7, ncol=2)
     if nm is not None and nm["history"].size:
         hst = nm["history"]
         ax[2].semilogy(hst[:, 0], np.minimum.accumulate(hst[:, 1]), color="C0", label="Nelder–Mead best")
-    if mpec_objective_sim is not None:
-        ax[2].axhline(mpec_objective_sim, color="C1", ls="--", label=f"MPEC design ({res.wall_s:.1f} s)")
-        ax[2].axvline(res.wall_s, color="C1", ls=":", lw=0.8)
-    ax[2].set(xlabel="wall time [s]", ylabel=r"$\sum_R J_R$ (full simulations)",
-              title="objective vs wall time")  # fmt: skip
-    ax[2].legend(fontsize=7)
+    if nm is None:  # nothing to compare against: say so instead of an empty axis
+        mpec = "" if mpec_objective_sim is None else f"\nMPEC design: objective {mpec_objective_sim:.3g}"
+        ax[2].text(0.5, 0.5, f"Nelder–Mead not run{mpec}\n(MPEC wall time {res.wall_s:.1f} s)",
+                   transform=ax[2].transAxes, ha="center", va="center", fontsize=9)  # fmt: skip
+        ax[2].set(xticks=[], yticks=[], title="objective vs wall time")
+    else:
+        if mpec_objective_sim is not None:
+            ax[2].axhline(mpec_objective_sim, color="C1", ls="--", label=f"MPEC design ({res.wall_s:.1f} s)")
+            ax[2].axvline(res.wall_s, color="C1", ls=":", lw=0.8)
+        ax[2].set(xlabel="wall time [s]", ylabel=r"$\sum_R J_R$ (full simulations)",
+                  title="objective vs wall time")  # fmt: skip
+        ax[2].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -781,9 +797,11 @@ def demo_plate_design(
     nelder_mead: bool = True,
     max_evals: int = 40,
     radii: Sequence[float] = DEFAULT_RADII,
+    fmt: str = "png",
 ) -> CompositeResult:
     """Multi-radius periodic MPEC and (optionally) Nelder–Mead on the same objective
-    (:func:`run_comparison`); writes ``mpec_plate_design.png``.
+    (:func:`run_comparison`); writes ``mpec_plate_design.<fmt>`` (``fmt``: ``png``, ``pdf`` or
+    ``svg``, :func:`mcpkit.formats.figures.save_figure`).
 
     Returns a :class:`~mcpkit.solving.result.CompositeResult` whose one part is the
     :class:`MultiDesignResult`: ``solved`` only if the MPCC met tolerance and every radius's
@@ -795,6 +813,7 @@ def demo_plate_design(
     except TypeError:
         raise MCPInputError(f"out_dir must be a path, got {out_dir!r}") from None
     d.mkdir(parents=True, exist_ok=True)
+    fmt = figure_format(fmt).value  # checked before minutes of solving
     task = PlateDesignTask()
     s, res, nm = run_comparison(task, radii, max_evals=max_evals, nelder_mead=nelder_mead, progress=progress)
     tasks = scenario_tasks(task, res.radii)
@@ -803,7 +822,6 @@ def demo_plate_design(
         sims["Nelder–Mead design"] = [simulate_design(t, nm["design"])[0] for t in tasks]
     sims["initial design"] = [simulate_design(t, task.theta0)[0] for t in tasks]
     fig = plot_plate_design(task, res, nm, sims, mpec_objective_sim=s["objective_sim_mpec"])
-    fig.savefig(d / "mpec_plate_design.png")
-    s["figure"] = str(d / "mpec_plate_design.png")
+    s["figure"] = save_figure(fig, d, "mpec_plate_design", fmt)
     return CompositeResult(kind="demo:plate-design", parts=[res], what="run",
                            wall_time_s=time.perf_counter() - t0, details=s)  # fmt: skip

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.cm import ScalarMappable  # noqa: E402
+from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from mcpkit.mpec.horizon import HorizonResult  # noqa: E402
@@ -53,20 +55,24 @@ def plot_block(res: HorizonResult, sliding: np.ndarray, friction: np.ndarray, u_
 
 
 def plot_pushing(res: HorizonResult, sliding: np.ndarray, patch: np.ndarray, edge_x: float) -> Figure:
-    r"""Pushing plan: slider snapshots with the pusher point, pose vs time (plan, re-simulation),
-    pusher force components and slip speed :math:`\sigma` (sliding shaded)."""
+    r"""Pushing plan: slider snapshots coloured by time (colour bar) with the pusher point, pose
+    vs time (plan, re-simulation), pusher force components and slip speed :math:`\sigma`
+    (sliding shaded)."""
     fig = plt.figure(figsize=(10, 6), dpi=100)
     ax0 = fig.add_subplot(1, 2, 1)
     X = res.states
     rho = np.array([edge_x, float(res.design[0])])
+    cmap = matplotlib.colormaps["viridis"]
+    times = Normalize(float(res.t[0]), float(res.t[-1]) if res.t[-1] > res.t[0] else float(res.t[0]) + 1.0)
     for k in range(0, X.shape[0], max(1, X.shape[0] // 6)) if X.shape[0] > 1 else [0]:
         c, s = np.cos(X[k, 2]), np.sin(X[k, 2])
         R = np.array([[c, -s], [s, c]])
         P = patch @ R.T + X[k, :2]
         P = np.vstack([P, P[:1]])
-        ax0.plot(P[:, 0] * 100, P[:, 1] * 100, "C0-", lw=1, alpha=0.4 + 0.6 * k / max(1, X.shape[0] - 1))
+        ax0.plot(P[:, 0] * 100, P[:, 1] * 100, "-", color=cmap(times(res.t[k])), lw=1)
         r = R @ rho + X[k, :2]
         ax0.plot(r[0] * 100, r[1] * 100, "C3o", ms=3)
+    fig.colorbar(ScalarMappable(norm=times, cmap=cmap), ax=ax0, label="snapshot time t [s]", shrink=0.7)
     ax0.plot(X[:, 0] * 100, X[:, 1] * 100, "C0.-", ms=2, label="plan CM")
     ax0.plot(res.resim_states[:, 0] * 100, res.resim_states[:, 1] * 100, "k:", label="re-simulation")
     ax0.set_aspect("equal")

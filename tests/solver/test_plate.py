@@ -121,7 +121,9 @@ def test_demo_plate_shorter_than_one_period(tmp_path):
     summary says so (None) instead of raising IndexError."""
     from mcpkit.models.stewart_trinkle.demos import demo_plate
 
-    result = demo_plate(tmp_path, progress=False, t_end=0.005)
+    result = demo_plate(tmp_path, progress=False, t_end=0.005, fmt="pdf")
     d = result.summary()
     assert result.solved and d["steps"] == 50
+    assert d["figures"] == [str(tmp_path / "st_vose_contact.pdf"), str(tmp_path / "st_vose_velocity.pdf")]
+    assert all(open(f, "rb").read(4) == b"%PDF" for f in d["figures"])
     assert d["period_avg_velocity"] == [] and d["last_period_relative_difference"] is None

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy.loop import (
-    SECOND_OPINION_MIN_S,
+    SECOND_OPINION_ITER_FACTOR,
+    SECOND_OPINION_MIN_ITER,
     SECOND_OPINION_SHARE,
     Assessment,
     HomotopyOutcome,
@@ -51,12 +52,19 @@ class _Fake:
         self.termination = termination
         self.name = name
         self.limits: list[float | None] = []
+        self.budgets: list[int | None] = []
+        self.iterations = 1
 
-    def run(self, x0: np.ndarray, p: np.ndarray, assess, *, time_limit=None, **_: object) -> HomotopyOutcome:
+    def run(
+        self, x0: np.ndarray, p: np.ndarray, assess, *, time_limit=None, max_iterations=None, **_: object
+    ) -> HomotopyOutcome:
         self.limits.append(time_limit)
+        self.budgets.append(max_iterations)
         a = Assessment(np.inf, np.inf) if self.x is None else assess(self.x, p)[1]
         step = HomotopyStep(0, 1.0, a.residual, "fake", 1, 0.0)
-        return HomotopyOutcome(self.x, a, self.termination, "fake", 1, [step], reformulation=self.name)
+        return HomotopyOutcome(
+            self.x, a, self.termination, "fake", self.iterations, [step], reformulation=self.name
+        )
 
 
 def _homotopy(first: _Fake | None = None, second: _Fake | None = None, **opts: object) -> RecoveringHomotopy:
@@ -128,12 +136,35 @@ def test_no_second_opinion_when_its_reformulation_ran_as_a_fallback() -> None:
 
 
 def test_the_second_opinion_budget() -> None:
+    """Without a time limit an iteration budget (machine-independent), with one a share of the time."""
     first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
     _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess)
-    assert second.limits[0] == pytest.approx(SECOND_OPINION_MIN_S, rel=0.05)  # no time limit
+    assert second.limits[0] is None and second.budgets[0] == SECOND_OPINION_MIN_ITER
+    first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
+    first.iterations = 1000  # a long first run: the budget grows with it
+    _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess)
+    assert second.budgets[0] == SECOND_OPINION_ITER_FACTOR * 1000
     first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
     _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=2.0)
-    assert 0 < second.limits[0] <= SECOND_OPINION_SHARE * 2.0
+    assert 0 < second.limits[0] <= SECOND_OPINION_SHARE * 2.0 and second.budgets[0] is None
+
+
+def test_an_iteration_budget_stops_a_homotopy_between_subproblems() -> None:
+    """max_iterations: no subproblem starts once the budget is spent (ITERATION_LIMIT, and it says so)."""
+    from mcpkit.homotopy.loop import make_homotopy
+
+    x = ca.SX.sym("x", 2)  # min (x0-1)^2 + (x1-1)^2, 0 <= x0 _|_ x1 >= 0: sigma must go down
+    m = MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, x0=[0.5, 0.5])
+    h = make_homotopy(m, "scholtes", SolveOptions(tol=1e-10, polish=False))
+
+    def assess(x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        return x, Assessment(*m.residuals(x, p)[:2])
+
+    full = h.primary.run(m.x0, m.p0, assess)
+    assert len(full.trace) >= 2
+    cut = h.primary.run(m.x0, m.p0, assess, max_iterations=1)
+    assert cut.termination is Termination.ITERATION_LIMIT and "iteration budget" in cut.raw_status
+    assert len(cut.trace) == 1 and cut.iterations == full.trace[0].inner_iterations
 
 
 def test_registry_auto_on_an_lpec_and_explicit_methods() -> None:

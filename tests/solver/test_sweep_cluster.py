@@ -149,6 +149,7 @@ def test_killed_worker_still_gives_every_row_exactly_once(client, tmp_path) -> N
     assert sorted(df["input"]) == list(range(n)) and df["key"].is_unique
     assert df["solved"].all() and (df["status"] == "converged").all()
     assert sorted(_raw_keys(out)) == sorted(df["key"])
+    assert df.attrs["sweep"]["workers_lost"] >= 1  # the sweep says what happened
     client.wait_for_workers(2, timeout=60)
 
 

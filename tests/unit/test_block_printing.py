@@ -233,7 +233,7 @@ def test_expand_gives_the_entrywise_form() -> None:
     assert blk.to_text(expand=True) == ent.to_text()
     assert blk.to_latex(expand=True) == ent.to_latex()
     assert blk.to_text() != ent.to_text()
-    assert ent.to_text(expand=False).splitlines()[1].startswith("  0 <= x[0] ⟂ -q[0] + x[0]**2 + 2*x[0] >= 0")
+    assert ent.to_text(expand=False).splitlines()[1].startswith("  0 <= x[0] ⟂ -q[0] + x[0]**2 + 2 x[0] >= 0")
 
 
 def test_matrix_entries_print_with_two_indices_when_expanded() -> None:
@@ -256,6 +256,18 @@ def test_varying_and_mixed_bounds_are_named() -> None:
 
 def test_legacy_declarations_keep_the_entrywise_print() -> None:
     mcp = MCP.lcp(np.eye(2), [1.0, -1.0])
-    assert mcp.to_text().splitlines()[1] == "  0 <= z[0] ⟂ 1.0*z[0] + 1.0 >= 0"
+    assert mcp.to_text().splitlines()[1] == "  0 <= z[0] ⟂ z[0] + 1 >= 0"
     block = mcp.to_text(expand=False).splitlines()
     assert block[1].startswith("  0 <= z ⟂ M_z @ (z) + q_z >= 0   [M_z is 2x2]")
+
+
+def test_coefficients_print_as_a_person_writes_them() -> None:
+    """Integral floats without ``.0``, unit coefficients dropped, a space after a coefficient."""
+    mcp = MCP.lcp(np.array([[2.0, 1.0], [-1.0, 0.5]]), [-1.0, 1 / 3])
+    text = mcp.to_text().splitlines()
+    assert text[1] == "  0 <= z[0] ⟂ 2 z[0] + z[1] - 1 >= 0"
+    assert text[2] == "  0 <= z[1] ⟂ -z[0] + 0.5 z[1] + 0.333333 >= 0"
+    latex = mcp.to_latex()
+    assert r"0 \le z_{0} \perp 2 z_{0} + z_{1} - 1 \ge 0" in latex
+    assert r"- z_{0} + 0.5 z_{1} + 0.333333 \ge 0" in latex
+    assert "1.0" not in latex and "2.0" not in latex

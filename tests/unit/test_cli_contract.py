@@ -194,7 +194,7 @@ def test_demo_out_that_is_a_file_exits_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Regression: ``mcpkit demo NAME --out EXISTING_FILE`` printed a FileExistsError traceback."""
-    monkeypatch.setitem(cli.DEMOS, "plate", lambda out, progress: pytest.fail("the demo ran"))
+    monkeypatch.setitem(cli.DEMOS, "plate", lambda out, progress, fmt: pytest.fail("the demo ran"))
     target = tmp_path / "existing"
     target.write_text("x")
     assert cli.main(["demo", "plate", "--out", str(target)]) == 2

@@ -84,11 +84,11 @@ def tiny_horizon(N: int) -> Horizon:
 # ------------------------------------------------------------------ plain MPCC
 BARD1_TEXT = """\
 MPCC 'bard1': find x ∈ R^5 such that
-  minimize (x_0 - 5)**2 + (2*x_1 + 1)**2
-  -1.5*x_0 + 2*x_1 + x_2 - 0.5*x_3 + x_4 - 2 = 0    g[0]
+  minimize (x_0 - 5)**2 + (2 x_1 + 1)**2
+  -1.5 x_0 + 2 x_1 + x_2 - 0.5 x_3 + x_4 - 2 = 0    g[0]
   0 <= x                                            x ∈ R^5
-  0 <= 3*x_0 - x_1 - 3 ⟂ x_2 >= 0                   pair 0
-  0 <= -x_0 + 0.5*x_1 + 4 ⟂ x_3 >= 0                pair 1
+  0 <= 3 x_0 - x_1 - 3 ⟂ x_2 >= 0                   pair 0
+  0 <= -x_0 + 0.5 x_1 + 4 ⟂ x_3 >= 0                pair 1
   0 <= -x_0 - x_1 + 7 ⟂ x_4 >= 0                    pair 2
 pairs
   3 standard: 0 <= G ⟂ H >= 0    G >= 0, H >= 0 and G * H = 0 (at least one of the two is zero)
@@ -116,7 +116,7 @@ def test_bard1_explain() -> None:
         == "MPCC 'bard1' has 5 variables, 0 parameters, 1 constraint row and 3 complementarity pairs."
     )
     assert lines[1] == (
-        "Objective: (x_0 - 5)**2 + (2*x_1 + 1)**2; ∂f/∂x is 1x5 with 2 nonzeros, nonlinear in x."
+        "Objective: (x_0 - 5)**2 + (2 x_1 + 1)**2; ∂f/∂x is 1x5 with 2 nonzeros, nonlinear in x."
     )
     assert lines[2] == "Constraints: 1 equality; ∂g/∂x is 1x5 with 5 nonzeros, affine in x."
     assert lines[3] == "Bounds on x: 5 with a lower bound only."
@@ -321,7 +321,7 @@ where
   t_k = 0.1*k
   xu_k = u_k + x_k[0]    xu_k ∈ R
   s_k = t_k*theta        s_k ∈ R
-  Phi(x_k, a_k, b_k) = [0.1*a_k + x_k[0], b_k + x_k[1]]
+  Phi(x_k, a_k, b_k) = [0.1 a_k + x_k[0], b_k + x_k[1]]
   l_k = u_k**2
   l_N = x_N[1]**2
 pairs
@@ -352,7 +352,7 @@ def test_horizon_of_5_and_50_steps_print_the_same_lines() -> None:
     assert "  Wn.T @ v_k + psi_h_k - w_lam_n_k = 0 " in t5
     assert "  Mhat @ v_k - b_k - Wn @ lam_n_k - W_f @ lam_f_k = 0 " in t5
     assert "  x_{k+1} = Phi(x_k, v_k) " in t5
-    assert "  psi_h_k = 5.0*x_k[2] " in t5  # P sets psi_h per step; Wn stays under "given"
+    assert "  psi_h_k = 5 x_k[2] " in t5  # P sets psi_h per step; Wn stays under "given"
     assert "\n  Wn ∈ R^(n_v x n_c)\n" in t5
     lat5, lat50 = (block_horizon(task).to_latex().splitlines() for task in tasks)
     assert len(lat5) == len(lat50)

@@ -99,3 +99,25 @@ def test_json_summary_has_the_documented_keys() -> None:
     for key in SUMMARY_KEYS:
         assert key in summary
     assert summary["solved"] is False and summary["status"] == "stalled"
+
+
+def test_repr_uses_the_attribute_names_and_values_and_shows_a_small_point() -> None:
+    res = _result(SolutionStatus.INACCURATE)
+    text = repr(res)
+    assert f"termination={res.termination.value}" in text and res.status == "stalled"
+    assert f"solution_status={res.solution_status.value}" in text and "inaccurate" in text
+    assert " status=" not in text  # no third word for the same fact
+    assert "pairs: 3 strictly between bounds (F = 0)" in text
+    assert text.endswith("z=[1, 2, 3])") and str(res) == text
+
+
+def test_repr_leaves_out_a_point_of_more_than_20_unknowns() -> None:
+    n = 21
+    res = _result(SolutionStatus.SOLUTION)
+    res.z = np.linspace(0.0, 1.0, n)
+    assert "z=" not in repr(res)
+    res.z = res.z[:20]
+    assert repr(res).endswith(
+        "z=[0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, "
+        "0.7, 0.75, 0.8, 0.85, 0.9, 0.95])"
+    )

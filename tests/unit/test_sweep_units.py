@@ -264,3 +264,33 @@ def test_summarize_counts() -> None:
     s = summarize(df)
     assert (s["rows"], s["solved"], s["not_solved"], s["time_limit"], s["errors"]) == (4, 2, 1, 1, 1)
     assert s["time_quantiles_s"]["q50"] == pytest.approx(2.5, rel=1e-12)
+
+
+def test_summary_says_what_a_rerun_skipped_and_what_the_cluster_lost() -> None:
+    from mcpkit.sweep.report import format_summary
+
+    s = {"rows": 3, "solved": 3, "not_solved": 0, "time_limit": 0, "errors": 0, "time_quantiles_s": {}}
+    assert "this run" not in format_summary(s)
+    text = format_summary(s, {"submitted": 1, "skipped": 2, "resubmitted": 0, "workers_lost": 0})
+    assert "1 run now, 2 already in the results folder (skipped)" in text and "faults" not in text
+    text = format_summary(s, {"submitted": 3, "skipped": 0, "resubmitted": 2, "workers_lost": 1})
+    assert "1 worker(s) lost, 2 input(s) resubmitted" in text
+
+
+def test_drive_faults_counts_workers_that_left() -> None:
+    from mcpkit.sweep.api import DriveFaults
+
+    class Client:
+        def __init__(self) -> None:
+            self.workers = {"tcp://a": 1, "tcp://b": 1}
+
+        def nthreads(self) -> dict[str, int]:
+            return dict(self.workers)
+
+    c, f = Client(), DriveFaults()
+    f.look(c, force=True)
+    c.workers = {"tcp://a": 1, "tcp://c": 1}  # b died, its nanny started c
+    f.look(c)  # too soon after the last look: not asked
+    assert f.workers_lost == set()
+    f.look(c, force=True)
+    assert f.workers_lost == {"tcp://b"} and f.seen == {"tcp://a", "tcp://b", "tcp://c"}

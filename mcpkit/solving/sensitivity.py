@@ -1,0 +1,539 @@
+r"""Sensitivity of an MCP solution to its parameters: :math:`dz/dp` by implicit differentiation.
+
+At a solution :math:`z^*` of the parametric box MCP :math:`l \le z \le u \perp F(z; p)` the pairs
+split, with :math:`\tau = 10\,\mathrm{tol}` (the rule of :func:`~mcpkit.solving.residuals.classify_pairs`):
+
+* **free** :math:`I`: :math:`l_i + \tau < z_i < u_i - \tau` (so :math:`F_i = 0`);
+* **strongly active** :math:`A`: :math:`z_i` within :math:`\tau` of :math:`l_i` with
+  :math:`F_i > \tau`, or of :math:`u_i` with :math:`F_i < -\tau`, or :math:`l_i = u_i`;
+* **degenerate** :math:`D` (biactive): :math:`z_i` within :math:`\tau` of a bound and
+  :math:`|F_i| \le \tau`.
+
+Without degenerate pairs the normal map is smooth near :math:`(z^*, p)` and, when
+:math:`J_{II} = \partial F_I/\partial z_I` is nonsingular, the implicit function theorem gives
+
+.. math::
+
+    \frac{dz_I}{dp} = -J_{II}^{-1}\,\frac{\partial F_I}{\partial p},\qquad
+    \frac{dz_A}{dp} = 0 .
+
+With degenerate pairs the solution map is in general only directionally differentiable
+(Robinson 1980; Ralph & Dempe 1995): the derivative :math:`dz` in a direction :math:`dp` solves
+the mixed LCP
+
+.. math::
+
+    (J\,dz + J_p\,dp)_I = 0,\qquad dz_A = 0,\qquad
+    0 \le dz_i \perp (J\,dz + J_p\,dp)_i \ge 0 \ (i \in D \text{ at } l_i),\qquad
+    0 \ge dz_i \perp (J\,dz + J_p\,dp)_i \le 0 \ (i \in D \text{ at } u_i),
+
+which is solved by eliminating the free rows (Schur complement
+:math:`S = J_{DD} - J_{DI} J_{II}^{-1} J_{ID}`) and running Lemke's method
+(:func:`~mcpkit.engines.lemke_pivoting.lemke_lcp`) on the sign-flipped LCP in :math:`dz_D`. The
+directional derivative exists and is unique when :math:`S` is a P-matrix (then the solution
+map is strongly regular); this is verified (principal minors for :math:`|D| \le 12`, a positive
+definite symmetric part beyond), and :class:`~mcpkit.errors.NotDifferentiableError` is raised when
+it cannot be.
+
+:math:`J = \partial F/\partial z` and :math:`J_p = \partial F/\partial p` always come from the
+declaration (the CasADi lowering, with the matrices of affine blocks read directly), whatever
+route or backend found :math:`z^*`; the CasADi functions are built once per MCP structure and
+cached on the MCP. :math:`J_{II}` is factorised by dense LAPACK for at most
+:data:`DENSE_LIMIT` free pairs, else by LAPACK's banded LU when its band is at most
+:data:`BAND_LIMIT` diagonals wide, else by SuperLU (``scipy.sparse.linalg.splu``). Outputs are
+dense NumPy arrays: :math:`dz/dp` is :math:`n \times n_p` (its columns are generally dense even
+when :math:`J` is sparse), a directional derivative or a vector-Jacobian product a vector.
+
+References
+----------
+S. M. Robinson, "Strongly regular generalized equations", Math. Oper. Res. 5 (1980) 43-62.
+D. Ralph, S. Dempe, "Directional derivatives of the solution of a parametric nonlinear program",
+Math. Programming 70 (1995) 159-172.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+from scipy.linalg import lapack
+
+from mcpkit.engines.lemke_pivoting import lemke_lcp
+from mcpkit.errors import MCPInputError, NonFiniteError, NotDifferentiableError, ShapeError, SolveFailedError
+from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.problems.functions import AffineFunction
+from mcpkit.problems.mcp import MCP
+from mcpkit.problems.names import casadi_name
+
+#: Free pairs up to which :math:`J_{II}` is factorised densely (LAPACK); SuperLU above.
+DENSE_LIMIT = 200
+
+#: Degenerate pairs up to which the P-matrix property of the Schur complement is checked by
+#: all principal minors (:math:`2^{|D|}` determinants); above, a positive definite symmetric part.
+MINOR_LIMIT = 12
+
+#: Widest band (diagonals :math:`k_l + k_u + 1`) factorised by LAPACK's banded LU; SuperLU beyond.
+BAND_LIMIT = 32
+
+#: Relative pivot size below which :math:`J_{II}` counts as singular.
+SINGULAR_RTOL = 1e-13
+
+
+class _CasadiJacobian:
+    """One CasADi Jacobian output as SciPy CSC or dense: the pattern cached, the value too when constant."""
+
+    def __init__(
+        self, name: str, z: Any, p: Any, expr: Any, shape: tuple[int, int], rows: np.ndarray
+    ) -> None:
+        self.fun = ca.Function(casadi_name(name), [z, p], [expr])
+        sp = self.fun.sparsity_out(0)
+        self.shape = shape
+        self.row = rows[np.asarray(sp.row(), dtype=np.int64)]
+        self.colind = np.asarray(sp.colind(), dtype=np.int64)
+        self.constant = sp.nnz() == 0 or not (ca.depends_on(expr, z) or ca.depends_on(expr, p))
+        self._cached: dict[bool, Any] = {}
+
+    def value(self, z: np.ndarray, p: np.ndarray, dense: bool) -> Any:
+        """The Jacobian at ``(z, p)``: a dense array when ``dense``, else CSC."""
+        hit = self._cached.get(dense)
+        if hit is not None:
+            return hit
+        data = np.asarray(self.fun(z, p).nonzeros(), dtype=float) if self.row.size else np.zeros(0)
+        out: Any = sps.csc_array((data, self.row, self.colind), shape=self.shape)
+        if dense:
+            out = out.toarray()
+        if self.constant:
+            self._cached[dense] = out
+        return out
+
+
+class Derivatives:
+    r""":math:`J = \partial F/\partial z` and :math:`J_p = \partial F/\partial p` of an MCP, built once.
+
+    Rows of affine blocks :math:`F_B = M z_S + q(p)` take :math:`\partial F_B/\partial z` from the
+    declaration's :math:`M` (CasADi's MX ``jacobian`` of a dense block costs seconds at
+    :math:`n = 1000`); the other rows, and all of :math:`J_p`, are differentiated by CasADi.
+    Parts that depend on neither :math:`z` nor :math:`p` (an LCP's :math:`M`, an affine
+    :math:`q(p)`'s :math:`J_p`) are evaluated once. Use :func:`derivatives` (cached on the MCP)
+    rather than this constructor.
+    """
+
+    def __init__(self, problem: MCP) -> None:
+        cas = lower_to_casadi(problem)
+        self.n, self.n_params = problem.n, problem.n_params
+        self.F_fun = cas.F_fun
+        rows: list[np.ndarray] = []
+        rr: list[np.ndarray] = []
+        cc: list[np.ndarray] = []
+        vv: list[np.ndarray] = []
+        starts = {b.name: b.slice for b in problem.blocks}
+        for b in problem.blocks:
+            fb = problem.function_block(b.name)
+            if not isinstance(fb, AffineFunction):
+                continue
+            cols = np.concatenate([np.arange(starts[nm].start, starts[nm].stop) for nm in fb.over])
+            coo = sps.coo_array(fb.M)
+            rows.append(np.arange(b.start, b.start + b.size))
+            rr.append(b.start + coo.row.astype(np.int64))
+            cc.append(cols[coo.col])
+            vv.append(np.asarray(coo.data, dtype=float))
+        n = self.n
+        const_rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        self._const = sps.csc_array(
+            (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))) if rows else ([], ([], [])),
+            shape=(n, n),
+        )
+        self._const_dense: np.ndarray | None = None
+        sym_rows = np.setdiff1d(np.arange(n), const_rows)
+        self._Jz: _CasadiJacobian | None = None
+        if sym_rows.size:
+            Fs = cas.F if sym_rows.size == n else cas.F[sym_rows.tolist()]
+            Jexpr = ca.jacobian(Fs, cas.z)
+            self._Jz = _CasadiJacobian(f"{cas.name}_sens_Jz", cas.z, cas.p, Jexpr, (n, n), sym_rows)
+        Jp = ca.jacobian(cas.F, cas.p)
+        self._Jp = _CasadiJacobian(f"{cas.name}_sens_Jp", cas.z, cas.p, Jp, (n, self.n_params), np.arange(n))
+
+    def F(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """:math:`F(z; p)`."""
+        return np.asarray(self.F_fun(z, p), dtype=float).reshape(-1)
+
+    def Jz(self, z: np.ndarray, p: np.ndarray, dense: bool = False) -> Any:
+        r""":math:`\partial F/\partial z` at :math:`(z, p)`, :math:`n \times n`: CSC, or a dense array."""
+        if dense:
+            if self._const_dense is None:
+                self._const_dense = self._const.toarray()
+            J = self._const_dense
+            return J if self._Jz is None else J + self._Jz.value(z, p, True)
+        if self._Jz is None:
+            return self._const
+        sym = self._Jz.value(z, p, False)
+        return sym if not self._const.nnz else (self._const + sym).tocsc()
+
+    def Jp(self, z: np.ndarray, p: np.ndarray, dense: bool = False) -> Any:
+        r""":math:`\partial F/\partial p` at :math:`(z, p)`, :math:`n \times n_p`: CSC, or a dense array."""
+        return self._Jp.value(z, p, dense)
+
+
+def derivatives(problem: MCP) -> Derivatives:
+    """The :class:`Derivatives` of ``problem``, cached on it (rebuilt when its structure changes)."""
+    cache = problem.__dict__.get("_sensitivity_cache")
+    if cache is not None and cache[0] == problem.version:
+        return cache[1]  # type: ignore[no-any-return]
+    d = Derivatives(problem)
+    problem.__dict__["_sensitivity_cache"] = (problem.version, d)
+    return d
+
+
+def _pair_name(problem: MCP, i: int) -> str:
+    name, k = problem.block_of(int(i))
+    return f"{name}[{k}]"
+
+
+def is_p_matrix(S: np.ndarray) -> bool | None:
+    r"""Whether :math:`S` is a P-matrix: True, False, or None when not decided.
+
+    Every principal minor positive (checked for at most :data:`MINOR_LIMIT` rows); beyond, True
+    when the symmetric part is positive definite (sufficient), else None.
+    """
+    m = S.shape[0]
+    if m == 0:
+        return True
+    if m <= MINOR_LIMIT:
+        scale = max(float(np.abs(S).max()), 1e-300)
+        for k in range(1, m + 1):
+            for idx in itertools.combinations(range(m), k):
+                if np.linalg.det(S[np.ix_(idx, idx)] / scale) <= 1e-12:
+                    return False
+        return True
+    sym = 0.5 * (S + S.T)
+    return True if np.linalg.eigvalsh(sym).min() > 1e-12 * max(float(np.abs(sym).max()), 1e-300) else None
+
+
+def _entries(A: sps.csc_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, col, value)`` of the stored entries of a CSC matrix, cached on it (constants are reused)."""
+    hit = A.__dict__.get("_mcpkit_entries")
+    if hit is None:
+        col = np.repeat(np.arange(A.shape[1], dtype=np.int64), np.diff(A.indptr))
+        hit = (A.indices.astype(np.int64), col, np.asarray(A.data, dtype=float))
+        A.__dict__["_mcpkit_entries"] = hit
+    return hit  # type: ignore[no-any-return]
+
+
+def _sparse_block(
+    A: sps.csc_array, rows: np.ndarray, cols: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    """``A[rows][:, cols]`` of a CSC matrix as entries ``(r, c, v, shape)`` (``cols=None``: all)."""
+    row, col, val = _entries(A)
+    rmap = np.full(A.shape[0], -1, dtype=np.int64)
+    rmap[rows] = np.arange(rows.size)
+    if cols is None:
+        c, nc = col, A.shape[1]
+        r = rmap[row]
+        keep = r >= 0
+    else:
+        cmap = np.full(A.shape[1], -1, dtype=np.int64)
+        cmap[cols] = np.arange(cols.size)
+        nc = cols.size
+        r, c = rmap[row], cmap[col]
+        keep = (r >= 0) & (c >= 0)
+    return r[keep], c[keep], val[keep], (rows.size, nc)
+
+
+def _dense(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> np.ndarray:
+    r, c, v, shape = entries
+    out = np.zeros(shape)
+    out[r, c] = v  # CSC entries are unique (SciPy sums duplicates when it builds them)
+    return out
+
+
+def _pivots_ok(d: np.ndarray) -> bool:
+    """Every pivot finite and above :data:`SINGULAR_RTOL` times the largest."""
+    d = np.abs(d)
+    return bool(np.isfinite(d).all()) and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300)
+
+
+def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> tuple[Any, str]:
+    r"""``(solve(rhs, trans), "")`` for a sparse square :math:`A` given by its entries ``(r, c, v, shape)``.
+
+    ``(None, why)`` when :math:`A` is singular.
+
+    A matrix whose band (:math:`k_l + k_u + 1` diagonals) is at most :data:`BAND_LIMIT` wide is
+    factorised by LAPACK's banded LU (``dgbtrf``: :math:`O(n k_l (k_l + k_u))`, chains and
+    horizons), any other by SuperLU (``scipy.sparse.linalg.splu``, COLAMD ordering).
+    """
+    r, c, v, (m, _) = entries
+    kl = int(max((r - c).max(initial=0), 0))
+    ku = int(max((c - r).max(initial=0), 0))
+    if kl + ku + 1 <= BAND_LIMIT:
+        ab = np.zeros((2 * kl + ku + 1, m))
+        ab[kl + ku + r - c, c] = v
+        lub, piv, info = lapack.dgbtrf(ab, kl, ku)
+        if info == 0 and _pivots_ok(lub[kl + ku]):
+
+            def banded(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
+                x, _info = lapack.dgbtrs(
+                    lub, kl, ku, np.asarray(rhs, dtype=float), piv, trans=1 if trans else 0
+                )
+                return np.asarray(x)
+
+            return banded, ""
+        return None, "is singular (banded LU)"
+    try:
+        slu = spla.splu(sps.csc_matrix((v, (r, c)), shape=(m, m)))
+    except RuntimeError as exc:
+        return None, f"is singular (SuperLU: {exc})"
+    if not _pivots_ok(slu.U.diagonal()):
+        return None, "is singular (SuperLU)"
+    return (lambda rhs, trans=False: slu.solve(np.asarray(rhs, dtype=float), trans="T" if trans else "N")), ""
+
+
+def _block(A: Any, rows: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
+    """``A[rows][:, cols]`` as a dense array, ``A`` dense or sparse (``cols=None``: all columns)."""
+    if isinstance(A, np.ndarray):
+        return A[rows] if cols is None else A[np.ix_(rows, cols)]
+    return _dense(_sparse_block(A, rows, cols))
+
+
+@dataclass
+class Linearization:
+    r"""The linearised solution map at :math:`(z^*, p)`: the pairs' split, :math:`J`, :math:`J_p`.
+
+    Built by :func:`linearize`. :meth:`jacobian`, :meth:`jvp` and :meth:`vjp` give
+    :math:`dz/dp`, :math:`(dz/dp)\,dp` and :math:`w^\top dz/dp` (module docstring).
+    """
+
+    problem: MCP
+    z: np.ndarray
+    p: np.ndarray
+    F: np.ndarray
+    J: Any
+    r""":math:`\partial F/\partial z` at the point (dense for at most :data:`DENSE_LIMIT` pairs, else CSC)."""
+    Jp: Any
+    r""":math:`\partial F/\partial p` at the point (dense or CSC like :attr:`J`)."""
+    free: np.ndarray
+    """Indices :math:`I` of the free pairs."""
+    active: np.ndarray
+    """Indices :math:`A` of the strongly active (and fixed) pairs: :math:`dz_A = 0`."""
+    degenerate: np.ndarray
+    """Indices :math:`D` of the degenerate pairs."""
+    degenerate_sign: np.ndarray
+    r""":math:`+1` for a degenerate pair at its lower bound, :math:`-1` at its upper bound."""
+    tau: float
+    """The activity threshold used (``10 * tol``)."""
+
+    def __post_init__(self) -> None:
+        self._solve: Any = None
+
+    # ------------------------------------------------------------------ pieces
+    def degenerate_pairs(self) -> list[str]:
+        """``"block[k] at lower (z=..., F=...)"`` for each degenerate pair."""
+        return [
+            f"{_pair_name(self.problem, i)} at {'lower' if s > 0 else 'upper'} bound "
+            f"(z={self.z[i]:.3g}, F={self.F[i]:.2e})"
+            for i, s in zip(self.degenerate.tolist(), self.degenerate_sign.tolist(), strict=True)
+        ]
+
+    def _factor(self) -> Any:
+        r"""``solve(rhs, trans)`` by :math:`J_{II}` (``trans=True``: :math:`J_{II}^\top`), factorised once."""
+        if self._solve is not None:
+            return self._solve
+        fr = self.free
+        if fr.size == 0:
+            self._solve = lambda r, trans=False: np.zeros_like(r, dtype=float)
+            return self._solve
+        why = "is singular"
+        if fr.size <= DENSE_LIMIT:
+            Ad = _block(self.J, fr, fr)
+            lu = None
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", sla.LinAlgWarning)  # judged by the pivots below
+                    lu = sla.lu_factor(Ad, check_finite=False)
+            except (ValueError, np.linalg.LinAlgError):
+                pass
+            if lu is not None:
+                d = np.abs(np.diag(lu[0]))
+                if np.isfinite(lu[0]).all() and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300):
+                    self._solve = lambda r, trans=False: sla.lu_solve(
+                        lu, r, trans=1 if trans else 0, check_finite=False
+                    )
+                    return self._solve
+        else:
+            solve, why = sparse_lu_solver(_sparse_block(self.J, fr, fr))
+            if solve is not None:
+                self._solve = solve
+                return self._solve
+        names = [_pair_name(self.problem, i) for i in fr[:5].tolist()]
+        raise NotDifferentiableError(
+            f"dF/dz restricted to the {fr.size} free pairs ({', '.join(names)}"
+            f"{', ...' if fr.size > 5 else ''}) {why}: the solution is not strongly regular, so dz/dp is "
+            "not defined by the implicit function theorem",
+            pairs=[],
+        )
+
+    def _require_nondegenerate(self, what: str) -> None:
+        if self.degenerate.size:
+            pairs = self.degenerate_pairs()
+            raise NotDifferentiableError(
+                f"{what} does not exist: {len(pairs)} degenerate pair(s) (z at a bound with F = 0 within "
+                f"{self.tau:.0e}): {'; '.join(pairs[:10])}{'; ...' if len(pairs) > 10 else ''}. The "
+                "solution is only directionally differentiable there: pass direction=dp for the "
+                "derivative in direction dp",
+                pairs=[_pair_name(self.problem, i) for i in self.degenerate.tolist()],
+            )
+
+    # ------------------------------------------------------------------ products
+    def jacobian(self) -> np.ndarray:
+        r""":math:`dz/dp`, a dense :math:`n \times n_p` array (no degenerate pairs allowed)."""
+        self._require_nondegenerate("dz/dp")
+        out = np.zeros((self.z.size, self.p.size))
+        fr = self.free
+        if fr.size and self.p.size:
+            rhs = _block(self.Jp, fr, None)
+            out[fr] = -self._factor()(rhs)
+        return out
+
+    def vjp(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`w^\top dz/dp = -(J_{II}^{-\top} w_I)^\top J_{p,I}`, shape :math:`(n_p,)` (one solve)."""
+        self._require_nondegenerate("dz/dp")
+        fr = self.free
+        if not fr.size:
+            return np.zeros(self.p.size)
+        y = self._factor()(np.asarray(w, dtype=float)[fr], True)
+        if isinstance(self.Jp, np.ndarray):
+            return -np.asarray(self.Jp[fr].T @ y).reshape(-1)
+        r, c, v, _ = _sparse_block(self.Jp, fr, None)
+        return -np.bincount(c, weights=v * y[r], minlength=self.p.size)
+
+    def jvp(self, dp: np.ndarray) -> np.ndarray:
+        r"""The (directional) derivative :math:`dz` of the solution in direction ``dp``, shape :math:`(n,)`.
+
+        Without degenerate pairs :math:`dz = (dz/dp)\,dp`; with them the mixed LCP of the module
+        docstring, solved by Lemke's method on the Schur complement.
+        """
+        b = np.asarray(self.Jp @ np.asarray(dp, dtype=float)).reshape(-1)
+        fr, dg, sig = self.free, self.degenerate, self.degenerate_sign
+        dz = np.zeros(self.z.size)
+        solve = self._factor()
+        y = solve(b[fr]) if fr.size else np.zeros(0)
+        if not dg.size:
+            dz[fr] = -y
+            return dz
+        J = self.J
+        JID = _block(J, fr, dg)
+        JDI = _block(J, dg, fr)
+        X = solve(JID) if fr.size else np.zeros((0, dg.size))
+        S = _block(J, dg, dg) - JDI @ X
+        r = b[dg] - JDI @ y
+        Ms = S * np.multiply.outer(sig, sig)
+        qs = sig * r
+        pm = is_p_matrix(Ms)
+        if pm is not True:
+            raise NotDifferentiableError(
+                "the directional derivative is not unique or not verified: the Schur complement on the "
+                f"{dg.size} degenerate pair(s) is "
+                f"{'not a P-matrix' if pm is False else 'not verified to be a P-matrix'} "
+                f"({'; '.join(self.degenerate_pairs()[:10])})",
+                pairs=[_pair_name(self.problem, i) for i in dg.tolist()],
+            )
+        lem = lemke_lcp(Ms, qs)
+        if lem.status != "solution":
+            raise NotDifferentiableError(
+                "Lemke's method did not solve the directional-derivative LCP on the degenerate pairs "
+                f"({lem.message})",
+                pairs=[_pair_name(self.problem, i) for i in dg.tolist()],
+            )
+        w = np.maximum(lem.z, 0.0)
+        dz[dg] = sig * w
+        if fr.size:
+            dz[fr] = -(y + X @ dz[dg])
+        return dz
+
+
+def linearize(
+    problem: MCP, z: np.ndarray, p: np.ndarray, tol: float, F: np.ndarray | None = None
+) -> Linearization:
+    r"""Split the pairs at the solution ``z`` of ``problem`` at ``p`` and evaluate :math:`J, J_p`.
+
+    ``tol`` is the solve tolerance; a bound counts as active within :math:`\tau = 10\,\mathrm{tol}`
+    and :math:`F_i` as zero within :math:`\tau` (module docstring). ``F`` is :math:`F(z; p)` when
+    known (evaluated otherwise).
+    """
+    d = derivatives(problem)
+    z = np.asarray(z, dtype=float).reshape(-1)
+    p = np.asarray(p, dtype=float).reshape(-1)
+    Fv = d.F(z, p) if F is None else np.asarray(F, dtype=float).reshape(-1)
+    lb, ub = problem.lb, problem.ub
+    tau = 10.0 * float(tol)
+    dense = z.size <= DENSE_LIMIT
+    with np.errstate(invalid="ignore"):
+        at_l = z - lb <= tau
+        at_u = ub - z <= tau
+    fixed = lb == ub
+    zero = np.abs(Fv) <= tau
+    strong = fixed | (at_l & (Fv > tau)) | (at_u & (Fv < -tau))
+    deg = ~strong & (at_l | at_u) & zero
+    free = ~strong & ~deg
+    deg_idx = np.flatnonzero(deg)
+    # a degenerate pair at both bounds (a box thinner than tau) is taken at the nearer one
+    sign = np.where((z - lb)[deg_idx] <= (ub - z)[deg_idx], 1.0, -1.0)
+    return Linearization(
+        problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p, dense), Jp=d.Jp(z, p, dense),
+        free=np.flatnonzero(free), active=np.flatnonzero(strong), degenerate=deg_idx,
+        degenerate_sign=sign, tau=tau,
+    )  # fmt: skip
+
+
+def check_direction(direction: Any, n_params: int) -> np.ndarray:
+    """``direction`` as a finite float vector of length ``n_params`` (typed errors otherwise)."""
+    try:
+        dp = np.asarray(direction, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"direction must be numeric, got {direction!r}") from exc
+    if dp.ndim > 1 and dp.size == n_params and max(dp.shape) == dp.size:
+        dp = dp.reshape(-1)
+    if dp.shape != (n_params,):
+        raise ShapeError(f"direction must have shape ({n_params},) (one entry per parameter), got {dp.shape}")
+    if not np.isfinite(dp).all():
+        raise NonFiniteError("direction contains NaN or inf")
+    return dp
+
+
+def result_linearization(result: Any, tol: float | None = None) -> Linearization:
+    """:func:`linearize` at a solved :class:`~mcpkit.solving.result.MCPResult` (checks it can be done)."""
+    problem, p = getattr(result, "problem", None), getattr(result, "p", None)
+    if problem is None or p is None:
+        raise MCPInputError(
+            "this result does not know its MCP and parameter values (only results of mcpkit.Solver / "
+            "mcpkit.solve on an mcpkit.MCP do); sensitivity() needs them"
+        )
+    if problem.n_params == 0:
+        raise MCPInputError(
+            f"MCP {problem.name!r} has no parameters, so there is no dz/dp; declare them with add_parameters"
+        )
+    if problem.n != result.z.size or p.size != problem.n_params:
+        raise MCPInputError("the MCP's structure changed after this result was computed; solve it again")
+    if not result.solved:
+        raise SolveFailedError(
+            f"sensitivity() needs a solved result (dz/dp at a point that is not a solution means nothing): "
+            f"{result.message}",
+            result,
+        )
+    return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F)
+
+
+def result_sensitivity(result: Any, direction: Any = None, tol: float | None = None) -> np.ndarray:
+    """:meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>` (see there)."""
+    problem = getattr(result, "problem", None)
+    dp = None
+    if direction is not None and problem is not None:
+        dp = check_direction(direction, problem.n_params)  # before anything is evaluated
+    lin = result_linearization(result, tol)
+    return lin.jacobian() if dp is None else lin.jvp(dp)

@@ -1,0 +1,162 @@
+"""MCPResult.sensitivity against central finite differences of re-solves (issue 29's checks).
+
+The finite differences are computed with the solver alone (two re-solves per parameter), so they
+do not share code with the implicit differentiation; the property tests keep only strictly
+complementary solutions (a margin on every pair), where the active set is locally constant and
+the central difference is exact for LCPs up to the solve tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import mcpkit
+from mcpkit import MCP, NotDifferentiableError
+from tests.conftest import random_p_matrix
+
+pytestmark = pytest.mark.solver
+
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def parametric_lcp(
+    M: np.ndarray, q0: np.ndarray, lb: float | np.ndarray = 0.0, ub: float | np.ndarray = math.inf
+) -> MCP:
+    """``lb <= z <= ub ⟂ Mz + q`` with ``q`` the parameter block (value ``q0``)."""
+    m = MCP("plcp")
+    m.add_variables("z", q0.size, lb=lb, ub=ub)
+    q = m.add_parameters("q", q0.size, value=q0)
+    m.add_affine("z", M, list(q))
+    return m
+
+
+def central_differences(solver: mcpkit.Solver, p0: np.ndarray, h: float) -> np.ndarray:
+    """``(z(p0 + h e_j) - z(p0 - h e_j)) / 2h`` column by column, every re-solve checked solved."""
+    cols = []
+    for e in np.eye(p0.size):
+        plus, minus = solver.solve(p=p0 + h * e), solver.solve(p=p0 - h * e)
+        assert plus.solved and minus.solved, (plus, minus)
+        cols.append((plus.z - minus.z) / (2 * h))
+    return np.column_stack(cols)
+
+
+def margin(res: mcpkit.MCPResult, lb: np.ndarray, ub: np.ndarray) -> float:
+    """Smallest distance from degeneracy: |F_i| at an active bound, distance to the bounds when free."""
+    z, F = res.z, res.F
+    d_l, d_u = z - lb, ub - z
+    active = (d_l <= 1e-8) | (d_u <= 1e-8)
+    gaps = np.where(active, np.abs(F), np.minimum(d_l, d_u))
+    return float(gaps.min())
+
+
+def test_random_40x40_p_matrix_lcp_matches_central_differences() -> None:
+    rng = np.random.default_rng(2029)
+    n = 40
+    M = random_p_matrix(rng, n)
+    q0 = rng.standard_normal(n) * 3
+    solver = mcpkit.Solver(parametric_lcp(M, q0), method="lemke", tol=1e-12)
+    res = solver.solve()
+    assert res.solved
+    counts = res.pair_counts()
+    assert counts.get("at_lower", 0) >= 5 and counts.get("between", 0) >= 5, counts  # both kinds present
+    S = res.sensitivity()
+    assert S.shape == (n, n)
+    fd = central_differences(solver, q0, 1e-6)
+    assert np.abs(S - fd).max() <= 1e-6 * np.abs(fd).max()
+
+
+def test_degenerate_scalar_through_a_solver() -> None:
+    # 0 <= z ⟂ z - p >= 0 at p = 0 (issue 29)
+    m = MCP("kink")
+    z = m.add_variables("z", 1, lb=0.0)
+    (p,) = m.add_parameters("p", 1, value=0.0)
+    m.add_functions("z", [z[0] - p])
+    res = mcpkit.solve(m, tol=1e-10)
+    assert res.solved and abs(res.z[0]) <= 1e-9
+    with pytest.raises(NotDifferentiableError, match=r"z\[0\]"):
+        res.sensitivity()
+    np.testing.assert_allclose(res.sensitivity(direction=[1]), [1.0], atol=1e-12)
+    np.testing.assert_allclose(res.sensitivity(direction=[-1]), [0.0], atol=1e-12)
+
+
+def nonlinear_box_mcp(
+    rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, n_p: int
+) -> tuple[MCP, np.ndarray]:
+    r"""``lb <= z <= ub ⟂ Mz + 0.2 z^3 + q0 + B p + 0.3 p_0 sin(z)`` with a P-matrix ``M``."""
+    n = lb.size
+    M = random_p_matrix(rng, n, shift=0.5)
+    q0 = rng.standard_normal(n) * 2
+    B = rng.standard_normal((n, n_p))
+    m = MCP("box")
+    z = m.add_variables("z", n, lb=lb, ub=ub)
+    p = m.add_parameters("p", n_p, value=rng.uniform(-0.5, 0.5, n_p))
+    rows = [
+        sum(float(M[i, j]) * z[j] for j in range(n))
+        + sp.Rational(1, 5) * z[i] ** 3
+        + float(q0[i])
+        + sum(float(B[i, k]) * p[k] for k in range(n_p))
+        + sp.Rational(3, 10) * p[0] * sp.sin(z[i])
+        for i in range(n)
+    ]
+    m.add_functions("z", rows)
+    return m, m.parameter_values
+
+
+@pytest.mark.parametrize("backend", ["casadi", "pyomo"])
+def test_nonlinear_box_mcp_both_backends(backend: str) -> None:
+    rng = np.random.default_rng(7)
+    lb = np.array([-1.0, 0.0, -math.inf, -2.0, 0.0])
+    ub = np.array([1.0, math.inf, math.inf, 0.5, 0.2])
+    m, p0 = nonlinear_box_mcp(rng, lb, ub, 2)
+    solver = mcpkit.Solver(m, backend=backend, method="newton", tol=1e-12)
+    res = solver.solve()
+    assert res.solved and res.backend == backend
+    assert margin(res, lb, ub) > 1e-3
+    fd = central_differences(solver, p0, 1e-5)
+    np.testing.assert_allclose(res.sensitivity(), fd, rtol=1e-5, atol=1e-6)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 8))
+def test_property_strictly_complementary_lcp(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    M = random_p_matrix(rng, n, skew=rng.uniform(0, 2))
+    q0 = rng.standard_normal(n) * 3
+    solver = mcpkit.Solver(parametric_lcp(M, q0), method="lemke", tol=1e-12)
+    res = solver.solve()
+    assert res.solved
+    assume(margin(res, np.zeros(n), np.full(n, math.inf)) > 1e-4)
+    fd = central_differences(solver, q0, 1e-7)
+    np.testing.assert_allclose(res.sensitivity(), fd, rtol=1e-6, atol=1e-6 * max(1.0, np.abs(fd).max()))
+
+
+#: one component's bounds: lower only, upper only, a box, or free
+bounds = st.one_of(
+    st.tuples(st.floats(-2, 2), st.just(math.inf)),
+    st.tuples(st.just(-math.inf), st.floats(-2, 2)),
+    st.tuples(st.floats(-2, 1), st.floats(0.1, 3)).map(lambda t: (t[0], t[0] + t[1])),
+    st.just((-math.inf, math.inf)),
+)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), box=st.lists(bounds, min_size=1, max_size=5), n_p=st.integers(1, 3))
+def test_property_strictly_complementary_box_mcp(seed: int, box: list[tuple[float, float]], n_p: int) -> None:
+    rng = np.random.default_rng(seed)
+    lb = np.array([b[0] for b in box])
+    ub = np.array([b[1] for b in box])
+    m, p0 = nonlinear_box_mcp(rng, lb, ub, n_p)
+    solver = mcpkit.Solver(m, backend="casadi", method="newton", tol=1e-12)
+    res = solver.solve()
+    assume(res.solved)  # the property is about the derivative, not about Newton's reach
+    assume(margin(res, lb, ub) > 1e-3)
+    fd = central_differences(solver, p0, 1e-5)
+    np.testing.assert_allclose(res.sensitivity(), fd, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(fd).max()))
+    dp = rng.standard_normal(n_p)
+    np.testing.assert_allclose(res.sensitivity(direction=dp), res.sensitivity() @ dp, rtol=1e-10, atol=1e-12)

@@ -1,0 +1,200 @@
+"""MCPResult.sensitivity without a solver: exact solutions known in closed form, and the typed errors.
+
+Each result is built by hand at a point that is an exact solution (checked by the same residual
+judge a solve uses), so the sensitivity code is tested apart from any engine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from mcpkit import MCP, MCPResult, NotDifferentiableError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
+from mcpkit.solving.result import Termination, judge_point
+
+
+def exact_result(mcp: MCP, z: np.ndarray, p: np.ndarray, tol: float = 1e-10) -> MCPResult:
+    """An MCPResult at ``z`` judged on the declaration, as mcpkit.Solver would return it."""
+    jp = judge_point(np.asarray(z, dtype=float), lambda x: mcp.evaluate(x, p), mcp.lb, mcp.ub, tol)
+    r = jp.residuals
+    return MCPResult(
+        z=jp.z, F=jp.F, termination=Termination.CONVERGED, solution_status=jp.status,
+        natural_residual=r.natural, complementarity_violation=r.complementarity,
+        bound_violation=r.bounds, tol=tol, iterations=0, wall_time_s=0.0, backend="none",
+        method="exact", problem=mcp, p=np.asarray(p, dtype=float),
+    )  # fmt: skip
+
+
+def scalar_mcp(lb: float = 0.0, ub: float = math.inf) -> MCP:
+    """``lb <= z <= ub ⟂ z - p``: ``z(p) = clip(p, lb, ub)``."""
+    m = MCP("scalar")
+    z = m.add_variables("z", 1, lb=lb, ub=ub)
+    p = m.add_parameters("p", 1)
+    m.add_functions("z", [z[0] - p[0]])
+    return m
+
+
+def test_interior_lcp_is_minus_inverse() -> None:
+    # F = Mz + q with z > 0 at the solution: dz/dq = -M^{-1} exactly
+    M = np.array([[2.0, 1.0], [0.5, 3.0]])
+    m = MCP("lcp")
+    m.add_variables("z", 2, lb=0.0)
+    q = m.add_parameters("q", 2)
+    m.add_affine("z", M, list(q))
+    q0 = np.array([-1.0, -2.0])
+    z = -np.linalg.solve(M, q0)
+    assert (z > 0).all()
+    res = exact_result(m, z, q0)
+    assert res.solved
+    np.testing.assert_allclose(res.sensitivity(), -np.linalg.inv(M), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        res.sensitivity(direction=[1.0, -1.0]), -np.linalg.inv(M) @ [1.0, -1.0], rtol=1e-12
+    )
+
+
+def test_active_pairs_do_not_move() -> None:
+    # z2 at its lower bound with F2 > 0: its row is zero; z1 free follows -1/M11
+    M = np.array([[2.0, 1.0], [0.5, 3.0]])
+    m = MCP("lcp")
+    m.add_variables("z", 2, lb=0.0)
+    q = m.add_parameters("q", 2)
+    m.add_affine("z", M, list(q))
+    q0 = np.array([-1.0, 2.0])
+    res = exact_result(m, np.array([0.5, 0.0]), q0)
+    assert res.solved
+    np.testing.assert_allclose(res.sensitivity(), [[-0.5, 0.0], [0.0, 0.0]], atol=1e-14)
+
+
+def test_nonlinear_upper_bound_and_parameter_in_jacobian() -> None:
+    # z1 free: z1^3 + a z1 - b = 0; z2 at its upper bound 1 with F2 = z2 - b - 3 < 0
+    m = MCP("nl")
+    z = m.add_variables("z", 2, lb=[-math.inf, -1.0], ub=[math.inf, 1.0])
+    a, b = m.add_parameters("p", 2)
+    m.add_functions("z", [z[0] ** 3 + a * z[0] - b, z[1] - b - 3])
+    z1 = 1.0
+    p0 = np.array([2.0, z1**3 + 2.0 * z1])  # a = 2, b = 3
+    res = exact_result(m, np.array([z1, 1.0]), p0)
+    assert res.solved
+    J = 3 * z1**2 + p0[0]
+    np.testing.assert_allclose(res.sensitivity(), [[-z1 / J, 1.0 / J], [0.0, 0.0]], rtol=1e-12, atol=1e-14)
+
+
+def test_degenerate_lower_bound_needs_a_direction() -> None:
+    res = exact_result(scalar_mcp(), np.array([0.0]), np.array([0.0]))
+    with pytest.raises(NotDifferentiableError, match=r"z\[0\] at lower bound") as info:
+        res.sensitivity()
+    assert info.value.pairs == ["z[0]"]
+    np.testing.assert_allclose(res.sensitivity(direction=[1.0]), [1.0])
+    np.testing.assert_allclose(res.sensitivity(direction=[-1.0]), [0.0])
+    np.testing.assert_allclose(res.sensitivity(direction=[2.5]), [2.5])
+
+
+def test_degenerate_upper_bound_is_mirrored() -> None:
+    res = exact_result(scalar_mcp(0.0, 1.0), np.array([1.0]), np.array([1.0]))
+    with pytest.raises(NotDifferentiableError, match="upper bound"):
+        res.sensitivity()
+    np.testing.assert_allclose(res.sensitivity(direction=[1.0]), [0.0])
+    np.testing.assert_allclose(res.sensitivity(direction=[-1.0]), [-1.0])
+
+
+def test_degenerate_pair_coupled_to_free_rows() -> None:
+    # z1 free with F1 = 2 z1 + z2 - p, z2 >= 0 with F2 = z2 - z1 + 1 ... at p = -2: z1 = -1, z2 = 0, F2 = 0
+    m = MCP("mixed")
+    z = m.add_variables("z", 2, lb=[-math.inf, 0.0])
+    (p,) = m.add_parameters("p", 1)
+    m.add_functions("z", [2 * z[0] + z[1] - p, z[1] - z[0] - 1])
+    res = exact_result(m, np.array([-1.0, 0.0]), np.array([-2.0]))
+    assert res.solved
+    # dp > 0: z1 grows, F2 = -z1 - 1 + z2 would go negative, so z2 leaves its bound:
+    # 2 dz1 + dz2 = dp, dz2 - dz1 = 0 -> dz = dp/3 (1, 1)
+    np.testing.assert_allclose(res.sensitivity(direction=[3.0]), [1.0, 1.0], atol=1e-12)
+    # dp < 0: z2 stays at 0, dz1 = dp/2
+    np.testing.assert_allclose(res.sensitivity(direction=[-2.0]), [-1.0, 0.0], atol=1e-12)
+
+
+def test_singular_free_block_is_not_differentiable() -> None:
+    m = MCP("cubic")
+    z = m.add_variables("z", 1, lb=-math.inf)
+    (p,) = m.add_parameters("p", 1)
+    m.add_functions("z", [z[0] ** 3 - p])
+    res = exact_result(m, np.array([0.0]), np.array([0.0]))
+    with pytest.raises(NotDifferentiableError, match="singular"):
+        res.sensitivity()
+
+
+@pytest.mark.parametrize("direction", [[1.0, 2.0], [[1.0], [2.0]], [], 3.0])
+def test_wrong_direction_shape(direction: object) -> None:
+    res = exact_result(scalar_mcp(), np.array([1.0]), np.array([1.0]))
+    with pytest.raises(ShapeError, match=r"shape \(1,\)"):
+        res.sensitivity(direction=direction)
+
+
+def test_nonfinite_direction() -> None:
+    res = exact_result(scalar_mcp(), np.array([1.0]), np.array([1.0]))
+    with pytest.raises(NonFiniteError):
+        res.sensitivity(direction=[math.nan])
+
+
+def test_non_parametric_mcp() -> None:
+    m = MCP.lcp(np.eye(2), np.array([-1.0, 1.0]))
+    res = exact_result(m, np.array([1.0, 0.0]), np.zeros(0))
+    assert res.solved
+    with pytest.raises(MCPInputError, match="no parameters"):
+        res.sensitivity()
+
+
+def test_unsolved_result() -> None:
+    res = exact_result(scalar_mcp(), np.array([0.5]), np.array([1.0]))
+    assert not res.solved
+    with pytest.raises(SolveFailedError, match="solved result"):
+        res.sensitivity()
+
+
+def test_result_without_problem() -> None:
+    res = exact_result(scalar_mcp(), np.array([1.0]), np.array([1.0]))
+    res.problem = None
+    with pytest.raises(MCPInputError, match="does not know its MCP"):
+        res.sensitivity()
+
+
+def test_changed_structure_is_refused() -> None:
+    m = scalar_mcp()
+    res = exact_result(m, np.array([1.0]), np.array([1.0]))
+    m.add_parameters("extra", 1)
+    with pytest.raises(MCPInputError, match="structure changed"):
+        res.sensitivity()
+
+
+@pytest.mark.parametrize("permute", [False, True], ids=["banded_lu", "superlu"])
+def test_sparse_free_block(permute: bool) -> None:
+    # an interior solution bigger than the dense limit: dz/dt = -M^{-1} d. Tridiagonal M takes the
+    # banded LU; symmetrically permuted (band as wide as the matrix) it takes SuperLU
+    import scipy.sparse as sps
+
+    from mcpkit.solving import sensitivity
+
+    n = sensitivity.DENSE_LIMIT + 50
+    M = sps.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    if permute:
+        perm = np.random.default_rng(0).permutation(n)
+        M = M[perm][:, perm].tocsr()
+    m = MCP("tri")
+    m.add_variables("z", n, lb=-math.inf)
+    (t,) = m.add_parameters("t", 1)
+    d = np.linspace(-1.0, 1.0, n)
+    m.add_affine("z", M, [sp.Float(di) * t + 1.0 for di in d])
+    z = np.asarray(sps.linalg.spsolve(M.tocsc(), -np.ones(n)))
+    res = exact_result(m, z, np.array([0.0]))
+    assert res.solved
+    lin = sensitivity.result_linearization(res)
+    assert isinstance(lin.J, sps.sparray)  # the sparse path ran
+    kl = int(max((lambda c: (c.row - c.col).max())(sps.coo_array(M)), 0))
+    assert (kl + 1 + kl <= sensitivity.BAND_LIMIT) is (not permute)
+    ref = -np.linalg.solve(M.toarray(), d)
+    np.testing.assert_allclose(res.sensitivity()[:, 0], ref, rtol=1e-10, atol=1e-13)
+    w = np.cos(np.arange(n))
+    np.testing.assert_allclose(lin.vjp(w), [w @ ref], rtol=1e-10)
