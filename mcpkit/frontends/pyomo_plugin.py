@@ -64,7 +64,6 @@ stays as cheap as before.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib.abc
 import importlib.util
 import inspect
@@ -220,10 +219,7 @@ class PyomoRoute:
                 vals = [np.nan if v is None or v.value is None else float(v.value) for v in src.vars]
                 z = np.asarray(vals, dtype=float)
                 z0 = np.where(np.isfinite(z), z, self.mcp.start)
-            if time_limit is not None:  # routes read their options at solve time
-                route = self._mcp_solver.route
-                route.options = dataclasses.replace(route.options, time_limit=time_limit)
-            res = self._mcp_solver.solve(p=p, z0=z0, warm_start=warm_start)
+            res = self._mcp_solver.solve(p=p, z0=z0, warm_start=warm_start, time_limit=time_limit)
             if write_back and np.isfinite(res.z).all():
                 from mcpkit.lowering.pyomo import write_back as write
 

@@ -105,6 +105,8 @@ class Solver:
         p: ArrayLike | dict[str, ArrayLike] | None = None,
         z0: ArrayLike | None = None,
         warm_start: bool = True,
+        *,
+        time_limit: float | None = None,
     ) -> MCPResult:
         """Solve at parameter values ``p`` (dict by block, stacked array, or current values).
 
@@ -117,6 +119,9 @@ class Solver:
             otherwise the declaration's start.
         warm_start
             Start from the previous solution (and multipliers) of this solver.
+        time_limit
+            Seconds for this call (``None``: the options' ``time_limit``); later calls are not
+            affected.
         """
         if self.problem.version != self._version:
             raise MCPInputError("the MCP's structure changed after this Solver was built; build a new Solver")
@@ -131,6 +136,9 @@ class Solver:
             start = self.problem.start
         start = np.minimum(np.maximum(start, self.cas.lb), self.cas.ub)
         t0 = time.perf_counter()
+        kept = self.route.options
+        if time_limit is not None:  # routes read their options at every solve
+            self.route.options = replace(kept, time_limit=max(float(time_limit), 1e-3))
         try:
             with display(self.options.progress, self.problem.name):  # progress=True: a tqdm line
                 out = self.route.solve(pv, start, warm)
@@ -138,6 +146,8 @@ class Solver:
             if not stop.is_interrupt(exc):
                 raise
             out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
+        finally:
+            self.route.options = kept
         wall = time.perf_counter() - t0
         result = self._result(out, pv, wall)
         if result.solved:
@@ -241,10 +251,7 @@ def solve(
     if isinstance(problem, MCP):
         mcp_solver = Solver(problem, backend=backend, method=method, options=options, **kwargs)
         limit = mcp_solver.options.time_limit
-        if limit is not None:  # routes read their options at solve time
-            route_options = mcp_solver.route.options
-            mcp_solver.route.options = replace(route_options, time_limit=time_left(limit, t0))
-        res = mcp_solver.solve(p=p, z0=z0, warm_start=False)
+        res = mcp_solver.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0))
         return note_overrun(res, limit, time.perf_counter() - t0)
     if _is_pyomo_model(problem):
         from mcpkit.frontends.pyomo_plugin import PyomoRoute

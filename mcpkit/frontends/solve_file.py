@@ -255,10 +255,7 @@ def _load_and_solve(
     budget.check("mcp", "loading the file")
     solver = Solver(mcp, backend=args.backend, method=args.method, time_limit=budget.solve_limit(), **opts)
     budget.check("mcp", "lowering the problem")
-    limit = budget.solve_limit()
-    if limit is not None:  # what lowering left (routes read their options at solve time)
-        solver.route.options = dataclasses.replace(solver.route.options, time_limit=limit)
-    result = solver.solve(warm_start=False)
+    result = solver.solve(warm_start=False, time_limit=budget.solve_limit())  # what lowering left
     distance = known_solution_distance(meta, result.z)
     extra = {} if distance is None else {"known_solution_distance": distance}
     return result, extra, solution_arrays(result)

@@ -51,6 +51,7 @@ from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import SolveOptions, progress_trace
+from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.residuals import compute_residuals
 from mcpkit.solving.result import HomotopyStep, Termination
 
@@ -908,10 +909,3 @@ def make_homotopy(
     ``second_opinion`` names the reformulation run after a converged one (the class docstring).
     """
     return RecoveringHomotopy(mpcc, method, options, inner, second_opinion)
-
-
-def reformulation_for(method: str) -> Reformulation:
-    """The reformulation object for a registered method name (see :mod:`mcpkit.solving.registry`)."""
-    from mcpkit.solving.registry import reformulation_for as registered
-
-    return registered(method)

@@ -162,3 +162,24 @@ def test_user_casadi_mpcc_is_accepted() -> None:
     # two global minimisers (1, 0) and (0, 1), objective 1
     assert res.f == pytest.approx(1.0, abs=1e-6)
     assert min(abs(res.x[0] - 1) + abs(res.x[1]), abs(res.x[0]) + abs(res.x[1] - 1)) < 1e-6
+
+
+def test_a_per_call_time_limit_reaches_the_route_and_does_not_persist() -> None:
+    """Solver.solve(time_limit=T): the route reads T during that call only (front ends no longer
+    reach into route.options themselves)."""
+    import numpy as np
+
+    import mcpkit
+
+    solver = mcpkit.Solver(mcpkit.MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])))
+    seen: list[float | None] = []
+    real = solver.route.solve
+
+    def spy(p, z0, warm):  # noqa: ANN001, ANN202
+        seen.append(solver.route.options.time_limit)
+        return real(p, z0, warm)
+
+    solver.route.solve = spy  # type: ignore[method-assign]
+    assert solver.solve(time_limit=7.5).solved
+    assert solver.solve().solved
+    assert seen == [7.5, None] and solver.route.options.time_limit is None

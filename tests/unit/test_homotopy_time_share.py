@@ -129,7 +129,8 @@ def _on_track_run(monkeypatch: pytest.MonkeyPatch, extend_to: float | None, fail
     0.1, 0.01, ... (at tol 1e-6 by the 6th), run with a 15 s share."""
     import mcpkit.homotopy.loop as hom
     from mcpkit.homotopy.ipopt import InnerResult
-    from mcpkit.homotopy.loop import HomotopySolver, reformulation_for
+    from mcpkit.homotopy.loop import HomotopySolver
+    from mcpkit.solving.registry import reformulation_for
 
     clock = _Clock()
     monkeypatch.setattr(hom.time, "perf_counter", clock)
