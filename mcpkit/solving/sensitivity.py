@@ -431,6 +431,42 @@ class Linearization:
             out[fr] = -self._factor()(self._jp_dense()[fr])
         return out
 
+    def jacobian_sparse(self) -> sps.csc_array:
+        r""":math:`dz/dp` as a ``scipy.sparse.csc_array`` (no degenerate pairs allowed).
+
+        Only the columns of :math:`J_{p,I}` with a stored entry are solved for, in chunks of at
+        most :data:`SPARSE_CHUNK_ENTRIES` dense entries; exact zeros of the solves (rows outside
+        the coupled components a parameter touches, and :math:`dz_A = 0`) are not stored.
+        """
+        self._require_nondegenerate("dz/dp")
+        n, n_p, fr = self.z.size, self.p.size, self.free
+        if not (fr.size and n_p):
+            return sps.csc_array((n, n_p))
+        if isinstance(self.Jp, np.ndarray):
+            JpI = sps.csc_array(self.Jp[fr])
+        else:
+            r, c, v, shape = _sparse_block(self.Jp, fr, None)
+            JpI = sps.csc_array((v, (r, c)), shape=shape)
+        JpI.eliminate_zeros()
+        cols = np.flatnonzero(np.diff(JpI.indptr))
+        solve = self._factor()
+        step = max(1, SPARSE_CHUNK_ENTRIES // fr.size)
+        rr: list[np.ndarray] = []
+        cc: list[np.ndarray] = []
+        vv: list[np.ndarray] = []
+        for k in range(0, cols.size, step):
+            chunk = cols[k : k + step]
+            X = -np.asarray(solve(JpI[:, chunk].toarray())).reshape(fr.size, chunk.size)
+            i, j = np.nonzero(X)
+            rr.append(fr[i])
+            cc.append(chunk[j])
+            vv.append(X[i, j])
+        if not rr:
+            return sps.csc_array((n, n_p))
+        return sps.csc_array(
+            (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p)
+        )
+
     def vjp(self, w: np.ndarray) -> np.ndarray:
         r""":math:`w^\top dz/dp = -(J_{II}^{-\top} w_I)^\top J_{p,I}`, shape :math:`(n_p,)` (one solve)."""
         self._require_nondegenerate("dz/dp")
@@ -558,11 +594,19 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
     return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F)
 
 
-def result_sensitivity(result: Any, direction: Any = None, tol: float | None = None) -> np.ndarray:
+def result_sensitivity(
+    result: Any, direction: Any = None, tol: float | None = None, sparse: bool | None = False
+) -> Any:
     """:meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>` (see there)."""
+    if sparse is not None and not isinstance(sparse, bool | np.bool_):
+        raise MCPInputError(f"sparse must be True, False or None, got {sparse!r}")
     problem = getattr(result, "problem", None)
     dp = None
     if direction is not None and problem is not None:
         dp = check_direction(direction, problem.n_params)  # before anything is evaluated
     lin = result_linearization(result, tol)
-    return lin.jacobian() if dp is None else lin.jvp(dp)
+    if dp is not None:
+        return lin.jvp(dp)
+    if sparse is None:
+        sparse = lin.z.size * lin.p.size > SPARSE_AUTO_ENTRIES
+    return lin.jacobian_sparse() if sparse else lin.jacobian()
