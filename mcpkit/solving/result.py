@@ -511,6 +511,32 @@ class MPCCResult(SolveResult):
 
         return result_value_gradient(self, tol)
 
+    def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`dx^*/dp` at this solution by the implicit function theorem on its branch NLP.
+
+        The KKT system of the branch NLP (active constraints and each pair's active side as
+        equalities) is differentiated at the point (:mod:`mcpkit.stationarity.mpcc_sensitivity`),
+        with the multipliers of :meth:`value_gradient`. Shape ``(n_x, n_p)``, or ``(n_x,)``
+        with ``direction`` (``(dx^*/dp)\,dp``); ``tol`` (default the solve's) is the activity
+        and residual tolerance.
+
+        Raises
+        ------
+        NotDifferentiableError
+            The point is not strongly stable, saying which condition failed: MPCC-LICQ (smallest
+            singular value), strong stationarity, strict complementarity on the branch (biactive
+            pairs, zero multipliers of active inequalities, named), or second-order sufficiency
+            (smallest eigenvalue of the reduced Hessian).
+        SolveFailedError
+            The result is not solved.
+        MCPInputError
+            The MPCC has no parameters, the result does not know its MPCC, or ``direction`` has
+            the wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
+        """
+        from mcpkit.stationarity.mpcc_sensitivity import result_mpcc_sensitivity
+
+        return result_mpcc_sensitivity(self, direction, tol)
+
     def _residual_fields(self) -> dict[str, float | None]:
         return {
             "comp_residual": _finite_or_none(self.comp_residual),
