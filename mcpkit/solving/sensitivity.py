@@ -42,7 +42,8 @@ cached on the MCP together with everything else that depends only on the structu
 sparsity patterns, constant Jacobians). :math:`J_{II}` is factorised by dense LAPACK when the MCP
 has at most :data:`DENSE_LIMIT` pairs and :math:`J`'s pattern is at least :data:`DENSE_DENSITY`
 full, else by LAPACK's banded LU when its band is at most :data:`BAND_LIMIT` diagonals wide, else
-by SuperLU (``scipy.sparse.linalg.splu``). :math:`dz/dp` is a dense :math:`n \times n_p` array
+by dense LAPACK again when :math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU
+(``scipy.sparse.linalg.splu``). :math:`dz/dp` is a dense :math:`n \times n_p` array
 by default, or a ``scipy.sparse.csc_array`` with ``sparse=True`` (automatic with ``sparse=None``
 above :data:`SPARSE_AUTO_ENTRIES` entries): its columns are dense on the coupled components of
 :math:`J_{II}` that the parameter touches and zero elsewhere; a directional derivative or a
@@ -287,6 +288,19 @@ def _pivots_ok(d: np.ndarray) -> bool:
     return bool(np.isfinite(d).all()) and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300)
 
 
+def _dense_lu_solver(A: np.ndarray) -> tuple[Any, str]:
+    """``(solve(rhs, trans), "")`` by LAPACK ``dgetrf``/``dgetrs`` (``A`` is overwritten); ``(None, why)``."""
+    lu, piv, info = lapack.dgetrf(A, overwrite_a=True)
+    if info != 0 or not _pivots_ok(np.diagonal(lu)):
+        return None, "is singular"
+
+    def dense(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
+        x, _info = lapack.dgetrs(lu, piv, np.asarray(rhs, dtype=float), trans=1 if trans else 0)
+        return np.asarray(x)
+
+    return dense, ""
+
+
 def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> tuple[Any, str]:
     r"""``(solve(rhs, trans), "")`` for a sparse square :math:`A` given by its entries ``(r, c, v, shape)``.
 
@@ -294,7 +308,9 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
 
     A matrix whose band (:math:`k_l + k_u + 1` diagonals) is at most :data:`BAND_LIMIT` wide is
     factorised by LAPACK's banded LU (``dgbtrf``: :math:`O(n k_l (k_l + k_u))`, chains and
-    horizons), any other by SuperLU (``scipy.sparse.linalg.splu``, COLAMD ordering).
+    horizons), any other of at most :data:`DENSE_LIMIT` rows by dense LAPACK (``dgetrf``: for
+    such sizes SuperLU's set-up costs more than the dense LU), any larger one by SuperLU
+    (``scipy.sparse.linalg.splu``, COLAMD ordering).
     """
     r, c, v, (m, _) = entries
     kl = int(max((r - c).max(initial=0), 0))
@@ -313,6 +329,8 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
 
             return banded, ""
         return None, "is singular (banded LU)"
+    if m <= DENSE_LIMIT:
+        return _dense_lu_solver(_dense(entries))
     try:
         slu = spla.splu(sps.csc_matrix((v, (r, c)), shape=(m, m)))
     except RuntimeError as exc:
@@ -378,22 +396,13 @@ class Linearization:
         if fr.size == 0:
             self._solve = lambda r, trans=False: np.zeros_like(r, dtype=float)
             return self._solve
-        why = "is singular"
         if isinstance(self.J, np.ndarray):
-            lu, piv, info = lapack.dgetrf(self.J[np.ix_(fr, fr)], overwrite_a=True)
-            if info == 0 and _pivots_ok(np.diagonal(lu)):
-
-                def dense(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
-                    x, _info = lapack.dgetrs(lu, piv, np.asarray(rhs, dtype=float), trans=1 if trans else 0)
-                    return np.asarray(x)
-
-                self._solve = dense
-                return self._solve
+            solve, why = _dense_lu_solver(self.J[np.ix_(fr, fr)])
         else:
             solve, why = sparse_lu_solver(_sparse_block(self.J, fr, fr))
-            if solve is not None:
-                self._solve = solve
-                return self._solve
+        if solve is not None:
+            self._solve = solve
+            return self._solve
         names = [_pair_name(self.problem, i) for i in fr[:5].tolist()]
         raise NotDifferentiableError(
             f"dF/dz restricted to the {fr.size} free pairs ({', '.join(names)}"
