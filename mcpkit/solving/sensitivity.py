@@ -331,8 +331,15 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
         return None, "is singular (banded LU)"
     if m <= DENSE_LIMIT:
         return _dense_lu_solver(_dense(entries))
+    if c.size and bool((np.diff(c) >= 0).all()):  # column-ordered (as _sparse_block gives): CSC directly
+        indptr = np.zeros(m + 1, dtype=np.int32)
+        np.cumsum(np.bincount(c, minlength=m), out=indptr[1:])
+        A = sps.csc_matrix((v, r.astype(np.int32), indptr), shape=(m, m))
+        A.sort_indices()
+    else:  # COO -> CSC (sums duplicates, sorts)
+        A = sps.csc_matrix((v, (r, c)), shape=(m, m))
     try:
-        slu = spla.splu(sps.csc_matrix((v, (r, c)), shape=(m, m)))
+        slu = spla.splu(A)
     except RuntimeError as exc:
         return None, f"is singular (SuperLU: {exc})"
     if not _pivots_ok(slu.U.diagonal()):
