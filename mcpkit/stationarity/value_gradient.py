@@ -105,6 +105,7 @@ def active_multipliers(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> 
 
     See :func:`value_gradient` for the checks and the errors.
     """
+    n_orig = int(mpcc.x.numel())
     if not mpcc.is_standard():
         std = ToStandardMPCC().apply(mpcc)[0]
         x = ToStandardMPCC.lift(mpcc, np.asarray(x, dtype=float), p)
@@ -113,13 +114,16 @@ def active_multipliers(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> 
     p = np.asarray(p, dtype=float).reshape(-1)
     nx = x.size
     out = [np.asarray(ca.DM(o).full(), dtype=float) for o in _functions(mpcc)(x, p)]
+    # the lowering's slacks (x[n_orig:]) are each one side of a pair, so their bounds w >= 0 are
+    # implied by the pairs and left out (as rows they would duplicate the pair rows and break LICQ)
+    own_bound = np.arange(nx) < n_orig
     g, G, H = (o.reshape(-1) for o in out[1:4])
     df = out[4].reshape(nx)
     Jg, JG, JH = (o.reshape(-1, nx) for o in out[5:8])
     g_hi = np.isfinite(mpcc.ubg) & (g >= mpcc.ubg - tol)
     g_lo = np.isfinite(mpcc.lbg) & (g <= mpcc.lbg + tol)
-    x_hi = np.isfinite(mpcc.ubx) & (x >= mpcc.ubx - tol)
-    x_lo = np.isfinite(mpcc.lbx) & (x <= mpcc.lbx + tol)
+    x_hi = own_bound & np.isfinite(mpcc.ubx) & (x >= mpcc.ubx - tol)
+    x_lo = own_bound & np.isfinite(mpcc.lbx) & (x <= mpcc.lbx + tol)
     aG, aH = G <= tol, H <= tol
     ig, ix = np.flatnonzero(g_hi | g_lo), np.flatnonzero(x_hi | x_lo)
     iG, iH = np.flatnonzero(aG), np.flatnonzero(aH)
