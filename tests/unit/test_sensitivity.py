@@ -228,6 +228,15 @@ def test_sparse_output_of_decoupled_chains(n_chain: int) -> None:
         ref[blk, j] = -np.linalg.solve(T.toarray(), d[blk])
     np.testing.assert_allclose(dense, ref, rtol=1e-10, atol=1e-14)
     assert isinstance(res.sensitivity(sparse=None), np.ndarray)  # small: automatic stays dense
+    from mcpkit.solving import sensitivity
+
+    saved = sensitivity.SPARSE_AUTO_ENTRIES
+    sensitivity.SPARSE_AUTO_ENTRIES = n * k - 1  # just below this problem's n * n_p
+    try:
+        auto = res.sensitivity(sparse=None)
+    finally:
+        sensitivity.SPARSE_AUTO_ENTRIES = saved
+    assert isinstance(auto, sps.csc_array) and auto.nnz == n
 
 
 def test_sparse_output_active_rows_and_bad_option() -> None:
