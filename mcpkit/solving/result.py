@@ -381,7 +381,9 @@ class MCPResult(SolveResult):
             raise KeyError(f"no block {name!r}; blocks: {list(self.blocks)}")
         return self.F[self.blocks[name]]
 
-    def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
+    def sensitivity(
+        self, direction: Any = None, *, tol: float | None = None, sparse: bool | None = False
+    ) -> Any:
         r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
 
         Implicit differentiation of the box MCP at its active set (:mod:`mcpkit.solving.sensitivity`):
@@ -397,11 +399,17 @@ class MCPResult(SolveResult):
             bound with :math:`F_i = 0`), where it solves a small LCP on those pairs.
         tol
             Activity threshold is ``10 * tol`` (default: the solve's :attr:`tol`).
+        sparse
+            For the full Jacobian only: ``False`` (default) a dense array, ``True`` a
+            ``scipy.sparse.csc_array`` (built a chunk of columns at a time, so an
+            :math:`n \times n_p` dense array is never held), ``None`` sparse when
+            :math:`n\,n_p` exceeds :data:`~mcpkit.solving.sensitivity.SPARSE_AUTO_ENTRIES`.
+            Ignored with ``direction`` (a directional derivative is a dense vector).
 
         Returns
         -------
-        numpy.ndarray
-            Dense, shape ``(n, n_p)`` without ``direction``, ``(n,)`` with it.
+        numpy.ndarray or scipy.sparse.csc_array
+            Shape ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
 
         Raises
         ------
@@ -416,7 +424,7 @@ class MCPResult(SolveResult):
         """
         from mcpkit.solving.sensitivity import result_sensitivity
 
-        return result_sensitivity(self, direction, tol)
+        return result_sensitivity(self, direction, tol, sparse=sparse)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
@@ -502,6 +510,32 @@ class MPCCResult(SolveResult):
         from mcpkit.stationarity.value_gradient import result_value_gradient
 
         return result_value_gradient(self, tol)
+
+    def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
+        r""":math:`dx^*/dp` at this solution by the implicit function theorem on its branch NLP.
+
+        The KKT system of the branch NLP (active constraints and each pair's active side as
+        equalities) is differentiated at the point (:mod:`mcpkit.stationarity.mpcc_sensitivity`),
+        with the multipliers of :meth:`value_gradient`. Shape ``(n_x, n_p)``, or ``(n_x,)``
+        with ``direction`` (``(dx^*/dp)\,dp``); ``tol`` (default the solve's) is the activity
+        and residual tolerance.
+
+        Raises
+        ------
+        NotDifferentiableError
+            The point is not strongly stable, saying which condition failed: MPCC-LICQ (smallest
+            singular value), strong stationarity, strict complementarity on the branch (biactive
+            pairs, zero multipliers of active inequalities, named), or second-order sufficiency
+            (smallest eigenvalue of the reduced Hessian).
+        SolveFailedError
+            The result is not solved.
+        MCPInputError
+            The MPCC has no parameters, the result does not know its MPCC, or ``direction`` has
+            the wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
+        """
+        from mcpkit.stationarity.mpcc_sensitivity import result_mpcc_sensitivity
+
+        return result_mpcc_sensitivity(self, direction, tol)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {

@@ -38,11 +38,16 @@ it cannot be.
 :math:`J = \partial F/\partial z` and :math:`J_p = \partial F/\partial p` always come from the
 declaration (the CasADi lowering, with the matrices of affine blocks read directly), whatever
 route or backend found :math:`z^*`; the CasADi functions are built once per MCP structure and
-cached on the MCP. :math:`J_{II}` is factorised by dense LAPACK for at most
-:data:`DENSE_LIMIT` free pairs, else by LAPACK's banded LU when its band is at most
-:data:`BAND_LIMIT` diagonals wide, else by SuperLU (``scipy.sparse.linalg.splu``). Outputs are
-dense NumPy arrays: :math:`dz/dp` is :math:`n \times n_p` (its columns are generally dense even
-when :math:`J` is sparse), a directional derivative or a vector-Jacobian product a vector.
+cached on the MCP together with everything else that depends only on the structure (bounds,
+sparsity patterns, constant Jacobians). :math:`J_{II}` is factorised by dense LAPACK when the MCP
+has at most :data:`DENSE_LIMIT` pairs and :math:`J`'s pattern is at least :data:`DENSE_DENSITY`
+full, else by LAPACK's banded LU when its band is at most :data:`BAND_LIMIT` diagonals wide, else
+by dense LAPACK again when :math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU
+(``scipy.sparse.linalg.splu``). :math:`dz/dp` is a dense :math:`n \times n_p` array
+by default, or a ``scipy.sparse.csc_array`` with ``sparse=True`` (automatic with ``sparse=None``
+above :data:`SPARSE_AUTO_ENTRIES` entries): its columns are dense on the coupled components of
+:math:`J_{II}` that the parameter touches and zero elsewhere; a directional derivative or a
+vector-Jacobian product is a vector.
 
 References
 ----------
@@ -54,13 +59,11 @@ Math. Programming 70 (1995) 159-172.
 from __future__ import annotations
 
 import itertools
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import casadi as ca
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 from scipy.linalg import lapack
@@ -72,8 +75,20 @@ from mcpkit.problems.functions import AffineFunction
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
 
-#: Free pairs up to which :math:`J_{II}` is factorised densely (LAPACK); SuperLU above.
+#: Pairs up to which :math:`J` is held and :math:`J_{II}` factorised densely (LAPACK), when
+#: :math:`J`'s pattern fills at least :data:`DENSE_DENSITY` of the matrix; sparse otherwise.
 DENSE_LIMIT = 200
+
+#: Pattern density (stored entries of :math:`J` over :math:`n^2`) from which a problem of at most
+#: :data:`DENSE_LIMIT` pairs is treated densely; a sparser :math:`J` goes to the banded LU or SuperLU
+#: (for a tridiagonal :math:`J` at :math:`n = 100` the banded LU is several times faster than dense).
+DENSE_DENSITY = 0.1
+
+#: Entries (:math:`n \times n_p`) above which ``sensitivity(sparse=None)`` returns a sparse matrix.
+SPARSE_AUTO_ENTRIES = 10_000_000
+
+#: Entries of one dense chunk of right-hand sides when :math:`dz/dp` is assembled sparse.
+SPARSE_CHUNK_ENTRIES = 2_000_000
 
 #: Degenerate pairs up to which the P-matrix property of the Schur complement is checked by
 #: all principal minors (:math:`2^{|D|}` determinants); above, a positive definite symmetric part.
@@ -151,6 +166,7 @@ class Derivatives:
             shape=(n, n),
         )
         self._const_dense: np.ndarray | None = None
+        self._const_sum: sps.csc_array | None = None
         sym_rows = np.setdiff1d(np.arange(n), const_rows)
         self._Jz: _CasadiJacobian | None = None
         if sym_rows.size:
@@ -159,6 +175,13 @@ class Derivatives:
             self._Jz = _CasadiJacobian(f"{cas.name}_sens_Jz", cas.z, cas.p, Jexpr, (n, n), sym_rows)
         Jp = ca.jacobian(cas.F, cas.p)
         self._Jp = _CasadiJacobian(f"{cas.name}_sens_Jp", cas.z, cas.p, Jp, (n, self.n_params), np.arange(n))
+        # per-structure constants of linearize (bounds change only with the structure)
+        self.lb = np.asarray(problem.lb, dtype=float)
+        self.ub = np.asarray(problem.ub, dtype=float)
+        self.fixed = self.lb == self.ub
+        nnz = self._const.nnz + (0 if self._Jz is None else self._Jz.row.size)
+        self.dense = n <= DENSE_LIMIT and nnz >= DENSE_DENSITY * n * n
+        """Whether :math:`J` is held dense (small and dense enough, :data:`DENSE_DENSITY`)."""
 
     def F(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
         """:math:`F(z; p)`."""
@@ -173,8 +196,13 @@ class Derivatives:
             return J if self._Jz is None else J + self._Jz.value(z, p, True)
         if self._Jz is None:
             return self._const
+        if self._const_sum is not None:
+            return self._const_sum
         sym = self._Jz.value(z, p, False)
-        return sym if not self._const.nnz else (self._const + sym).tocsc()
+        out = sym if not self._const.nnz else (self._const + sym).tocsc()
+        if self._Jz.constant:  # kept, so its entries (cached on it) are reused too
+            self._const_sum = out
+        return out
 
     def Jp(self, z: np.ndarray, p: np.ndarray, dense: bool = False) -> Any:
         r""":math:`\partial F/\partial p` at :math:`(z, p)`, :math:`n \times n_p`: CSC, or a dense array."""
@@ -233,17 +261,18 @@ def _sparse_block(
     row, col, val = _entries(A)
     rmap = np.full(A.shape[0], -1, dtype=np.int64)
     rmap[rows] = np.arange(rows.size)
+    r = rmap[row]
     if cols is None:
-        c, nc = col, A.shape[1]
-        r = rmap[row]
         keep = r >= 0
+        return r[keep], col[keep], val[keep], (rows.size, A.shape[1])
+    if cols is rows and A.shape[0] == A.shape[1]:  # a principal block: one map serves both
+        c = rmap[col]
     else:
         cmap = np.full(A.shape[1], -1, dtype=np.int64)
         cmap[cols] = np.arange(cols.size)
-        nc = cols.size
-        r, c = rmap[row], cmap[col]
-        keep = (r >= 0) & (c >= 0)
-    return r[keep], c[keep], val[keep], (rows.size, nc)
+        c = cmap[col]
+    keep = (r >= 0) & (c >= 0)
+    return r[keep], c[keep], val[keep], (rows.size, cols.size)
 
 
 def _dense(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> np.ndarray:
@@ -259,6 +288,19 @@ def _pivots_ok(d: np.ndarray) -> bool:
     return bool(np.isfinite(d).all()) and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300)
 
 
+def _dense_lu_solver(A: np.ndarray) -> tuple[Any, str]:
+    """``(solve(rhs, trans), "")`` by LAPACK ``dgetrf``/``dgetrs`` (``A`` is overwritten); ``(None, why)``."""
+    lu, piv, info = lapack.dgetrf(A, overwrite_a=True)
+    if info != 0 or not _pivots_ok(np.diagonal(lu)):
+        return None, "is singular"
+
+    def dense(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
+        x, _info = lapack.dgetrs(lu, piv, np.asarray(rhs, dtype=float), trans=1 if trans else 0)
+        return np.asarray(x)
+
+    return dense, ""
+
+
 def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]) -> tuple[Any, str]:
     r"""``(solve(rhs, trans), "")`` for a sparse square :math:`A` given by its entries ``(r, c, v, shape)``.
 
@@ -266,7 +308,9 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
 
     A matrix whose band (:math:`k_l + k_u + 1` diagonals) is at most :data:`BAND_LIMIT` wide is
     factorised by LAPACK's banded LU (``dgbtrf``: :math:`O(n k_l (k_l + k_u))`, chains and
-    horizons), any other by SuperLU (``scipy.sparse.linalg.splu``, COLAMD ordering).
+    horizons), any other of at most :data:`DENSE_LIMIT` rows by dense LAPACK (``dgetrf``: for
+    such sizes SuperLU's set-up costs more than the dense LU), any larger one by SuperLU
+    (``scipy.sparse.linalg.splu``, COLAMD ordering).
     """
     r, c, v, (m, _) = entries
     kl = int(max((r - c).max(initial=0), 0))
@@ -285,8 +329,17 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
 
             return banded, ""
         return None, "is singular (banded LU)"
+    if m <= DENSE_LIMIT:
+        return _dense_lu_solver(_dense(entries))
+    if c.size and bool((np.diff(c) >= 0).all()):  # column-ordered (as _sparse_block gives): CSC directly
+        indptr = np.zeros(m + 1, dtype=np.int32)
+        np.cumsum(np.bincount(c, minlength=m), out=indptr[1:])
+        A = sps.csc_matrix((v, r.astype(np.int32), indptr), shape=(m, m))
+        A.sort_indices()
+    else:  # COO -> CSC (sums duplicates, sorts)
+        A = sps.csc_matrix((v, (r, c)), shape=(m, m))
     try:
-        slu = spla.splu(sps.csc_matrix((v, (r, c)), shape=(m, m)))
+        slu = spla.splu(A)
     except RuntimeError as exc:
         return None, f"is singular (SuperLU: {exc})"
     if not _pivots_ok(slu.U.diagonal()):
@@ -314,7 +367,7 @@ class Linearization:
     p: np.ndarray
     F: np.ndarray
     J: Any
-    r""":math:`\partial F/\partial z` at the point (dense for at most :data:`DENSE_LIMIT` pairs, else CSC)."""
+    r""":math:`\partial F/\partial z` at the point (dense when :attr:`Derivatives.dense`, else CSC)."""
     Jp: Any
     r""":math:`\partial F/\partial p` at the point (dense or CSC like :attr:`J`)."""
     free: np.ndarray
@@ -327,6 +380,8 @@ class Linearization:
     r""":math:`+1` for a degenerate pair at its lower bound, :math:`-1` at its upper bound."""
     tau: float
     """The activity threshold used (``10 * tol``)."""
+    derivs: Derivatives | None = None
+    """The :class:`Derivatives` that gave :attr:`J` and :attr:`Jp` (their dense forms are cached there)."""
 
     def __post_init__(self) -> None:
         self._solve: Any = None
@@ -348,28 +403,13 @@ class Linearization:
         if fr.size == 0:
             self._solve = lambda r, trans=False: np.zeros_like(r, dtype=float)
             return self._solve
-        why = "is singular"
-        if fr.size <= DENSE_LIMIT:
-            Ad = _block(self.J, fr, fr)
-            lu = None
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", sla.LinAlgWarning)  # judged by the pivots below
-                    lu = sla.lu_factor(Ad, check_finite=False)
-            except (ValueError, np.linalg.LinAlgError):
-                pass
-            if lu is not None:
-                d = np.abs(np.diag(lu[0]))
-                if np.isfinite(lu[0]).all() and d.min() > SINGULAR_RTOL * max(float(d.max()), 1e-300):
-                    self._solve = lambda r, trans=False: sla.lu_solve(
-                        lu, r, trans=1 if trans else 0, check_finite=False
-                    )
-                    return self._solve
+        if isinstance(self.J, np.ndarray):
+            solve, why = _dense_lu_solver(self.J[np.ix_(fr, fr)])
         else:
             solve, why = sparse_lu_solver(_sparse_block(self.J, fr, fr))
-            if solve is not None:
-                self._solve = solve
-                return self._solve
+        if solve is not None:
+            self._solve = solve
+            return self._solve
         names = [_pair_name(self.problem, i) for i in fr[:5].tolist()]
         raise NotDifferentiableError(
             f"dF/dz restricted to the {fr.size} free pairs ({', '.join(names)}"
@@ -389,6 +429,14 @@ class Linearization:
                 pairs=[_pair_name(self.problem, i) for i in self.degenerate.tolist()],
             )
 
+    def _jp_dense(self) -> np.ndarray:
+        r""":math:`J_p` as a dense array (cached by :class:`Derivatives` when it is constant)."""
+        if isinstance(self.Jp, np.ndarray):
+            return self.Jp
+        if self.derivs is not None:
+            return self.derivs.Jp(self.z, self.p, True)  # type: ignore[no-any-return]
+        return np.asarray(self.Jp.toarray())
+
     # ------------------------------------------------------------------ products
     def jacobian(self) -> np.ndarray:
         r""":math:`dz/dp`, a dense :math:`n \times n_p` array (no degenerate pairs allowed)."""
@@ -396,9 +444,44 @@ class Linearization:
         out = np.zeros((self.z.size, self.p.size))
         fr = self.free
         if fr.size and self.p.size:
-            rhs = _block(self.Jp, fr, None)
-            out[fr] = -self._factor()(rhs)
+            out[fr] = -self._factor()(self._jp_dense()[fr])
         return out
+
+    def jacobian_sparse(self) -> sps.csc_array:
+        r""":math:`dz/dp` as a ``scipy.sparse.csc_array`` (no degenerate pairs allowed).
+
+        Only the columns of :math:`J_{p,I}` with a stored entry are solved for, in chunks of at
+        most :data:`SPARSE_CHUNK_ENTRIES` dense entries; exact zeros of the solves (rows outside
+        the coupled components a parameter touches, and :math:`dz_A = 0`) are not stored.
+        """
+        self._require_nondegenerate("dz/dp")
+        n, n_p, fr = self.z.size, self.p.size, self.free
+        if not (fr.size and n_p):
+            return sps.csc_array((n, n_p))
+        if isinstance(self.Jp, np.ndarray):
+            JpI = sps.csc_array(self.Jp[fr])
+        else:
+            r, c, v, shape = _sparse_block(self.Jp, fr, None)
+            JpI = sps.csc_array((v, (r, c)), shape=shape)
+        JpI.eliminate_zeros()
+        cols = np.flatnonzero(np.diff(JpI.indptr))
+        solve = self._factor()
+        step = max(1, SPARSE_CHUNK_ENTRIES // fr.size)
+        rr: list[np.ndarray] = []
+        cc: list[np.ndarray] = []
+        vv: list[np.ndarray] = []
+        for k in range(0, cols.size, step):
+            chunk = cols[k : k + step]
+            X = -np.asarray(solve(JpI[:, chunk].toarray())).reshape(fr.size, chunk.size)
+            i, j = np.nonzero(X)
+            rr.append(fr[i])
+            cc.append(chunk[j])
+            vv.append(X[i, j])
+        if not rr:
+            return sps.csc_array((n, n_p))
+        return sps.csc_array(
+            (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p)
+        )
 
     def vjp(self, w: np.ndarray) -> np.ndarray:
         r""":math:`w^\top dz/dp = -(J_{II}^{-\top} w_I)^\top J_{p,I}`, shape :math:`(n_p,)` (one solve)."""
@@ -470,24 +553,22 @@ def linearize(
     z = np.asarray(z, dtype=float).reshape(-1)
     p = np.asarray(p, dtype=float).reshape(-1)
     Fv = d.F(z, p) if F is None else np.asarray(F, dtype=float).reshape(-1)
-    lb, ub = problem.lb, problem.ub
+    lb, ub = d.lb, d.ub
     tau = 10.0 * float(tol)
-    dense = z.size <= DENSE_LIMIT
-    with np.errstate(invalid="ignore"):
-        at_l = z - lb <= tau
-        at_u = ub - z <= tau
-    fixed = lb == ub
-    zero = np.abs(Fv) <= tau
-    strong = fixed | (at_l & (Fv > tau)) | (at_u & (Fv < -tau))
-    deg = ~strong & (at_l | at_u) & zero
-    free = ~strong & ~deg
+    dl, du = z - lb, ub - z  # inf - inf cannot occur: z is finite
+    at_l = dl <= tau
+    at_u = du <= tau
+    strong = d.fixed | (at_l & (Fv > tau)) | (at_u & (Fv < -tau))
+    bound = (at_l | at_u) & ~strong
+    deg = bound & (np.abs(Fv) <= tau)
+    free = ~(strong | deg)
     deg_idx = np.flatnonzero(deg)
     # a degenerate pair at both bounds (a box thinner than tau) is taken at the nearer one
-    sign = np.where((z - lb)[deg_idx] <= (ub - z)[deg_idx], 1.0, -1.0)
+    sign = np.where(dl[deg_idx] <= du[deg_idx], 1.0, -1.0) if deg_idx.size else np.zeros(0)
     return Linearization(
-        problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p, dense), Jp=d.Jp(z, p, dense),
+        problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p, d.dense), Jp=d.Jp(z, p, d.dense),
         free=np.flatnonzero(free), active=np.flatnonzero(strong), degenerate=deg_idx,
-        degenerate_sign=sign, tau=tau,
+        degenerate_sign=sign, tau=tau, derivs=d,
     )  # fmt: skip
 
 
@@ -529,11 +610,19 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
     return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F)
 
 
-def result_sensitivity(result: Any, direction: Any = None, tol: float | None = None) -> np.ndarray:
+def result_sensitivity(
+    result: Any, direction: Any = None, tol: float | None = None, sparse: bool | None = False
+) -> Any:
     """:meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>` (see there)."""
+    if sparse is not None and not isinstance(sparse, bool | np.bool_):
+        raise MCPInputError(f"sparse must be True, False or None, got {sparse!r}")
     problem = getattr(result, "problem", None)
     dp = None
     if direction is not None and problem is not None:
         dp = check_direction(direction, problem.n_params)  # before anything is evaluated
     lin = result_linearization(result, tol)
-    return lin.jacobian() if dp is None else lin.jvp(dp)
+    if dp is not None:
+        return lin.jvp(dp)
+    if sparse is None:
+        sparse = lin.z.size * lin.p.size > SPARSE_AUTO_ENTRIES
+    return lin.jacobian_sparse() if sparse else lin.jacobian()

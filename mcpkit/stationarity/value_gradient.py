@@ -30,6 +30,7 @@ solution persists (second-order sufficiency on the branch) is not checked here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import casadi as ca
@@ -40,7 +41,7 @@ from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 
-__all__ = ["value_gradient"]
+__all__ = ["ActiveMultipliers", "active_multipliers", "value_gradient"]
 
 #: Smallest singular value of the active gradients, relative to the largest, for MPCC-LICQ.
 LICQ_RTOL = 1e-9
@@ -56,37 +57,73 @@ def _functions(mpcc: MPCC) -> ca.Function:
     return mpcc._funs[key]
 
 
-def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.ndarray:
-    r""":math:`df^*/dp = \nabla_p \mathcal L(x, p)` at a solution ``x`` of ``mpcc`` at ``p``.
+@dataclass
+class ActiveMultipliers:
+    r"""The active set and the unique MPCC multipliers at a strongly stationary point (standard form).
 
-    See the module docstring for the conditions checked.
-
-    ``tol`` is the activity and residual tolerance (a constraint within ``tol`` of its bound is
-    active; the stationarity residual must be at most ``tol * max(1, |grad f|_inf)``).
-
-    Raises
-    ------
-    NotDifferentiableError
-        MPCC-LICQ fails (multipliers not unique), the point is not stationary, or it is not
-        strongly stationary (a biactive pair's multiplier is negative); the message says which.
+    Built by :func:`active_multipliers`; :func:`value_gradient` and
+    :func:`mcpkit.stationarity.mpcc_sensitivity.mpcc_sensitivity` share it.
     """
+
+    mpcc: MPCC
+    """The standard-form MPCC the point lives in (the problem itself when it was standard)."""
+    x: np.ndarray
+    """The point in ``mpcc``'s variables (slacks appended when the problem was lowered)."""
+    p: np.ndarray
+    values: list[np.ndarray]
+    """The outputs of ``_functions(mpcc)`` at the point (values, x-Jacobians, p-Jacobians)."""
+    ig: np.ndarray
+    """Active rows of :math:`g` (at either bound)."""
+    ix: np.ndarray
+    """Active variable bounds."""
+    iG: np.ndarray
+    """Pairs with :math:`G_j` active."""
+    iH: np.ndarray
+    """Pairs with :math:`H_j` active."""
+    A: np.ndarray
+    r"""Active gradients as rows, with their signs in :math:`\mathcal L`.
+
+    :math:`\nabla g_i`, :math:`e_i`, :math:`-\nabla G_j`, :math:`-\nabla H_j`."""
+    names: list[str]
+    """One name per row of :attr:`A`."""
+    mult: np.ndarray
+    r"""The multipliers of the rows of :attr:`A` (:math:`\nabla f + A^\top \text{mult} = 0`)."""
+    lam_g: np.ndarray
+    lam_x: np.ndarray
+    nu: np.ndarray
+    xi: np.ndarray
+    smallest_singular_value: float
+    """Of :attr:`A` (``inf`` when nothing is active)."""
+    threshold: float
+    r"""``tol * max(1, |grad f|_inf)``: the stationarity residual bound and sign slack."""
+    inequality: np.ndarray
+    """Per row of :attr:`A`: an inequality (a bound of a non-fixed range), not an equality."""
+
+
+def active_multipliers(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> ActiveMultipliers:
+    r"""Active set and unique multipliers at ``x``; raises unless MPCC-LICQ and strong stationarity hold.
+
+    See :func:`value_gradient` for the checks and the errors.
+    """
+    n_orig = int(mpcc.x.numel())
     if not mpcc.is_standard():
         std = ToStandardMPCC().apply(mpcc)[0]
         x = ToStandardMPCC.lift(mpcc, np.asarray(x, dtype=float), p)
         mpcc = std
     x = np.asarray(x, dtype=float).reshape(-1)
     p = np.asarray(p, dtype=float).reshape(-1)
-    nx, npar = x.size, p.size
+    nx = x.size
     out = [np.asarray(ca.DM(o).full(), dtype=float) for o in _functions(mpcc)(x, p)]
+    # the lowering's slacks (x[n_orig:]) are each one side of a pair, so their bounds w >= 0 are
+    # implied by the pairs and left out (as rows they would duplicate the pair rows and break LICQ)
+    own_bound = np.arange(nx) < n_orig
     g, G, H = (o.reshape(-1) for o in out[1:4])
     df = out[4].reshape(nx)
     Jg, JG, JH = (o.reshape(-1, nx) for o in out[5:8])
-    dfp = out[8].reshape(npar)
-    Jgp, JGp, JHp = (o.reshape(-1, npar) for o in out[9:12])
     g_hi = np.isfinite(mpcc.ubg) & (g >= mpcc.ubg - tol)
     g_lo = np.isfinite(mpcc.lbg) & (g <= mpcc.lbg + tol)
-    x_hi = np.isfinite(mpcc.ubx) & (x >= mpcc.ubx - tol)
-    x_lo = np.isfinite(mpcc.lbx) & (x <= mpcc.lbx + tol)
+    x_hi = own_bound & np.isfinite(mpcc.ubx) & (x >= mpcc.ubx - tol)
+    x_lo = own_bound & np.isfinite(mpcc.lbx) & (x <= mpcc.lbx + tol)
     aG, aH = G <= tol, H <= tol
     ig, ix = np.flatnonzero(g_hi | g_lo), np.flatnonzero(x_hi | x_lo)
     iG, iH = np.flatnonzero(aG), np.flatnonzero(aH)
@@ -95,13 +132,16 @@ def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.n
     names = (
         [f"g[{i}]" for i in ig] + [f"x[{i}]" for i in ix] + [f"G[{j}]" for j in iG] + [f"H[{j}]" for j in iH]
     )
+    smin = np.inf
     if A.shape[0]:
         sv = np.linalg.svd(A, compute_uv=False)
+        smin = float(sv.min()) if A.shape[0] <= nx else 0.0
         if A.shape[0] > nx or sv.min() <= LICQ_RTOL * max(float(sv.max()), 1e-300):
             raise NotDifferentiableError(
                 f"MPCC-LICQ fails at the point: the {A.shape[0]} active constraint gradients "
-                f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''}) are linearly dependent, so "
-                "the multipliers are not unique and f* need not be differentiable",
+                f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''}) are linearly dependent "
+                f"(smallest singular value {smin:.2e} of {nx} variables), so "
+                "the multipliers are not unique and the solution need not be differentiable",
                 pairs=[n for n in names if n[0] in "GH"],
             )
         mult, *_ = np.linalg.lstsq(A.T, -df, rcond=None)
@@ -112,7 +152,7 @@ def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.n
     if not resid <= threshold:
         raise NotDifferentiableError(
             f"the point is not stationary: the MPCC-Lagrangian gradient is {resid:.2e} at the (unique) "
-            f"multipliers, above {threshold:.1e}; value_gradient needs a strongly stationary solution"
+            f"multipliers, above {threshold:.1e}; a strongly stationary solution is needed"
         )
     n1, n2, n3 = ig.size, ig.size + ix.size, ig.size + ix.size + iG.size
     lam_g = np.zeros(g.size)
@@ -139,7 +179,35 @@ def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.n
             f"the point is not strongly stationary: multipliers of the wrong sign at {', '.join(wrong[:10])}",
             pairs=[w for w in wrong if w.startswith("pair")],
         )
-    return dfp + Jgp.T @ lam_g - JGp.T @ nu - JHp.T @ xi
+    inequality = np.concatenate(
+        [(g_hi ^ g_lo)[ig], (x_hi ^ x_lo)[ix], np.zeros(iG.size + iH.size, dtype=bool)]
+    )
+    return ActiveMultipliers(
+        mpcc=mpcc, x=x, p=p, values=out, ig=ig, ix=ix, iG=iG, iH=iH, A=A, names=names, mult=mult,
+        lam_g=lam_g, lam_x=lam_x, nu=nu, xi=xi, smallest_singular_value=smin, threshold=threshold,
+        inequality=inequality,
+    )  # fmt: skip
+
+
+def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.ndarray:
+    r""":math:`df^*/dp = \nabla_p \mathcal L(x, p)` at a solution ``x`` of ``mpcc`` at ``p``.
+
+    See the module docstring for the conditions checked.
+
+    ``tol`` is the activity and residual tolerance (a constraint within ``tol`` of its bound is
+    active; the stationarity residual must be at most ``tol * max(1, |grad f|_inf)``).
+
+    Raises
+    ------
+    NotDifferentiableError
+        MPCC-LICQ fails (multipliers not unique), the point is not stationary, or it is not
+        strongly stationary (a biactive pair's multiplier is negative); the message says which.
+    """
+    am = active_multipliers(mpcc, x, p, tol)
+    npar = am.p.size
+    dfp = am.values[8].reshape(npar)
+    Jgp, JGp, JHp = (o.reshape(-1, npar) for o in am.values[9:12])
+    return dfp + Jgp.T @ am.lam_g - JGp.T @ am.nu - JHp.T @ am.xi
 
 
 def result_value_gradient(result: Any, tol: float | None = None) -> np.ndarray:

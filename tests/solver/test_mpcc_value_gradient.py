@@ -55,3 +55,45 @@ def test_value_gradient_refuses_when_licq_fails() -> None:
     assert res.solved
     with pytest.raises(NotDifferentiableError, match="MPCC-LICQ fails"):
         res.value_gradient()
+
+
+def test_sensitivity_matches_closed_form_and_resolves() -> None:
+    """Issue 29 item 2, MPCCResult.sensitivity: at p = (1, -0.5, 1.5) the branch NLP is
+    min (x1-p1)^2 + (x3-1)^2 s.t. x1 + x3 = p3, x2 = 0, so x1 = (p1 - 1 + p3)/2,
+    x3 = (1 - p1 + p3)/2: dx/dp = [[.5, 0, .5], [0, 0, 0], [-.5, 0, .5]]; central differences of
+    re-solves agree to 1e-6, and a direction gives the matching column combination."""
+    p0 = np.array([1.0, -0.5, 1.5])
+    solver = mcpkit.MPCCSolver(_mpcc(list(p0)), tol=1e-10)
+    res = solver.solve(p0)
+    assert res.solved
+    S = res.sensitivity()
+    assert S.shape == (3, 3)
+    np.testing.assert_allclose(S, [[0.5, 0, 0.5], [0, 0, 0], [-0.5, 0, 0.5]], rtol=0, atol=1e-7)
+    fd = np.zeros((3, 3))
+    h = 1e-5
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        plus, minus = solver.solve(p0 + e), solver.solve(p0 - e)
+        assert plus.solved and minus.solved
+        fd[:, j] = (plus.x - minus.x) / (2 * h)
+    np.testing.assert_allclose(S, fd, rtol=1e-6, atol=1e-6)
+    dp = np.array([1.0, 2.0, -1.0])
+    np.testing.assert_allclose(res.sensitivity(direction=dp), S @ dp, atol=1e-12)
+
+
+def test_sensitivity_refuses_a_biactive_point() -> None:
+    """min (x1 - p)^2 + (x2 - p)^2 s.t. 0 <= x1 ⟂ x2 >= 0 at p = -1: x = (0, 0) is biactive
+    (strongly stationary, nu = xi = 2, MPCC-LICQ holds), so the branch is not determined."""
+    x = ca.SX.sym("x", 2)
+    p = ca.SX.sym("p", 1)
+    m = mcpkit.MPCC.from_casadi(
+        x, x[0], x[1], f=(x[0] - p[0]) ** 2 + (x[1] - p[0]) ** 2, p=p, p0=[-1.0], x0=[0.5, 0.5]
+    )
+    res = mcpkit.MPCCSolver(m, tol=1e-10).solve()
+    assert res.solved
+    np.testing.assert_allclose(res.x, [0.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(res.value_gradient(), [-4.0], atol=1e-6)  # f* = 2 p^2: multipliers exist
+    with pytest.raises(NotDifferentiableError, match="biactive") as info:
+        res.sensitivity()
+    assert info.value.pairs == ["pair 0"]

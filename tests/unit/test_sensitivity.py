@@ -198,3 +198,53 @@ def test_sparse_free_block(permute: bool) -> None:
     np.testing.assert_allclose(res.sensitivity()[:, 0], ref, rtol=1e-10, atol=1e-13)
     w = np.cos(np.arange(n))
     np.testing.assert_allclose(lin.vjp(w), [w @ ref], rtol=1e-10)
+
+
+@pytest.mark.parametrize("n_chain", [4, 90], ids=["dense_J", "banded_J"])
+def test_sparse_output_of_decoupled_chains(n_chain: int) -> None:
+    # three decoupled tridiagonal chains, parameter j shifts chain j only: dz/dp is block
+    # diagonal, so the sparse output stores exactly the chains' entries and equals the dense one
+    import scipy.sparse as sps
+
+    k = 3
+    T = sps.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n_chain, n_chain))
+    M = sps.block_diag([T] * k, format="csr")
+    n = k * n_chain
+    m = MCP("chains")
+    m.add_variables("z", n, lb=-math.inf)
+    t = m.add_parameters("t", k)
+    d = np.linspace(0.5, 1.5, n)
+    m.add_affine("z", M, [sp.Float(d[i]) * t[i // n_chain] + 1.0 for i in range(n)])
+    z = np.asarray(sps.linalg.spsolve(M.tocsc(), -np.ones(n)))
+    res = exact_result(m, z, np.zeros(k))
+    dense = res.sensitivity()
+    S = res.sensitivity(sparse=True)
+    assert isinstance(S, sps.csc_array) and S.shape == (n, k)
+    np.testing.assert_allclose(S.toarray(), dense, rtol=1e-12, atol=1e-15)
+    assert S.nnz == n  # each z_i moves with its own chain's parameter only
+    ref = np.zeros((n, k))
+    for j in range(k):
+        blk = slice(j * n_chain, (j + 1) * n_chain)
+        ref[blk, j] = -np.linalg.solve(T.toarray(), d[blk])
+    np.testing.assert_allclose(dense, ref, rtol=1e-10, atol=1e-14)
+    assert isinstance(res.sensitivity(sparse=None), np.ndarray)  # small: automatic stays dense
+    from mcpkit.solving import sensitivity
+
+    saved = sensitivity.SPARSE_AUTO_ENTRIES
+    sensitivity.SPARSE_AUTO_ENTRIES = n * k - 1  # just below this problem's n * n_p
+    try:
+        auto = res.sensitivity(sparse=None)
+    finally:
+        sensitivity.SPARSE_AUTO_ENTRIES = saved
+    assert isinstance(auto, sps.csc_array) and auto.nnz == n
+
+
+def test_sparse_output_active_rows_and_bad_option() -> None:
+    import scipy.sparse as sps
+
+    m = scalar_mcp()
+    res = exact_result(m, np.array([0.0]), np.array([-1.0]))  # z at 0 with F = 1: strongly active
+    S = res.sensitivity(sparse=True)
+    assert isinstance(S, sps.csc_array) and S.shape == (1, 1) and S.nnz == 0
+    with pytest.raises(MCPInputError, match="sparse"):
+        res.sensitivity(sparse="yes")  # type: ignore[arg-type]
