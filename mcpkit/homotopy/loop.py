@@ -97,17 +97,14 @@ RELAX_ITER_GROWTH = 10
 #: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
 FIRST_STEP_SHARE = 0.5
 
-#: With a time limit, a second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) may
-#: spend at least this many seconds, or as long as the first converged run took if that was
-#: longer ...
-SECOND_OPINION_MIN_S = 1.0
-#: ... but at most this share of the time left of the call.
-SECOND_OPINION_SHARE = 0.25
-#: Without a time limit it has an iteration budget instead (so its outcome does not depend on
-#: the machine's speed or load): this many IPOPT iterations at least, or
-#: :data:`SECOND_OPINION_ITER_FACTOR` times those of the first converged run if more.
+#: A second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) has an iteration budget,
+#: so that its outcome does not depend on the machine's speed or load: this many IPOPT
+#: iterations at least, or :data:`SECOND_OPINION_ITER_FACTOR` times those of the first
+#: converged run if more ...
 SECOND_OPINION_MIN_ITER = 300
 SECOND_OPINION_ITER_FACTOR = 2
+#: ... and, with a time limit, at most this share of the time left of the call.
+SECOND_OPINION_SHARE = 0.25
 #: A second opinion's point replaces the first only when its objective is lower by more than
 #: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
 SECOND_OPINION_RTOL = 1e-8
@@ -661,10 +658,11 @@ class RecoveringHomotopy:
     4 s). Their steps appear in the trace with phase ``"retry:<method>"``.
 
     **Second opinion.** With ``second_opinion`` (a reformulation name), a run that converged is
-    followed by one run of that reformulation from the original start, for at most
-    :math:`\max(` :data:`SECOND_OPINION_MIN_S`, the time taken so far :math:`)` and, with a time
-    limit, at most :data:`SECOND_OPINION_SHARE` of the time left. Its point replaces the first
-    when it also meets the tolerance and its objective is lower by more than
+    followed by one run of that reformulation from the original start, within an iteration
+    budget (:data:`SECOND_OPINION_MIN_ITER` IPOPT iterations, or
+    :data:`SECOND_OPINION_ITER_FACTOR` times the first run's if more: the same outcome on any
+    machine) and, with a time limit, at most :data:`SECOND_OPINION_SHARE` of the time left. Its
+    point replaces the first when it also meets the tolerance and its objective is lower by more than
     :data:`SECOND_OPINION_RTOL` :math:`\cdot\max(1, |f|)`: two local methods that end on
     different pieces of an MPCC give different objectives, and the lower one is the better plan.
     Its steps appear in the trace with phase ``"second:<method>"``, and
@@ -829,12 +827,10 @@ class RecoveringHomotopy:
         name = self.second_opinion
         assert name is not None and best.x is not None
         now = time.perf_counter()
-        cap: float | None = None
-        budget: int | None = None
-        if limit is None:  # iterations, not seconds: the same outcome on any machine
-            budget = max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * best.iterations)
-        else:
-            cap = min(max(SECOND_OPINION_MIN_S, now - t0), SECOND_OPINION_SHARE * (limit - (now - t0)))
+        # iterations, not seconds: the same outcome on any machine and under any load; a time
+        # limit only adds its share of the time left as a bound
+        budget = max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * best.iterations)
+        cap = None if limit is None else SECOND_OPINION_SHARE * (limit - (now - t0))
         solver = self._fallback(name)
         t = solver.template
         if (cap is not None and cap <= 0) or equality_count(t.lbg, t.ubg) > t.x.numel():

@@ -1,9 +1,10 @@
 """The second opinion of :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` and
 ``method="auto"`` on LPECs (Fischer-Burmeister first, Scholtes as the second opinion).
 
-The rule: after a converged run, one run of the second reformulation within
-``max(SECOND_OPINION_MIN_S, time so far)`` and at most ``SECOND_OPINION_SHARE`` of the time left;
-its point is kept only when it meets the tolerance and lowers the objective.
+The rule: after a converged run, one run of the second reformulation within an iteration budget
+(``max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * iterations so far)``) and, with a time
+limit, at most ``SECOND_OPINION_SHARE`` of the time left; its point is kept only when it meets the
+tolerance and lowers the objective.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def test_no_second_opinion_when_its_reformulation_ran_as_a_fallback() -> None:
 
 
 def test_the_second_opinion_budget() -> None:
-    """Without a time limit an iteration budget (machine-independent), with one a share of the time."""
+    """An iteration budget (machine-independent), and with a time limit also a share of the time."""
     first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
     _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess)
     assert second.limits[0] is None and second.budgets[0] == SECOND_OPINION_MIN_ITER
@@ -146,7 +147,8 @@ def test_the_second_opinion_budget() -> None:
     assert second.budgets[0] == SECOND_OPINION_ITER_FACTOR * 1000
     first, second = _fakes([0.0, 1.0], Termination.CONVERGED, [1.0, 0.0], Termination.CONVERGED)
     _homotopy(first, second).run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=2.0)
-    assert 0 < second.limits[0] <= SECOND_OPINION_SHARE * 2.0 and second.budgets[0] is None
+    assert 0 < second.limits[0] <= SECOND_OPINION_SHARE * 2.0
+    assert second.budgets[0] == SECOND_OPINION_MIN_ITER  # the same budget with a time limit
 
 
 def test_an_iteration_budget_stops_a_homotopy_between_subproblems() -> None:
