@@ -97,8 +97,6 @@ class FallbackRoute:
     """
 
     def __init__(self, problem: Any, routes: list[Any], options: SolveOptions, ipopt: str = "auto") -> None:
-        from mcpkit.solving.planner import build_mcp_route
-
         if not routes:
             raise MCPInputError("FallbackRoute needs at least one route")
         self._build = build_mcp_route
