@@ -59,6 +59,7 @@ import scipy.sparse as sps
 
 from mcpkit.engines.newton_contact import ContactNewtonResult, siconos_error, solve_alart_curnier
 from mcpkit.engines.nsgs import solve_nsgs
+from mcpkit.engines.prox_contact import solve_prox
 from mcpkit.errors import MCPInputError
 from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp, solve_fclib
 from mcpkit.models.pile.geometry import Box, Contacts, check_spheres, contact_jacobian, detect_contacts
@@ -106,6 +107,8 @@ class PileParams:
     """Seconds allowed to the last fallback of a step, the staged FCLIB solve (:func:`solve_local`)."""
     engine: StepEngine = StepEngine.DIRECT
     """What each step tries first (:class:`StepEngine`)."""
+    prox_limit: float = 10.0
+    """Seconds allowed to the proximal point stage of :func:`solve_local` (0: skipped)."""
     nsgs_limit: float = 0.0
     """Seconds allowed to the nonsmooth Gauss–Seidel stage of :func:`solve_local` (0: skipped, the
     default: it solved the 603-contact dev step only after about 600 sweeps, 111 s)."""
@@ -119,8 +122,9 @@ class PileParams:
                 raise MCPInputError(f"PileParams.{name} must be non-negative, got {getattr(self, name)}")
         if not 0 <= self.stabilisation <= 1:
             raise MCPInputError(f"PileParams.stabilisation must be in [0, 1], got {self.stabilisation}")
-        if not (math.isfinite(self.nsgs_limit) and self.nsgs_limit >= 0):
-            raise MCPInputError(f"PileParams.nsgs_limit must be non-negative, got {self.nsgs_limit}")
+        for name in ("prox_limit", "nsgs_limit"):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise MCPInputError(f"PileParams.{name} must be non-negative, got {getattr(self, name)}")
         if not (self.tol > 0 and self.max_iter >= 1):
             raise MCPInputError("PileParams.tol must be positive and max_iter at least 1")
         engine = parse_choice(StepEngine, getattr(self.engine, "value", self.engine), "pile step engine")
@@ -276,6 +280,7 @@ def solve_local(
     fallback_limit: float = 20.0,
     engine: StepEngine | str = StepEngine.DIRECT,
     nsgs_limit: float = 0.0,
+    prox_limit: float = 10.0,
 ) -> tuple[ContactNewtonResult, int]:
     r"""Solve one step's local problem with :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`.
 
@@ -287,6 +292,12 @@ def solve_local(
        singular (more contact rows than body freedoms: every pile), each stage warm from the
        best point so far as measured on the *original* problem, then a polish at
        :math:`\varepsilon = 0` from that point;
+    2a. if still unsolved and ``prox_limit`` is positive: the proximal point iteration
+       (:func:`mcpkit.engines.prox_contact.solve_prox`, subproblems on :math:`W + \alpha I`
+       with :math:`q - \alpha r_k`, by the same Newton method) from the best point for at most
+       ``prox_limit`` seconds, judged by a Newton run on the original problem (it solved the
+       three resting 20-sphere steps of ``tests/data/pile/rest-*.hdf5`` that every other stage
+       left at 6e-7 to 1e-5);
     2b. if still unsolved and ``nsgs_limit`` is positive: nonsmooth Gauss–Seidel
        (:func:`mcpkit.engines.nsgs.solve_nsgs`) from the best point for at most ``nsgs_limit``
        seconds, then a Newton polish from its best point, which judges it;
@@ -352,6 +363,12 @@ def solve_local(
         runs += 1
         if polish.solved or polish.siconos_error < best.siconos_error:
             best = polish
+    if prox_limit > 0 and not best.solved and time.perf_counter() < deadline:
+        t_px = prox_limit if time_limit is None else min(prox_limit, left() or 0.0)
+        px, _ = solve_prox(Wd, q, mu, r0=best.r, tol=tol, time_limit=t_px, max_iter=max_iter)
+        runs += 1
+        if px.solved or px.siconos_error < best.siconos_error:
+            best = px
     if nsgs_limit > 0 and not best.solved and time.perf_counter() < deadline:
         t_gs = nsgs_limit if time_limit is None else min(nsgs_limit, left() or 0.0)
         gs = solve_nsgs(Wd, q, mu, r0=best.r, tol=tol, max_sweeps=10**6, time_limit=t_gs)
@@ -509,7 +526,7 @@ def simulate_pile(
         ts = time.perf_counter()
         res, runs = solve_local(
             lp.W, lp.q, lp.mu, r0, p.tol, p.max_iter, p.step_time_limit, p.fallback_limit, p.engine,
-            nsgs_limit=p.nsgs_limit,
+            nsgs_limit=p.nsgs_limit, prox_limit=p.prox_limit,
         )  # fmt: skip
         solve_s = time.perf_counter() - ts
         lu = lu_seconds(lp.W) if measure_lu and lp.nc else 0.0

@@ -73,8 +73,8 @@ def test_steps_are_strictly_feasible(path: Path) -> None:
 
 def test_nsgs_stage_runs_and_keeps_the_best_point() -> None:
     d = read_fclib_local(DATA / "rest-N20-seed0-step79.hdf5")
-    base, runs0 = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0)
-    res, runs = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0, nsgs_limit=1.0)
+    base, runs0 = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0, prox_limit=0.0)
+    res, runs = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0, nsgs_limit=1.0, prox_limit=0.0)
     assert not base.solved and runs == runs0 + 2
     err = friction_residual(d.W, d.q, d.mu, res.r)
     assert err <= friction_residual(d.W, d.q, d.mu, base.r) * (1 + 1e-9)
@@ -85,5 +85,5 @@ def test_nsgs_stage_runs_and_keeps_the_best_point() -> None:
 def test_nsgs_then_polish_solves_the_603_contact_step() -> None:
     """Every other stage stops at 4e-5 on it; NSGS reached 9.7e-9 after 595 sweeps (111 s here)."""
     d = read_fclib_local(DATA / "hard-N200-seed0-staged-step37-603c.hdf5")
-    res, _ = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0, nsgs_limit=400.0)
+    res, _ = solve_local(d.W, d.q, d.mu, None, 1e-8, fallback_limit=0.0, nsgs_limit=400.0, prox_limit=0.0)
     assert res.solved and friction_residual(d.W, d.q, d.mu, res.r) <= 1e-8
