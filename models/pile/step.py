@@ -38,8 +38,10 @@ friction cone: :func:`mcpkit.models.fclib.fclib_mcp` with the ``ncp`` formulatio
 warm-started from the previous step's reactions matched by contact identity (the body pair, or
 the sphere and plane), each carried over in world coordinates :math:`E_c^T r_c` and expressed in
 the new frame; when the warm run stops unsolved, a cold run (the engine's restart), then a
-Tikhonov continuation on :math:`W + \varepsilon I` and a polish on :math:`W`, and last the staged
-FCLIB solve follow within the time left (:func:`solve_local`). A step is *solved* when the
+Tikhonov continuation on :math:`W + \varepsilon I` and a polish on :math:`W`, a proximal point
+iteration (:func:`mcpkit.engines.prox_contact.solve_prox`), optionally nonsmooth Gauss–Seidel
+(:func:`mcpkit.engines.nsgs.solve_nsgs`), and last the staged FCLIB solve follow within the time
+left (:func:`solve_local`). A step is *solved* when the
 engine's verdict holds at the returned reactions: the Siconos error (physical friction residual,
 ``fc3d_compute_error``) and the scaled Alart–Curnier residual both :math:`\le` ``tol``.
 """
