@@ -1,0 +1,140 @@
+r"""Proximal point iteration for 3-D frictional contact, each subproblem by the contact Newton method.
+
+For a local friction-contact problem (FCLIB: :math:`u = Wr + q`, Coulomb's law with
+Signorini's condition per contact), the proximal point map of step :math:`\alpha > 0` at
+:math:`r_k` is the solution :math:`r_{k+1}` of the same law with
+
+.. math::
+    W_\alpha = W + \alpha I,\qquad q_k = q - \alpha r_k
+    \quad(u = W r_{k+1} + q + \alpha(r_{k+1} - r_k)),
+
+so a fixed point is a solution of the original problem. :math:`W_\alpha` is positive definite
+where :math:`W = H^TM^{-1}H` is singular (piles: more contact rows than body freedoms), and the
+subproblem is solved by :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` warm from
+:math:`r_k` (at most :data:`INNER_ITERATIONS` steps). :math:`\alpha` is halved after a solved
+subproblem and doubled after an unsolved one, within :data:`ALPHA_RANGE` times the mean diagonal
+of :math:`W` (Siconos's ``FC3D_PROX`` adapts it the same way). Unlike a Tikhonov continuation
+(:math:`W + \varepsilon I` with :math:`q` unchanged, which pulls towards :math:`r = 0`), the
+proximal term pulls towards the current point, so on a problem whose reactions are not unique
+the iterates move along the solution set instead of being held off it.
+
+Measured (``tests/data/pile/rest-*.hdf5``: resting 20-sphere pile steps, 60 contacts, where warm
+and cold Newton runs, the Tikhonov continuation, nonsmooth Gauss–Seidel and the staged FCLIB
+solve all stopped between 6e-8 and 1e-5): Siconos errors below 1e-9 in 119–211 outer
+iterations, 2.5–4.1 s on a loaded machine.
+
+**Verdict.** Whenever the Siconos error (:func:`~mcpkit.engines.newton_contact.siconos_error`)
+at :math:`r_{k+1}` on the *original* problem meets ``tol``, a Newton run on the original problem
+from that point (at most :data:`JUDGE_ITERATIONS` steps; 0 when it already meets both
+measures) gives the verdict; the best point
+met, by Siconos error, is judged the same way at the end.
+
+References
+----------
+* R. T. Rockafellar, "Monotone operators and the proximal point algorithm", SIAM J. Control
+  Optim. 14 (1976) 877-898.
+* V. Acary, M. Brémond, O. Huber, "On solving contact problems with Coulomb friction:
+  formulations and numerical comparisons", in Advanced Topics in Nonsmooth Dynamics (2018).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sps
+
+from mcpkit.engines.newton_contact import ContactNewtonResult, siconos_error, solve_alart_curnier
+from mcpkit.errors import MCPInputError
+
+INNER_ITERATIONS = 20
+"""Newton steps allowed to each proximal subproblem."""
+JUDGE_ITERATIONS = 3
+"""Newton steps of the judging run inside the iteration (when the Siconos error met ``tol``)."""
+ALPHA_RANGE = (1e-8, 1e-1)
+r"""Bounds of :math:`\alpha` relative to the mean diagonal of :math:`W`."""
+ALPHA_START = 1e-4
+r"""Starting :math:`\alpha` relative to the mean diagonal of :math:`W`."""
+
+
+def solve_prox(
+    W: np.ndarray | sps.spmatrix,
+    q: np.ndarray,
+    mu: np.ndarray,
+    r0: np.ndarray | None = None,
+    tol: float = 1e-8,
+    max_outer: int = 400,
+    time_limit: float | None = None,
+    max_iter: int = 100,
+) -> tuple[ContactNewtonResult, int]:
+    r"""Proximal point iteration on a 3-D friction-contact problem (module docstring).
+
+    Parameters
+    ----------
+    W, q, mu
+        Delassus matrix (:math:`3n_c \times 3n_c`, dense or sparse; made dense), free velocity
+        and friction coefficients (:math:`n_c`, non-negative).
+    r0
+        Starting reactions (default zero).
+    tol
+        Tolerance of the verdict (both measures of
+        :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`).
+    max_outer
+        Proximal steps at most.
+    time_limit
+        Wall-time limit in seconds (``None``: none).
+    max_iter
+        Newton steps of the final judging run.
+
+    Returns
+    -------
+    tuple[ContactNewtonResult, int]
+        The verdict of the judging Newton run on the original problem, and the proximal steps made.
+
+    Raises
+    ------
+    MCPInputError
+        As :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`; ``max_outer`` negative.
+    """
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + time_limit
+
+    def left() -> float | None:
+        return None if time_limit is None else max(deadline - time.perf_counter(), 1e-3)
+
+    mu = np.asarray(mu, dtype=float).reshape(-1)
+    q = np.asarray(q, dtype=float).reshape(-1)
+    Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
+    if max_outer < 0:
+        raise MCPInputError(f"max_outer must be non-negative, got {max_outer}")
+    # checks shapes, finiteness and r0 before any proximal step
+    first = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=0, r0=r0, restart=False)
+    r = first.r
+    best_err, best_r = first.siconos_error, r.copy()
+    n = q.size
+    shift = float(np.abs(np.diag(Wd)).mean()) if n else 1.0
+    shift = shift or 1.0
+    lo, hi = ALPHA_RANGE[0] * shift, ALPHA_RANGE[1] * shift
+    alpha = ALPHA_START * shift
+    diag = np.arange(n)
+    outer = 0
+    while not first.solved and outer < max_outer and time.perf_counter() < deadline:
+        Wa = Wd.copy()
+        Wa[diag, diag] += alpha
+        st = solve_alart_curnier(
+            Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=INNER_ITERATIONS, r0=r, time_limit=left()
+        )
+        outer += 1
+        r = st.r
+        err = siconos_error(q, mu, r, Wd @ r + q)
+        if err < best_err:
+            best_err, best_r = err, r.copy()
+        if err <= tol:
+            judged = solve_alart_curnier(
+                Wd, q, mu, tol=tol, max_iter=JUDGE_ITERATIONS, r0=r, time_limit=left()
+            )
+            if judged.solved:
+                return judged, outer
+        alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * 2.0, hi)
+    return solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=max_iter, r0=best_r, time_limit=left()), outer
