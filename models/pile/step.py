@@ -295,21 +295,21 @@ def solve_local(
        singular (more contact rows than body freedoms: every pile), each stage warm from the
        best point so far as measured on the *original* problem, then a polish at
        :math:`\varepsilon = 0` from that point;
-    2a. if still unsolved and ``prox_limit`` is positive: the proximal point iteration
+    3. if still unsolved and ``prox_limit`` is positive: the proximal point iteration
        (:func:`mcpkit.engines.prox_contact.solve_prox`, subproblems on :math:`W + \alpha I`
        with :math:`q - \alpha r_k`, by the same Newton method) from the best point for at most
        ``prox_limit`` seconds, judged by a Newton run on the original problem (it solved the
        three resting 20-sphere steps of ``tests/data/pile/rest-*.hdf5`` that every other stage
        left at 6e-7 to 1e-5);
-    2b. if still unsolved and ``nsgs_limit`` is positive: nonsmooth Gauss–Seidel
+    4. if still unsolved and ``nsgs_limit`` is positive: nonsmooth Gauss–Seidel
        (:func:`mcpkit.engines.nsgs.solve_nsgs`) from the best point for at most ``nsgs_limit``
        seconds, then a Newton polish from its best point, which judges it;
-    3. if still unsolved: :func:`mcpkit.models.fclib.solve_fclib` (the staged FCLIB solve: the
+    5. if still unsolved: :func:`mcpkit.models.fclib.solve_fclib` (the staged FCLIB solve: the
        sparse semismooth Newton engine with its own continuation) for at most ``fallback_limit``
        seconds (0: skipped), then a Newton polish from its reactions, which judges its point.
 
     With ``engine="staged"`` the staged FCLIB solve runs first, from zero, and a Newton polish
-    from its reactions judges its point; 1.–3. follow (warm from that point) only when unsolved.
+    from its reactions judges its point; 1.–5. follow (warm from that point) only when unsolved.
 
     The returned result is the engine's verdict on the original :math:`(W, q, \mu)` (the polish,
     or the first run when it was solved); when nothing solved, the point with the smallest
