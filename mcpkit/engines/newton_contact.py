@@ -604,6 +604,25 @@ def solve_alart_curnier(
         Shapes that do not fit, non-finite data or a negative friction coefficient.
     """
     t0 = time.perf_counter()
+    Wd, q, mu, r = contact_inputs(W, q, mu, r0)
+    n = q.size
+    with small_blas(n):  # small systems factorise on one BLAS thread (mcpkit.engines.blas)
+        restart = restart and r0 is None
+        return _solve(Wd, q, mu, r, tol, max_iter, restart, time_limit, allow_lm, stall_window, t0)
+
+
+def contact_inputs(
+    W: np.ndarray | sps.spmatrix, q: np.ndarray, mu: np.ndarray, r0: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, q, mu, r)`` of a local contact problem as dense float arrays, checked; ``r`` is a copy
+    of ``r0`` (zero when ``None``).
+
+    Raises
+    ------
+    MCPInputError
+        Shapes that do not fit :math:`n_c` contacts (``mu``'s length), non-finite data or a
+        negative friction coefficient.
+    """
     mu = np.asarray(mu, dtype=float).reshape(-1)
     q = np.asarray(q, dtype=float).reshape(-1)
     Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
@@ -615,9 +634,7 @@ def solve_alart_curnier(
     r = np.zeros(n) if r0 is None else np.asarray(r0, dtype=float).reshape(-1).copy()
     if r.shape != (n,) or not np.isfinite(r).all():
         raise MCPInputError(f"r0 must be a finite vector of length {n}")
-    with small_blas(n):  # small systems factorise on one BLAS thread (mcpkit.engines.blas)
-        restart = restart and r0 is None
-        return _solve(Wd, q, mu, r, tol, max_iter, restart, time_limit, allow_lm, stall_window, t0)
+    return Wd, q, mu, r
 
 
 def _solve(

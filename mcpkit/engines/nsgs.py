@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import brentq
 
-from mcpkit.engines.newton_contact import project_cones, siconos_error
+from mcpkit.engines.newton_contact import contact_inputs, project_cones, siconos_error
 from mcpkit.errors import MCPInputError
 
 ANGLES = 72
@@ -191,22 +191,12 @@ def solve_nsgs(
         block :math:`W_{ii}` that is not positive definite or ``omega`` outside :math:`(0, 2)`.
     """
     t0 = time.perf_counter()
-    mu = np.asarray(mu, dtype=float).reshape(-1)
-    q = np.asarray(q, dtype=float).reshape(-1)
-    Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
+    Wd, q, mu, r = contact_inputs(W, q, mu, r0)
     nc = mu.size
-    n = 3 * nc
-    if q.shape != (n,) or Wd.shape != (n, n):
-        raise MCPInputError(f"W must be {n}x{n} and q of length {n} for {nc} contacts")
-    if not (np.isfinite(Wd).all() and np.isfinite(q).all() and np.isfinite(mu).all()) or (mu < 0).any():
-        raise MCPInputError("W, q and mu must be finite, mu non-negative")
     if not 0.0 < omega < 2.0:
         raise MCPInputError(f"omega must be in (0, 2), got {omega}")
     if max_sweeps < 0:
         raise MCPInputError(f"max_sweeps must be non-negative, got {max_sweeps}")
-    r = np.zeros(n) if r0 is None else np.asarray(r0, dtype=float).reshape(-1).copy()
-    if r.shape != (n,) or not np.isfinite(r).all():
-        raise MCPInputError(f"r0 must be a finite vector of length {n}")
     blocks = [np.ascontiguousarray(Wd[3 * i : 3 * i + 3, 3 * i : 3 * i + 3]) for i in range(nc)]
     for i, Wi in enumerate(blocks):
         if np.linalg.eigvalsh(0.5 * (Wi + Wi.T)).min() <= 0:
