@@ -43,6 +43,7 @@ MOVED: dict[str, str] = {
     "mcpkit.solvers.lpec_polish": "mcpkit.homotopy.lpec_polish",
     "mcpkit.solvers.nl_import": "mcpkit.lowering.nl_import",
     "mcpkit.mpcc.pyomo_nl": "mcpkit.lowering.pyomo_nl",
+    "mcpkit.lowering.mpcc_printer": "mcpkit.printing.mpcc",  # session 10's move, was a shim file
     "mcpkit.mpcc.stationarity": "mcpkit.stationarity.certificate",
     "mcpkit.mpcc.lpec": "mcpkit.stationarity.lpec",
     "mcpkit.mpcc.refine": "mcpkit.stationarity.refine",

@@ -67,6 +67,7 @@ MOVED = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:.*moved to.*:DeprecationWarning")  # tested below, per module
 @pytest.mark.parametrize(("old", "new", "names"), MOVED, ids=[f"{o}->{n}" for o, n, _ in MOVED])
 def test_old_path_gives_the_same_object(old: str, new: str, names: list[str]) -> None:
     before, after = importlib.import_module(old), importlib.import_module(new)
