@@ -30,8 +30,10 @@ benchmark's own solves agree with the exact derivative only to about :math:`10^{
 ``--matrix`` chooses :math:`M`:
 
 * ``tridiagonal`` (default): :math:`J_{II}` is a band (LAPACK's banded LU);
-* ``permuted`` (or ``--permuted``): the same matrix permuted symmetrically, its band destroyed,
-  so :math:`J_{II}` goes to SuperLU;
+* ``permuted`` (or ``--permuted``): the same matrix permuted symmetrically, its band destroyed;
+  the reverse Cuthill-McKee order of :math:`J`'s pattern (computed once per structure, part of
+  **first sensitivity**) recovers it, so :math:`J_{II}` goes to the banded LU in that order (before
+  that order was used, to SuperLU);
 * ``grid``: the 5-point Laplacian plus :math:`I` of a grid :math:`w = \lceil\sqrt n\,\rceil` wide
   (:math:`n` nodes filled row by row: an obstacle problem), band :math:`2w + 1` in every ordering
   up to a constant, so SuperLU beyond :math:`w = 15`;
