@@ -374,9 +374,15 @@ def sparse_lu_solver(entries: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[in
     factorised by LAPACK's banded LU (``dgbtrf``: :math:`O(n k_l (k_l + k_u))`, chains and
     horizons), any other of at most :data:`DENSE_LIMIT` rows by dense LAPACK (``dgetrf``: for
     such sizes SuperLU's set-up costs more than the dense LU), any larger one by SuperLU
-    (``scipy.sparse.linalg.splu``, COLAMD ordering).
+    (``scipy.sparse.linalg.splu``, COLAMD ordering). Stored entries that are exactly zero at the
+    point (a structural nonzero of CasADi's pattern, such as :math:`\partial(p_k z_j)/\partial z_j` at
+    :math:`p_k = 0`) are dropped first: they can only widen the band, and SuperLU orders and
+    factorises the stored pattern (a random sparse :math:`4000 \times 4000` matrix with half its
+    rows reduced to the identity took 245 ms with those zeros stored, 2.6 ms without).
     """
     r, c, v, (m, _) = entries
+    if v.size and not (nz := v != 0.0).all():
+        r, c, v = r[nz], c[nz], v[nz]
     kl, ku = _band(r, c)
     if kl + ku + 1 <= BAND_LIMIT:
         ab = np.zeros((2 * kl + ku + 1, m))

@@ -256,6 +256,53 @@ def test_band_order_of_the_pattern() -> None:
     assert np.abs(pos[r] - pos[c]).max() == 1  # the permuted tridiagonal is tridiagonal again
 
 
+def test_entries_zero_at_the_point_are_dropped_before_factorising() -> None:
+    # F = M z + 1 + d t + s (z_a + z_b) with M tridiagonal and a, b random partners: CasADi's
+    # pattern of dF/dz holds the partners (no ordering narrows it), but at s = 0 their entries are
+    # exactly zero, so J_II is tridiagonal and takes the banded LU (with them: dense LU, as J_II
+    # has at most DENSE_LIMIT rows); dz/d(t, s) is exact
+    import scipy.sparse as sps
+
+    from mcpkit.solving import sensitivity
+
+    n = 80
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, n, n), rng.integers(0, n, n)
+    M = sps.diags([-1.0, 4.0, -2.0], [-1, 0, 1], shape=(n, n)).toarray()
+    d = np.linspace(-1.0, 1.0, n)
+    m = MCP("zero_partners")
+    z = m.add_variables("z", n, lb=-math.inf)
+    t, s_ = m.add_parameters("p", 2)
+    rows = []
+    for i in range(n):
+        row = 4.0 * z[i] + 1.0 + sp.Float(d[i]) * t + s_ * (z[a[i]] + z[b[i]])
+        row += -z[i - 1] if i > 0 else 0
+        row += -2.0 * z[i + 1] if i < n - 1 else 0
+        rows.append(row)
+    m.add_functions("z", rows)
+    zs = np.linalg.solve(M, -np.ones(n))
+    res = exact_result(m, zs, np.zeros(2))
+    assert res.solved
+    d_ = sensitivity.derivatives(m)
+    r, c = d_.pattern()
+    assert d_.band_order() is None and int(np.abs(r - c).max()) > sensitivity.BAND_LIMIT
+    lin = sensitivity.result_linearization(res)
+    assert lin.factorization == "banded LU"
+    ref = -np.linalg.solve(M, np.column_stack([d, zs[a] + zs[b]]))
+    np.testing.assert_allclose(res.sensitivity(), ref, rtol=1e-10, atol=1e-13)
+    # at s != 0 the partners count: dense LU, and dz/dt = -(M + s P)^{-1} d still exact
+    s1 = 0.05
+    P = np.zeros((n, n))
+    np.add.at(P, (np.arange(n), a), 1.0)
+    np.add.at(P, (np.arange(n), b), 1.0)
+    z1 = np.linalg.solve(M + s1 * P, -np.ones(n))
+    res1 = exact_result(m, z1, np.array([0.0, s1]))
+    lin1 = sensitivity.result_linearization(res1)
+    assert lin1.factorization == "dense LU"
+    ref1 = -np.linalg.solve(M + s1 * P, d)
+    np.testing.assert_allclose(res1.sensitivity()[:, 0], ref1, rtol=1e-10, atol=1e-13)
+
+
 def _without_band_order(lin: Any) -> Any:
     """The same linearisation with the band ordering switched off (SuperLU in the declared order)."""
     from dataclasses import replace
