@@ -160,3 +160,35 @@ def test_property_strictly_complementary_box_mcp(seed: int, box: list[tuple[floa
     np.testing.assert_allclose(res.sensitivity(), fd, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(fd).max()))
     dp = rng.standard_normal(n_p)
     np.testing.assert_allclose(res.sensitivity(direction=dp), res.sensitivity() @ dp, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("matrix", "n", "method"),
+    [("permuted", 400, "banded LU (reordered)"), ("grid", 400, "SuperLU"), ("random", 600, "SuperLU")],
+)
+def test_benchmark_lcps_match_tight_central_differences(matrix: str, n: int, method: str) -> None:
+    # the LCPs of benchmarks/bench_sensitivity.py (one parameter t): dz/dt against central
+    # differences of re-solves at tol = 1e-13 (at the benchmark's tol = 1e-10 the re-solve error
+    # over 2h limits the differences to ~1e-5, the benchmark's docstring); each through the LU
+    # its pattern selects (grid 20 x 20: band 41 > BAND_LIMIT in every order RCM finds)
+    from mcpkit.solving.sensitivity import result_linearization
+    from tests.conftest import load_benchmark
+
+    mcp, t0 = load_benchmark("bench_sensitivity").build(n, matrix=matrix)
+    p = np.array([t0])
+    res = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10).solve(p=p, warm_start=False)
+    assert res.solved
+    counts = res.pair_counts()
+    assert counts.get("at_lower", 0) >= n // 5 and counts.get("between", 0) >= n // 5, counts
+    assert result_linearization(res).factorization == method
+    fine = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-13)
+    fd = central_differences_from(fine, res.z, p, 1e-6)
+    S = res.sensitivity()[:, 0]
+    assert np.abs(S - fd).max() <= 1e-7 * np.abs(fd).max()
+
+
+def central_differences_from(solver: mcpkit.Solver, z0: np.ndarray, p0: np.ndarray, h: float) -> np.ndarray:
+    """``(z(p0 + h) - z(p0 - h)) / 2h`` for one parameter, both re-solves started at ``z0``."""
+    plus, minus = solver.solve(p=p0 + h, z0=z0), solver.solve(p=p0 - h, z0=z0)
+    assert plus.solved and minus.solved, (plus, minus)
+    return (plus.z - minus.z) / (2 * h)

@@ -7,6 +7,7 @@ judge a solve uses), so the sensitivity code is tested apart from any engine.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -169,35 +170,212 @@ def test_changed_structure_is_refused() -> None:
         res.sensitivity()
 
 
-@pytest.mark.parametrize("permute", [False, True], ids=["banded_lu", "superlu"])
-def test_sparse_free_block(permute: bool) -> None:
+def _sparse_matrix(kind: str, n: int) -> Any:
+    """A sparse strictly diagonally dominant :math:`n \\times n` matrix (so nonsingular, a P-matrix).
+
+    ``tridiagonal``: banded as declared (not symmetric, so transposed solves are told apart from
+    plain ones); ``permuted``: the same symmetrically permuted (a band only
+    after reordering); ``random``: two random off-diagonal entries per row (no narrow band in any
+    order).
+    """
+    import scipy.sparse as sps
+
+    rng = np.random.default_rng(0)
+    if kind == "random":
+        rows = np.repeat(np.arange(n), 2)
+        cols = (rows + rng.integers(1, n, rows.size)) % n
+        R = sps.csr_array((rng.uniform(-1.0, 1.0, rows.size), (rows, cols)), shape=(n, n))
+        return (R + sps.diags_array(1.0 + abs(R).sum(axis=1))).tocsr()
+    M = sps.diags([-1.0, 4.0, -2.0], [-1, 0, 1], shape=(n, n), format="csr")  # not symmetric
+    if kind == "permuted":
+        perm = rng.permutation(n)
+        M = M[perm][:, perm].tocsr()
+    return M
+
+
+def _interior_lcp(M: Any, d: np.ndarray) -> MCPResult:
+    """``z free ⟂ M z + 1 + d t`` at its exact solution for ``t = 0``."""
+    import scipy.sparse as sps
+
+    n = M.shape[0]
+    m = MCP("sparse_interior")
+    m.add_variables("z", n, lb=-math.inf)
+    (t,) = m.add_parameters("t", 1)
+    m.add_affine("z", M, [sp.Float(di) * t + 1.0 for di in d])
+    z = np.asarray(sps.linalg.spsolve(sps.csc_matrix(M), -np.ones(n)))
+    return exact_result(m, z, np.array([0.0]))
+
+
+@pytest.mark.parametrize(
+    ("kind", "method"),
+    [("tridiagonal", "banded LU"), ("permuted", "banded LU (reordered)"), ("random", "SuperLU")],
+)
+def test_sparse_free_block(kind: str, method: str) -> None:
     # an interior solution bigger than the dense limit: dz/dt = -M^{-1} d. Tridiagonal M takes the
-    # banded LU; symmetrically permuted (band as wide as the matrix) it takes SuperLU
+    # banded LU; symmetrically permuted (band as wide as the matrix) the banded LU in the reverse
+    # Cuthill-McKee order; a random sparse pattern SuperLU
     import scipy.sparse as sps
 
     from mcpkit.solving import sensitivity
 
     n = sensitivity.DENSE_LIMIT + 50
-    M = sps.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
-    if permute:
-        perm = np.random.default_rng(0).permutation(n)
-        M = M[perm][:, perm].tocsr()
-    m = MCP("tri")
-    m.add_variables("z", n, lb=-math.inf)
-    (t,) = m.add_parameters("t", 1)
+    M = _sparse_matrix(kind, n)
     d = np.linspace(-1.0, 1.0, n)
-    m.add_affine("z", M, [sp.Float(di) * t + 1.0 for di in d])
-    z = np.asarray(sps.linalg.spsolve(M.tocsc(), -np.ones(n)))
-    res = exact_result(m, z, np.array([0.0]))
+    res = _interior_lcp(M, d)
     assert res.solved
     lin = sensitivity.result_linearization(res)
     assert isinstance(lin.J, sps.sparray)  # the sparse path ran
-    kl = int(max((lambda c: (c.row - c.col).max())(sps.coo_array(M)), 0))
-    assert (kl + 1 + kl <= sensitivity.BAND_LIMIT) is (not permute)
+    coo = sps.coo_array(M)
+    kl = int((coo.row - coo.col).max())
+    assert (kl + 1 + kl <= sensitivity.BAND_LIMIT) is (kind == "tridiagonal")
+    assert lin.factorization == method
     ref = -np.linalg.solve(M.toarray(), d)
     np.testing.assert_allclose(res.sensitivity()[:, 0], ref, rtol=1e-10, atol=1e-13)
     w = np.cos(np.arange(n))
     np.testing.assert_allclose(lin.vjp(w), [w @ ref], rtol=1e-10)
+
+
+def test_band_order_of_the_pattern() -> None:
+    # built once per structure: None when banded as declared or when no ordering narrows it, else
+    # a permutation under which J's band is within BAND_LIMIT
+    from mcpkit.solving import sensitivity
+
+    n = sensitivity.DENSE_LIMIT + 50
+    orders = {}
+    for kind in ("tridiagonal", "permuted", "random"):
+        res = _interior_lcp(_sparse_matrix(kind, n), np.ones(n))
+        d = sensitivity.derivatives(res.problem)
+        orders[kind] = d.band_order()
+        assert d.band_order() is orders[kind]  # cached
+    assert orders["tridiagonal"] is None and orders["random"] is None
+    order = orders["permuted"]
+    assert order is not None and np.array_equal(np.sort(order), np.arange(n))
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
+    r, c = sensitivity.derivatives(_interior_lcp(_sparse_matrix("permuted", n), np.ones(n)).problem).pattern()
+    assert np.abs(pos[r] - pos[c]).max() == 1  # the permuted tridiagonal is tridiagonal again
+
+
+def test_entries_zero_at_the_point_are_dropped_before_factorising() -> None:
+    # F = M z + 1 + d t + s (z_a + z_b) with M tridiagonal and a, b random partners: CasADi's
+    # pattern of dF/dz holds the partners (no ordering narrows it), but at s = 0 their entries are
+    # exactly zero, so J_II is tridiagonal and takes the banded LU (with them: dense LU, as J_II
+    # has at most DENSE_LIMIT rows); dz/d(t, s) is exact
+    import scipy.sparse as sps
+
+    from mcpkit.solving import sensitivity
+
+    n = 80
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, n, n), rng.integers(0, n, n)
+    M = sps.diags([-1.0, 4.0, -2.0], [-1, 0, 1], shape=(n, n)).toarray()
+    d = np.linspace(-1.0, 1.0, n)
+    m = MCP("zero_partners")
+    z = m.add_variables("z", n, lb=-math.inf)
+    t, s_ = m.add_parameters("p", 2)
+    rows = []
+    for i in range(n):
+        row = 4.0 * z[i] + 1.0 + sp.Float(d[i]) * t + s_ * (z[a[i]] + z[b[i]])
+        row += -z[i - 1] if i > 0 else 0
+        row += -2.0 * z[i + 1] if i < n - 1 else 0
+        rows.append(row)
+    m.add_functions("z", rows)
+    zs = np.linalg.solve(M, -np.ones(n))
+    res = exact_result(m, zs, np.zeros(2))
+    assert res.solved
+    d_ = sensitivity.derivatives(m)
+    r, c = d_.pattern()
+    assert d_.band_order() is None and int(np.abs(r - c).max()) > sensitivity.BAND_LIMIT
+    lin = sensitivity.result_linearization(res)
+    assert lin.factorization == "banded LU"
+    ref = -np.linalg.solve(M, np.column_stack([d, zs[a] + zs[b]]))
+    np.testing.assert_allclose(res.sensitivity(), ref, rtol=1e-10, atol=1e-13)
+    # at s != 0 the partners count: dense LU, and dz/dt = -(M + s P)^{-1} d still exact
+    s1 = 0.05
+    P = np.zeros((n, n))
+    np.add.at(P, (np.arange(n), a), 1.0)
+    np.add.at(P, (np.arange(n), b), 1.0)
+    z1 = np.linalg.solve(M + s1 * P, -np.ones(n))
+    res1 = exact_result(m, z1, np.array([0.0, s1]))
+    lin1 = sensitivity.result_linearization(res1)
+    assert lin1.factorization == "dense LU"
+    ref1 = -np.linalg.solve(M + s1 * P, d)
+    np.testing.assert_allclose(res1.sensitivity()[:, 0], ref1, rtol=1e-10, atol=1e-13)
+
+
+def _without_band_order(lin: Any) -> Any:
+    """The same linearisation with the band ordering switched off (SuperLU in the declared order)."""
+    from dataclasses import replace
+
+    from mcpkit.solving import sensitivity
+
+    d = sensitivity.Derivatives(lin.problem)
+    d._band_order = (None,)
+    return replace(lin, derivs=d)
+
+
+def test_reordered_factorisation_matches_the_declared_order() -> None:
+    # permuted tridiagonal LCP 0 <= z ⟂ M z + q with q the parameters, about half the pairs active
+    # and one degenerate: the reordered banded LU and SuperLU in the declared order give the same
+    # directional derivatives (matrix right-hand sides of the Schur complement), and, with the
+    # degenerate pair's F nudged positive, the same dz/dq and w^T dz/dq, to 1e-12
+    from mcpkit.solving import sensitivity
+
+    n = 3 * sensitivity.DENSE_LIMIT  # about half free: above the dense limit
+    rng = np.random.default_rng(3)
+    M = _sparse_matrix("permuted", n)
+    m = MCP("permuted_lcp")
+    m.add_variables("z", n, lb=0.0)
+    q = m.add_parameters("q", n)
+    m.add_affine("z", M, list(q))
+    z = np.where(rng.random(n) < 0.5, rng.uniform(0.5, 1.5, n), 0.0)
+    w = np.where(z > 0, 0.0, rng.uniform(0.5, 1.5, n))
+    k = int(np.flatnonzero(z == 0)[0])
+    w[k] = 0.0  # z_k = 0 = F_k: degenerate
+    res = exact_result(m, z, w - M @ z)
+    assert res.solved
+    lin = sensitivity.result_linearization(res)
+    assert lin.degenerate.tolist() == [k]
+    ref = _without_band_order(lin)
+    assert lin.factorization == "banded LU (reordered)" and ref.factorization == "SuperLU"
+    for _ in range(3):
+        dp = rng.standard_normal(n)
+        a, b = lin.jvp(dp), ref.jvp(dp)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+    with pytest.raises(NotDifferentiableError, match="degenerate"):
+        lin.jacobian()
+    w[k] = 1.0
+    lin = sensitivity.result_linearization(exact_result(m, z, w - M @ z))
+    assert lin.degenerate.size == 0
+    ref = _without_band_order(lin)
+    J1, J2 = lin.jacobian(), ref.jacobian()
+    assert np.abs(J2).max() > 0.1
+    np.testing.assert_allclose(J1, J2, rtol=1e-12, atol=1e-12 * np.abs(J2).max())
+    v = rng.standard_normal(n)
+    np.testing.assert_allclose(lin.vjp(v), ref.vjp(v), rtol=1e-12, atol=1e-12 * np.abs(ref.vjp(v)).max())
+
+
+def test_singular_free_block_in_the_reordered_banded_lu() -> None:
+    # tridiag(1, 1, 1) of order 251 is singular (eigenvalue 1 + 2 cos(2 pi / 3) = 0); permuted, it
+    # reaches the banded LU through the reordering, which must still refuse it
+    import scipy.sparse as sps
+
+    from mcpkit.solving import sensitivity
+
+    n = 251
+    perm = np.random.default_rng(1).permutation(n)
+    M = sps.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n, n), format="csr")[perm][:, perm].tocsr()
+    z = np.linspace(1.0, 2.0, n)
+    q0 = -(M @ z)
+    m = MCP("singular_chain")
+    m.add_variables("z", n, lb=-math.inf)
+    (t,) = m.add_parameters("t", 1)
+    m.add_affine("z", M, [sp.Float(float(a)) + t for a in q0])
+    res = exact_result(m, z, np.array([0.0]))
+    assert res.solved
+    assert sensitivity.derivatives(m).band_order() is not None
+    with pytest.raises(NotDifferentiableError, match="singular \\(banded LU\\)"):
+        res.sensitivity()
 
 
 @pytest.mark.parametrize("n_chain", [4, 90], ids=["dense_J", "banded_J"])
