@@ -34,18 +34,12 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
-from mcpkit.homotopy.loop import (
-    SECOND_OPINION_MAX_VARS,
-    Assessment,
-    HomotopyOutcome,
-    Polisher,
-    clipped_or_given,
-)
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.planner import plan_mpcc
+from mcpkit.solving.planner import SECOND_OPINION_MAX_VARS, plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination

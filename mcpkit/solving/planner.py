@@ -274,6 +274,30 @@ class MPCCPlan:
     ipopt_used: str
 
 
+#: No second opinion above this many variables. It runs a whole second homotopy, as long as the
+#: first: on small MPCCs that costs milliseconds and found lower objectives (MPECLib's ``find*``
+#: fits, at most 300 variables); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables)
+#: it doubled the solve time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion
+#: another 5.0 s; CPWF_001_030, 934 variables: 17.5 s -> 39 s in all).
+SECOND_OPINION_MAX_VARS = 500
+
+
+def recovery_plan(
+    method: str, n_vars: int, options: SolveOptions, second_opinion: str | None = None
+) -> tuple[tuple[str, ...], str | None]:
+    """The fallbacks and the second opinion of a homotopy for ``method`` on ``n_vars`` variables.
+
+    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`):
+    ``options.fallback_methods`` without ``method`` itself. Second opinion (run once after a
+    converged run): the route's ``second_opinion`` when it differs from ``method`` and the MPCC has
+    at most :data:`SECOND_OPINION_MAX_VARS` variables, else none.
+    """
+    fallbacks = tuple(m for m in options.fallback_methods if m != method)
+    small = n_vars <= SECOND_OPINION_MAX_VARS
+    second = second_opinion if second_opinion not in (None, method) and small else None
+    return fallbacks, second
+
+
 def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str = "auto") -> MPCCPlan:
     r"""The one place an MPCC's solve is planned: route, lowering chain and homotopy.
 
@@ -284,7 +308,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
     3. on ``backend="pyomo"`` the standard form on through Pyomo's NL writer
        (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`);
     4. the homotopy on the target (:func:`~mcpkit.homotopy.loop.make_homotopy`), its inner IPOPT
-       from :func:`inner_solver`.
+       from :func:`inner_solver`, its fallbacks and second opinion from :func:`recovery_plan`.
     """
     route = resolve("mpcc", method, backend)
     if route.backend != "pyomo" and ipopt != "auto":
@@ -303,5 +327,8 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         target, nl_inverse = ThroughPyomoNL().apply(standard)
         steps.append(ThroughPyomoNL())
         inverse.append(nl_inverse)
-    homotopy = make_homotopy(target, route.method, options, inner=inner, second_opinion=route.second_opinion)
+    fallbacks, second = recovery_plan(route.method, target.x.numel(), options, route.second_opinion)
+    homotopy = make_homotopy(
+        target, route.method, options, inner=inner, second_opinion=second, fallbacks=fallbacks
+    )
     return MPCCPlan(route, standard, Chain(steps), inverse, target, homotopy, ipopt_used)

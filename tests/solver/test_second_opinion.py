@@ -23,6 +23,7 @@ from mcpkit.homotopy.loop import (
 )
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.planner import recovery_plan
 from mcpkit.solving.result import HomotopyStep, Termination
 from tests.conftest import SHARED_DATA
 
@@ -69,7 +70,9 @@ class _Fake:
 
 
 def _homotopy(first: _Fake | None = None, second: _Fake | None = None, **opts: object) -> RecoveringHomotopy:
-    h = RecoveringHomotopy(_mpcc(), "fb", SolveOptions(tol=1e-8, **opts), second_opinion="scholtes")
+    options = SolveOptions(tol=1e-8, **opts)
+    fallbacks, second_name = recovery_plan("fb", 2, options, "scholtes")
+    h = RecoveringHomotopy(_mpcc(), "fb", options, second_opinion=second_name, fallbacks=fallbacks)
     if first is not None:
         h.primary = first  # type: ignore[assignment]
     if second is not None:
