@@ -69,8 +69,8 @@ class SlackFormRoute:
         self.mpcc, self.slack_map = MCPToMPCC().apply(cmcp)
         from mcpkit.solving.planner import recovery_plan
 
-        fallbacks, _ = recovery_plan(method, self.mpcc.x.numel(), options)
-        self.homotopy = make_homotopy(self.mpcc, method, options, inner=inner, fallbacks=fallbacks)
+        recovery = recovery_plan(method, self.mpcc.x.numel(), options)
+        self.homotopy = make_homotopy(self.mpcc, method, options, inner=inner, fallbacks=recovery.fallbacks)
         self.newton = newton
         self.extra = dict(extra or {})
         self._newton: ActiveSetNewton | None = None

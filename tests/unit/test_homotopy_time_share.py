@@ -53,7 +53,7 @@ class _Recorder:
 
 def _recovering(options: SolveOptions, primary: Termination, fallbacks: dict[str, Termination]):
     calls: list[tuple[str, float | None]] = []
-    fb, _ = recovery_plan("scholtes", 2, options)  # the planner's choice: the options' list
+    fb = recovery_plan("scholtes", 2, options).fallbacks  # the planner's choice: the options' list
     rec = RecoveringHomotopy(_toy(), "scholtes", options, fallbacks=fb)
     template = rec.primary.template
     rec.primary = _Recorder(primary, calls, "scholtes")  # type: ignore[assignment]
