@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -108,12 +108,6 @@ SECOND_OPINION_SHARE = 0.25
 #: A second opinion's point replaces the first only when its objective is lower by more than
 #: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
 SECOND_OPINION_RTOL = 1e-8
-#: No second opinion above this many variables. It runs a whole second homotopy, as long as the
-#: first: on small MPCCs that costs milliseconds and found lower objectives (MPECLib's ``find*``
-#: fits, at most 300 variables); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables)
-#: it doubled the solve time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion
-#: another 5.0 s; CPWF_001_030, 934 variables: 17.5 s -> 39 s in all).
-SECOND_OPINION_MAX_VARS = 500
 
 
 T = TypeVar("T")
@@ -644,7 +638,7 @@ class RecoveringHomotopy:
     near degenerate points) often solve in another: the Scholtes equality form keeps iterates
     away from the corner :math:`G = H = 0`, and Fischer-Burmeister turns the pairs into
     equations. When the primary run ends without meeting the tolerance, each method of
-    ``options.fallback_methods`` runs in turn from the original start, within the remaining
+    ``fallbacks`` runs in turn from the original start, within the remaining
     time; the best point wins. With a time limit the primary gets the share
     ``options.primary_time_share`` of it (and each fallback but the last that share of what is
     left), so a homotopy that stalls in one slow subproblem leaves the others their turn; a
@@ -668,8 +662,13 @@ class RecoveringHomotopy:
     Its steps appear in the trace with phase ``"second:<method>"``, and
     :attr:`HomotopyOutcome.reformulation` names the run whose point was kept. A warm-started
     run gets no second opinion (it follows a known branch), nor one whose fallbacks already ran
-    that reformulation from the same start, nor one of more than :data:`SECOND_OPINION_MAX_VARS`
-    variables. ``method="auto"`` uses it on every MPCC (:func:`mcpkit.solving.registry.resolve`).
+    that reformulation from the same start.
+
+    This class runs what it is given and chooses nothing: the fallbacks and the second opinion
+    are the planner's choice (:func:`mcpkit.solving.planner.recovery_plan`: the options'
+    ``fallback_methods`` but the method itself; ``method="auto"``'s second opinion up to
+    :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
+    failed run is not retried.
     """
 
     def __init__(
@@ -679,12 +678,15 @@ class RecoveringHomotopy:
         options: SolveOptions,
         inner: InnerFactory | None = None,
         second_opinion: str | None = None,
+        fallbacks: Sequence[str] = (),
     ) -> None:
         self.mpcc = mpcc
         self.options = options
         self.inner: InnerFactory = inner or CasadiInner()
         self.primary = HomotopySolver(mpcc, reformulation_for(method), options, self.inner)
-        self.fallback_names = [m for m in options.fallback_methods if m != method]
+        self.fallback_names = list(fallbacks)
+        for name in self.fallback_names:
+            reformulation_for(name)  # an unknown name fails here, before any solve
         self._fallbacks: dict[str, HomotopySolver] = {}
         if second_opinion is not None:
             reformulation_for(second_opinion)  # an unknown name fails here, before any solve
@@ -741,9 +743,8 @@ class RecoveringHomotopy:
         # already ran from this start as a fallback (the same run again)
         cold = not start.get("warm_start", False)
         second = self.second_opinion
-        small = self.mpcc.x.numel() <= SECOND_OPINION_MAX_VARS
         if (
-            second is not None and cold and small and second not in ran
+            second is not None and cold and second not in ran
             and best.termination is Termination.CONVERGED
         ):  # fmt: skip
             best = self._second(best, x0, p, assess, t0, limit)
@@ -897,11 +898,14 @@ def make_homotopy(
     options: SolveOptions,
     inner: InnerFactory | None = None,
     second_opinion: str | None = None,
+    fallbacks: Sequence[str] = (),
 ) -> RecoveringHomotopy:
     """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`.
 
     ``inner`` builds the inner solvers (default: CasADi's ``nlpsol`` IPOPT; see
     :func:`~mcpkit.homotopy.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
-    ``second_opinion`` names the reformulation run after a converged one (the class docstring).
+    ``second_opinion`` names the reformulation run after a converged one and ``fallbacks`` those
+    run after a failed one (the class docstring; both chosen by
+    :func:`mcpkit.solving.planner.recovery_plan`).
     """
-    return RecoveringHomotopy(mpcc, method, options, inner, second_opinion)
+    return RecoveringHomotopy(mpcc, method, options, inner, second_opinion, fallbacks)

@@ -34,13 +34,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
-from mcpkit.homotopy.loop import (
-    SECOND_OPINION_MAX_VARS,
-    Assessment,
-    HomotopyOutcome,
-    Polisher,
-    clipped_or_given,
-)
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mpcc import MPCC
@@ -123,6 +117,7 @@ class MPCCSolver:
         self.mpcc = plan.target
         self.ipopt_used = plan.ipopt_used
         self.homotopy = plan.homotopy
+        self.recovery = plan.recovery
 
     def _orig_x(self, x: np.ndarray) -> np.ndarray:
         return self.chain.invert(x, self._inverse)
@@ -158,7 +153,6 @@ class MPCCSolver:
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
         with display(self.options.progress, orig.name):  # progress=True: a tqdm line
             out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
-        target = self.mpcc
         x = None if out.x is None else self._orig_x(out.x)
         refinement: RefinementReport | None = None
         stat_rep = None
@@ -178,8 +172,8 @@ class MPCCSolver:
         result.problem, result.p = orig, pv  # for value_gradient()
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
-            if self.route.second_opinion and target.x.numel() > SECOND_OPINION_MAX_VARS:
-                result.message += f"; no second opinion above {SECOND_OPINION_MAX_VARS} variables"
+            if self.recovery.skipped:
+                result.message += f"; {self.recovery.skipped}"
         if refinement is not None and stat_rep is not None:
             result.stationarity = stat_rep.level.value
             result.extra["stationarity_report"] = stat_rep

@@ -63,6 +63,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
@@ -272,6 +273,54 @@ class MPCCPlan:
     homotopy: Any
     #: Which IPOPT solves the subproblems (``"casadi"`` or the ``ipopt=`` choice made).
     ipopt_used: str
+    #: The homotopy's fallbacks and second opinion (:func:`recovery_plan`).
+    recovery: Recovery
+
+
+#: No second opinion above this many variables. It runs a whole second homotopy, as long as the
+#: first: on small MPCCs that costs milliseconds and found lower objectives (MPECLib's ``find*``
+#: fits, at most 300 variables); on large optimal-control MPCCs (NOSBENCH's 350-5,000 variables)
+#: it doubled the solve time (MFTOPT_001_027, 1,410 variables: homotopy 5.0 s, second opinion
+#: another 5.0 s; CPWF_001_030, 934 variables: 17.5 s -> 39 s in all).
+SECOND_OPINION_MAX_VARS = 500
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What a homotopy runs besides its own reformulation (:func:`recovery_plan`)."""
+
+    #: Reformulations run in turn after a failed run.
+    fallbacks: tuple[str, ...]
+    #: The reformulation run once after a converged run (``None``: no second opinion).
+    second_opinion: str | None
+    #: Why the route's second opinion does not run (``""`` when it runs or none was asked for).
+    skipped: str = ""
+
+
+def recovery_plan(
+    method: str,
+    n_vars: int,
+    options: SolveOptions,
+    second_opinion: str | None = None,
+    constant_objective: bool = False,
+) -> Recovery:
+    """The fallbacks and the second opinion of a homotopy for ``method`` on ``n_vars`` variables.
+
+    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`):
+    ``options.fallback_methods`` without ``method`` itself. Second opinion (run once after a
+    converged run, kept only if its objective is lower): the route's ``second_opinion`` when it
+    differs from ``method``, unless the MPCC has more than :data:`SECOND_OPINION_MAX_VARS`
+    variables or its objective is constant in :math:`x` (a feasibility problem: every feasible
+    point has the same objective, so no second point can be better).
+    """
+    fallbacks = tuple(m for m in options.fallback_methods if m != method)
+    if second_opinion in (None, method):
+        return Recovery(fallbacks, None)
+    if n_vars > SECOND_OPINION_MAX_VARS:
+        return Recovery(fallbacks, None, f"no second opinion above {SECOND_OPINION_MAX_VARS} variables")
+    if constant_objective:
+        return Recovery(fallbacks, None, "no second opinion: the objective is constant in x")
+    return Recovery(fallbacks, second_opinion)
 
 
 def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str = "auto") -> MPCCPlan:
@@ -284,7 +333,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
     3. on ``backend="pyomo"`` the standard form on through Pyomo's NL writer
        (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`);
     4. the homotopy on the target (:func:`~mcpkit.homotopy.loop.make_homotopy`), its inner IPOPT
-       from :func:`inner_solver`.
+       from :func:`inner_solver`, its fallbacks and second opinion from :func:`recovery_plan`.
     """
     route = resolve("mpcc", method, backend)
     if route.backend != "pyomo" and ipopt != "auto":
@@ -303,5 +352,10 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         target, nl_inverse = ThroughPyomoNL().apply(standard)
         steps.append(ThroughPyomoNL())
         inverse.append(nl_inverse)
-    homotopy = make_homotopy(target, route.method, options, inner=inner, second_opinion=route.second_opinion)
-    return MPCCPlan(route, standard, Chain(steps), inverse, target, homotopy, ipopt_used)
+    constant = not ca.depends_on(target.f, target.x)
+    recovery = recovery_plan(route.method, target.x.numel(), options, route.second_opinion, constant)
+    homotopy = make_homotopy(
+        target, route.method, options, inner=inner, second_opinion=recovery.second_opinion,
+        fallbacks=recovery.fallbacks,
+    )  # fmt: skip
+    return MPCCPlan(route, standard, Chain(steps), inverse, target, homotopy, ipopt_used, recovery)

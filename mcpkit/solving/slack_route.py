@@ -67,7 +67,10 @@ class SlackFormRoute:
         self.options = options
         self.cmcp = cmcp
         self.mpcc, self.slack_map = MCPToMPCC().apply(cmcp)
-        self.homotopy = make_homotopy(self.mpcc, method, options, inner=inner)
+        from mcpkit.solving.planner import recovery_plan
+
+        recovery = recovery_plan(method, self.mpcc.x.numel(), options)
+        self.homotopy = make_homotopy(self.mpcc, method, options, inner=inner, fallbacks=recovery.fallbacks)
         self.newton = newton
         self.extra = dict(extra or {})
         self._newton: ActiveSetNewton | None = None

@@ -124,7 +124,7 @@ class RefineOptions:
     MacMPEC's ``pack-rig3c-16``, 527 variables, stayed uncertified: its one branch step needs more
     than 0.1x the homotopy.)"""
     keep_certified_above: int = 500
-    """Above this many variables (as :data:`~mcpkit.homotopy.loop.SECOND_OPINION_MAX_VARS`) a
+    """Above this many variables (as :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS`) a
     certified point is kept as it is: no flips and no near-biactive search (:attr:`flip_pairs`
     and :attr:`near_biactive_tol` act as 0). Those only lower ``f`` further, each by a branch NLP
     as costly as a homotopy subproblem (NOSBENCH's CPWF_001_030, 934 variables, certified S at

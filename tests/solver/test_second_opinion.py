@@ -23,6 +23,7 @@ from mcpkit.homotopy.loop import (
 )
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.planner import SECOND_OPINION_MAX_VARS, recovery_plan
 from mcpkit.solving.result import HomotopyStep, Termination
 from tests.conftest import SHARED_DATA
 
@@ -69,7 +70,11 @@ class _Fake:
 
 
 def _homotopy(first: _Fake | None = None, second: _Fake | None = None, **opts: object) -> RecoveringHomotopy:
-    h = RecoveringHomotopy(_mpcc(), "fb", SolveOptions(tol=1e-8, **opts), second_opinion="scholtes")
+    options = SolveOptions(tol=1e-8, **opts)
+    plan = recovery_plan("fb", 2, options, "scholtes")
+    h = RecoveringHomotopy(
+        _mpcc(), "fb", options, second_opinion=plan.second_opinion, fallbacks=plan.fallbacks
+    )
     if first is not None:
         h.primary = first  # type: ignore[assignment]
     if second is not None:
@@ -239,3 +244,27 @@ def test_mpeclib_findc10s_keeps_the_fit_of_the_second_opinion() -> None:
     assert any(s.phase == "second:fb" for s in auto.trace)
     if alone["fb"].f < alone["scholtes"].f - 1e-6:
         assert auto.extra["reformulation"] == "fb"
+
+
+def test_the_planner_skips_the_second_opinion_of_a_feasibility_problem() -> None:
+    """A constant objective (every feasible point is as good as any other) gets no second opinion,
+    and the result says why; a non-constant one of the same size gets it."""
+    x = ca.SX.sym("x", 2)
+    feas = MPCC.from_casadi(x, x[0], x[1], f=ca.SX(0), g=x[0] + x[1], lbg=1.0, ubg=1.0, lbx=0.0, ubx=5.0)
+    solver = MPCCSolver(feas, "auto")
+    assert solver.recovery.second_opinion is None
+    assert "objective is constant" in solver.recovery.skipped
+    res = solver.solve()
+    assert res.solved and "objective is constant" in res.message
+    assert not any(step.phase.startswith("second:") for step in res.trace)
+    assert MPCCSolver(_mpcc(), "auto").recovery.second_opinion is not None
+
+
+def test_recovery_plan_rules() -> None:
+    opts = SolveOptions(fallback_methods=("scholtes_eq", "fb", "penalty"))
+    assert recovery_plan("fb", 10, opts, "scholtes").fallbacks == ("scholtes_eq", "penalty")
+    assert recovery_plan("fb", 10, opts, "scholtes").second_opinion == "scholtes"
+    assert recovery_plan("fb", 10, opts, "fb").second_opinion is None
+    big = recovery_plan("fb", SECOND_OPINION_MAX_VARS + 1, opts, "scholtes")
+    assert big.second_opinion is None and str(SECOND_OPINION_MAX_VARS) in big.skipped
+    assert recovery_plan("fb", 10, opts, "scholtes", constant_objective=True).second_opinion is None

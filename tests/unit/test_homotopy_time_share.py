@@ -18,6 +18,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.homotopy.loop import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.planner import recovery_plan
 from mcpkit.solving.result import Termination
 
 
@@ -52,7 +53,8 @@ class _Recorder:
 
 def _recovering(options: SolveOptions, primary: Termination, fallbacks: dict[str, Termination]):
     calls: list[tuple[str, float | None]] = []
-    rec = RecoveringHomotopy(_toy(), "scholtes", options)
+    fb = recovery_plan("scholtes", 2, options).fallbacks  # the planner's choice: the options' list
+    rec = RecoveringHomotopy(_toy(), "scholtes", options, fallbacks=fb)
     template = rec.primary.template
     rec.primary = _Recorder(primary, calls, "scholtes")  # type: ignore[assignment]
     rec._fallbacks = {n: _Recorder(t, calls, n) for n, t in fallbacks.items()}  # type: ignore[misc]
