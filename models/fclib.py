@@ -122,8 +122,11 @@ TIGHTEN_ROUNDS = 3
 #: with at most this many contacts (larger ones: the dense LU of each step dominates, and the
 #: engine's sparse factorisations win).
 DIRECT_MAX_CONTACTS = 170
-#: Newton steps allowed to the ``direct`` stage.
+#: Newton steps allowed to the ``direct`` stage (and to the judging run that ends the ``prox`` stage).
 DIRECT_ITERATIONS = 40
+#: Proximal steps allowed to the ``prox`` stage (:func:`~mcpkit.engines.prox_contact.prox_point`;
+#: the time limit and the iteration budget usually bind first).
+PROX_OUTER = 2000
 #: The ``direct`` stage gives up once its merit fell less than tenfold in this many steps.
 DIRECT_STALL = 12
 
@@ -350,7 +353,9 @@ class FCLIBStage:
     ``name`` is ``"direct"`` (:func:`~mcpkit.engines.newton_contact.solve_alart_curnier` from
     :math:`r = 0`), ``"plain"`` (from :math:`r = 0`, :math:`\varepsilon = 0`), ``"tikhonov"`` (one step
     of the continuation, :math:`\varepsilon > 0`), ``"polish"`` (:math:`\varepsilon = 0` from the
-    continuation's point) or ``"tighten"`` (:math:`\varepsilon = 0` with a smaller MCP tolerance);
+    continuation's point), ``"tighten"`` (:math:`\varepsilon = 0` with a smaller MCP tolerance) or
+    ``"prox"`` (the proximal point iteration, :func:`solve_equations`; ``iterations`` counts the
+    Newton steps of all its subproblems);
     ``eps`` the Tikhonov term relative to :math:`\overline{\mathrm{diag}\,W}`; ``tol`` the MCP
     tolerance of the stage; ``solved`` the MCP verdict at that tolerance; ``friction_residual``
     the Siconos error of its point (``None`` without a finite point).
@@ -526,6 +531,30 @@ class _Stages:
         self.last_termination = res.termination
         return res, err, d.r
 
+    def prox(self, r0: np.ndarray, tol: float) -> tuple[MCPResult, float | None]:
+        """:func:`~mcpkit.engines.prox_contact.prox_point` from the unscaled reactions ``r0`` within the
+        time and Newton iterations left; the point of its judging Newton run on the original
+        problem judged as the ``direct`` stage's (:func:`_direct_result`); records the stage."""
+        from mcpkit.engines.prox_contact import prox_point
+
+        t0 = time.perf_counter()
+        prob = self.prob
+        px = prox_point(
+            prob.W, prob.q, prob.mu, r0=r0, tol=tol, max_outer=PROX_OUTER, time_limit=self._time_left(t0),
+            max_iter=max(min(DIRECT_ITERATIONS, self.iterations_left), 1), max_newton=self.iterations_left,
+        )  # fmt: skip
+        d = px.result
+        res = _direct_result(d, lambda z: self.exact.F(z), t0)
+        err = d.siconos_error if math.isfinite(d.siconos_error) else None
+        self.iterations_left -= px.newton_steps
+        stage = FCLIBStage(
+            "prox", 0.0, tol, bool(res.solved), px.newton_steps, float(res.natural_residual), err,
+            res.wall_time_s,
+        )  # fmt: skip
+        self.stages.append(stage)
+        self.last_termination = res.termination
+        return res, err
+
     def run(
         self, name: str, eq: ContactEquations, z0: np.ndarray, tol: float, cap: int | None = None
     ) -> tuple[MCPResult, float | None]:
@@ -604,6 +633,11 @@ def _better(a: tuple[MCPResult, float | None], b: tuple[MCPResult, float | None]
     return ka < kb
 
 
+def _met(a: tuple[MCPResult, float | None], tol: float) -> bool:
+    """The MCP verdict holds and the Siconos error is at most ``tol``."""
+    return a[0].solved and a[1] is not None and a[1] <= tol
+
+
 def solve_equations(
     prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions, direct: bool = True
 ) -> tuple[MCPResult, np.ndarray | None, list[FCLIBStage]]:
@@ -630,7 +664,15 @@ def solve_equations(
        :math:`\varepsilon = 0`; the better of the :math:`\varepsilon = 0` results is kept;
     3. ``tighten`` (at most :data:`TIGHTEN_ROUNDS`): when the MCP met its tolerance but the Siconos
        error did not meet ``tol``, re-solve from that point with the MCP tolerance multiplied by
-       :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`.
+       :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`;
+    4. ``prox`` (Alart–Curnier law): when no stage met both measures, the proximal point
+       iteration :func:`~mcpkit.engines.prox_contact.prox_point` (subproblems on
+       :math:`W + \alpha I`, :math:`q - \alpha r_k` by the direct Newton method; at most
+       :data:`PROX_OUTER` proximal steps) from the best point so far, with the time and
+       iterations left; the point of its judging Newton run on the original problem is judged
+       as the ``direct`` stage's and competes for the final one. It solves resting pile steps
+       whose reactions are not unique, which every stage above leaves at 1e-7 to 1e-4
+       (``docs/fclib.md``).
 
     ``options.max_inner_iter`` bounds the iterations of all stages together and
     ``options.time_limit`` their wall time. Returns the last :math:`\varepsilon = 0` MCP result
@@ -680,6 +722,11 @@ def _solve_equations(
         tightened = run.run("tighten", exact, res.z, mcp_tol)
         if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
             best = tightened
+    if run.law is ContactLaw.ALART_CURNIER and not _met(best, tol) and not run.expired():
+        z = best[0].z
+        px = run.prox(exact.reactions(z) if np.isfinite(z).all() else np.zeros(exact.n), tol)
+        if _better(px, best):
+            best = px
     res = _time_limit_label(best[0], run.deadline)
     r = exact.reactions(res.z) if np.isfinite(res.z).all() else None
     return res, r, run.stages

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sps
@@ -58,6 +59,20 @@ ALPHA_START = 1e-4
 r"""Starting :math:`\alpha` relative to the mean diagonal of :math:`W`."""
 
 
+@dataclass(frozen=True)
+class ProxResult:
+    """What :func:`prox_point` returns."""
+
+    result: ContactNewtonResult
+    """The verdict of the judging Newton run on the original problem (module docstring)."""
+    outer: int
+    """Proximal steps made."""
+    newton_steps: int
+    """Newton steps of every subproblem and judging run together."""
+    best_error: float
+    """The smallest Siconos error met on the original problem (before the final judging run)."""
+
+
 def solve_prox(
     W: np.ndarray | sps.spmatrix,
     q: np.ndarray,
@@ -68,6 +83,23 @@ def solve_prox(
     time_limit: float | None = None,
     max_iter: int = 100,
 ) -> tuple[ContactNewtonResult, int]:
+    r"""Proximal point iteration on a 3-D friction-contact problem (:func:`prox_point`); returns
+    ``(result, outer)``: the judging Newton run's verdict and the proximal steps made."""
+    px = prox_point(W, q, mu, r0=r0, tol=tol, max_outer=max_outer, time_limit=time_limit, max_iter=max_iter)
+    return px.result, px.outer
+
+
+def prox_point(
+    W: np.ndarray | sps.spmatrix,
+    q: np.ndarray,
+    mu: np.ndarray,
+    r0: np.ndarray | None = None,
+    tol: float = 1e-8,
+    max_outer: int = 400,
+    time_limit: float | None = None,
+    max_iter: int = 100,
+    max_newton: int | None = None,
+) -> ProxResult:
     r"""Proximal point iteration on a 3-D friction-contact problem (module docstring).
 
     Parameters
@@ -86,16 +118,20 @@ def solve_prox(
         Wall-time limit in seconds (``None``: none).
     max_iter
         Newton steps of the final judging run.
+    max_newton
+        Newton steps of all subproblems and judging runs together at most (``None``: no bound);
+        the final judging run gets what is left (none: the verdict at the best point itself).
 
     Returns
     -------
-    tuple[ContactNewtonResult, int]
-        The verdict of the judging Newton run on the original problem, and the proximal steps made.
+    ProxResult
+        The judging run's verdict, the proximal steps, the Newton steps, the best error met.
 
     Raises
     ------
     MCPInputError
-        As :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`; ``max_outer`` negative.
+        As :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`; ``max_outer`` or
+        ``max_newton`` negative.
     """
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
@@ -108,6 +144,9 @@ def solve_prox(
     Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
     if max_outer < 0:
         raise MCPInputError(f"max_outer must be non-negative, got {max_outer}")
+    if max_newton is not None and max_newton < 0:
+        raise MCPInputError(f"max_newton must be non-negative, got {max_newton}")
+    budget = math.inf if max_newton is None else float(max_newton)
     # checks shapes, finiteness and r0 before any proximal step
     first = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=0, r0=r0, restart=False)
     r = first.r
@@ -118,23 +157,27 @@ def solve_prox(
     lo, hi = ALPHA_RANGE[0] * shift, ALPHA_RANGE[1] * shift
     alpha = ALPHA_START * shift
     diag = np.arange(n)
-    outer = 0
-    while not first.solved and outer < max_outer and time.perf_counter() < deadline:
+    outer = steps = 0
+    while not first.solved and outer < max_outer and time.perf_counter() < deadline and steps < budget:
         Wa = Wd.copy()
         Wa[diag, diag] += alpha
+        inner = int(min(INNER_ITERATIONS, budget - steps))
         st = solve_alart_curnier(
-            Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=INNER_ITERATIONS, r0=r, time_limit=left()
+            Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=inner, r0=r, time_limit=left()
         )
         outer += 1
+        steps += st.iterations
         r = st.r
         err = siconos_error(q, mu, r, Wd @ r + q)
         if err < best_err:
             best_err, best_r = err, r.copy()
         if err <= tol:
-            judged = solve_alart_curnier(
-                Wd, q, mu, tol=tol, max_iter=JUDGE_ITERATIONS, r0=r, time_limit=left()
-            )
+            judge = int(min(JUDGE_ITERATIONS, budget - steps))  # 0: the verdict at r itself
+            judged = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=judge, r0=r, time_limit=left())
+            steps += judged.iterations
             if judged.solved:
-                return judged, outer
+                return ProxResult(judged, outer, steps, best_err)
         alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * 2.0, hi)
-    return solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=max_iter, r0=best_r, time_limit=left()), outer
+    last = int(min(max_iter, budget - steps))
+    final = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=last, r0=best_r, time_limit=left())
+    return ProxResult(final, outer, steps + final.iterations, best_err)
