@@ -14,7 +14,8 @@ as stepped (its best point moves the bodies).
 
 **Which steps.** Among the steps with 250 to 1,000 contacts: every *hard* step (the warm
 Newton run missed it: ``solve_local`` needed more than one run, or nothing solved it), at most
-``--hard-per-run``, the hardest first (unsolved, then most runs, then largest error), then ``--easy-per-run`` evenly spaced other steps, and for the
+``--hard-per-run``, the hardest first (unsolved, then most runs, then largest error), then
+``--easy-per-run`` evenly spaced other steps, and for the
 resting runs the last step. A file stores the solution ``solution/{r,u}`` when the step was
 solved at ``tol = 1e-8``; its ``fclib_local/info/description`` says how it was made and
 whether it is hard. ``--with-committed`` also copies ``tests/data/pile/hard-*.hdf5`` (step 37 of
@@ -71,7 +72,7 @@ class PileRunSpec:
 RUNS = (
     PileRunSpec("fall", 500, 2, 9),
     PileRunSpec("rest", 100, 0, 110),
-    PileRunSpec("rest", 200, 1, 60),
+    PileRunSpec("rest", 200, 1, 80),
     PileRunSpec("rest", 300, 0, 50),
 )
 
@@ -130,8 +131,8 @@ def step_pile(spec: PileRunSpec, out: Path, hard_per_run: int, easy_per_run: int
         )  # fmt: skip
         write_fclib_local(path, lp.W, lp.q, lp.mu, r=r if solved else None, u=u if solved else None,
                           title=name, description=how)  # fmt: skip
-        rows.append({"file": path.name, "contacts": lp.nc, "hard": hard, "runs": runs, "solved_when_stepped": solved,
-                     "siconos_error_when_stepped": err})  # fmt: skip
+        rows.append({"file": path.name, "contacts": lp.nc, "hard": hard, "runs": runs,
+                     "solved_when_stepped": solved, "siconos_error_when_stepped": err})  # fmt: skip
         print(f"  wrote {path}", flush=True)
     print(f"  {spec.kind} N={spec.bodies} seed {spec.seed}: {time.perf_counter() - t0:.0f} s", flush=True)
     return rows
@@ -139,7 +140,7 @@ def step_pile(spec: PileRunSpec, out: Path, hard_per_run: int, easy_per_run: int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, help=f"output directory ({DEFAULT_DIR})")
+    ap.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, help=f"output ({DEFAULT_DIR})")
     ap.add_argument("--runs", default="", help="comma-separated kind:bodies:seed:steps (default: RUNS)")
     ap.add_argument("--hard-per-run", type=int, default=4, help="hard steps kept per pile")
     ap.add_argument("--easy-per-run", type=int, default=1, help="other steps kept per pile")

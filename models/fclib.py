@@ -124,6 +124,10 @@ TIGHTEN_ROUNDS = 3
 DIRECT_MAX_CONTACTS = 170
 #: Newton steps allowed to the ``direct`` stage (and to the judging run that ends the ``prox`` stage).
 DIRECT_ITERATIONS = 40
+#: Share of the time left after the ``plain`` stage that the Tikhonov continuation and its
+#: polish may use when a ``prox`` stage may follow (Alart–Curnier law): on a 603-contact pile
+#: step the continuation used all of 60 s and ended at 3.7e-5.
+CONTINUATION_SHARE = 0.5
 #: Proximal steps allowed to the ``prox`` stage (:func:`~mcpkit.engines.prox_contact.prox_point`;
 #: the time limit and the iteration budget usually bind first).
 PROX_OUTER = 2000
@@ -490,6 +494,8 @@ class _Stages:
     def __init__(self, prob: FCLIBProblem, law: ContactLaw, options: SolveOptions) -> None:
         self.prob, self.law, self.options = prob, law, options
         self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
+        self.until = self.deadline
+        """The end of the current group of stages (:meth:`share`), at most :attr:`deadline`."""
         self.iterations_left = options.max_inner_iter
         self.stages: list[FCLIBStage] = []
         self.last_termination: Termination | None = None
@@ -503,10 +509,17 @@ class _Stages:
         """The time or the iterations are used up, or a stage was interrupted (Ctrl-C: no
         further stage starts; the best stage so far is the result)."""
         interrupted = bool(self.stages) and self.last_termination is Termination.INTERRUPTED
-        return time.perf_counter() >= self.deadline or self.iterations_left < 1 or interrupted
+        out_of_time = time.perf_counter() >= min(self.until, self.deadline)
+        return out_of_time or self.iterations_left < 1 or interrupted
+
+    def share(self, fraction: float) -> None:
+        """The stages from now on end by ``fraction`` of the time left (1: the deadline)."""
+        now = time.perf_counter()
+        self.until = self.deadline if fraction >= 1 else now + fraction * (self.deadline - now)
 
     def _time_left(self, t0: float) -> float | None:
-        return max(self.deadline - t0, 1e-3) if math.isfinite(self.deadline) else None
+        end = min(self.until, self.deadline)
+        return max(end - t0, 1e-3) if math.isfinite(end) else None
 
     def direct(self, tol: float) -> tuple[MCPResult, float | None, np.ndarray]:
         """:func:`~mcpkit.engines.newton_contact.solve_alart_curnier` from :math:`r = 0` (no restart,
@@ -659,7 +672,9 @@ def solve_equations(
        iterations;
     2. if that did not meet ``tol``: the Tikhonov continuation: :math:`\varepsilon =`
        :data:`TIKHONOV_SEQUENCE` (times :math:`\overline{\mathrm{diag}\,W}`), each from the last
-       point to the MCP tolerance :math:`10^{-2}\varepsilon` (whatever ``tol``: the polish needs a
+       point (Alart–Curnier law: these and the polish within :data:`CONTINUATION_SHARE` of the
+       time left, the rest kept for the ``prox`` stage) to the MCP tolerance
+       :math:`10^{-2}\varepsilon` (whatever ``tol``: the polish needs a
        point close to the solution set), then ``polish`` at
        :math:`\varepsilon = 0`; the better of the :math:`\varepsilon = 0` results is kept;
     3. ``tighten`` (at most :data:`TIGHTEN_ROUNDS`): when the MCP met its tolerance but the Siconos
@@ -668,7 +683,8 @@ def solve_equations(
     4. ``prox`` (Alart–Curnier law): when no stage met both measures, the proximal point
        iteration :func:`~mcpkit.engines.prox_contact.prox_point` (subproblems on
        :math:`W + \alpha I`, :math:`q - \alpha r_k` by the direct Newton method; at most
-       :data:`PROX_OUTER` proximal steps) from the best point so far, with the time and
+       :data:`PROX_OUTER` proximal steps) from the point of smallest Siconos error so far
+       (the stages above, continuation included), with the time and
        iterations left; the point of its judging Newton run on the original problem is judged
        as the ``direct`` stage's and competes for the final one. It solves resting pile steps
        whose reactions are not unique, which every stage above leaves at 1e-7 to 1e-4
@@ -698,19 +714,25 @@ def _solve_equations(
             return res, r if np.isfinite(r).all() else None, run.stages
     exact = run.exact
     best = run.run("plain", exact, np.zeros(exact.n), tol, cap=PLAIN_ITERATIONS)
+    prox = run.law is ContactLaw.ALART_CURNIER
+    start = (math.inf if best[1] is None else best[1], best[0].z)  # the prox stage's start
     if not best[0].solved:
+        run.share(CONTINUATION_SHARE if prox else 1.0)
         z = np.zeros(exact.n)
         for e in TIKHONOV_SEQUENCE:
             if run.expired():
                 break
             eq = ContactEquations(prob.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
-            res, _ = run.run("tikhonov", eq, z, 1e-2 * e)
+            res, err = run.run("tikhonov", eq, z, 1e-2 * e)
             if np.isfinite(res.z).all():
                 z = res.z
+                if err is not None and err < start[0]:
+                    start = (err, z)
         if not run.expired():
             polished = run.run("polish", exact, z, tol)
             if _better(polished, best):
                 best = polished
+        run.share(1.0)
     if first is not None and _better(first, best):
         best = first
     mcp_tol = tol
@@ -722,8 +744,8 @@ def _solve_equations(
         tightened = run.run("tighten", exact, res.z, mcp_tol)
         if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
             best = tightened
-    if run.law is ContactLaw.ALART_CURNIER and not _met(best, tol) and not run.expired():
-        z = best[0].z
+    if prox and not _met(best, tol) and not run.expired():
+        z = best[0].z if best[1] is not None and best[1] <= start[0] else start[1]
         px = run.prox(exact.reactions(z) if np.isfinite(z).all() else np.zeros(exact.n), tol)
         if _better(px, best):
             best = px
