@@ -149,18 +149,25 @@ def main(argv: list[str] | None = None) -> int:
     specs = [PileRunSpec.parse(t) for t in args.runs.split(",") if t.strip()] or list(RUNS)
     args.dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    for spec in specs:
-        rows += step_pile(spec, args.dir, args.hard_per_run, args.easy_per_run)
     if args.with_committed:
         for src in sorted((HERE.parent / "tests" / "data" / "pile").glob("hard-*.hdf5")):
             shutil.copy(src, args.dir / src.name)
             rows.append({"file": src.name, "copied_from": str(src.relative_to(HERE.parent))})
-    manifest = args.dir / "MANIFEST.json"  # merged with an earlier run's (several --runs into one DIR)
+        _manifest(args.dir, rows)
+    for spec in specs:
+        new = step_pile(spec, args.dir, args.hard_per_run, args.easy_per_run)
+        _manifest(args.dir, new)  # after each pile: a long run stopped early keeps what it wrote
+        rows += new
+    print(f"{len(rows)} files written to {args.dir}")
+    return 0
+
+
+def _manifest(out: Path, rows: list[dict[str, Any]]) -> None:
+    """Merge ``rows`` into ``out/MANIFEST.json`` (several runs may write into one directory)."""
+    manifest = out / "MANIFEST.json"
     old = json.loads(manifest.read_text()) if manifest.is_file() else []
     names = {r["file"] for r in rows}
     manifest.write_text(json.dumps([r for r in old if r["file"] not in names] + rows, indent=1))
-    print(f"{len(rows)} files in {args.dir}")
-    return 0
 
 
 if __name__ == "__main__":
