@@ -12,17 +12,18 @@ so a fixed point is a solution of the original problem. :math:`W_\alpha` is posi
 where :math:`W = H^TM^{-1}H` is singular (piles: more contact rows than body freedoms), and the
 subproblem is solved by :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` warm from
 :math:`r_k` (at most :data:`INNER_ITERATIONS` steps). :math:`\alpha` is halved after a solved
-subproblem and doubled after an unsolved one, within :data:`ALPHA_RANGE` times the mean diagonal
-of :math:`W` (Siconos's ``FC3D_PROX`` adapts it the same way). Unlike a Tikhonov continuation
+subproblem and multiplied by :data:`ALPHA_GROW` after an unsolved one, within
+:data:`ALPHA_RANGE` times the mean diagonal of :math:`W` (Siconos's ``FC3D_PROX`` adapts it in
+the same spirit). Unlike a Tikhonov continuation
 (:math:`W + \varepsilon I` with :math:`q` unchanged, which pulls towards :math:`r = 0`), the
 proximal term pulls towards the current point, so on a problem whose reactions are not unique
 the iterates move along the solution set instead of being held off it.
 
 Measured (``tests/data/pile/rest-*.hdf5``: resting 20-sphere pile steps, 60 contacts, where warm
 and cold Newton runs, the Tikhonov continuation, nonsmooth Gauss–Seidel and the staged FCLIB
-solve all stopped between 6e-8 and 1e-5): Siconos errors below 1e-8 in 55–127 outer
-iterations, 1.4–4 s on a loaded machine; a settling 603-contact step (Newton and NSGS stall
-or crawl) in 7 (:data:`ALPHA_START`).
+solve all stopped between 6e-8 and 1e-5): Siconos errors below 1e-8 in 117–130 outer
+iterations, about 1 s; a settling 603-contact step (where Newton stalls and NSGS crawls) in 9
+(:data:`ALPHA_GROW`).
 
 **Verdict.** Whenever the Siconos error (:func:`~mcpkit.engines.newton_contact.siconos_error`)
 at :math:`r_{k+1}` on the *original* problem meets ``tol``, a Newton run on the original problem
@@ -56,12 +57,16 @@ JUDGE_ITERATIONS = 3
 """Newton steps of the judging run inside the iteration (when the Siconos error met ``tol``)."""
 ALPHA_RANGE = (1e-8, 1e-1)
 r"""Bounds of :math:`\alpha` relative to the mean diagonal of :math:`W`."""
-ALPHA_START = 1e-2
-r"""Starting :math:`\alpha` relative to the mean diagonal of :math:`W`. With 1e-4 the subproblems
-of the 603-contact pile step ``tests/data/pile/hard-N200-seed0-staged-step37-603c.hdf5`` were as
-hard as the problem (20 Newton steps each, unsolved; 1.1e-5 after 240 s); from 1e-2, halved
-after each solved subproblem, it is solved in 7 proximal steps (1.1e-9, 26 s on a loaded 2-core
-machine), while the resting 60-contact steps take 55–127 steps instead of 21–72 (under 5 s)."""
+ALPHA_START = 1e-4
+r"""Starting :math:`\alpha` relative to the mean diagonal of :math:`W`."""
+ALPHA_GROW = 10.0
+r"""Factor on :math:`\alpha` after an unsolved subproblem (it is halved after a solved one). With 2
+the subproblems of the settling 603-contact pile step
+``tests/data/pile/hard-N200-seed0-staged-step37-603c.hdf5`` stayed as hard as the step (20
+Newton steps each, unsolved; 1.1e-5 after 240 s); with 10 it is solved in 9 proximal steps, 66
+Newton steps (4.8e-10, 17 s), and the resting 60-contact steps in 117-130 proximal steps (about
+1,400 Newton steps, about 1 s). Starting from 1e-2 instead solved the 603-contact step as well but
+took 550 proximal steps on one resting step (79 from 1e-4)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,8 @@ def prox_point(
         Newton steps of the final judging run.
     max_newton
         Newton steps of all subproblems and judging runs together at most (``None``: no bound);
-        the final judging run gets what is left (none: the verdict at the best point itself).
+        the proximal steps stop when fewer than :data:`JUDGE_ITERATIONS` are left, and the final
+        judging run gets what is left.
 
     Returns
     -------
@@ -163,10 +169,12 @@ def prox_point(
     alpha = ALPHA_START * shift
     diag = np.arange(n)
     outer = steps = 0
-    while not first.solved and outer < max_outer and time.perf_counter() < deadline and steps < budget:
+    # with a budget, the last JUDGE_ITERATIONS steps are kept for the final judging run
+    inner_budget = budget - (JUDGE_ITERATIONS if max_newton is not None else 0)
+    while not first.solved and outer < max_outer and time.perf_counter() < deadline and steps < inner_budget:
         Wa = Wd.copy()
         Wa[diag, diag] += alpha
-        inner = int(min(INNER_ITERATIONS, budget - steps))
+        inner = int(min(INNER_ITERATIONS, inner_budget - steps))
         st = solve_alart_curnier(
             Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=inner, r0=r, time_limit=left()
         )
@@ -177,12 +185,12 @@ def prox_point(
         if err < best_err:
             best_err, best_r = err, r.copy()
         if err <= tol:
-            judge = int(min(JUDGE_ITERATIONS, budget - steps))  # 0: the verdict at r itself
+            judge = int(min(JUDGE_ITERATIONS, budget - steps))
             judged = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=judge, r0=r, time_limit=left())
             steps += judged.iterations
             if judged.solved:
                 return ProxResult(judged, outer, steps, best_err)
-        alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * 2.0, hi)
+        alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * ALPHA_GROW, hi)
     last = int(min(max_iter, budget - steps))
     final = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=last, r0=best_r, time_limit=left())
     return ProxResult(final, outer, steps + final.iterations, best_err)
