@@ -35,6 +35,16 @@ def test_prox_stage_is_what_solves_a_resting_step() -> None:
     assert sum(st.iterations for st in res.stages) <= 3000  # SolveOptions.max_inner_iter's default
 
 
+@pytest.mark.slow
+def test_prox_stage_solves_the_settling_603_contact_step() -> None:
+    # every stage before it stops between 4e-5 and 1e-4 on this step (tests/data/pile/README.md)
+    prob = load_fclib(DATA / "hard-N200-seed0-staged-step37-603c.hdf5")
+    res = solve_fclib(prob, time_limit=120.0)
+    assert res.solved and res.stages[-1].name == "prox" and res.stages[-1].solved
+    assert res.reactions is not None
+    assert friction_residual(prob.W, prob.q, prob.mu, res.reactions) <= TOL
+
+
 def test_staged_solve_keeps_the_time_limit_on_a_hard_step() -> None:
     prob = load_fclib(DATA / "hard-N200-seed0-staged-step37-603c.hdf5")
     limit = 3.0
