@@ -124,9 +124,10 @@ TIGHTEN_ROUNDS = 3
 DIRECT_MAX_CONTACTS = 170
 #: Newton steps allowed to the ``direct`` stage (and to the judging run that ends the ``prox`` stage).
 DIRECT_ITERATIONS = 40
-#: Share of the time limit the ``plain`` stage may use when a ``prox`` stage may follow
-#: (Alart–Curnier law): on a resting 641-contact pile step it reached 3.6e-7 in 32 iterations
-#: (2 s) and then crawled on Levenberg–Marquardt steps of 3.5 s each to the end of 60 s.
+#: Share of the time left (after the ``direct`` stage) that the ``plain`` stage may use when a
+#: ``prox`` stage may follow (Alart–Curnier law): on a resting 641-contact pile step it reached
+#: 3.6e-7 in 32 iterations (2 s) and then crawled on Levenberg–Marquardt steps of 3.5 s each to
+#: the end of 60 s.
 PLAIN_SHARE = 0.25
 #: Share of the time left after the ``plain`` stage that the Tikhonov continuation and its
 #: polish may use when a ``prox`` stage may follow (Alart–Curnier law): on a 603-contact pile
@@ -678,7 +679,7 @@ def solve_equations(
        the answer; otherwise the stages below run from :math:`\hat r = 0` as without it, and its
        point competes for the final one;
     1. ``plain``: :math:`\varepsilon = 0` from :math:`\hat r = 0`, at most :data:`PLAIN_ITERATIONS`
-       iterations (Alart–Curnier law: within :data:`PLAIN_SHARE` of the time limit);
+       iterations (Alart–Curnier law: within :data:`PLAIN_SHARE` of the time left);
     2. if that did not meet ``tol``: the Tikhonov continuation: :math:`\varepsilon =`
        :data:`TIKHONOV_SEQUENCE` (times :math:`\overline{\mathrm{diag}\,W}`), each from the last
        point (Alart–Curnier law: these and the polish within :data:`CONTINUATION_SHARE` of the
