@@ -55,6 +55,20 @@ def test_staged_solve_keeps_the_time_limit_on_a_hard_step() -> None:
     assert not res.solved and res.termination.value == "time_limit"
 
 
+@pytest.mark.slow
+def test_prox_stage_keeps_the_time_limit() -> None:
+    # 15 s: plain (a quarter) and the continuation stop early, the prox stage is cut by the deadline
+    prob = load_fclib(DATA / "hard-N200-seed0-staged-step37-603c.hdf5")
+    limit = 15.0
+    t0 = time.perf_counter()
+    res = solve_fclib(prob, time_limit=limit)
+    wall = time.perf_counter() - t0
+    assert wall <= 1.1 * limit + 2.0
+    assert "prox" in [st.name for st in res.stages]
+    if not res.solved:
+        assert res.termination.value == "time_limit"
+
+
 def test_prox_point_keeps_its_newton_budget() -> None:
     d = read_fclib_local(DATA / "rest-N20-seed0-step77.hdf5")
     px = prox_point(d.W, d.q, d.mu, tol=TOL, max_newton=40)
