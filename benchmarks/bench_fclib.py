@@ -27,10 +27,14 @@ solvers limit the BLAS to one thread themselves on problems of 64 to 500 unknown
 (:mod:`mcpkit.engines.blas`); run with ``OPENBLAS_NUM_THREADS=1`` for stable ratios all the same (it also
 steadies the one-LU reference; the value is recorded in the JSON).
 
+``--dir DIR`` measures the ``*.hdf5`` files of ``DIR`` instead (for instance the pile steps written
+by ``benchmarks/make_pile_fclib.py``); ``--stages`` appends each solve's stages to its line.
+
 Run::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fclib.py [--out fclib.json] \
-        [--formulations direct,alart_curnier,fb_soc,ncp] [--ncp-time-limit 60] [--peer-fb] [--only Rover]
+        [--formulations direct,alart_curnier,fb_soc,ncp] [--ncp-time-limit 60] [--peer-fb] [--only Rover] \
+        [--dir /tmp/pile-fclib] [--stages]
 """
 
 from __future__ import annotations
@@ -122,32 +126,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per fast solve (the minimum is kept)")
     ap.add_argument("--peer-fb", action="store_true", help="also the IPOPT FB homotopy on the NCP (1e-6)")
     ap.add_argument("--only", default="", help="only files whose name contains this")
+    ap.add_argument("--dir", type=Path, help="measure the *.hdf5 files of this directory instead")
+    ap.add_argument("--stages", action="store_true", help="append each solve's stages to its line")
     args = ap.parse_args(argv)
     forms = [
         f.strip() if f.strip() == DIRECT else FCLIBFormulation(f.strip()).value
         for f in args.formulations.split(",")
         if f.strip()
     ]
-    files = sorted((DATA / "fclib-siconos").glob("*.hdf5")) + [DATA / "fclib" / "local_problem_test.hdf5"]
+    if args.dir is not None:
+        files = sorted(args.dir.glob("*.hdf5"))
+    else:
+        files = sorted((DATA / "fclib-siconos").glob("*.hdf5")) + [DATA / "fclib" / "local_problem_test.hdf5"]
     files = [f for f in files if f.is_file() and args.only in f.name]
     if not files:
-        print(f"no FCLIB files under {DATA}", file=sys.stderr)
+        print(f"no FCLIB files under {args.dir or DATA}", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
-    head = f"{'problem':34s} {'nc':>4s} {'LU ms':>8s}"
+    head = f"{'problem':40s} {'nc':>4s} {'LU ms':>8s}"
     for f in forms + (["fb_peer"] if args.peer_fb else []):
         head += f" | {f[:13]:>13s} {'s':>7s} {'xLU':>7s} {'error':>8s} {'its':>4s}"
     print(head)
     for path in files:
         prob = load_fclib(path)
         row: dict[str, Any] = {"problem": path.stem, "n_contacts": prob.nc, "lu_s": lu_time(prob.W)}
-        line = f"{path.stem[:34]:34s} {prob.nc:4d} {row['lu_s'] * 1e3:8.3f}"
+        line = f"{path.stem[:40]:40s} {prob.nc:4d} {row['lu_s'] * 1e3:8.3f}"
         for form in forms:
             limit = args.ncp_time_limit if form == "ncp" else args.time_limit
             out = run(path, form, 1 if form == "ncp" else args.repeat, tol=TOL, time_limit=limit)
             out["ratio_to_lu"] = out["time_s"] / row["lu_s"]
             row[form] = out
             line += cell(out)
+            if args.stages:
+                line += " [" + " ".join(out["stages"]) + "]"
         if args.peer_fb:
             out = run(path, "ncp", 1, method="fb", tol=1e-6, time_limit=args.ncp_time_limit)
             out["ratio_to_lu"] = out["time_s"] / row["lu_s"]
@@ -178,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": platform.machine(),
             "cpus": os.cpu_count(),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "dir": str(args.dir or DATA),
             "load_average": os.getloadavg(),
         }
         args.out.write_text(json.dumps({"meta": meta, "summary": summary, "problems": rows}, indent=1))

@@ -12,16 +12,18 @@ so a fixed point is a solution of the original problem. :math:`W_\alpha` is posi
 where :math:`W = H^TM^{-1}H` is singular (piles: more contact rows than body freedoms), and the
 subproblem is solved by :func:`~mcpkit.engines.newton_contact.solve_alart_curnier` warm from
 :math:`r_k` (at most :data:`INNER_ITERATIONS` steps). :math:`\alpha` is halved after a solved
-subproblem and doubled after an unsolved one, within :data:`ALPHA_RANGE` times the mean diagonal
-of :math:`W` (Siconos's ``FC3D_PROX`` adapts it the same way). Unlike a Tikhonov continuation
+subproblem and multiplied by :data:`ALPHA_GROW` after an unsolved one, within
+:data:`ALPHA_RANGE` times the mean diagonal of :math:`W` (Siconos's ``FC3D_PROX`` adapts it in
+the same spirit). Unlike a Tikhonov continuation
 (:math:`W + \varepsilon I` with :math:`q` unchanged, which pulls towards :math:`r = 0`), the
 proximal term pulls towards the current point, so on a problem whose reactions are not unique
 the iterates move along the solution set instead of being held off it.
 
 Measured (``tests/data/pile/rest-*.hdf5``: resting 20-sphere pile steps, 60 contacts, where warm
 and cold Newton runs, the Tikhonov continuation, nonsmooth Gauss–Seidel and the staged FCLIB
-solve all stopped between 6e-8 and 1e-5): Siconos errors below 1e-9 in 119–211 outer
-iterations, 2.5–4.1 s on a loaded machine.
+solve all stopped between 6e-8 and 1e-5): Siconos errors below 1e-8 in 117–130 outer
+iterations, about 1 s; a settling 603-contact step (where Newton stalls and NSGS crawls) in 9
+(:data:`ALPHA_GROW`).
 
 **Verdict.** Whenever the Siconos error (:func:`~mcpkit.engines.newton_contact.siconos_error`)
 at :math:`r_{k+1}` on the *original* problem meets ``tol``, a Newton run on the original problem
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sps
@@ -56,6 +59,28 @@ ALPHA_RANGE = (1e-8, 1e-1)
 r"""Bounds of :math:`\alpha` relative to the mean diagonal of :math:`W`."""
 ALPHA_START = 1e-4
 r"""Starting :math:`\alpha` relative to the mean diagonal of :math:`W`."""
+ALPHA_GROW = 10.0
+r"""Factor on :math:`\alpha` after an unsolved subproblem (it is halved after a solved one). With 2
+the subproblems of the settling 603-contact pile step
+``tests/data/pile/hard-N200-seed0-staged-step37-603c.hdf5`` stayed as hard as the step (20
+Newton steps each, unsolved; 1.1e-5 after 240 s); with 10 it is solved in 9 proximal steps, 66
+Newton steps (4.8e-10, 17 s), and the resting 60-contact steps in 117-130 proximal steps (about
+1,400 Newton steps, about 1 s). Starting from 1e-2 instead solved the 603-contact step as well but
+took 550 proximal steps on one resting step (79 from 1e-4)."""
+
+
+@dataclass(frozen=True)
+class ProxResult:
+    """What :func:`prox_point` returns."""
+
+    result: ContactNewtonResult
+    """The verdict of the judging Newton run on the original problem (module docstring)."""
+    outer: int
+    """Proximal steps made."""
+    newton_steps: int
+    """Newton steps of every subproblem and judging run together."""
+    best_error: float
+    """The smallest Siconos error met on the original problem (before the final judging run)."""
 
 
 def solve_prox(
@@ -68,6 +93,23 @@ def solve_prox(
     time_limit: float | None = None,
     max_iter: int = 100,
 ) -> tuple[ContactNewtonResult, int]:
+    r"""Proximal point iteration on a 3-D friction-contact problem (:func:`prox_point`); returns
+    ``(result, outer)``: the judging Newton run's verdict and the proximal steps made."""
+    px = prox_point(W, q, mu, r0=r0, tol=tol, max_outer=max_outer, time_limit=time_limit, max_iter=max_iter)
+    return px.result, px.outer
+
+
+def prox_point(
+    W: np.ndarray | sps.spmatrix,
+    q: np.ndarray,
+    mu: np.ndarray,
+    r0: np.ndarray | None = None,
+    tol: float = 1e-8,
+    max_outer: int = 400,
+    time_limit: float | None = None,
+    max_iter: int = 100,
+    max_newton: int | None = None,
+) -> ProxResult:
     r"""Proximal point iteration on a 3-D friction-contact problem (module docstring).
 
     Parameters
@@ -86,16 +128,21 @@ def solve_prox(
         Wall-time limit in seconds (``None``: none).
     max_iter
         Newton steps of the final judging run.
+    max_newton
+        Newton steps of all subproblems and judging runs together at most (``None``: no bound);
+        the proximal steps stop when fewer than :data:`JUDGE_ITERATIONS` are left, and the final
+        judging run gets what is left.
 
     Returns
     -------
-    tuple[ContactNewtonResult, int]
-        The verdict of the judging Newton run on the original problem, and the proximal steps made.
+    ProxResult
+        The judging run's verdict, the proximal steps, the Newton steps, the best error met.
 
     Raises
     ------
     MCPInputError
-        As :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`; ``max_outer`` negative.
+        As :func:`~mcpkit.engines.newton_contact.solve_alart_curnier`; ``max_outer`` or
+        ``max_newton`` negative.
     """
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
@@ -108,6 +155,9 @@ def solve_prox(
     Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
     if max_outer < 0:
         raise MCPInputError(f"max_outer must be non-negative, got {max_outer}")
+    if max_newton is not None and max_newton < 0:
+        raise MCPInputError(f"max_newton must be non-negative, got {max_newton}")
+    budget = math.inf if max_newton is None else float(max_newton)
     # checks shapes, finiteness and r0 before any proximal step
     first = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=0, r0=r0, restart=False)
     r = first.r
@@ -118,23 +168,29 @@ def solve_prox(
     lo, hi = ALPHA_RANGE[0] * shift, ALPHA_RANGE[1] * shift
     alpha = ALPHA_START * shift
     diag = np.arange(n)
-    outer = 0
-    while not first.solved and outer < max_outer and time.perf_counter() < deadline:
+    outer = steps = 0
+    # with a budget, the last JUDGE_ITERATIONS steps are kept for the final judging run
+    inner_budget = budget - (JUDGE_ITERATIONS if max_newton is not None else 0)
+    while not first.solved and outer < max_outer and time.perf_counter() < deadline and steps < inner_budget:
         Wa = Wd.copy()
         Wa[diag, diag] += alpha
+        inner = int(min(INNER_ITERATIONS, inner_budget - steps))
         st = solve_alart_curnier(
-            Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=INNER_ITERATIONS, r0=r, time_limit=left()
+            Wa, q - alpha * r, mu, tol=0.01 * tol, max_iter=inner, r0=r, time_limit=left()
         )
         outer += 1
+        steps += st.iterations
         r = st.r
         err = siconos_error(q, mu, r, Wd @ r + q)
         if err < best_err:
             best_err, best_r = err, r.copy()
         if err <= tol:
-            judged = solve_alart_curnier(
-                Wd, q, mu, tol=tol, max_iter=JUDGE_ITERATIONS, r0=r, time_limit=left()
-            )
+            judge = int(min(JUDGE_ITERATIONS, budget - steps))
+            judged = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=judge, r0=r, time_limit=left())
+            steps += judged.iterations
             if judged.solved:
-                return judged, outer
-        alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * 2.0, hi)
-    return solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=max_iter, r0=best_r, time_limit=left()), outer
+                return ProxResult(judged, outer, steps, best_err)
+        alpha = max(alpha / 2.0, lo) if st.solved else min(alpha * ALPHA_GROW, hi)
+    last = int(min(max_iter, budget - steps))
+    final = solve_alart_curnier(Wd, q, mu, tol=tol, max_iter=last, r0=best_r, time_limit=left())
+    return ProxResult(final, outer, steps + final.iterations, best_err)
