@@ -131,12 +131,16 @@ class RefineOptions:
     once: 13.2 s with them, 11.2 s without, 9.2 s for the homotopy alone; on CARTIM_001_040 a flip
     ran into its 2.3 s budget and was stopped). An uncertified point is still refined (LPEC
     steps, escape)."""
-    large_time_factor: float = 0.1
+    large_time_factor: float = 1.0
     """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
-    least :attr:`min_time`). Its branch NLPs cost as much as the homotopy's own subproblems:
-    with ``time_factor`` = 2 a point of NOSBENCH's 1,000-5,000-variable optimal-control MPCCs,
-    usually certified S at once, could triple the solve in flips and near-biactive pieces (on
-    CARTIM_001_040, 1,844 variables, a flip NLP ran 2.4 s into a 2.3 s budget and was stopped)."""
+    least :attr:`min_time`). Above :attr:`keep_certified_above` a certified point does no
+    objective search, so this budget is spent only on points the homotopy left uncertified (LPEC
+    steps, branch NLPs, escape), each branch NLP as costly as a homotopy subproblem. It was 0.1
+    until 2026-11-27, which left NOSBENCH's MWFOCP_001_050 (2,605 variables) M-stationary at
+    f = 0.955613 (its branch NLP was stopped); with 1.0 one branch step certifies it S at
+    f = 0.806667 (9d59f9c: 0.953226), 33 s in all with a 60 s limit (0.5 stopped that NLP too).
+    With a time limit a large point's refinement also takes at most half of what the limit leaves
+    (:meth:`mcpkit.solving.mpcc_solver.MPCCSolver.solve`), so the call returns before the limit."""
 
     def __post_init__(self) -> None:
         from mcpkit.errors import MCPInputError
