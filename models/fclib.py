@@ -53,7 +53,7 @@ from __future__ import annotations
 import enum
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,7 @@ from mcpkit.solving.result import (
     ToleranceCheck,
     judge_point,
     mcp_termination,
+    note_overrun,
     summary_head,
     verdict_message,
 )
@@ -764,20 +765,11 @@ def _solve_equations(
         px = run.prox(exact.reactions(start[1]) if warm else np.zeros(exact.n), tol)
         if _better(px, best):
             best = px
-    res = _time_limit_label(best[0], run.deadline)
+    res = best[0]
+    if math.isfinite(run.deadline):  # the one rule for a run out of time
+        res = note_overrun(res, options.time_limit, time.perf_counter() - (run.deadline - options.time_limit))
     r = exact.reactions(res.z) if np.isfinite(res.z).all() else None
     return res, r, run.stages
-
-
-def _time_limit_label(res: MCPResult, deadline: float) -> MCPResult:
-    """``res`` labelled ``time_limit`` when it is not solved and the time ran out: the stages stop
-    at the deadline, and the best stage kept may be an earlier one that ended at its own
-    iteration cap (an FCLIB RockPile file stopped at 20 s said ``iteration_limit``)."""
-    if res.solved or time.perf_counter() < deadline or res.termination is Termination.TIME_LIMIT:
-        return res
-    old = f"termination {res.termination.value}"
-    message = res.message.replace(old, f"termination {Termination.TIME_LIMIT.value}")
-    return replace(res, termination=Termination.TIME_LIMIT, message=message)
 
 
 def _name(value: Any) -> str:

@@ -43,7 +43,7 @@ mcpkit's own result is ``solver.last_result`` (and ``results.solver.message`` ca
 ``timelimit`` bounds the whole call: reading and lowering the model count against it and the
 solver gets what is left. A call that still ends after the limit (a phase that cannot be
 interrupted, such as reading a large model, overran it) reports ``maxTimeLimit`` with its point
-loaded, as :func:`mcpkit.solve` reports ``time_limit`` (:func:`mcpkit.frontends.solve.note_overrun`).
+loaded, as :func:`mcpkit.solve` reports ``time_limit`` (:func:`mcpkit.solving.result.note_overrun`).
 
 ``tee=True`` prints what is solved (variables, constraints, complementarities, method, tol, time
 limit), then one line per step as it is taken (each homotopy step or Newton iteration with the
@@ -74,9 +74,9 @@ from typing import Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.frontends.solve import note_overrun, time_left
+from mcpkit.frontends.solve import time_left
 from mcpkit.solving.progress import StepLog, reporting
-from mcpkit.solving.result import MCPResult, MPCCResult, Termination
+from mcpkit.solving.result import MCPResult, MPCCResult, Termination, note_overrun
 
 #: Names of :meth:`McpkitSolver.solve` options that choose the route rather than a SolveOptions field.
 ROUTE_OPTIONS = ("method", "backend", "ipopt", "relax_integrality")

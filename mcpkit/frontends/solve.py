@@ -40,6 +40,7 @@ from mcpkit.solving.result import (
     Termination,
     judge_point,
     mcp_termination,
+    note_overrun,
     verdict_message,
 )
 from mcpkit.solving.route import RouteOutcome, RouteRunner
@@ -232,7 +233,7 @@ def solve(
         ``tqdm`` line with each step's residual (:attr:`SolveOptions.progress
         <mcpkit.solving.options.SolveOptions.progress>`); ``time_limit`` bounds the whole call,
         building the route included, and a call that ends after it reports
-        ``termination="time_limit"`` (:func:`note_overrun`).
+        ``termination="time_limit"`` (:func:`~mcpkit.solving.result.note_overrun`).
 
     Returns
     -------
@@ -278,20 +279,3 @@ def time_left(limit: float | None, t0: float) -> float | None:
     """What is left at this moment of a ``limit`` (seconds) counted from ``t0``; at least 1 ms, so
     that a spent budget still returns the start point, judged."""
     return None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
-
-
-def note_overrun(result: MCPResult | MPCCResult, limit: float | None, wall: float) -> MCPResult | MPCCResult:
-    r"""A call that ended after its time limit says so: :math:`\text{wall} > \text{limit}` makes the
-    termination :attr:`~mcpkit.solving.result.Termination.TIME_LIMIT` and the message state both
-    times, whatever the point is (the verdict ``solved`` stays the residual check's).
-
-    A phase that cannot be interrupted (reading a Pyomo model, building the solver, a native
-    factorization) can overrun the limit; the call then does not claim to have finished in time.
-    :func:`solve` and ``SolverFactory("mcpkit")`` (``maxTimeLimit``) apply this one rule.
-    """
-    if limit is None or not wall > limit:
-        return result
-    result.termination = Termination.TIME_LIMIT
-    if f"time limit {limit:g} s exceeded" not in result.message:
-        result.message += f"; time limit {limit:g} s exceeded: the call took {wall:.2f} s"
-    return result

@@ -661,6 +661,33 @@ def reported_termination(term: Termination, status: SolutionStatus, infeasibilit
     return term
 
 
+def note_overrun(result: SolveResult, limit: float | None, wall: float) -> SolveResult:
+    r"""The one rule for "the time ran out": a call (or a staged solve) that ended after its time
+    limit says so. :math:`\text{wall} > \text{limit}` makes the termination
+    :attr:`Termination.TIME_LIMIT` (in the message too: an earlier ``termination X`` is replaced,
+    and both times are stated), whatever the point is; the verdict ``solved`` stays the
+    residual check's. Returns ``result``, changed in place.
+
+    A phase that cannot be interrupted (reading a Pyomo model, building the solver, a native
+    factorization) can overrun the limit; the call then does not claim to have finished in time.
+    And a staged solve stopped by its deadline may keep the point of an earlier stage that ended at
+    its own iteration cap: it reports the time limit, not that stage's ``iteration_limit`` (an
+    FCLIB RockPile file stopped at 20 s said ``iteration_limit``). :func:`mcpkit.solve`, the FCLIB
+    stages (:func:`mcpkit.models.fclib.solve_equations`) and ``SolverFactory("mcpkit")``
+    (``maxTimeLimit``) apply this rule.
+    """
+    if limit is None or not wall > limit:
+        return result
+    old = result.termination
+    result.termination = Termination.TIME_LIMIT
+    if old is not Termination.TIME_LIMIT:
+        new = f"termination {Termination.TIME_LIMIT.value}"
+        result.message = result.message.replace(f"termination {old.value}", new)
+    if f"time limit {limit:g} s exceeded" not in result.message:
+        result.message += f"; time limit {limit:g} s exceeded: the call took {wall:.2f} s"
+    return result
+
+
 def mcp_termination(term: Termination, status: SolutionStatus, extra: dict[str, Any]) -> Termination:
     """:func:`reported_termination` of an MCP, shown infeasible by ``extra["infeasibility_certificate"]``."""
     return reported_termination(term, status, "infeasibility_certificate" in extra)

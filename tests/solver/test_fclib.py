@@ -25,7 +25,14 @@ from mcpkit.models.fclib import (
     solve_fclib,
     solve_fclib_file,
 )
-from mcpkit.solving.result import RESULT_KEYS, SUMMARY_KEYS, Outcome, Termination, ToleranceCheck
+from mcpkit.solving.result import (
+    RESULT_KEYS,
+    SUMMARY_KEYS,
+    Outcome,
+    Termination,
+    ToleranceCheck,
+    note_overrun,
+)
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "fclib" / "local_problem_test.hdf5"
@@ -193,7 +200,8 @@ def test_unsolved_result_after_the_deadline_says_time_limit() -> None:
         np.array([50.0]), method="newton", major_iteration_limit=1,
     )  # fmt: skip
     assert not capped.solved and capped.termination is Termination.ITERATION_LIMIT
-    late = fclib_module._time_limit_label(capped, deadline=0.0)
+    assert note_overrun(capped, 5.0, 4.0).termination is Termination.ITERATION_LIMIT  # in time
+    late = note_overrun(capped, 5.0, 5.5)
     assert late.termination is Termination.TIME_LIMIT
     assert "termination time_limit" in late.message and "iteration_limit" not in late.message
-    assert fclib_module._time_limit_label(capped, deadline=float("inf")) is capped
+    assert "time limit 5 s exceeded" in late.message

@@ -13,10 +13,9 @@ from types import SimpleNamespace
 import pytest
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.frontends.solve import note_overrun
 from mcpkit.solving import progress
 from mcpkit.solving.options import SolveOptions, did_you_mean, progress_trace, suggestion
-from mcpkit.solving.result import HomotopyStep, SolutionStatus, Termination
+from mcpkit.solving.result import HomotopyStep, SolutionStatus, Termination, note_overrun
 
 
 class _Stream(io.StringIO):
