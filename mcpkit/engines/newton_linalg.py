@@ -82,6 +82,9 @@ DENSE_LIMIT_N = 12000
 #: A set of kept rows :math:`K` gets a fresh fill-reducing ordering when more than this fraction of
 #: it lies outside the set the current ordering was computed for (else it inherits that ordering).
 REORDER_NEW_ROWS = 0.1
+#: An inherited ordering whose factor needs more than this many times the storage per entry of
+#: :math:`H_{KK}` (SuperLU's ``nnz``) than the factor it was computed with is renewed on the next set.
+REORDER_FILL = 2.0
 #: Patterns and gather maps of this many blocks :math:`H_{KK}` (the last sets :math:`K` met) are kept.
 KEPT_BLOCKS = 8
 #: A dense factor whose smallest/largest :math:`|U_{ii}|` falls below this counts as singular.
@@ -148,6 +151,13 @@ class NewtonSystem:
             self._order = np.arange(n)
             self._p_gather = self._p_rows = self._p_cols = np.zeros(0, dtype=np.int64)
             self._ref = np.zeros(n, dtype=bool)
+            self._ref_fill = 1.0  # SuperLU's storage (lu.nnz) per entry of H_KK for the ref set
+            # entries off the diagonal in each row and column of H, and a "low" degree
+            off = self.h_indices != self._h_cols
+            self._degree = np.bincount(self.h_indices[off], minlength=n) + np.bincount(
+                self._h_cols[off], minlength=n
+            )
+            self._low_degree = 2.0 * float(np.median(self._degree)) if n else 0.0
             # blocks of the last few identity-row sets (a cold re-solve meets the same sequence)
             self._blocks: OrderedDict[bytes, _Block] = OrderedDict()
             self._splu: spla.SuperLU | None = None
@@ -358,6 +368,8 @@ class NewtonSystem:
                 else:
                     block = self._block(keep)
                     rows, lu = block.rows, block.splu(data)
+                    if lu is not None and lu.nnz > REORDER_FILL * self._ref_fill * block.gather.size:
+                        self._ordered = False  # the inherited order fills in: the next new set reorders
                 self._blocks[key] = block
                 if len(self._blocks) > KEPT_BLOCKS:
                     self._blocks.popitem(last=False)
@@ -386,7 +398,12 @@ class NewtonSystem:
         rows = np.flatnonzero(keep)
         A = sps.csc_matrix((data[sel], indices, indptr), shape=(rows.size, rows.size))
         lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A" if self._symmetric else "COLAMD")
-        order = np.concatenate([rows[np.argsort(lu.perm_c)], np.flatnonzero(~keep)])
+        # rows outside K: those of low degree first (eliminating one joins only its few
+        # neighbours), the others last (a dense row eliminated early would fill everything)
+        out = np.flatnonzero(~keep)
+        low = self._degree[out] <= self._low_degree
+        order = np.concatenate([out[low], rows[np.argsort(lu.perm_c)], out[~low]])
+        self._ref_fill = lu.nnz / max(sel.size, 1)
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         pr, pc = rank[self.h_indices], rank[self._h_cols]

@@ -147,3 +147,53 @@ def test_levenberg_marquardt_with_identity_rows() -> None:
     H = system.matrix(da, db).toarray()
     expected = -np.linalg.solve(H.T @ H + mu * np.eye(n), H.T @ Phi)
     np.testing.assert_allclose(d, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+def test_dense_row_outside_the_ordered_set_goes_last() -> None:
+    """An arrow matrix (variable 0 coupled to all): ordered while row 0 is an identity row, then
+    factorised with row 0 kept in the inherited order. Row 0 (high degree) is placed last, so
+    SuperLU's storage stays O(n); eliminated first it would join all rows (O(n^2))."""
+    rng = np.random.default_rng(8)
+    n = 400
+    A = sps.lil_matrix((n, n))
+    A[0, :] = rng.uniform(-1.0, 1.0, n)
+    A[:, 0] = rng.uniform(-1.0, 1.0, (n, 1))
+    idx = np.arange(1, n - 1)
+    A[idx, idx + 1] = -1.0
+    A[idx + 1, idx] = -1.0
+    A.setdiag(4.0 + np.abs(A).sum(axis=1).A.ravel())
+    J = A.tocsc()
+    J.sort_indices()
+    system = _system(J)
+    first = np.zeros(n, dtype=bool)
+    first[0] = True
+    _check_solves(system, *_weights(n, first, rng), rng)  # ordered without row 0
+    _check_solves(system, *_weights(n, np.zeros(n, dtype=bool), rng), rng)  # inherits: 1 new row of n
+    assert system._splu is not None and system._splu.nnz < 20 * n
+
+
+def test_an_inherited_order_that_fills_in_is_renewed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With REORDER_FILL = 0 every inherited factor counts as filling in: the next new set is
+    ordered afresh (and solves stay exact); a repeated set reuses its block either way."""
+    import mcpkit.engines.newton_linalg as nl
+
+    monkeypatch.setattr(nl, "REORDER_FILL", 0.0)
+    calls: list[int] = []
+    reorder = nl.NewtonSystem._reorder
+
+    def counted(self: NewtonSystem, keep: np.ndarray, data: np.ndarray):  # type: ignore[no-untyped-def]
+        calls.append(int(keep.sum()))
+        return reorder(self, keep, data)
+
+    monkeypatch.setattr(nl.NewtonSystem, "_reorder", counted)
+    rng = np.random.default_rng(12)
+    n = 200
+    system = _system(_jacobian(n, 21))
+    base = rng.random(n) < 0.5
+    sub = base | (rng.random(n) < 0.2)  # K shrinks: inherited without the monitor
+    for ident in (base, sub, base, sub):
+        _check_solves(system, *_weights(n, ident, rng), rng)
+    assert len(calls) == 1  # base ordered; sub inherited (then flagged); both cached afterwards
+    third = sub | (rng.random(n) < 0.1)
+    _check_solves(system, *_weights(n, third, rng), rng)
+    assert len(calls) == 2  # a new set after the flag: ordered afresh
