@@ -15,21 +15,55 @@ builds that pattern **once** and then only writes numbers:
   second preallocated array and factorised in place by LAPACK ``getrf``
   (:func:`scipy.linalg.lu_factor` with ``overwrite_a=True, check_finite=False``);
 * **sparse**: :math:`H` is a CSC matrix whose ``indptr``/``indices`` are computed once, with a
-  scatter map from the nonzeros of :math:`J_F` and from the diagonal into its ``data``; it is
-  factorised by SuperLU (:func:`scipy.sparse.linalg.splu`).
+  scatter map from the nonzeros of :math:`J_F` and from the diagonal into its ``data``; SuperLU
+  (:func:`scipy.sparse.linalg.splu`) factorises the block of it that is left once the
+  **identity rows** are eliminated (below).
+
+**Identity rows.** Where :math:`(d_b)_i = 0` the row is :math:`H_i = (d_a)_i e_i^T`: the crash
+phase fixes every active variable this way (:math:`d_a, d_b \in \{0, 1\}`), and the
+Fischer-Burmeister element does it for every pair exactly at a bound. With :math:`A` those rows
+and :math:`K` the others,
+
+.. math::
+
+    \begin{pmatrix} D_{AA} & 0 \\ H_{KA} & H_{KK} \end{pmatrix}
+    \begin{pmatrix} x_A \\ x_K \end{pmatrix} = \begin{pmatrix} b_A \\ b_K \end{pmatrix}
+    \quad\Longrightarrow\quad
+    x_A = b_A / (d_a)_A,\qquad H_{KK}\, x_K = b_K - (D_b)_K J_{KA}\, x_A ,
+
+so only :math:`H_{KK}` is factorised (:math:`H` is singular exactly when :math:`H_{KK}` is or
+some :math:`(d_a)_i = 0` on :math:`A`). Giving SuperLU the whole fixed pattern instead, with
+the identity rows' entries of :math:`J_F` stored as zeros, costs the fill of the *whole* pattern:
+SuperLU's symbolic factorisation and its supernodal kernels (``dpanel_bmod``, ``dgemv``) work on
+the stored structure, zeros included. Measured on a random sparse LCP (three entries a row, half
+the pairs active) at :math:`n = 4000`: 136 ms per factorisation, as much as ``splu`` of
+:math:`J_F` itself (615k structural entries in :math:`L + U`), for factors with 14k nonzeros;
+:math:`H_{KK}` alone takes 1-2 ms, and the engine's cold solve went from 0.3 s to 4.4 ms
+(4.3 s to 11 ms at :math:`n = 10^4`; ``docs/benchmarks.md``).
 
 What SciPy lets us reuse across factorisations (and what it does not):
 
-* reused: the CSC structure of :math:`H`, the scatter maps, and the **fill-reducing ordering**.
-  The first factorisation orders the columns (``MMD_AT_PLUS_A`` for a structurally symmetric
-  pattern, ``COLAMD`` otherwise); every later one factorises the symmetrically pre-permuted
-  matrix :math:`P H P^T` (a gather of ``data`` through a precomputed index map) with
-  ``permc_spec="NATURAL"``, so the ordering is never recomputed (about 15-35 % of one ``splu``
-  on a 2-D Laplacian, measured);
+* reused: the CSC structure of :math:`H` and the scatter maps; for each of the last
+  :data:`KEPT_BLOCKS` sets :math:`K`, the pattern of :math:`H_{KK}` and its gather map (a cold
+  re-solve meets the same sets again); and a **fill-reducing ordering**. The first
+  factorisation orders the columns of its :math:`H_{KK}` (``MMD_AT_PLUS_A`` for a structurally
+  symmetric pattern, ``COLAMD`` otherwise); that order, extended to all variables (the rows
+  outside :math:`K` of low degree first, since eliminating one joins only its few neighbours,
+  those of high degree last), becomes the global order. Every later :math:`K` takes the order
+  it induces: its block is gathered, already permuted, from :math:`P H P^T` and factorised with
+  ``permc_spec="NATURAL"``. A fresh ordering is computed only when more than
+  :data:`REORDER_NEW_ROWS` of :math:`K` lies outside the set the order was made for, or when an
+  inherited order's factor needs more than :data:`REORDER_FILL` times the storage per entry of
+  the factor it was made with (SuperLU's ``nnz``). On the obstacle problem of
+  ``bench_mcp_scaling`` (:math:`n = 4 \cdot 10^4`) the inherited order fills *less* than a fresh
+  ``MMD_AT_PLUS_A`` of each reduced set (6.9 against 12.2 stored entries per entry of
+  :math:`H_{KK}` on the last set) and the cold solve takes 0.78 s instead of 1.7 s;
 * not reusable: SuperLU's symbolic factorisation (elimination tree, supernode partition,
   ``Fact=SamePattern``). SciPy's ``splu`` always runs SuperLU with ``Fact=DOFACT`` and exposes
   neither the elimination tree nor the row permutation as inputs, and LAPACK has no symbolic
   phase to keep. Each factorisation therefore redoes the symbolic and numeric work.
+
+The dense path factorises the whole of :math:`H` (identity rows included) as before.
 
 Singular or ill-conditioned matrices are reported by :meth:`NewtonSystem.factor` returning
 ``False`` (SuperLU's "exactly singular", a LAPACK pivot ratio below :data:`PIVOT_RATIO`, or a
@@ -59,7 +93,8 @@ the rank of :math:`H`. :math:`\mu` is first raised to :math:`\mu_{\min} = `
   :math:`\pm\sqrt{\sigma_i^2 + \mu}`, so its condition number is
   :math:`\sqrt{(\sigma_{\max}^2 + \mu)/\mu}`, the square root of the normal equations'. It is
   factorised by SuperLU (``MMD_AT_PLUS_A``: the pattern is symmetric) with a fresh ordering each
-  time (these systems are a fallback, not the common case). LSQR with damping
+  time (these systems are a fallback, not the common case), the identity rows' stored zeros
+  dropped first. LSQR with damping
   :math:`\sqrt\mu` would need no factorisation, but its iteration count grows with that same
   condition number, which is large exactly when :math:`\mu` is small near a solution.
 """
