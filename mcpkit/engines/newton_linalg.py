@@ -44,8 +44,9 @@ the pairs active) at :math:`n = 4000`: 136 ms per factorisation, as much as ``sp
 What SciPy lets us reuse across factorisations (and what it does not):
 
 * reused: the CSC structure of :math:`H` and the scatter maps; for each of the last
-  :data:`KEPT_BLOCKS` sets :math:`K`, the pattern of :math:`H_{KK}` and its gather map (a cold
-  re-solve meets the same sets again); and a **fill-reducing ordering**. The first
+  :data:`KEPT_BLOCKS` sets :math:`K` (fewer when their patterns would hold more than
+  :data:`KEPT_ENTRIES` times the entries of :math:`H`), the pattern of :math:`H_{KK}` and its
+  gather map (a cold re-solve meets the same sets again); and a **fill-reducing ordering**. The first
   factorisation orders the columns of its :math:`H_{KK}` (``MMD_AT_PLUS_A`` for a structurally
   symmetric pattern, ``COLAMD`` otherwise); that order, extended to all variables (the rows
   outside :math:`K` of low degree first, since eliminating one joins only its few neighbours,
@@ -122,6 +123,8 @@ REORDER_NEW_ROWS = 0.1
 REORDER_FILL = 2.0
 #: Patterns and gather maps of this many blocks :math:`H_{KK}` (the last sets :math:`K` met) are kept.
 KEPT_BLOCKS = 8
+#: ... as long as their patterns hold at most this many times the entries of :math:`H` in all.
+KEPT_ENTRIES = 2
 #: A dense factor whose smallest/largest :math:`|U_{ii}|` falls below this counts as singular.
 PIVOT_RATIO = 1e-14
 
@@ -184,7 +187,7 @@ class NewtonSystem:
             # rows (ref) the order was computed for
             self._ordered = False
             self._order = np.arange(n)
-            self._p_gather = self._p_rows = self._p_cols = np.zeros(0, dtype=np.int64)
+            self._p_gather = self._p_rows = self._p_cols = np.zeros(0, dtype=np.int32)
             self._ref = np.zeros(n, dtype=bool)
             self._ref_fill = 1.0  # SuperLU's storage (lu.nnz) per entry of H_KK for the ref set
             # entries off the diagonal in each row and column of H, and a "low" degree
@@ -195,6 +198,7 @@ class NewtonSystem:
             self._low_degree = 2.0 * float(np.median(self._degree)) if n else 0.0
             # blocks of the last few identity-row sets (a cold re-solve meets the same sequence)
             self._blocks: OrderedDict[bytes, _Block] = OrderedDict()
+            self._kept_entries = 0  # entries of H_KK over the cached blocks
             self._splu: spla.SuperLU | None = None
             self._rows = np.zeros(0, dtype=np.int64)  # the last factor's rows K, in its order ...
             self._ident = np.zeros(0, dtype=np.int64)  # ... its identity rows A ...
@@ -380,6 +384,7 @@ class NewtonSystem:
 
     def _factor_sparse(self, da: np.ndarray, db: np.ndarray) -> bool:
         r"""SuperLU of :math:`H_{KK}`, :math:`K` the rows that are not identity rows (module docstring)."""
+        self._failed()  # the last factor is freed before SuperLU allocates the next (peak memory)
         if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
             return False
         data = self._h_data
@@ -405,9 +410,7 @@ class NewtonSystem:
                     rows, lu = block.rows, block.splu(data)
                     if lu is not None and lu.nnz > REORDER_FILL * self._ref_fill * block.gather.size:
                         self._ordered = False  # the inherited order fills in: the next new set reorders
-                self._blocks[key] = block
-                if len(self._blocks) > KEPT_BLOCKS:
-                    self._blocks.popitem(last=False)
+                self._keep_block(key, block)
         except RuntimeError:  # "Factor is exactly singular"
             return self._failed()
         self._splu, self._rows = lu, rows
@@ -415,6 +418,15 @@ class NewtonSystem:
         self._ident_da = da[self._ident]
         self._rows_db = db[rows]
         return True
+
+    def _keep_block(self, key: bytes, block: _Block) -> None:
+        """Cache the block; the oldest go beyond :data:`KEPT_BLOCKS` or :data:`KEPT_ENTRIES` entries."""
+        blocks = self._blocks
+        blocks[key] = block
+        self._kept_entries += block.gather.size
+        limit = KEPT_ENTRIES * self.h_indices.size
+        while len(blocks) > 1 and (len(blocks) > KEPT_BLOCKS or self._kept_entries > limit):
+            self._kept_entries -= blocks.popitem(last=False)[1].gather.size
 
     def _failed(self) -> bool:
         self._splu, self._rows = None, np.zeros(0, dtype=np.int64)
@@ -439,11 +451,12 @@ class NewtonSystem:
         low = self._degree[out] <= self._low_degree
         order = np.concatenate([out[low], rows[np.argsort(lu.perm_c)], out[~low]])
         self._ref_fill = lu.nnz / max(sel.size, 1)
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
+        rank = np.empty(n, dtype=np.int32)
+        rank[order] = np.arange(n, dtype=np.int32)
         pr, pc = rank[self.h_indices], rank[self._h_cols]
-        gather = np.lexsort((pr, pc))
+        gather = np.lexsort((pr, pc)).astype(np.int32)
         self._p_gather, self._p_rows, self._p_cols = gather, pr[gather], pc[gather]
+        del pr, pc
         self._ordered, self._order, self._ref = True, order, keep.copy()
         return self._block(keep), rows, lu
 
@@ -463,7 +476,7 @@ def _principal(
     entries stay in CSC order, so no sort is needed.
     """
     sel = np.flatnonzero(keep[rows] & keep[cols])
-    new = np.cumsum(keep, dtype=np.int64) - 1
+    new = np.cumsum(keep, dtype=np.int32) - 1
     m = int(new[-1]) + 1 if new.size else 0
     indptr = np.zeros(m + 1, dtype=np.int32)
     np.cumsum(np.bincount(new[cols[sel]], minlength=m), out=indptr[1:])
