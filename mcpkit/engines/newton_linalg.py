@@ -38,8 +38,9 @@ SuperLU's symbolic factorisation and its supernodal kernels (``dpanel_bmod``, ``
 the stored structure, zeros included. Measured on a random sparse LCP (three entries a row, half
 the pairs active) at :math:`n = 4000`: 136 ms per factorisation, as much as ``splu`` of
 :math:`J_F` itself (615k structural entries in :math:`L + U`), for factors with 14k nonzeros;
-:math:`H_{KK}` alone takes 1-2 ms, and the engine's cold solve went from 0.3 s to 4.4 ms
-(4.3 s to 11 ms at :math:`n = 10^4`; ``docs/benchmarks.md``).
+:math:`H_{KK}` alone takes 1-2 ms, and the engine's cold solve went from 0.30 s to 4.4 ms
+(medians of 7; 8.5 ms in a noisier run), and from 4.4 s to 11-14 ms at :math:`n = 10^4`
+(``docs/benchmarks.md``, MCP scaling).
 
 What SciPy lets us reuse across factorisations (and what it does not):
 
