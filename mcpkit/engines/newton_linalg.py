@@ -47,11 +47,11 @@ What SciPy lets us reuse across factorisations (and what it does not):
 * reused: the CSC structure of :math:`H` and the scatter maps; for each of the last
   :data:`KEPT_BLOCKS` sets :math:`K` (fewer when their patterns would hold more than
   :data:`KEPT_ENTRIES` times the entries of :math:`H`), the pattern of :math:`H_{KK}` and its
-  gather map (a cold re-solve meets the same sets again); and a **fill-reducing ordering**. The first
-  factorisation orders the columns of its :math:`H_{KK}` (``MMD_AT_PLUS_A`` for a structurally
-  symmetric pattern, ``COLAMD`` otherwise); that order, extended to all variables (the rows
-  outside :math:`K` of low degree first, since eliminating one joins only its few neighbours,
-  those of high degree last), becomes the global order. Every later :math:`K` takes the order
+  gather map (a cold re-solve meets the same sets again); and a **fill-reducing ordering**.
+  The first factorisation orders the columns of its :math:`H_{KK}` (``MMD_AT_PLUS_A`` for a
+  structurally symmetric pattern, ``COLAMD`` otherwise); that order, extended to all variables
+  (the rows outside :math:`K` of low degree first, since eliminating one joins only its few
+  neighbours, those of high degree last), becomes the global order. Every later :math:`K` takes the order
   it induces: its block is gathered, already permuted, from :math:`P H P^T` and factorised with
   ``permc_spec="NATURAL"``. A fresh ordering is computed only when more than
   :data:`REORDER_NEW_ROWS` of :math:`K` lies outside the set the order was made for, or when an
@@ -436,10 +436,11 @@ class NewtonSystem:
     def _reorder(self, keep: np.ndarray, data: np.ndarray) -> tuple[_Block, np.ndarray, spla.SuperLU]:
         r"""SuperLU of :math:`H_{KK}` with a fresh fill-reducing ordering, which becomes the global one.
 
-        ``MMD_AT_PLUS_A`` for a structurally symmetric pattern, ``COLAMD`` otherwise. The rows
-        outside :math:`K` follow :math:`K`'s in the new order, in their natural order. Returns
-        the block of :math:`K` in the new order (for the next factorisations), the rows of this
-        factor (:math:`K`, natural order) and the factor.
+        ``MMD_AT_PLUS_A`` for a structurally symmetric pattern, ``COLAMD`` otherwise. In the new
+        order the rows outside :math:`K` of degree at most twice the median come before
+        :math:`K`'s, the others after them (each group in natural order). Returns the block of
+        :math:`K` in the new order (for the next factorisations), the rows of this factor
+        (:math:`K`, natural order) and the factor.
         """
         n = self.n
         sel, indices, indptr = _principal(keep, self.h_indices, self._h_cols)
