@@ -169,7 +169,9 @@ dense :math:`1000 \times 1000` block; on backend ``pyomo`` CasADi differentiates
 :math:`J_F` is evaluated once per route when it is constant (LCPs), once per solve when it
 depends on :math:`p` only, else at every iterate.
 :class:`~mcpkit.engines.newton_linalg.NewtonSystem` factorises :math:`H` with dense LAPACK or
-SuperLU and reuses the pattern and the ordering (see that module for what SciPy allows); it
+SuperLU and reuses the pattern and the ordering (see that module for what SciPy allows); on the
+sparse path it eliminates the identity rows (:math:`(d_b)_i = 0`: every active variable of a
+crash step, every pair exactly at a bound) and factorises only the block of the others; it
 solves the Levenberg-Marquardt systems by the normal equations and Cholesky (dense) or by an
 augmented system of twice the size and SuperLU (sparse: :math:`H^T H` is not formed).
 :class:`SemismoothNewton` only needs an object with ``F(z)``, ``J(z)`` and the CSC pattern

@@ -15,21 +15,57 @@ builds that pattern **once** and then only writes numbers:
   second preallocated array and factorised in place by LAPACK ``getrf``
   (:func:`scipy.linalg.lu_factor` with ``overwrite_a=True, check_finite=False``);
 * **sparse**: :math:`H` is a CSC matrix whose ``indptr``/``indices`` are computed once, with a
-  scatter map from the nonzeros of :math:`J_F` and from the diagonal into its ``data``; it is
-  factorised by SuperLU (:func:`scipy.sparse.linalg.splu`).
+  scatter map from the nonzeros of :math:`J_F` and from the diagonal into its ``data``; SuperLU
+  (:func:`scipy.sparse.linalg.splu`) factorises the block of it that is left once the
+  **identity rows** are eliminated (below).
+
+**Identity rows.** Where :math:`(d_b)_i = 0` the row is :math:`H_i = (d_a)_i e_i^T`: the crash
+phase fixes every active variable this way (:math:`d_a, d_b \in \{0, 1\}`), and the
+Fischer-Burmeister element does it for every pair exactly at a bound. With :math:`A` those rows
+and :math:`K` the others,
+
+.. math::
+
+    \begin{pmatrix} D_{AA} & 0 \\ H_{KA} & H_{KK} \end{pmatrix}
+    \begin{pmatrix} x_A \\ x_K \end{pmatrix} = \begin{pmatrix} b_A \\ b_K \end{pmatrix}
+    \quad\Longrightarrow\quad
+    x_A = b_A / (d_a)_A,\qquad H_{KK}\, x_K = b_K - (D_b)_K J_{KA}\, x_A ,
+
+so only :math:`H_{KK}` is factorised (:math:`H` is singular exactly when :math:`H_{KK}` is or
+some :math:`(d_a)_i = 0` on :math:`A`). Giving SuperLU the whole fixed pattern instead, with
+the identity rows' entries of :math:`J_F` stored as zeros, costs the fill of the *whole* pattern:
+SuperLU's symbolic factorisation and its supernodal kernels (``dpanel_bmod``, ``dgemv``) work on
+the stored structure, zeros included. Measured on a random sparse LCP (three entries a row, half
+the pairs active) at :math:`n = 4000`: 136 ms per factorisation, as much as ``splu`` of
+:math:`J_F` itself (615k structural entries in :math:`L + U`), for factors with 14k nonzeros;
+:math:`H_{KK}` alone takes 1-2 ms, and the engine's cold solve went from 0.30 s to 4.4 ms
+(medians of 7; 8.5 ms in a noisier run), and from 4.4 s to 11-14 ms at :math:`n = 10^4`
+(``docs/benchmarks.md``, MCP scaling).
 
 What SciPy lets us reuse across factorisations (and what it does not):
 
-* reused: the CSC structure of :math:`H`, the scatter maps, and the **fill-reducing ordering**.
-  The first factorisation orders the columns (``MMD_AT_PLUS_A`` for a structurally symmetric
-  pattern, ``COLAMD`` otherwise); every later one factorises the symmetrically pre-permuted
-  matrix :math:`P H P^T` (a gather of ``data`` through a precomputed index map) with
-  ``permc_spec="NATURAL"``, so the ordering is never recomputed (about 15-35 % of one ``splu``
-  on a 2-D Laplacian, measured);
+* reused: the CSC structure of :math:`H` and the scatter maps; for each of the last
+  :data:`KEPT_BLOCKS` sets :math:`K` (fewer when their patterns would hold more than
+  :data:`KEPT_ENTRIES` times the entries of :math:`H`), the pattern of :math:`H_{KK}` and its
+  gather map (a cold re-solve meets the same sets again); and a **fill-reducing ordering**.
+  The first factorisation orders the columns of its :math:`H_{KK}` (``MMD_AT_PLUS_A`` for a
+  structurally symmetric pattern, ``COLAMD`` otherwise); that order, extended to all variables
+  (the rows outside :math:`K` of low degree first, since eliminating one joins only its few
+  neighbours, those of high degree last), becomes the global order. Every later :math:`K` takes the order
+  it induces: its block is gathered, already permuted, from :math:`P H P^T` and factorised with
+  ``permc_spec="NATURAL"``. A fresh ordering is computed only when more than
+  :data:`REORDER_NEW_ROWS` of :math:`K` lies outside the set the order was made for, or when an
+  inherited order's factor needs more than :data:`REORDER_FILL` times the storage per entry of
+  the factor it was made with (SuperLU's ``nnz``). On the obstacle problem of
+  ``bench_mcp_scaling`` (:math:`n = 4 \cdot 10^4`) the inherited order fills *less* than a fresh
+  ``MMD_AT_PLUS_A`` of each reduced set (6.9 against 12.2 stored entries per entry of
+  :math:`H_{KK}` on the last set) and the cold solve takes 0.78 s instead of 1.7 s;
 * not reusable: SuperLU's symbolic factorisation (elimination tree, supernode partition,
   ``Fact=SamePattern``). SciPy's ``splu`` always runs SuperLU with ``Fact=DOFACT`` and exposes
   neither the elimination tree nor the row permutation as inputs, and LAPACK has no symbolic
   phase to keep. Each factorisation therefore redoes the symbolic and numeric work.
+
+The dense path factorises the whole of :math:`H` (identity rows included) as before.
 
 Singular or ill-conditioned matrices are reported by :meth:`NewtonSystem.factor` returning
 ``False`` (SuperLU's "exactly singular", a LAPACK pivot ratio below :data:`PIVOT_RATIO`, or a
@@ -59,12 +95,15 @@ the rank of :math:`H`. :math:`\mu` is first raised to :math:`\mu_{\min} = `
   :math:`\pm\sqrt{\sigma_i^2 + \mu}`, so its condition number is
   :math:`\sqrt{(\sigma_{\max}^2 + \mu)/\mu}`, the square root of the normal equations'. It is
   factorised by SuperLU (``MMD_AT_PLUS_A``: the pattern is symmetric) with a fresh ordering each
-  time (these systems are a fallback, not the common case). LSQR with damping
+  time (these systems are a fallback, not the common case), the identity rows' stored zeros
+  dropped first. LSQR with damping
   :math:`\sqrt\mu` would need no factorisation, but its iteration count grows with that same
   condition number, which is large exactly when :math:`\mu` is small near a solution.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 import scipy.linalg as sla
@@ -77,6 +116,16 @@ DENSE_MAX_N = 300
 DENSE_MIN_DENSITY = 0.05
 #: ... and the dense arrays (two of :math:`n^2` doubles) stay below this many variables.
 DENSE_LIMIT_N = 12000
+#: A set of kept rows :math:`K` gets a fresh fill-reducing ordering when more than this fraction of
+#: it lies outside the set the current ordering was computed for (else it inherits that ordering).
+REORDER_NEW_ROWS = 0.1
+#: An inherited ordering whose factor needs more than this many times the storage per entry of
+#: :math:`H_{KK}` (SuperLU's ``nnz``) than the factor it was computed with is renewed on the next set.
+REORDER_FILL = 2.0
+#: Patterns and gather maps of this many blocks :math:`H_{KK}` (the last sets :math:`K` met) are kept.
+KEPT_BLOCKS = 8
+#: ... as long as their patterns hold at most this many times the entries of :math:`H` in all.
+KEPT_ENTRIES = 2
 #: A dense factor whose smallest/largest :math:`|U_{ii}|` falls below this counts as singular.
 PIVOT_RATIO = 1e-14
 
@@ -133,12 +182,29 @@ class NewtonSystem:
             self.h_indices, self.h_indptr, self.j_pos, self.d_pos = self._pattern()
             self._h_data = np.zeros(self.h_indices.size)
             self._symmetric = self._structurally_symmetric()
-            self._inv: np.ndarray | None = None  # ordering of the first factorisation
-            self._perm_data: np.ndarray | None = None
-            self._perm_indices: np.ndarray | None = None
-            self._perm_indptr: np.ndarray | None = None
+            self._h_cols = np.repeat(np.arange(n, dtype=np.int32), np.diff(self.h_indptr))
+            # the fill-reducing order of all variables (order[k]: the variable at position k),
+            # the CSC pattern of P H P^T in it with its gather map from H's data, and the kept
+            # rows (ref) the order was computed for
+            self._ordered = False
+            self._order = np.arange(n)
+            self._p_gather = self._p_rows = self._p_cols = np.zeros(0, dtype=np.int32)
+            self._ref = np.zeros(n, dtype=bool)
+            self._ref_fill = 1.0  # SuperLU's storage (lu.nnz) per entry of H_KK for the ref set
+            # entries off the diagonal in each row and column of H, and a "low" degree
+            off = self.h_indices != self._h_cols
+            self._degree = np.bincount(self.h_indices[off], minlength=n) + np.bincount(
+                self._h_cols[off], minlength=n
+            )
+            self._low_degree = 2.0 * float(np.median(self._degree)) if n else 0.0
+            # blocks of the last few identity-row sets (a cold re-solve meets the same sequence)
+            self._blocks: OrderedDict[bytes, _Block] = OrderedDict()
+            self._kept_entries = 0  # entries of H_KK over the cached blocks
             self._splu: spla.SuperLU | None = None
-            self._splu_permuted = False  # the last factor is of P H P^T (else of H)
+            self._rows = np.zeros(0, dtype=np.int64)  # the last factor's rows K, in its order ...
+            self._ident = np.zeros(0, dtype=np.int64)  # ... its identity rows A ...
+            self._ident_da = np.zeros(0)  # ... their diagonal (d_a)_A ...
+            self._rows_db = np.zeros(0)  # ... and (d_b)_K
 
     # ------------------------------------------------------------------ J_F and its products
     def set_jacobian(self, values: np.ndarray) -> None:
@@ -189,7 +255,17 @@ class NewtonSystem:
         data = np.zeros(indices.size)
         data[j_pos] = db[self.j_rows] * self.jacobian
         data[d_pos] += da
-        return sps.csc_matrix((data, indices, indptr), shape=(self.n, self.n))
+        # copies of the pattern: a caller may edit the matrix (eliminate_zeros, sort_indices)
+        return sps.csc_matrix((data, indices.copy(), indptr.copy()), shape=(self.n, self.n))
+
+    @property
+    def factored_order(self) -> int:
+        r"""Order of the matrix the last :meth:`factor` gave to LAPACK or SuperLU.
+
+        :math:`n` when dense or when :math:`H` has no identity rows; else :math:`|K|`, the rows
+        kept after the identity rows (:math:`(d_b)_i = 0`) are eliminated (0 after a failure).
+        """
+        return self.n if self.dense else int(self._rows.size)
 
     # ------------------------------------------------------------------ factorisation
     def factor(self, da: np.ndarray, db: np.ndarray) -> bool:
@@ -205,11 +281,18 @@ class NewtonSystem:
             assert self._lu is not None
             x, _ = sla.lapack.dgetrs(self._lu[0], self._lu[1], rhs)
             return x
-        assert self._splu is not None
-        if not self._splu_permuted:
-            return self._splu.solve(rhs)
-        x = np.empty(self.n)
-        x[self._inv] = self._splu.solve(rhs[self._inv])
+        # x_A = b_A / (d_a)_A, then H_KK x_K = b_K - (D_b)_K J_KA x_A
+        rows, ident = self._rows, self._ident
+        if not ident.size:
+            assert self._splu is not None
+            x = np.empty(self.n)
+            x[rows] = self._splu.solve(rhs[rows])
+            return x
+        x = np.zeros(self.n)
+        x[ident] = rhs[ident] / self._ident_da
+        if rows.size:
+            assert self._splu is not None
+            x[rows] = self._splu.solve(rhs[rows] - self._rows_db * (self._J @ x)[rows])
         return x
 
     def levenberg_marquardt(
@@ -259,6 +342,8 @@ class NewtonSystem:
         self, da: np.ndarray, db: np.ndarray, Phi: np.ndarray, mu: float, rel_floor: float
     ) -> tuple[np.ndarray, float] | None:
         H = self.matrix(da, db)
+        if not db.all():  # identity rows store J's pattern as zeros, which SuperLU would fill in
+            H.eliminate_zeros()
         col2 = np.asarray(H.multiply(H).sum(axis=0)).reshape(-1)
         mu = max(mu, rel_floor * float(col2.max(initial=0.0)))
         if not mu > 0:
@@ -299,41 +384,126 @@ class NewtonSystem:
         return (P - P.T).count_nonzero() == 0
 
     def _factor_sparse(self, da: np.ndarray, db: np.ndarray) -> bool:
+        r"""SuperLU of :math:`H_{KK}`, :math:`K` the rows that are not identity rows (module docstring)."""
+        self._failed()  # the last factor is freed before SuperLU allocates the next (peak memory)
         if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
             return False
         data = self._h_data
         data[:] = 0.0
         data[self.j_pos] = db[self.j_rows] * self.jacobian
         data[self.d_pos] += da
+        ident = db == 0.0  # rows H_i = (d_a)_i e_i^T: eliminated, not factorised
+        if not da[ident].all():  # a zero row
+            return self._failed()
+        key = np.packbits(ident).tobytes()
+        block = self._blocks.get(key)
         try:
-            if self._inv is None:
-                H = sps.csc_matrix((data, self.h_indices, self.h_indptr), shape=(self.n, self.n))
-                spec = "MMD_AT_PLUS_A" if self._symmetric else "COLAMD"
-                lu = spla.splu(H, permc_spec=spec)
-                self._set_ordering(np.argsort(lu.perm_c))
-                permuted = False
+            if block is not None:
+                self._blocks.move_to_end(key)
+                rows, lu = block.rows, block.splu(data)
             else:
-                assert self._perm_data is not None
-                Hp = sps.csc_matrix(
-                    (data[self._perm_data], self._perm_indices, self._perm_indptr), shape=(self.n, self.n)
-                )
-                lu = spla.splu(Hp, permc_spec="NATURAL")
-                permuted = True
+                keep = ~ident
+                m = int(keep.sum())
+                if m and (not self._ordered or (keep & ~self._ref).sum() > REORDER_NEW_ROWS * m):
+                    block, rows, lu = self._reorder(keep, data)
+                else:
+                    block = self._block(keep)
+                    rows, lu = block.rows, block.splu(data)
+                    if lu is not None and lu.nnz > REORDER_FILL * self._ref_fill * block.gather.size:
+                        self._ordered = False  # the inherited order fills in: the next new set reorders
+                self._keep_block(key, block)
         except RuntimeError:  # "Factor is exactly singular"
-            self._splu = None
-            return False
-        self._splu, self._splu_permuted = lu, permuted
+            return self._failed()
+        self._splu, self._rows = lu, rows
+        self._ident = block.ident
+        self._ident_da = da[self._ident]
+        self._rows_db = db[rows]
         return True
 
-    def _set_ordering(self, inv: np.ndarray) -> None:
-        r"""Keep the gather map of :math:`P H P^T` (``Hp[i, j] = H[inv[i], inv[j]]``) for later factors."""
-        idx = sps.csc_matrix(
-            (np.arange(1, self.h_indices.size + 1, dtype=float), self.h_indices, self.h_indptr),
-            shape=(self.n, self.n),
-        )
-        perm = idx[inv][:, inv].tocsc()
-        perm.sort_indices()
-        self._perm_data = perm.data.astype(np.int64) - 1
-        self._perm_indices = perm.indices.copy()
-        self._perm_indptr = perm.indptr.copy()
-        self._inv = inv
+    def _keep_block(self, key: bytes, block: _Block) -> None:
+        """Cache the block; the oldest go beyond :data:`KEPT_BLOCKS` or :data:`KEPT_ENTRIES` entries."""
+        blocks = self._blocks
+        blocks[key] = block
+        self._kept_entries += block.gather.size
+        limit = KEPT_ENTRIES * self.h_indices.size
+        while len(blocks) > 1 and (len(blocks) > KEPT_BLOCKS or self._kept_entries > limit):
+            self._kept_entries -= blocks.popitem(last=False)[1].gather.size
+
+    def _failed(self) -> bool:
+        self._splu, self._rows = None, np.zeros(0, dtype=np.int64)
+        return False
+
+    def _reorder(self, keep: np.ndarray, data: np.ndarray) -> tuple[_Block, np.ndarray, spla.SuperLU]:
+        r"""SuperLU of :math:`H_{KK}` with a fresh fill-reducing ordering, which becomes the global one.
+
+        ``MMD_AT_PLUS_A`` for a structurally symmetric pattern, ``COLAMD`` otherwise. In the new
+        order the rows outside :math:`K` of degree at most twice the median come before
+        :math:`K`'s, the others after them (each group in natural order). Returns the block of
+        :math:`K` in the new order (for the next factorisations), the rows of this factor
+        (:math:`K`, natural order) and the factor.
+        """
+        n = self.n
+        sel, indices, indptr = _principal(keep, self.h_indices, self._h_cols)
+        rows = np.flatnonzero(keep)
+        A = sps.csc_matrix((data[sel], indices, indptr), shape=(rows.size, rows.size))
+        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A" if self._symmetric else "COLAMD")
+        # rows outside K: those of low degree first (eliminating one joins only its few
+        # neighbours), the others last (a dense row eliminated early would fill everything)
+        out = np.flatnonzero(~keep)
+        low = self._degree[out] <= self._low_degree
+        order = np.concatenate([out[low], rows[np.argsort(lu.perm_c)], out[~low]])
+        self._ref_fill = lu.nnz / max(sel.size, 1)
+        rank = np.empty(n, dtype=np.int32)
+        rank[order] = np.arange(n, dtype=np.int32)
+        pr, pc = rank[self.h_indices], rank[self._h_cols]
+        gather = np.lexsort((pr, pc)).astype(np.int32)
+        self._p_gather, self._p_rows, self._p_cols = gather, pr[gather], pc[gather]
+        del pr, pc
+        self._ordered, self._order, self._ref = True, order, keep.copy()
+        return self._block(keep), rows, lu
+
+    def _block(self, keep: np.ndarray) -> _Block:
+        r""":math:`H_{KK}` in the global order (the order induced on :math:`K`): pattern and gather map."""
+        kp = keep[self._order]
+        sel, indices, indptr = _principal(kp, self._p_rows, self._p_cols)
+        return _Block(self._order[kp], np.flatnonzero(~keep), self._p_gather[sel], indices, indptr)
+
+
+def _principal(
+    keep: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(entries, indices, indptr)`` of the principal submatrix ``keep`` of a sorted CSC pattern.
+
+    ``rows``/``cols`` hold the pattern's row and column of every entry in CSC order; the kept
+    entries stay in CSC order, so no sort is needed.
+    """
+    sel = np.flatnonzero(keep[rows] & keep[cols])
+    new = np.cumsum(keep, dtype=np.int32) - 1
+    m = int(new[-1]) + 1 if new.size else 0
+    indptr = np.zeros(m + 1, dtype=np.int32)
+    np.cumsum(np.bincount(new[cols[sel]], minlength=m), out=indptr[1:])
+    return sel, new[rows[sel]].astype(np.int32), indptr
+
+
+class _Block:
+    r"""A principal block :math:`H_{KK}` of :math:`H`, in the order induced by the global ordering.
+
+    ``rows`` are the variables of :math:`K` in that order, ``ident`` the others (the identity
+    rows), ``gather`` takes the block's CSC ``data`` from :math:`H`'s, ``indices``/``indptr`` are
+    its pattern.
+    """
+
+    def __init__(
+        self, rows: np.ndarray, ident: np.ndarray, gather: np.ndarray, indices: np.ndarray, indptr: np.ndarray
+    ) -> None:
+        self.rows, self.ident = rows, ident
+        self.size = int(rows.size)
+        self.gather, self.indices, self.indptr = gather, indices, indptr
+
+    def splu(self, data: np.ndarray) -> spla.SuperLU | None:
+        """SuperLU of the block with :math:`H`'s values ``data``, in the block's (fill-reducing) order."""
+        m = self.size
+        if not m:
+            return None
+        A = sps.csc_matrix((data[self.gather], self.indices, self.indptr), shape=(m, m))
+        return spla.splu(A, permc_spec="NATURAL")
