@@ -197,7 +197,12 @@ def test_ctrl_c_leaves_a_valid_resumable_folder(client, tmp_path) -> None:
                      progress=False, batch_rows=2)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stderr=subprocess.PIPE)
+    # SIGINT at its default in the child: a background test run (``pytest &``) ignores it, and
+    # children inherit an ignored SIGINT
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=tmp_path, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(part_files(out)) < 2:
         time.sleep(0.1)

@@ -444,12 +444,21 @@ def test_ctrl_c_while_loading_is_exit_130_without_traceback(
     assert doc["solved"] is False and doc["summary"]["status"] == "interrupted"
 
 
+def sigint_as_at_a_terminal() -> None:
+    """In a child before ``exec``: SIGINT back to its default disposition (see the caller)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_until_progress(cmd: list[str], sig: int) -> tuple[int, float, str, str]:
     """Run ``cmd`` with stderr on a terminal (so it draws its progress line); at the first
     engine step send ``sig``; the exit status, seconds from the signal to the exit, stdout and
     stderr."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=ENV)
+    # Ctrl-C as at a terminal: a shell starts a background job (``pytest &``, CI runners) with
+    # SIGINT ignored, and an ignored SIGINT is inherited, so the child would never see it
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=slave, env=ENV, preexec_fn=sigint_as_at_a_terminal
+    )
     os.close(slave)
     err = b""
     try:
