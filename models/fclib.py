@@ -544,15 +544,7 @@ class _Stages:
             prob.W, prob.q, prob.mu, tol=tol, max_iter=max(min(DIRECT_ITERATIONS, self.iterations_left), 1),
             stall_window=DIRECT_STALL, restart=False, time_limit=self._time_left(t0),
         )  # fmt: skip
-        res = _direct_result(d, lambda z: self.exact.F(z), t0)
-        err = d.siconos_error if math.isfinite(d.siconos_error) else None
-        self.iterations_left -= d.iterations
-        stage = FCLIBStage(
-            "direct", 0.0, tol, bool(res.solved), d.iterations, float(res.natural_residual), err,
-            res.wall_time_s,
-        )  # fmt: skip
-        self.stages.append(stage)
-        self.last_termination = res.termination
+        res, err = self._record_direct("direct", d, d.iterations, tol, t0)
         return res, err, d.r
 
     def prox(self, r0: np.ndarray, tol: float) -> tuple[MCPResult, float | None]:
@@ -567,12 +559,19 @@ class _Stages:
             prob.W, prob.q, prob.mu, r0=r0, tol=tol, max_outer=PROX_OUTER, time_limit=self._time_left(t0),
             max_iter=max(min(DIRECT_ITERATIONS, self.iterations_left), 1), max_newton=self.iterations_left,
         )  # fmt: skip
-        d = px.result
+        return self._record_direct("prox", px.result, px.newton_steps, tol, t0)
+
+    def _record_direct(
+        self, name: str, d: ContactNewtonResult, newton_steps: int, tol: float, t0: float
+    ) -> tuple[MCPResult, float | None]:
+        """The point of a direct Newton run ``d`` judged as an MCP result (:func:`_direct_result`),
+        its Siconos error, and the stage ``name`` recorded with ``newton_steps`` charged to the
+        iteration budget; ``t0`` is the stage's start."""
         res = _direct_result(d, lambda z: self.exact.F(z), t0)
         err = d.siconos_error if math.isfinite(d.siconos_error) else None
-        self.iterations_left -= px.newton_steps
+        self.iterations_left -= newton_steps
         stage = FCLIBStage(
-            "prox", 0.0, tol, bool(res.solved), px.newton_steps, float(res.natural_residual), err,
+            name, 0.0, tol, bool(res.solved), newton_steps, float(res.natural_residual), err,
             res.wall_time_s,
         )  # fmt: skip
         self.stages.append(stage)
