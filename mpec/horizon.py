@@ -80,10 +80,31 @@ __all__ = [
     "HorizonResult",
     "PathConstraint",
     "StepSpec",
+    "TIGHT_SIGMA0",
     "forward_simulate",
     "resimulation_check",
     "spent_building",
 ]
+
+
+TIGHT_SIGMA0 = 1e-2
+r"""A first relaxation parameter :math:`\sigma_0` for horizons started from a forward simulation.
+
+:meth:`Horizon.solve`'s initial guess is a forward simulation, so every step's pairs are
+complementary there (to the per-step tolerance) and only the plan's own conditions (targets,
+costs) are missed. The MPCC solver's default first relaxation :math:`G_j H_j \le \sigma_0 = 1`
+(made for starting points with no such structure) lets the first subproblem leave that point
+for a relaxed optimum far from complementarity, and the next ones spend hundreds of IPOPT
+iterations (or are declared locally infeasible) coming back. The block and plate-design planners
+pass ``sigma0=TIGHT_SIGMA0``; measured 2026-11-27, whole call, one process each (the protocol of
+``benchmarks/bench_horizon_length.py``), :math:`\sigma_0 = 1` against :math:`10^{-2}`: block
+N = 100 / 200 / 400: 18 s / not solved in 90 s / not solved, against 1.6 / 18.5 / 51 s; plate
+design N = 50 / 100 / 200: 11 / 28 / 95 s against 6.6 / 21 / 13 s; same objectives.
+The pushing planner keeps :math:`\sigma_0 = 1`: its default tasks were faster with
+:math:`10^{-2}` too (N = 50 / 100: 27 / 73 s against 6.9 / 24 s), but its ECP relaxations are
+fragile at every :math:`\sigma` (IPOPT's step computation fails), and the tight start lost the
+N = 20 test task (solved with :math:`\sigma_0 = 1` by the final polish) and one multi-start goal.
+"""
 
 
 class Horizon:
@@ -375,7 +396,8 @@ class Horizon:
         method, backend, tol, **options
             :class:`~mcpkit.mpcc.MPCCSolver` method, backend (``"casadi"``, default, or
             ``"pyomo"``; pass ``ipopt=`` to choose the Pyomo backend's IPOPT) and options
-            (recovery and polish on by default; so is the B-stationarity refinement of
+            (``sigma0=``\ :data:`TIGHT_SIGMA0` starts the relaxation near the complementary
+            initial guess; recovery and polish on by default; so is the B-stationarity refinement of
             :mod:`mcpkit.stationarity.refine`, ``refine=False`` or a
             :class:`~mcpkit.stationarity.refine.RefineOptions` to change it; the plan's class is
             ``result.mpcc.stationarity``).

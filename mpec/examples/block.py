@@ -36,7 +36,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
-from mcpkit.mpec.horizon import Horizon, HorizonResult, StepSpec, spent_building
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, StepSpec, spent_building
 
 __all__ = [
     "BlockTask",
@@ -178,13 +178,16 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     """Build and solve the block horizon; re-simulate with the model's own :func:`simulate`.
 
     Initial guess: forward simulation of the constant force :math:`u_k = 2\\mu m g` (accelerates
-    throughout; the guess misses the terminal conditions).
+    throughout; the guess misses the terminal conditions). The homotopy starts at
+    ``sigma0=``\\ :data:`~mcpkit.mpec.horizon.TIGHT_SIGMA0` (that guess is complementary), unless
+    ``options`` say otherwise.
     """
     task = BlockTask() if task is None else task
     t0 = time.perf_counter()
     hz = block_horizon(task)
     spent_building(options, t0)
     options.setdefault("deviation_tol", 1e-4)
+    options.setdefault("sigma0", TIGHT_SIGMA0)  # the forward simulation is complementary
     res = hz.solve(np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g),
                    simulator=model_simulator(task), **options)  # fmt: skip
     return res, hz
