@@ -31,7 +31,7 @@ from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import Backend, Method, SolveOptions
 from mcpkit.solving.planner import build_mcp_route
-from mcpkit.solving.progress import display
+from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.registry import resolve
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
@@ -141,7 +141,10 @@ class Solver:
         if time_limit is not None:  # routes read their options at every solve
             self.route.options = replace(kept, time_limit=max(float(time_limit), 1e-3))
         try:
-            with display(self.options.progress, self.problem.name):  # progress=True: a tqdm line
+            if self.options.progress in BAR_SETTINGS:  # progress=True: a tqdm line
+                with display(self.options.progress, self.problem.name):
+                    out = self.route.solve(pv, start, warm)
+            else:
                 out = self.route.solve(pv, start, warm)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
