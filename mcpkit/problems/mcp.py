@@ -856,7 +856,7 @@ class MCP:
             cols: slice | np.ndarray = (
                 spans[0] if len(spans) == 1 else np.concatenate([np.arange(s.start, s.stop) for s in spans])
             )
-            parts.append((rows, cols, sps.csr_array(fb.M), q))
+            parts.append((rows, cols, fb.M, q))
         amap = AffineMap(self.n, parts)
         self._affine_cache = (self._version, amap)
         return amap
@@ -906,8 +906,8 @@ class MCP:
         return f"MCP {self.name!r}: n={self.n}, params={self.n_params}, blocks: {kinds}"
 
 
-#: One block of an :class:`AffineMap`: its rows, the columns of :math:`z_S`, :math:`M_B` (CSR), :math:`q_B`.
-AffinePart = tuple[slice, slice | np.ndarray, sps.csr_array, np.ndarray]
+#: One block of an :class:`AffineMap`: its rows, the columns of :math:`z_S`, :math:`M_B`, :math:`q_B`.
+AffinePart = tuple[slice, slice | np.ndarray, np.ndarray | sps.csr_array, np.ndarray]
 
 
 class AffineMap:
@@ -919,6 +919,7 @@ class AffineMap:
     :math:`q_B` added, which is the rounding of the CasADi lowering's product (dense or sparse,
     SX or MX), so both give the same numbers. :attr:`jacobian` is the constant :math:`J_F`
     (CSC, sorted indices): the stored entries of the CSR blocks, i.e. a dense :math:`M`'s nonzeros.
+    Both are converted on first use (a declaration that is never solved pays nothing for them).
 
     Parameters
     ----------
@@ -926,30 +927,50 @@ class AffineMap:
         Number of variables.
     parts
         ``(rows, columns, M_B, q_B)`` per block: the slice of its rows, the stacked columns of
-        :math:`z_S` (a slice or an index array), its CSR matrix and its :math:`q_B`.
+        :math:`z_S` (a slice or an index array), its matrix (dense or CSR) and its :math:`q_B`.
     """
 
     def __init__(self, n: int, parts: list[AffinePart]) -> None:
         self.n = n
-        self.parts = parts
-        r, c, v = [], [], []  # every block's entries in J_F (an MCP has at least one block)
-        for rows, cols, M, _ in parts:
-            coo = M.tocoo()
-            idx = np.arange(cols.start, cols.stop) if isinstance(cols, slice) else cols
-            r.append(rows.start + coo.row.astype(np.int64))
-            c.append(idx[coo.col])
-            v.append(np.asarray(coo.data, dtype=float))
-        J = sps.csc_array((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(n, n))
-        J.sort_indices()
-        self.jacobian = J
+        self._given = parts
+        self._csr: list[AffinePart] | None = None
+        self._jacobian: sps.csc_array | None = None
         whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
-        self._whole = parts[0] if whole else None
+        self._whole = whole
+
+    @property
+    def parts(self) -> list[AffinePart]:
+        """The blocks with :math:`M_B` as CSR (converted on first use)."""
+        if self._csr is None:
+            self._csr = [(rows, cols, sps.csr_array(M), q) for rows, cols, M, q in self._given]
+        return self._csr
+
+    @property
+    def jacobian(self) -> sps.csc_array:
+        r"""The constant :math:`J_F = M` (CSC, sorted indices; built on first use)."""
+        if self._jacobian is None:
+            if self._whole:
+                J = self.parts[0][2].tocsc()
+            else:
+                r, c, v = [], [], []  # every block's entries (an MCP has at least one block)
+                for rows, cols, M, _ in self.parts:
+                    coo = M.tocoo()
+                    idx = np.arange(cols.start, cols.stop) if isinstance(cols, slice) else cols
+                    r.append(rows.start + coo.row.astype(np.int64))
+                    c.append(idx[coo.col])
+                    v.append(np.asarray(coo.data, dtype=float))
+                rc = (np.concatenate(r), np.concatenate(c))
+                J = sps.csc_array((np.concatenate(v), rc), shape=(self.n, self.n))
+            J.sort_indices()
+            self._jacobian = J
+        return self._jacobian
 
     def __call__(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
         """:math:`F(z) = Mz + q` (a new array; ``p`` is not used: :math:`q` is numeric)."""
-        if self._whole is not None:
-            return self._whole[2] @ z + self._whole[3]
+        parts = self._csr if self._csr is not None else self.parts
+        if self._whole:
+            return parts[0][2] @ z + parts[0][3]
         F = np.empty(self.n)
-        for rows, cols, M, q in self.parts:
+        for rows, cols, M, q in parts:
             F[rows] = M @ z[cols] + q
         return F
