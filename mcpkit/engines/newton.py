@@ -161,8 +161,12 @@ proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient
 
 Linear algebra
 --------------
+When every block of the declaration is affine with numeric data (an LCP), :math:`F = Mz + q`
+and :math:`J_F = M` come from the declaration's :class:`~mcpkit.problems.mcp.AffineMap`
+(:class:`AffineFunctions`: no CasADi is built, the numbers are the same). Otherwise
 :math:`F` and :math:`J_F` are CasADi functions built once per route and evaluated through
-CasADi's buffer interface (no per-call allocation), with CasADi's sparsity. On backend
+CasADi's buffer interface (no per-call allocation), with CasADi's sparsity
+(:class:`~mcpkit.engines.newton_casadi.CasadiFunctions`). On backend
 ``casadi`` the rows of affine blocks :math:`F_B = M z_S + q(p)` take their (constant) Jacobian
 from the declaration's matrix instead of CasADi's MX ``jacobian``, which costs about 2 s for a
 dense :math:`1000 \times 1000` block; on backend ``pyomo`` CasADi differentiates the NL import.
@@ -175,7 +179,8 @@ crash step, every pair exactly at a bound) and factorises only the block of the 
 solves the Levenberg-Marquardt systems by the normal equations and Cholesky (dense) or by an
 augmented system of twice the size and SuperLU (sparse: :math:`H^T H` is not formed).
 :class:`SemismoothNewton` only needs an object with ``F(z)``, ``J(z)`` and the CSC pattern
-(:class:`CasadiFunctions` is one), so callables from a functional interface can drive it too.
+(:class:`AffineFunctions` and :class:`~mcpkit.engines.newton_casadi.CasadiFunctions` are two),
+so callables from a functional interface can drive it too.
 
 References
 ----------
