@@ -157,7 +157,13 @@ proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient
 ``RouteOutcome.extra`` holds ``linear_solver`` (dense LAPACK or SuperLU), ``factorizations``
 (Levenberg-Marquardt systems included), ``crash_iterations``, ``gradient_steps``,
 ``perturbed_steps`` (iterations with :math:`\mu > 0`: proximal or Levenberg-Marquardt),
-``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point).
+``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point), and
+``newton_factor`` when the last factorisation is one of :math:`J_{II}` at the returned point
+(:class:`~mcpkit.engines.newton_linalg.KeptFactor`, a weak handle: a converged solve on backend
+``casadi`` whose :math:`J_F` does not depend on :math:`z`, whose last factorisation had no
+:math:`d_a` on its kept rows, i.e. a crash step). ``MCPResult.sensitivity()`` solves with it
+instead of factorising :math:`J_{II}` again when its kept rows are the free pairs
+(:mod:`mcpkit.solving.sensitivity`).
 
 Linear algebra
 --------------
@@ -567,6 +573,11 @@ class SemismoothNewton:
         self._jac_ready = False  # J_F of a constant Jacobian already stored
         self._scale = np.ones(functions.n)  # row scaling S of F (module docstring)
         self._scale_at_start = True  # recompute S at each solve's start (J_F not constant)
+        self.keep_factor = False
+        r"""Whether a converged solve hands on its last factorisation (``extra["newton_factor"]``).
+
+        Only where :math:`J_F` is the declaration's :math:`\partial F/\partial z` in its order
+        (:class:`NewtonRoute` on backend ``casadi``), for :func:`mcpkit.solving.sensitivity.linearize`."""
 
     # ------------------------------------------------------------------ helpers
     def _project(self, z: np.ndarray) -> np.ndarray:
@@ -844,22 +855,34 @@ class _Run:
         sysm = self.engine.system
         finite = bool(np.isfinite(F).all())
         Phi = self.engine.fb.residual(z, F) if finite else np.array([math.inf])
+        extra = {
+            "linear_solver": sysm.kind,
+            "factorizations": sysm.factorizations - self.factorizations0,
+            "crash_iterations": self.crash,
+            "gradient_steps": self.gradient,
+            "perturbed_steps": self.perturbed,
+            "lm_steps": self.lm,
+            "watchdog_restarts": self.watchdog,
+            "merit": 0.5 * float(Phi @ Phi),
+        }
+        # the last factorisation, when it is one of J at the returned point: J_F constant during
+        # the solve (it does not depend on z; p is fixed) and factorised in this run
+        if (
+            self.engine.keep_factor
+            and termination is Termination.CONVERGED
+            and not self.engine.fun.jac_depends_on_z
+            and sysm._factor_id > self.factorizations0
+        ):
+            kept = sysm.kept_factor()
+            if kept is not None:
+                extra["newton_factor"] = kept
         return RouteOutcome(
             z=z,
             termination=termination,
             raw_status=status,
             iterations=self.iterations,
             trace=self.trace,
-            extra={
-                "linear_solver": sysm.kind,
-                "factorizations": sysm.factorizations - self.factorizations0,
-                "crash_iterations": self.crash,
-                "gradient_steps": self.gradient,
-                "perturbed_steps": self.perturbed,
-                "lm_steps": self.lm,
-                "watchdog_restarts": self.watchdog,
-                "merit": 0.5 * float(Phi @ Phi),
-            },
+            extra=extra,
             F=F if finite else None,
         )
 
@@ -901,6 +924,7 @@ class NewtonRoute:
             cas = nl_casadi_mcp(problem)
             constant = None  # F comes from the Pyomo model: all of it is differentiated by CasADi
         self._setup(cas, name, options, constant_rows=constant)
+        self.engine.keep_factor = name == "casadi"  # J_F is the declaration's (pyomo: the NL import's)
         self.problem: MCP | None = problem
 
     @classmethod
