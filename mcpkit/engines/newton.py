@@ -967,7 +967,11 @@ class NewtonRoute:
             fast = self._compiled_warm_step(p, z0)
             if fast is not None:
                 return fast
-        return self.engine.solve(p, z0, warm)
+        out = self.engine.solve(p, z0, warm)
+        kept = out.extra.get("newton_factor")
+        if kept is not None and self.problem is not None:
+            kept.version = self.problem.version  # sensitivity() checks the declaration is unchanged
+        return out
 
     def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
         """The fast path of :mod:`mcpkit.engines.newton_warm`: its point if it passes the check."""

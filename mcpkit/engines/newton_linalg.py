@@ -558,11 +558,13 @@ class KeptFactor:
     Copies share the handle; a pickled one comes back stale.
     """
 
-    __slots__ = ("_ref", "_id")
+    __slots__ = ("_ref", "_id", "version")
 
     def __init__(self, system: NewtonSystem | None, fid: int) -> None:
         self._ref = None if system is None else weakref.ref(system)
         self._id = fid
+        self.version: int | None = None
+        """The structure version of the declaration it was made for (set by the route), if any."""
 
     def _system(self) -> NewtonSystem | None:
         s = None if self._ref is None else self._ref()

@@ -44,7 +44,14 @@ has at most :data:`DENSE_LIMIT` pairs and :math:`J`'s pattern is at least :data:
 full, else by LAPACK's banded LU when its band is at most :data:`BAND_LIMIT` diagonals wide, in
 the declaration's order or in the reverse Cuthill-McKee order of :math:`J`'s pattern (computed
 once per structure, :meth:`Derivatives.band_order`), else by dense LAPACK again when
-:math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU (``scipy.sparse.linalg.splu``).
+:math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU (``scipy.sparse.linalg.splu``). None of
+these runs when the result carries the Newton engine's own LU of exactly :math:`J_{II}` (up to
+a row scaling), which it does after a cold solve of an MCP whose Jacobian does not depend on
+:math:`z` (an LCP) that ended with a crash step: the engine's last system then is
+:math:`\mathrm{diag}(d_b)_I J_{II}` with every other row an identity row.
+:func:`_kept_solver` states the conditions under which it is used; the factorisation is held
+weakly (by the :class:`~mcpkit.Solver` that solved), so it is used only while that solver
+lives and has not factorised again.
 :math:`dz/dp` is a dense :math:`n \times n_p` array by default, or a ``scipy.sparse.csc_array``
 with ``sparse=True`` (automatic with ``sparse=None`` above :data:`SPARSE_AUTO_ENTRIES` entries):
 its columns are dense on the coupled components of :math:`J_{II}` that the parameter touches and
@@ -777,8 +784,8 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
             result,
         )
     kept = getattr(result, "extra", {}).get("newton_factor")
-    if not isinstance(kept, KeptFactor):
-        kept = None
+    if not isinstance(kept, KeptFactor) or kept.version != problem.version:
+        kept = None  # not the engine's, or made before the declaration changed
     return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F, kept)
 
 

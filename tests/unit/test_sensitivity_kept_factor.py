@@ -96,6 +96,12 @@ def test_a_factor_that_does_not_fit_is_not_used(n: int) -> None:
     fewer = replace(lin1, free=lin1.free[:-1], active=np.union1d(lin1.active, lin1.free[-1:]))
     assert "Newton engine" not in fewer.factorization
     assert sensitivity._kept_solver(res1.extra["newton_factor"], lin1.free[1:], n, None) is None
+    # made for another version of the declaration (the route tags it with the one it solved)
+    kept = res1.extra["newton_factor"]
+    assert kept.version == m.version
+    kept.version = m.version - 1
+    assert "Newton engine" not in result_linearization(res1).factorization
+    kept.version = m.version
     held = result_linearization(res1)
     held._factor()  # holds the engine's LU ...
     assert held.factorization == lin1.factorization
