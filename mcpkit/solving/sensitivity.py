@@ -49,7 +49,7 @@ these runs when the result carries the Newton engine's own LU of exactly :math:`
 a row scaling), which it does after a cold solve of an MCP whose Jacobian does not depend on
 :math:`z` (an LCP) that ended with a crash step: the engine's last system then is
 :math:`\mathrm{diag}(d_b)_I J_{II}` with every other row an identity row.
-:func:`_kept_solver` states the conditions under which it is used; the factorisation is held
+``_kept_solver`` states the conditions under which it is used; the factorisation is held
 weakly (by the :class:`~mcpkit.Solver` that solved), so it is used only while that solver
 lives and has not factorised again.
 :math:`dz/dp` is a dense :math:`n \times n_p` array by default, or a ``scipy.sparse.csc_array``
