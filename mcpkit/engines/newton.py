@@ -157,7 +157,13 @@ proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient
 ``RouteOutcome.extra`` holds ``linear_solver`` (dense LAPACK or SuperLU), ``factorizations``
 (Levenberg-Marquardt systems included), ``crash_iterations``, ``gradient_steps``,
 ``perturbed_steps`` (iterations with :math:`\mu > 0`: proximal or Levenberg-Marquardt),
-``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point).
+``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point), and
+``newton_factor`` when the last factorisation is one of :math:`J_{II}` at the returned point
+(:class:`~mcpkit.engines.newton_linalg.KeptFactor`, a weak handle: a converged solve on backend
+``casadi`` whose :math:`J_F` does not depend on :math:`z`, whose last factorisation had no
+:math:`d_a` on its kept rows, i.e. a crash step). ``MCPResult.sensitivity()`` solves with it
+instead of factorising :math:`J_{II}` again when its kept rows are the free pairs
+(:mod:`mcpkit.solving.sensitivity`).
 
 Linear algebra
 --------------
@@ -455,6 +461,11 @@ class SemismoothNewton:
         self._scale = np.ones(functions.n)  # row scaling S of F (module docstring)
         self._scale_at_start = True  # recompute S at each solve's start (J_F not constant)
         self._one_blas_thread = SINGLE_THREAD_MIN_N <= functions.n <= SINGLE_THREAD_MAX_N  # small_blas limits
+        self.keep_factor = False
+        r"""Whether a converged solve hands on its last factorisation (``extra["newton_factor"]``).
+
+        Only where :math:`J_F` is the declaration's :math:`\partial F/\partial z` in its order
+        (:class:`NewtonRoute` on backend ``casadi``), for :func:`mcpkit.solving.sensitivity.linearize`."""
 
     # ------------------------------------------------------------------ helpers
     def _project(self, z: np.ndarray) -> np.ndarray:
@@ -736,22 +747,34 @@ class _Run:
         sysm = self.engine.system
         finite = bool(np.isfinite(F).all())
         Phi = self.engine.fb.residual(z, F) if finite else np.array([math.inf])
+        extra = {
+            "linear_solver": sysm.kind,
+            "factorizations": sysm.factorizations - self.factorizations0,
+            "crash_iterations": self.crash,
+            "gradient_steps": self.gradient,
+            "perturbed_steps": self.perturbed,
+            "lm_steps": self.lm,
+            "watchdog_restarts": self.watchdog,
+            "merit": 0.5 * float(Phi @ Phi),
+        }
+        # the last factorisation, when it is one of J at the returned point: J_F constant during
+        # the solve (it does not depend on z; p is fixed) and factorised in this run
+        if (
+            self.engine.keep_factor
+            and termination is Termination.CONVERGED
+            and not self.engine.fun.jac_depends_on_z
+            and sysm._factor_id > self.factorizations0
+        ):
+            kept = sysm.kept_factor()
+            if kept is not None:
+                extra["newton_factor"] = kept
         return RouteOutcome(
             z=z,
             termination=termination,
             raw_status=status,
             iterations=self.iterations,
             trace=self.trace,
-            extra={
-                "linear_solver": sysm.kind,
-                "factorizations": sysm.factorizations - self.factorizations0,
-                "crash_iterations": self.crash,
-                "gradient_steps": self.gradient,
-                "perturbed_steps": self.perturbed,
-                "lm_steps": self.lm,
-                "watchdog_restarts": self.watchdog,
-                "merit": 0.5 * float(Phi @ Phi),
-            },
+            extra=extra,
             F=F if finite else None,
         )
 
@@ -822,6 +845,7 @@ class NewtonRoute:
         if amap is not None:
             fun: Any = AffineFunctions(amap, problem.n_params, problem.name)
             self._setup(fun, problem.lb, problem.ub, None, name, options, kinds=problem.bound_kinds)
+            self.engine.keep_factor = True  # J_F = M, the declaration's, in its order
             return
         from mcpkit.engines.newton_casadi import CasadiFunctions, affine_jacobian_rows
 
@@ -834,6 +858,7 @@ class NewtonRoute:
             cas = nl_casadi_mcp(problem)
             constant = None  # F comes from the Pyomo model: all of it is differentiated by CasADi
         self._setup(CasadiFunctions(cas, constant), cas.lb, cas.ub, cas, name, options)
+        self.engine.keep_factor = name == "casadi"  # J_F is the declaration's (pyomo: the NL import's)
 
     @classmethod
     def from_casadi(
@@ -888,7 +913,11 @@ class NewtonRoute:
             fast = self._compiled_warm_step(p, z0)
             if fast is not None:
                 return fast
-        return self.engine.solve(p, z0, warm)
+        out = self.engine.solve(p, z0, warm)
+        kept = out.extra.get("newton_factor")
+        if kept is not None and self.problem is not None:
+            kept.version = self.problem.version  # sensitivity() checks the declaration is unchanged
+        return out
 
     def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
         """The fast path of :mod:`mcpkit.engines.newton_warm`: its point if it passes the check."""
