@@ -6,6 +6,7 @@ import importlib.util
 import itertools
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -86,3 +87,15 @@ def require_path() -> None:
     why = path_unavailable_reason()
     if why is not None:  # the probe's words: not installed, licence refused, ...
         pytest.skip(f"PATH not available: {why}")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_path_probe() -> Iterator[None]:
+    """Each test sees PATH as it is (or as it fakes it): ``method="auto"`` remembers its PATH
+    probe for the process (:func:`mcpkit.solving.registry.path_first`), so the answer is dropped
+    before and after every test."""
+    from mcpkit.solving.registry import forget_path_probe
+
+    forget_path_probe()
+    yield
+    forget_path_probe()

@@ -157,12 +157,22 @@ proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient
 ``RouteOutcome.extra`` holds ``linear_solver`` (dense LAPACK or SuperLU), ``factorizations``
 (Levenberg-Marquardt systems included), ``crash_iterations``, ``gradient_steps``,
 ``perturbed_steps`` (iterations with :math:`\mu > 0`: proximal or Levenberg-Marquardt),
-``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point).
+``lm_steps``, ``watchdog_restarts`` and ``merit`` (:math:`\Psi` at the returned point), and
+``newton_factor`` when the last factorisation is one of :math:`J_{II}` at the returned point
+(:class:`~mcpkit.engines.newton_linalg.KeptFactor`, a weak handle: a converged solve on backend
+``casadi`` whose :math:`J_F` does not depend on :math:`z`, whose last factorisation had no
+:math:`d_a` on its kept rows, i.e. a crash step). ``MCPResult.sensitivity()`` solves with it
+instead of factorising :math:`J_{II}` again when its kept rows are the free pairs
+(:mod:`mcpkit.solving.sensitivity`).
 
 Linear algebra
 --------------
+When every block of the declaration is affine with numeric data (an LCP), :math:`F = Mz + q`
+and :math:`J_F = M` come from the declaration's :class:`~mcpkit.problems.mcp.AffineMap`
+(:class:`AffineFunctions`: no CasADi is built, the numbers are the same). Otherwise
 :math:`F` and :math:`J_F` are CasADi functions built once per route and evaluated through
-CasADi's buffer interface (no per-call allocation), with CasADi's sparsity. On backend
+CasADi's buffer interface (no per-call allocation), with CasADi's sparsity
+(:class:`~mcpkit.engines.newton_casadi.CasadiFunctions`). On backend
 ``casadi`` the rows of affine blocks :math:`F_B = M z_S + q(p)` take their (constant) Jacobian
 from the declaration's matrix instead of CasADi's MX ``jacobian``, which costs about 2 s for a
 dense :math:`1000 \times 1000` block; on backend ``pyomo`` CasADi differentiates the NL import.
@@ -175,7 +185,8 @@ crash step, every pair exactly at a bound) and factorises only the block of the 
 solves the Levenberg-Marquardt systems by the normal equations and Cholesky (dense) or by an
 augmented system of twice the size and SuperLU (sparse: :math:`H^T H` is not formed).
 :class:`SemismoothNewton` only needs an object with ``F(z)``, ``J(z)`` and the CSC pattern
-(:class:`CasadiFunctions` is one), so callables from a functional interface can drive it too.
+(:class:`AffineFunctions` and :class:`~mcpkit.engines.newton_casadi.CasadiFunctions` are two),
+so callables from a functional interface can drive it too.
 
 References
 ----------
@@ -204,18 +215,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import casadi as ca
 import numpy as np
-import scipy.sparse as sps
 
-from mcpkit.engines.blas import small_blas
+from mcpkit.engines.blas import SINGLE_THREAD_MAX_N, SINGLE_THREAD_MIN_N, small_blas
 from mcpkit.engines.newton_linalg import NewtonSystem
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.problems.bounds import FIXED, bound_kinds
-from mcpkit.problems.functions import AffineFunction
-from mcpkit.problems.mcp import MCP
-from mcpkit.problems.names import casadi_name
+from mcpkit.problems.mcp import MCP, AffineMap
 from mcpkit.solving.options import SolveOptions, progress_trace
 from mcpkit.solving.residuals import natural_residual
 from mcpkit.solving.result import HomotopyStep, Termination
@@ -299,10 +306,12 @@ class BoxFischerBurmeister:
     ----------
     lb, ub
         Bounds :math:`l \le u` (:math:`\pm\infty` allowed); checked by :func:`bound_kinds`.
+    kinds
+        Their cases, when already checked and classified by :func:`bound_kinds` (not checked again).
     """
 
-    def __init__(self, lb: np.ndarray, ub: np.ndarray) -> None:
-        self.kinds = bound_kinds(lb, ub)
+    def __init__(self, lb: np.ndarray, ub: np.ndarray, kinds: np.ndarray | None = None) -> None:
+        self.kinds = bound_kinds(lb, ub) if kinds is None else kinds
         self.lb = np.asarray(lb, dtype=float).copy()
         self.ub = np.asarray(ub, dtype=float).copy()
         self.n = self.lb.size
@@ -395,127 +404,6 @@ class BoxFischerBurmeister:
         return Phi, da, db
 
 
-def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    r"""The constant Jacobian rows of the declaration's affine blocks :math:`F_B = M z_S + q(p)`.
-
-    Returns ``(rows, r, c, v)``: the row indices those blocks cover, and the nonzeros
-    :math:`J_{rc} = v` of :math:`M` placed at the rows of :math:`B` and the columns of
-    :math:`z_S`. ``M`` may be a NumPy array (its nonzeros are found once) or the declaration's
-    SciPy sparse matrix, whose stored entries are taken as they are: time and memory
-    :math:`O(\mathrm{nnz})`, no dense step.
-    """
-    starts = {b.name: b.start for b in problem.blocks}
-    sizes = {b.name: b.size for b in problem.blocks}
-    rows: list[np.ndarray] = []
-    rr: list[np.ndarray] = []
-    cc: list[np.ndarray] = []
-    vv: list[np.ndarray] = []
-    for b in problem.blocks:
-        fb = problem.function_block(b.name)
-        if not isinstance(fb, AffineFunction):
-            continue
-        cols = np.concatenate([np.arange(starts[nm], starts[nm] + sizes[nm]) for nm in fb.over])
-        coo = fb.M.tocoo() if sps.issparse(fb.M) else sps.coo_array(fb.M)
-        rows.append(np.arange(b.start, b.start + b.size))
-        rr.append(b.start + coo.row.astype(np.int64))
-        cc.append(cols[coo.col])
-        vv.append(np.asarray(coo.data, dtype=float))
-    if not rows:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, np.zeros(0)
-    return np.concatenate(rows), np.concatenate(rr), np.concatenate(cc), np.concatenate(vv)
-
-
-class CasadiFunctions:
-    r""":math:`F(z; p)` and :math:`J_F(z; p)` of a :class:`~mcpkit.lowering.casadi.CasadiMCP`, built once.
-
-    Both are evaluated through CasADi's buffer interface (``Function.buffer()``): inputs and
-    outputs are preallocated NumPy arrays, so an evaluation allocates nothing and costs well
-    under a microsecond of Python overhead. ``colind``/``row`` are the CSC pattern of
-    :math:`J_F` (CasADi's sparsity); ``jac_depends_on_z``/``jac_depends_on_p`` say when it must
-    be re-evaluated.
-
-    ``constant_rows = (rows, r, c, v)`` (from :func:`affine_jacobian_rows`) gives rows of
-    :math:`J_F` that are known constants (affine blocks of the declaration): CasADi then
-    differentiates only the other rows. CasADi's MX ``jacobian`` of a dense affine block costs
-    seconds at :math:`n = 1000` (about 2 s, measured); the declaration already holds the matrix.
-    """
-
-    def __init__(
-        self,
-        cas: CasadiMCP,
-        constant_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
-    ) -> None:
-        n = self.n = int(cas.z.numel())
-        self.n_params = int(cas.p.numel())
-        self.name = cas.name
-        self.F_fun = ca.Function(
-            casadi_name(f"{cas.name}_newton_F"), [cas.z, cas.p], [ca.densify(cas.F)], ["z", "p"], ["F"]
-        )
-        crows, cr, cc, cv = (
-            constant_rows
-            if constant_rows is not None
-            else (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
-        )
-        sym_rows = np.setdiff1d(np.arange(n), crows)
-        if sym_rows.size == n:
-            Jexpr = ca.jacobian(cas.F, cas.z)
-        elif sym_rows.size:
-            Jexpr = ca.jacobian(cas.F[sym_rows.tolist()], cas.z)
-        else:
-            Jexpr = type(cas.z)(0, n)
-        self.J_fun = ca.Function(
-            casadi_name(f"{cas.name}_newton_J"), [cas.z, cas.p], [Jexpr], ["z", "p"], ["J"]
-        )
-        sp = self.J_fun.sparsity_out(0)
-        nnz = sp.nnz()
-        self.jac_depends_on_z = bool(nnz and ca.depends_on(Jexpr, cas.z))
-        self.jac_depends_on_p = bool(self.n_params and nnz and ca.depends_on(Jexpr, cas.p))
-        s_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(sp.colind(), dtype=np.int64)))
-        s_row = sym_rows[np.asarray(sp.row(), dtype=np.int64)] if nnz else np.zeros(0, dtype=np.int64)
-        # one CSC pattern for both parts: CasADi's entries then the constants; SciPy's COO -> CSC
-        # conversion sorts them (in C), carrying each entry's index as its value
-        rows = np.concatenate([s_row, np.asarray(cr, dtype=np.int64)])
-        cols = np.concatenate([s_col, np.asarray(cc, dtype=np.int64)])
-        tag = sps.csc_matrix((np.arange(1.0, rows.size + 1.0), (rows, cols)), shape=(n, n))
-        tag.sort_indices()
-        order = tag.data.astype(np.int64) - 1
-        pos = np.empty_like(order)
-        pos[order] = np.arange(order.size)
-        self.colind, self.row = tag.indptr.astype(np.int64), tag.indices.astype(np.int64)
-        self._cas_pos = pos[:nnz]
-        self._values = np.zeros(rows.size)
-        self._values[pos[nnz:]] = cv
-        self._z = np.zeros(n)
-        self._p = np.zeros(self.n_params)
-        self._F = np.zeros(n)
-        self._J = np.zeros(nnz)
-        self._fbuf, self._feval = self.F_fun.buffer()
-        self._jbuf, self._jeval = self.J_fun.buffer()
-        for buf, out in ((self._fbuf, self._F), (self._jbuf, self._J)):
-            buf.set_arg(0, memoryview(self._z))
-            buf.set_arg(1, memoryview(self._p))
-            buf.set_res(0, memoryview(out))
-
-    def set_parameters(self, p: np.ndarray) -> None:
-        """Parameter values for the following evaluations."""
-        self._p[:] = p
-
-    def F(self, z: np.ndarray) -> np.ndarray:
-        """:math:`F(z; p)` (a new array)."""
-        self._z[:] = z
-        self._feval()
-        return self._F.copy()
-
-    def J(self, z: np.ndarray) -> np.ndarray:
-        """Nonzeros of :math:`J_F(z; p)` in the CSC order of ``colind``/``row`` (overwritten next call)."""
-        if self._J.size:
-            self._z[:] = z
-            self._jeval()
-            self._values[self._cas_pos] = self._J
-        return self._values
-
-
 def _descends(d: np.ndarray, grad: np.ndarray) -> bool:
     r"""The descent test :math:`\nabla\Psi^T d \le -\rho \|d\|^p`, :math:`d \ne 0` finite."""
     if not np.isfinite(d).all():
@@ -539,26 +427,31 @@ class SemismoothNewton:
     Parameters
     ----------
     functions
-        :class:`CasadiFunctions` (or any object with the same ``n``, ``n_params``, ``colind``,
-        ``row``, ``jac_depends_on_z``, ``jac_depends_on_p``, ``set_parameters``, ``F``, ``J``).
+        :class:`~mcpkit.engines.newton_casadi.CasadiFunctions`, :class:`AffineFunctions` (or any
+        object with the same ``n``, ``n_params``, ``colind``, ``row``, ``jac_depends_on_z``,
+        ``jac_depends_on_p``, ``set_parameters``, ``F``, ``J``).
     lb, ub
         Bounds :math:`l \le u`.
     options
         ``tol``, ``max_inner_iter`` (Newton iteration limit), ``time_limit``, ``verbose``.
     dense
         Force dense or sparse linear algebra (``None``: chosen by size and density).
+    kinds
+        The bound cases of ``lb``, ``ub`` when the caller has them checked and classified (an MCP's,
+        :attr:`MCP.bound_kinds <mcpkit.problems.mcp.MCP.bound_kinds>`); else :func:`bound_kinds`.
     """
 
     def __init__(
         self,
-        functions: CasadiFunctions,
+        functions: Any,
         lb: np.ndarray,
         ub: np.ndarray,
         options: SolveOptions,
         dense: bool | None = None,
+        kinds: np.ndarray | None = None,
     ) -> None:
         self.fun = functions
-        self.fb = BoxFischerBurmeister(lb, ub)
+        self.fb = BoxFischerBurmeister(lb, ub, kinds)
         if self.fb.n != functions.n:
             raise ShapeError(f"newton: {self.fb.n} bounds for {functions.n} variables")
         self.lb, self.ub = self.fb.lb, self.fb.ub
@@ -567,6 +460,12 @@ class SemismoothNewton:
         self._jac_ready = False  # J_F of a constant Jacobian already stored
         self._scale = np.ones(functions.n)  # row scaling S of F (module docstring)
         self._scale_at_start = True  # recompute S at each solve's start (J_F not constant)
+        self._one_blas_thread = SINGLE_THREAD_MIN_N <= functions.n <= SINGLE_THREAD_MAX_N  # small_blas limits
+        self.keep_factor = False
+        r"""Whether a converged solve hands on its last factorisation (``extra["newton_factor"]``).
+
+        Only where :math:`J_F` is the declaration's :math:`\partial F/\partial z` in its order
+        (:class:`NewtonRoute` on backend ``casadi``), for :func:`mcpkit.solving.sensitivity.linearize`."""
 
     # ------------------------------------------------------------------ helpers
     def _project(self, z: np.ndarray) -> np.ndarray:
@@ -598,9 +497,13 @@ class SemismoothNewton:
         the iteration and time limits; the outcome reports both parts (``extra["warm_restart"]``).
         """
         # iterates of a problem without solution may overflow: infinite merits are rejected, not
-        # warned about; small systems factorise on one BLAS thread (mcpkit.engines.blas)
-        with np.errstate(over="ignore"), small_blas(self.lb.size):
-            return self._warm_then_cold(p, z0, warm)
+        # warned about; small systems factorise on one BLAS thread (mcpkit.engines.blas), tiny and
+        # large ones as they are (nothing to enter)
+        with np.errstate(over="ignore"):
+            if not self._one_blas_thread:
+                return self._warm_then_cold(p, z0, warm)
+            with small_blas(self.lb.size):
+                return self._warm_then_cold(p, z0, warm)
 
     def _warm_then_cold(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         t0 = time.perf_counter()
@@ -844,35 +747,80 @@ class _Run:
         sysm = self.engine.system
         finite = bool(np.isfinite(F).all())
         Phi = self.engine.fb.residual(z, F) if finite else np.array([math.inf])
+        extra = {
+            "linear_solver": sysm.kind,
+            "factorizations": sysm.factorizations - self.factorizations0,
+            "crash_iterations": self.crash,
+            "gradient_steps": self.gradient,
+            "perturbed_steps": self.perturbed,
+            "lm_steps": self.lm,
+            "watchdog_restarts": self.watchdog,
+            "merit": 0.5 * float(Phi @ Phi),
+        }
+        # the last factorisation, when it is one of J at the returned point: J_F constant during
+        # the solve (it does not depend on z; p is fixed) and factorised in this run
+        if (
+            self.engine.keep_factor
+            and termination is Termination.CONVERGED
+            and not self.engine.fun.jac_depends_on_z
+            and sysm._factor_id > self.factorizations0
+        ):
+            kept = sysm.kept_factor()
+            if kept is not None:
+                extra["newton_factor"] = kept
         return RouteOutcome(
             z=z,
             termination=termination,
             raw_status=status,
             iterations=self.iterations,
             trace=self.trace,
-            extra={
-                "linear_solver": sysm.kind,
-                "factorizations": sysm.factorizations - self.factorizations0,
-                "crash_iterations": self.crash,
-                "gradient_steps": self.gradient,
-                "perturbed_steps": self.perturbed,
-                "lm_steps": self.lm,
-                "watchdog_restarts": self.watchdog,
-                "merit": 0.5 * float(Phi @ Phi),
-            },
+            extra=extra,
             F=F if finite else None,
         )
 
 
+class AffineFunctions:
+    r""":math:`F(z) = Mz + q` and its constant :math:`J_F = M` from the declaration, without CasADi.
+
+    What :class:`SemismoothNewton` drives for an MCP whose blocks are all affine with numeric data
+    (:meth:`MCP.affine_map <mcpkit.problems.mcp.MCP.affine_map>`): the same attributes as
+    :class:`~mcpkit.engines.newton_casadi.CasadiFunctions` and the same numbers (the map rounds
+    as CasADi's product does, the pattern is :math:`M`'s stored entries in CSC order), at none of
+    the cost of building CasADi functions (about 2 ms for a 2 x 2 LCP).
+    """
+
+    jac_depends_on_z = False
+    jac_depends_on_p = False
+
+    def __init__(self, amap: AffineMap, n_params: int, name: str = "mcp") -> None:
+        self.n, self.n_params, self.name = amap.n, n_params, name
+        self._map = amap
+        J = amap.jacobian
+        self.colind, self.row = J.indptr.astype(np.int64), J.indices.astype(np.int64)
+        self._values = np.array(J.data, dtype=float)
+
+    def set_parameters(self, p: np.ndarray) -> None:
+        """Nothing to set: :math:`q` is numeric."""
+
+    def F(self, z: np.ndarray) -> np.ndarray:
+        """:math:`F(z) = Mz + q` (a new array)."""
+        return self._map(z)
+
+    def J(self, z: np.ndarray) -> np.ndarray:
+        """Nonzeros of :math:`J_F = M` in the CSC order of ``colind``/``row``."""
+        return self._values
+
+
 class NewtonRoute:
-    r"""The ``newton`` engine: :class:`SemismoothNewton` on the declaration's CasADi or Pyomo functions.
+    r"""The ``newton`` engine: :class:`SemismoothNewton` on the declaration's functions.
 
     Parameters
     ----------
     problem
         The declaration :math:`l \le z \le u \perp F(z; p)`.
     backend
-        ``"casadi"`` (:func:`~mcpkit.lowering.casadi.lower_to_casadi`) or ``"pyomo"`` (the Pyomo
+        ``"casadi"`` (:func:`~mcpkit.lowering.casadi.lower_to_casadi`; no CasADi at all when every
+        block is affine with numeric data: :class:`AffineFunctions`) or ``"pyomo"`` (the Pyomo
         model read back through its NL import, :func:`~mcpkit.solving.pyomo_route.nl_casadi_mcp`).
     options
         ``tol``, ``max_inner_iter`` (Newton iterations), ``time_limit``, ``verbose``.
@@ -892,6 +840,15 @@ class NewtonRoute:
         if name not in ("casadi", "pyomo"):
             raise MCPInputError(f"method 'newton' runs on backends 'casadi' and 'pyomo', not {backend!r}")
         problem.validate()
+        self.problem: MCP | None = problem
+        amap = problem.affine_map() if name == "casadi" else None
+        if amap is not None:
+            fun: Any = AffineFunctions(amap, problem.n_params, problem.name)
+            self._setup(fun, problem.lb, problem.ub, None, name, options, kinds=problem.bound_kinds)
+            self.engine.keep_factor = True  # J_F = M, the declaration's, in its order
+            return
+        from mcpkit.engines.newton_casadi import CasadiFunctions, affine_jacobian_rows
+
         if name == "casadi":
             cas = lower_to_casadi(problem)
             constant = affine_jacobian_rows(problem)
@@ -900,8 +857,8 @@ class NewtonRoute:
 
             cas = nl_casadi_mcp(problem)
             constant = None  # F comes from the Pyomo model: all of it is differentiated by CasADi
-        self._setup(cas, name, options, constant_rows=constant)
-        self.problem: MCP | None = problem
+        self._setup(CasadiFunctions(cas, constant), cas.lb, cas.ub, cas, name, options)
+        self.engine.keep_factor = name == "casadi"  # J_F is the declaration's (pyomo: the NL import's)
 
     @classmethod
     def from_casadi(
@@ -912,38 +869,55 @@ class NewtonRoute:
         dense: bool | None = None,
     ) -> NewtonRoute:
         """The engine on an already lowered :class:`~mcpkit.lowering.casadi.CasadiMCP` (no declaration)."""
+        from mcpkit.engines.newton_casadi import CasadiFunctions
+
         route = cls.__new__(cls)
-        route._setup(cas, backend, options or SolveOptions(), dense=dense)
         route.problem = None
+        route._setup(CasadiFunctions(cas), cas.lb, cas.ub, cas, backend, options or SolveOptions(), dense)
         return route
 
     def _setup(
         self,
-        cas: CasadiMCP,
+        fun: Any,
+        lb: np.ndarray,
+        ub: np.ndarray,
+        cas: CasadiMCP | None,
         backend: str,
         options: SolveOptions,
         dense: bool | None = None,
-        constant_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+        kinds: np.ndarray | None = None,
     ) -> None:
         self.backend = backend
         self.options = options
-        self.casadi = cas
-        self.engine = SemismoothNewton(
-            CasadiFunctions(cas, constant_rows), cas.lb, cas.ub, options, dense=dense
-        )
-        from mcpkit.engines.newton_warm import CompiledWarmStep
+        self._cas = cas
+        self.engine = SemismoothNewton(fun, lb, ub, options, dense=dense, kinds=kinds)
+        self._warm_step: Any = None  # the CompiledWarmStep, built on the first warm solve
+        self._warm_ok: bool | None = None  # whether it applies, decided on the first warm solve
 
-        self._warm_step: CompiledWarmStep | None = None  # built on the first warm solve
-        self._warm_ok = CompiledWarmStep.applies(cas.z, cas.n)
+    @property
+    def casadi(self) -> CasadiMCP:
+        """The CasADi image the engine's fast warm path compiles (lowered on first use)."""
+        if self._cas is None:
+            assert self.problem is not None
+            self._cas = lower_to_casadi(self.problem)
+        return self._cas
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Run the semismooth Newton method at parameters ``p`` from ``z0`` (module docstring)."""
         self.engine.options = self.options  # a caller may have replaced them (see Route.options)
+        if warm and self._warm_ok is None:
+            from mcpkit.engines.newton_warm import CompiledWarmStep
+
+            self._warm_ok = CompiledWarmStep.applies(self.casadi.z, self.casadi.n)
         if warm and self._warm_ok:
             fast = self._compiled_warm_step(p, z0)
             if fast is not None:
                 return fast
-        return self.engine.solve(p, z0, warm)
+        out = self.engine.solve(p, z0, warm)
+        kept = out.extra.get("newton_factor")
+        if kept is not None and self.problem is not None:
+            kept.version = self.problem.version  # sensitivity() checks the declaration is unchanged
+        return out
 
     def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
         """The fast path of :mod:`mcpkit.engines.newton_warm`: its point if it passes the check."""

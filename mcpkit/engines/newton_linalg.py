@@ -103,7 +103,9 @@ the rank of :math:`H`. :math:`\mu` is first raised to :math:`\mu_{\min} = `
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -165,6 +167,7 @@ class NewtonSystem:
         self.dense = bool(dense)
         self.kind = "dense LAPACK getrf" if self.dense else "SuperLU splu"
         self.factorizations = 0
+        self._factor_id = 0  # the value of factorizations after the current factor (0: none)
         self._j_finite = True
         self.jacobian = np.zeros(self.j_nnz)
         """Current nonzeros of :math:`J_F` (CSC order); write with :meth:`set_jacobian`."""
@@ -175,6 +178,7 @@ class NewtonSystem:
             self._Hd = np.empty((n, n))
             self._diag = np.arange(n) * (n + 1)
             self._lu: tuple[np.ndarray, np.ndarray] | None = None
+            self._lu_dadb = (np.zeros(0), np.zeros(0))  # (d_a, d_b) of the current LU
         else:
             self._J = sps.csc_matrix(
                 (self.jacobian, row.astype(np.int32), colind.astype(np.int32)), shape=(n, n)
@@ -205,6 +209,7 @@ class NewtonSystem:
             self._ident = np.zeros(0, dtype=np.int64)  # ... its identity rows A ...
             self._ident_da = np.zeros(0)  # ... their diagonal (d_a)_A ...
             self._rows_db = np.zeros(0)  # ... and (d_b)_K
+            self._rows_pure = False  # ... and whether (d_a)_K = 0
 
     # ------------------------------------------------------------------ J_F and its products
     def set_jacobian(self, values: np.ndarray) -> None:
@@ -271,9 +276,34 @@ class NewtonSystem:
     def factor(self, da: np.ndarray, db: np.ndarray) -> bool:
         """Factorise :math:`H`; ``False`` when it is singular, ill-conditioned or not finite."""
         self.factorizations += 1
+        self._factor_id = 0
+        ok = self._factor_dense(da, db) if self.dense else self._factor_sparse(da, db)
+        if ok:
+            self._factor_id = self.factorizations
+        return ok
+
+    def kept_factor(self) -> KeptFactor | None:
+        r"""A weak handle on the current factorisation when it is one of :math:`J_{KK}` up to row scaling.
+
+        That is when the last :meth:`factor` succeeded with :math:`(d_a)_K = 0` on the rows
+        :math:`K` where :math:`(d_b)_K \ne 0` (a crash step, or a Fischer-Burmeister element
+        with :math:`F_i = 0` exactly on the kept rows): then :math:`H_{KK} = \mathrm{diag}(d_b)_K
+        J_{KK}`, the rows outside :math:`K` are identity rows, and :class:`KeptFactor` solves with
+        :math:`J_{KK}` (of the :math:`J_F` stored at that :meth:`factor`). ``None`` otherwise.
+        """
+        if not self._factor_id:
+            return None
         if self.dense:
-            return self._factor_dense(da, db)
-        return self._factor_sparse(da, db)
+            da, db = self._lu_dadb
+            if da[db != 0.0].any():
+                return None
+        elif not self._rows_pure:
+            return None
+        return KeptFactor(self, self._factor_id)
+
+    def _kept(self, fid: int) -> bool:
+        """Whether the factorisation numbered ``fid`` is still the current one."""
+        return fid == self._factor_id and (self._lu is not None if self.dense else self._splu is not None)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         """Solve :math:`H x = \\text{rhs}` with the last successful factorisation."""
@@ -320,6 +350,7 @@ class NewtonSystem:
     ) -> tuple[np.ndarray, float] | None:
         H = self._Hd
         self._lu = None  # H's buffer holds the LU factors of factor(); they are overwritten
+        self._factor_id = 0
         np.multiply(self._Jd, db[:, None], out=H)
         H.flat[self._diag] += da
         g = H.T @ Phi
@@ -375,6 +406,7 @@ class NewtonSystem:
             self._lu = None
             return False
         self._lu = (lu, piv)
+        self._lu_dadb = (da.copy(), db.copy())  # for kept_factor (n each; H itself is n^2)
         return True
 
     def _structurally_symmetric(self) -> bool:
@@ -418,6 +450,7 @@ class NewtonSystem:
         self._ident = block.ident
         self._ident_da = da[self._ident]
         self._rows_db = db[rows]
+        self._rows_pure = not da[rows].any()
         return True
 
     def _keep_block(self, key: bytes, block: _Block) -> None:
@@ -507,3 +540,101 @@ class _Block:
             return None
         A = sps.csc_matrix((data[self.gather], self.indices, self.indptr), shape=(m, m))
         return spla.splu(A, permc_spec="NATURAL")
+
+
+def _stale_factor() -> KeptFactor:
+    """A :class:`KeptFactor` of no system (what a pickled one becomes)."""
+    return KeptFactor(None, 0)
+
+
+class KeptFactor:
+    r"""A weak handle on a :class:`NewtonSystem`'s LU of :math:`H_{KK} = \mathrm{diag}(d_b)_K J_{KK}`.
+
+    Made by :meth:`NewtonSystem.kept_factor`. It holds a weak reference to the system and the
+    number of the factorisation, nothing else: while that factorisation is the system's current
+    one (no later :meth:`~NewtonSystem.factor`, no dense Levenberg-Marquardt system, the system
+    alive), :meth:`rows` gives :math:`K` and :meth:`solve` solves with :math:`J_{KK}` (the
+    :math:`J_F` stored when it was factorised) or its transpose; afterwards they return ``None``.
+    Copies share the handle; a pickled one comes back stale.
+    """
+
+    __slots__ = ("_ref", "_id", "version")
+
+    def __init__(self, system: NewtonSystem | None, fid: int) -> None:
+        self._ref = None if system is None else weakref.ref(system)
+        self._id = fid
+        self.version: int | None = None
+        """The structure version of the declaration it was made for (set by the route), if any."""
+
+    def _system(self) -> NewtonSystem | None:
+        s = None if self._ref is None else self._ref()
+        return s if s is not None and s._kept(self._id) else None
+
+    @property
+    def current(self) -> bool:
+        """Whether the factorisation is still the system's current one."""
+        return self._system() is not None
+
+    @property
+    def method(self) -> str:
+        """``"dense LU (Newton engine)"`` or ``"SuperLU (Newton engine)"``."""
+        s = None if self._ref is None else self._ref()
+        return f"{'dense LU' if s is not None and s.dense else 'SuperLU'} (Newton engine)"
+
+    def rows(self) -> np.ndarray | None:
+        """:math:`K`, in the order :meth:`solve` takes and returns its rows (``None`` when stale)."""
+        s = self._system()
+        if s is None:
+            return None
+        return np.flatnonzero(s._lu_dadb[1]) if s.dense else s._rows
+
+    def pivots(self) -> np.ndarray | None:
+        r"""The diagonal of the factor :math:`U` (of all of :math:`H` when dense; ``None`` when stale)."""
+        s = self._system()
+        if s is None:
+            return None
+        if s.dense:
+            assert s._lu is not None
+            return np.diagonal(s._lu[0])
+        assert s._splu is not None
+        return np.asarray(s._splu.U.diagonal())
+
+    def solve(self, rhs: np.ndarray, trans: bool = False) -> np.ndarray | None:
+        r""":math:`J_{KK}^{-1} b` (``trans``: :math:`J_{KK}^{-\top} b`), b = ``rhs`` (rows as :meth:`rows`).
+
+        ``rhs`` has :math:`|K|` rows (one or more columns). With :math:`H_{KK} = D J_{KK}`,
+        :math:`D = \mathrm{diag}(d_b)_K`: :math:`J_{KK} x = b \iff H_{KK} x = D b` and
+        :math:`J_{KK}^\top y = w \iff y = D v,\ H_{KK}^\top v = w`. Dense, :math:`H` is solved
+        whole with zeros on the identity rows (whose :math:`x` is then 0, and whose :math:`v`
+        does not enter :math:`y`). ``None`` when stale.
+        """
+        s = self._system()
+        if s is None:
+            return None
+        rhs = np.asarray(rhs, dtype=float)
+        if s.dense:
+            assert s._lu is not None
+            rows = np.flatnonzero(s._lu_dadb[1])
+            d = s._lu_dadb[1][rows]
+            d = d if rhs.ndim == 1 else d[:, None]
+            full = np.zeros((s.n,) + rhs.shape[1:])
+            full[rows] = rhs if trans else d * rhs
+            x, _ = sla.lapack.dgetrs(s._lu[0], s._lu[1], full, trans=1 if trans else 0)
+            return d * x[rows] if trans else np.asarray(x[rows])
+        assert s._splu is not None
+        d = s._rows_db if rhs.ndim == 1 else s._rows_db[:, None]
+        if trans:
+            return d * s._splu.solve(rhs, trans="T")
+        return np.asarray(s._splu.solve(d * rhs))
+
+    def __copy__(self) -> KeptFactor:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> KeptFactor:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_stale_factor, ())
+
+    def __repr__(self) -> str:
+        return f"KeptFactor({self.method}, {'current' if self.current else 'stale'})"

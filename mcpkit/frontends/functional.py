@@ -179,7 +179,7 @@ def judged(
 class CallableFunctions:
     r""":math:`F` and :math:`J_F` of Python callables, in the form ``SemismoothNewton`` drives.
 
-    The same attributes as :class:`~mcpkit.engines.newton.CasadiFunctions`: ``n``, ``n_params``
+    The same attributes as :class:`~mcpkit.engines.newton_casadi.CasadiFunctions`: ``n``, ``n_params``
     (0), the CSC pattern ``colind``/``row`` (module docstring, *Jacobian structure*),
     ``jac_depends_on_z`` (``True``: ``J`` is called at every iterate), ``F(z)`` and ``J(z)``
     (the nonzeros in CSC order).

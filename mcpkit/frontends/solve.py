@@ -24,14 +24,14 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError
 from mcpkit.homotopy.ipopt import check_ipopt_options
-from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import Backend, Method, SolveOptions
 from mcpkit.solving.planner import build_mcp_route
-from mcpkit.solving.progress import display
+from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.registry import resolve
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
@@ -97,9 +97,16 @@ class Solver:
         self.backend = Backend.parse(self.resolved.backend)
         self.method = Method.parse(self.resolved.method)
         self.choice_note = self.resolved.note
-        self.cas = lower_to_casadi(problem)
+        self._lb, self._ub = problem.lb, problem.ub
+        self._F = problem.evaluator()  # F(z; p) of the declaration, for the verdict
         self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._last_z: np.ndarray | None = None
+
+    @property
+    def cas(self) -> CasadiMCP:
+        """The CasADi lowering of the problem (:func:`~mcpkit.lowering.casadi.lower_to_casadi`,
+        built on first use: a solve of an LCP with numeric data needs none)."""
+        return lower_to_casadi(self.problem)
 
     def solve(
         self,
@@ -135,13 +142,16 @@ class Solver:
             start = self._last_z
         else:
             start = self.problem.start
-        start = np.minimum(np.maximum(start, self.cas.lb), self.cas.ub)
+        start = np.minimum(np.maximum(start, self._lb), self._ub)
         t0 = time.perf_counter()
         kept = self.route.options
         if time_limit is not None:  # routes read their options at every solve
             self.route.options = replace(kept, time_limit=max(float(time_limit), 1e-3))
         try:
-            with display(self.options.progress, self.problem.name):  # progress=True: a tqdm line
+            if self.options.progress in BAR_SETTINGS:  # progress=True: a tqdm line
+                with display(self.options.progress, self.problem.name):
+                    out = self.route.solve(pv, start, warm)
+            else:
                 out = self.route.solve(pv, start, warm)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
@@ -156,11 +166,11 @@ class Solver:
         return result
 
     def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
-        lb, ub, tol = self.cas.lb, self.cas.ub, self.options.tol
+        lb, ub, tol = self._lb, self._ub, self.options.tol
         # judged once: the chain's verdict on this very point at this tolerance, when it has one
         jp = out.judged
         if jp is None or jp.z is not out.z or self.route.options.tol != tol:
-            jp = judge_point(out.z, lambda z: self.cas.F_fun(z, p), lb, ub, tol, out.F)
+            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)
@@ -186,7 +196,7 @@ class Solver:
             trace=list(out.trace),
             raw_status=out.raw_status,
             message=msg,
-            blocks={b.name: b.slice for b in self.problem.blocks},
+            blocks=self.problem.block_slices,
             extra=dict(out.extra),
             problem=self.problem,
             p=p,

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.problems import blocks as bx
 
 
@@ -144,3 +145,41 @@ class BlockFunction:
 
 
 FunctionBlock = SymbolicFunction | AffineFunction | BlockFunction
+
+
+def numeric_rows(q: Any, what: str) -> NumericRows | None:
+    """``q`` as :class:`NumericRows` when it is a float NumPy array (1-D or a column/row), else ``None``."""
+    if not (isinstance(q, np.ndarray) and q.dtype.kind == "f" and q.ndim >= 1):
+        return None
+    if q.ndim > 1 and sum(d > 1 for d in q.shape) > 1:
+        return None  # not a vector: let the generic path report it row by row
+    rows = NumericRows(q)
+    bad = np.flatnonzero(~np.isfinite(rows.values))
+    if bad.size:
+        raise NonFiniteError(f"{what}[{int(bad[0])}] contains nan or infinity: {rows.values[bad[0]]}")
+    return rows
+
+
+def sympify_rows(exprs: Any, what: str) -> tuple[sp.Expr, ...]:
+    """``exprs`` (a sympy matrix or expression, an array or any iterable) as sympy rows, each finite."""
+    if isinstance(exprs, sp.MatrixBase):
+        rows = list(exprs)
+    elif isinstance(exprs, sp.Basic):
+        rows = [exprs]
+    elif isinstance(exprs, np.ndarray):
+        rows = list(exprs.reshape(-1))
+    else:
+        try:
+            rows = list(exprs)
+        except TypeError:
+            rows = [exprs]
+    out = []
+    for k, e in enumerate(rows):
+        try:
+            out.append(sp.sympify(e))
+        except (sp.SympifyError, TypeError) as exc:
+            raise MCPInputError(f"{what}[{k}]: not a symbolic expression: {e!r}") from exc
+    for k, e in enumerate(out):
+        if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise NonFiniteError(f"{what}[{k}] contains nan or infinity: {e}")
+    return tuple(out)

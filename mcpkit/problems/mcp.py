@@ -51,12 +51,14 @@ import sympy as sp
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector
+from mcpkit.problems.bounds import bound_kinds as classify_bounds
 from mcpkit.problems.functions import (
     AffineFunction,
     BlockFunction,
     FunctionBlock,
-    NumericRows,
     SymbolicFunction,
+    numeric_rows,
+    sympify_rows,
 )
 from mcpkit.problems.variables import (
     MatrixParameterBlock,
@@ -79,43 +81,6 @@ def _check_name(name: str, taken: Iterable[str], kind: str) -> None:
         raise MCPInputError(f"{kind} name must be a Python identifier, got {name!r}")
     if name in taken:
         raise MCPInputError(f"{kind} block {name!r} is already declared")
-
-
-def _numeric_rows(q: Any, what: str) -> NumericRows | None:
-    """``q`` as :class:`NumericRows` when it is a float NumPy array (1-D or a column/row), else ``None``."""
-    if not (isinstance(q, np.ndarray) and q.dtype.kind == "f" and q.ndim >= 1):
-        return None
-    if q.ndim > 1 and sum(d > 1 for d in q.shape) > 1:
-        return None  # not a vector: let the generic path report it row by row
-    rows = NumericRows(q)
-    bad = np.flatnonzero(~np.isfinite(rows.values))
-    if bad.size:
-        raise NonFiniteError(f"{what}[{int(bad[0])}] contains nan or infinity: {rows.values[bad[0]]}")
-    return rows
-
-
-def _sympify_rows(exprs: Any, what: str) -> tuple[sp.Expr, ...]:
-    if isinstance(exprs, sp.MatrixBase):
-        rows = list(exprs)
-    elif isinstance(exprs, sp.Basic):
-        rows = [exprs]
-    elif isinstance(exprs, np.ndarray):
-        rows = list(exprs.reshape(-1))
-    else:
-        try:
-            rows = list(exprs)
-        except TypeError:
-            rows = [exprs]
-    out = []
-    for k, e in enumerate(rows):
-        try:
-            out.append(sp.sympify(e))
-        except (sp.SympifyError, TypeError) as exc:
-            raise MCPInputError(f"{what}[{k}]: not a symbolic expression: {e!r}") from exc
-    for k, e in enumerate(out):
-        if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
-            raise NonFiniteError(f"{what}[{k}] contains nan or infinity: {e}")
-    return tuple(out)
 
 
 @dataclass
@@ -148,6 +113,9 @@ class MCP:
     _dims: dict[str, int] = field(default_factory=dict, repr=False)
     _refs: dict[str, bx.Expr] = field(default_factory=dict, repr=False)
     _n_params_cache: tuple[int, int] | None = field(default=None, repr=False, compare=False)
+    _slices: dict[str, slice] = field(default_factory=dict, repr=False, compare=False)
+    _kinds: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
+    _affine_cache: tuple[int, AffineMap | None] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ declare
     def add_variables(
@@ -240,6 +208,8 @@ class MCP:
         self._check_dim(dim, size, f"variable block {name!r}")
         block = VariableBlock(name, self.n, size, SymbolRange(name, size), latex or default_latex(name), dim)
         self._vars[name] = block
+        self._slices[name] = slice(block.start, block.start + size)
+        self._kinds.append(classify_bounds(lo, hi))
         self._lb.append(lo)
         self._ub.append(hi)
         self._start.append(np.clip(z0, lo, hi))
@@ -452,7 +422,7 @@ class MCP:
             self._funcs[block] = self._block_function(block, vb, exprs)
             self._version += 1
             return
-        rows = _sympify_rows(exprs, f"F[{block}]")
+        rows = sympify_rows(exprs, f"F[{block}]")
         if len(rows) != vb.size:
             raise ShapeError(
                 f"F[{block}] has {len(rows)} components but variable block {block!r} has {vb.size}"
@@ -523,14 +493,14 @@ class MCP:
                 raise MCPInputError(f"add_affine({block!r}): unknown variable block {nm!r} in over")
         ncols = sum(self._vars[nm].size for nm in names)
         Mx = as_affine_matrix(M, (vb.size, ncols), f"add_affine({block!r})")
-        qrows = _numeric_rows(q, f"q[{block}]")
+        qrows = numeric_rows(q, f"q[{block}]")
         if qrows is not None:
             if len(qrows) != vb.size:
                 raise ShapeError(f"add_affine({block!r}): q has {len(qrows)} rows, expected {vb.size}")
             self._funcs[block] = AffineFunction(Mx, qrows, names)
             self._version += 1
             return
-        qrows = _sympify_rows(q, f"q[{block}]")
+        qrows = sympify_rows(q, f"q[{block}]")
         if len(qrows) == 1 and vb.size > 1 and not isinstance(q, (list, tuple, np.ndarray, sp.MatrixBase)):
             qrows = qrows * vb.size
         if len(qrows) != vb.size:
@@ -584,6 +554,8 @@ class MCP:
     def _drop_last_block(self, name: str) -> None:
         """Undo the most recent :meth:`add_variables` (used when pairing fails)."""
         del self._vars[name]
+        del self._slices[name]
+        self._kinds.pop()
         self._lb.pop()
         self._ub.pop()
         self._start.pop()
@@ -649,6 +621,7 @@ class MCP:
         mcp = cls(name)
         mcp._declare_variables(block, Mx.shape[0], lb, ub, None, None)
         mcp.add_affine(block, Mx, qx.reshape(-1))
+        mcp.affine_map()  # built with the declaration: every solve evaluates F = Mz + q with it
         return mcp
 
     @classmethod
@@ -687,6 +660,11 @@ class MCP:
         return tuple(self._vars.values())
 
     @property
+    def block_slices(self) -> dict[str, slice]:
+        """Where each variable block sits in the stacked vector (a new dict, declaration order)."""
+        return dict(self._slices)
+
+    @property
     def parameter_blocks(self) -> tuple[ParameterBlock, ...]:
         """Parameter blocks in declaration order."""
         return tuple(self._params.values())
@@ -716,6 +694,11 @@ class MCP:
     def ub(self) -> np.ndarray:
         """Stacked upper bounds :math:`u`."""
         return np.concatenate(self._ub) if self._ub else np.zeros(0)
+
+    @property
+    def bound_kinds(self) -> np.ndarray:
+        """Stacked case of each box (:func:`~mcpkit.problems.bounds.bound_kinds`), found at declaration."""
+        return np.concatenate(self._kinds) if self._kinds else np.zeros(0, dtype=np.int8)
 
     @property
     def start(self) -> np.ndarray:
@@ -851,15 +834,50 @@ class MCP:
                     out.append(row + fb.q[r])
         return out
 
-    def evaluate(self, z: ArrayLike, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
-        """Numerical value of :math:`F(z; p)` (through the cached CasADi lowering)."""
+    def affine_map(self) -> AffineMap | None:
+        r"""The :class:`AffineMap` :math:`F(z) = Mz + q` when every function block is affine with a
+        numeric :math:`q` (an LCP, box LCP or affine MCP with numbers only), else ``None``.
+
+        Built once per structure (:attr:`version`); :meth:`lcp` builds it with the declaration.
+        """
+        cached = self._affine_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        self.validate()
+        parts: list[AffinePart] = []
+        for name, rows in self._slices.items():
+            fb = self._funcs[name]
+            q = fb.q_values if isinstance(fb, AffineFunction) else None
+            if q is None:
+                self._affine_cache = (self._version, None)
+                return None
+            assert isinstance(fb, AffineFunction)
+            spans = [self._slices[nm] for nm in fb.over]
+            cols: slice | np.ndarray = (
+                spans[0] if len(spans) == 1 else np.concatenate([np.arange(s.start, s.stop) for s in spans])
+            )
+            parts.append((rows, cols, fb.M, q))
+        amap = AffineMap(self.n, parts)
+        self._affine_cache = (self._version, amap)
+        return amap
+
+    def evaluator(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """``(z, p) -> F(z; p)`` as a float vector: the :meth:`affine_map` when there is one (no
+        CasADi), else the function of the cached CasADi lowering (built on first use)."""
+        amap = self.affine_map()
+        if amap is not None:
+            return amap
         from mcpkit.lowering.casadi import lower_to_casadi
 
+        F_fun = lower_to_casadi(self).F_fun
+        return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
+
+    def evaluate(self, z: ArrayLike, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
+        """Numerical value of :math:`F(z; p)` (through :meth:`evaluator`)."""
         zz = np.asarray(z, dtype=float).reshape(-1)
         if zz.shape != (self.n,):
             raise ShapeError(f"evaluate: z must have {self.n} entries, got shape {zz.shape}")
-        lowered = lower_to_casadi(self)
-        return np.asarray(lowered.F_fun(zz, self.parameter_vector(p))).reshape(-1)
+        return self.evaluator()(zz, self.parameter_vector(p))
 
     def to_latex(self, **kwargs: Any) -> str:
         """LaTeX rendering of the MCP; see :func:`mcpkit.printing.mcp.to_latex`."""
@@ -886,3 +904,73 @@ class MCP:
     def __str__(self) -> str:
         kinds = ", ".join(f"{b.name}[{b.size}]" for b in self._vars.values())
         return f"MCP {self.name!r}: n={self.n}, params={self.n_params}, blocks: {kinds}"
+
+
+#: One block of an :class:`AffineMap`: its rows, the columns of :math:`z_S`, :math:`M_B`, :math:`q_B`.
+AffinePart = tuple[slice, slice | np.ndarray, np.ndarray | sps.csr_array, np.ndarray]
+
+
+class AffineMap:
+    r""":math:`F(z) = Mz + q` of an MCP whose function blocks are all affine with a numeric :math:`q`.
+
+    Built once per structure by :meth:`MCP.affine_map`; the engines and the verdict evaluate
+    :math:`F` with it instead of a CasADi function. Each block's rows :math:`F_B = M_B z_S + q_B`
+    are one SciPy CSR product plus :math:`q_B`: every row summed in column order, then
+    :math:`q_B` added, which is the rounding of the CasADi lowering's product (dense or sparse,
+    SX or MX), so both give the same numbers. :attr:`jacobian` is the constant :math:`J_F`
+    (CSC, sorted indices): the stored entries of the CSR blocks, i.e. a dense :math:`M`'s nonzeros.
+    Both are converted on first use (a declaration that is never solved pays nothing for them).
+
+    Parameters
+    ----------
+    n
+        Number of variables.
+    parts
+        ``(rows, columns, M_B, q_B)`` per block: the slice of its rows, the stacked columns of
+        :math:`z_S` (a slice or an index array), its matrix (dense or CSR) and its :math:`q_B`.
+    """
+
+    def __init__(self, n: int, parts: list[AffinePart]) -> None:
+        self.n = n
+        self._given = parts
+        self._csr: list[AffinePart] | None = None
+        self._jacobian: sps.csc_array | None = None
+        whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
+        self._whole = whole
+
+    @property
+    def parts(self) -> list[AffinePart]:
+        """The blocks with :math:`M_B` as CSR (converted on first use)."""
+        if self._csr is None:
+            self._csr = [(rows, cols, sps.csr_array(M), q) for rows, cols, M, q in self._given]
+        return self._csr
+
+    @property
+    def jacobian(self) -> sps.csc_array:
+        r"""The constant :math:`J_F = M` (CSC, sorted indices; built on first use)."""
+        if self._jacobian is None:
+            if self._whole:
+                J = self.parts[0][2].tocsc()
+            else:
+                r, c, v = [], [], []  # every block's entries (an MCP has at least one block)
+                for rows, cols, M, _ in self.parts:
+                    coo = M.tocoo()
+                    idx = np.arange(cols.start, cols.stop) if isinstance(cols, slice) else cols
+                    r.append(rows.start + coo.row.astype(np.int64))
+                    c.append(idx[coo.col])
+                    v.append(np.asarray(coo.data, dtype=float))
+                rc = (np.concatenate(r), np.concatenate(c))
+                J = sps.csc_array((np.concatenate(v), rc), shape=(self.n, self.n))
+            J.sort_indices()
+            self._jacobian = J
+        return self._jacobian
+
+    def __call__(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
+        """:math:`F(z) = Mz + q` (a new array; ``p`` is not used: :math:`q` is numeric)."""
+        parts = self._csr if self._csr is not None else self.parts
+        if self._whole:
+            return parts[0][2] @ z + parts[0][3]
+        F = np.empty(self.n)
+        for rows, cols, M, q in parts:
+            F[rows] = M @ z[cols] + q
+        return F

@@ -19,7 +19,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.solving import registry
-from mcpkit.solving.progress import reporters
+from mcpkit.solving.progress import AMBIENT, reporters
 
 if TYPE_CHECKING:
     from mcpkit.solving.result import HomotopyStep
@@ -298,6 +298,9 @@ def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
     or, when someone listens (:func:`mcpkit.solving.progress.reporters`: a callable
     :attr:`SolveOptions.progress`, the step log of ``verbose``, a display open around the solve),
     one whose ``append`` also hands each step to them (the one hook engines need for live
-    progress)."""
+    progress). When none of the three can be there (no callable, no ``verbose``, no display
+    open), the plain list is returned without asking :mod:`mcpkit.solving.progress`."""
+    if not (callable(options.progress) or options.verbose or AMBIENT.get()):
+        return []
     report = reporters(options)
     return _ReportingTrace(report) if report else []

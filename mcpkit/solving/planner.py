@@ -136,11 +136,9 @@ class FallbackRoute:
         residual, complementarity violation and bound violation <= tol); and its natural residual."""
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
-        from mcpkit.lowering.casadi import lower_to_casadi
-
-        F_fun = lower_to_casadi(self.problem).F_fun
+        F_at = self.problem.evaluator()  # F of the declaration (mcpkit.problems.mcp.MCP.evaluator)
         jp = judge_point(
-            out.z, lambda z: F_fun(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
+            out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
         )
         out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural

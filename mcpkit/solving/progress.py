@@ -36,7 +36,8 @@ BAR_SETTINGS = (True, "always")
 
 Reporter = Callable[["HomotopyStep"], None]
 
-_AMBIENT: contextvars.ContextVar[tuple[Reporter, ...]] = contextvars.ContextVar("mcpkit_progress", default=())
+#: The reporters of the displays open around the running code (:func:`reporting`, :func:`display`).
+AMBIENT: contextvars.ContextVar[tuple[Reporter, ...]] = contextvars.ContextVar("mcpkit_progress", default=())
 _BAR_OPEN: contextvars.ContextVar[bool] = contextvars.ContextVar("mcpkit_progress_bar", default=False)
 
 
@@ -115,17 +116,17 @@ def reporters(options: Any) -> tuple[Reporter, ...]:
         found.append(report)
     if getattr(options, "verbose", False):
         found.append(StepLog())
-    return (*found, *_AMBIENT.get())
+    return (*found, *AMBIENT.get())
 
 
 @contextlib.contextmanager
 def reporting(*extra: Reporter) -> Iterator[None]:
     """Within the block every step recorded in this context also goes to ``extra``."""
-    token = _AMBIENT.set((*_AMBIENT.get(), *extra))
+    token = AMBIENT.set((*AMBIENT.get(), *extra))
     try:
         yield
     finally:
-        _AMBIENT.reset(token)
+        AMBIENT.reset(token)
 
 
 #: The context of a block without a bar (reusable: it does nothing on entry or exit).

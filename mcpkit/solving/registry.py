@@ -389,16 +389,45 @@ def _auto_mpcc_method(lpec: bool) -> tuple[str, str, str | None]:
     return first, f"auto: {what}{first} first, then {second} as a second opinion", second
 
 
+#: What the ``path`` entry's check said, by check: the first ``method="auto"`` solve of an MCP in a
+#: process probes PATH (:func:`path_first`), later ones reuse the answer.
+_PATH_PROBED: dict[Check, bool] = {}
+
+
+def path_first() -> bool:
+    """Whether ``method="auto"`` puts PATH first on backend ``"auto"``: the ``path`` entry's check,
+    run on the first call in a process (it looks for ``pathampl`` on ``PATH`` and in idaes-pse's
+    folders, about 0.1 ms, and probes GAMSPy's licence with a real solve) and remembered after.
+
+    PATH that became unusable since (a demo licence that expired while the process ran, a size
+    the licence refuses) is not a crash: the chain skips it as "PATH unavailable" and goes on
+    (:class:`~mcpkit.solving.planner.FallbackRoute`). :func:`forget_path_probe` makes the next
+    call probe again (a PATH installed while the process runs; tests that fake its absence).
+    A replaced ``path`` entry (another check) is probed afresh.
+    """
+    check = METHODS["path"].check
+    found = _PATH_PROBED.get(check)
+    if found is None:
+        found = _PATH_PROBED[check] = bool(check()[0])
+    return found
+
+
+def forget_path_probe() -> None:
+    """Drop the answer :func:`path_first` remembered: its next call runs the check again."""
+    _PATH_PROBED.clear()
+
+
 def _auto_mcp_method(backend: str) -> tuple[str, str, tuple[str, ...]]:
     """``(first method, note, methods to try next)`` of ``method="auto"`` for an MCP on ``backend``."""
-    from mcpkit.solving.availability import pathampl_executable
-
     then = "then Lemke (LCPs) and the Scholtes homotopy if Newton fails"
     if backend == "gamspy":
         return "path", "auto: backend gamspy means PATH", ()
-    if backend == "pyomo" and pathampl_executable() is not None:
-        return "path", "auto: pathampl found, so PATH ran first, through Pyomo", AUTO_MCP_FALLBACKS
-    if backend == "auto" and METHODS["path"].available():
+    if backend == "pyomo":
+        from mcpkit.solving.availability import pathampl_executable
+
+        if pathampl_executable() is not None:
+            return "path", "auto: pathampl found, so PATH ran first, through Pyomo", AUTO_MCP_FALLBACKS
+    if backend == "auto" and path_first():
         return "path", "auto: PATH is available, so PATH ran first", AUTO_MCP_FALLBACKS
     if backend == "casadi":
         return "newton", f"auto: semismooth Newton on CasADi, {then}", AUTO_MCP_FALLBACKS[1:]

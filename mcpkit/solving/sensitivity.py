@@ -44,7 +44,14 @@ has at most :data:`DENSE_LIMIT` pairs and :math:`J`'s pattern is at least :data:
 full, else by LAPACK's banded LU when its band is at most :data:`BAND_LIMIT` diagonals wide, in
 the declaration's order or in the reverse Cuthill-McKee order of :math:`J`'s pattern (computed
 once per structure, :meth:`Derivatives.band_order`), else by dense LAPACK again when
-:math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU (``scipy.sparse.linalg.splu``).
+:math:`|I| \le` :data:`DENSE_LIMIT`, else by SuperLU (``scipy.sparse.linalg.splu``). None of
+these runs when the result carries the Newton engine's own LU of exactly :math:`J_{II}` (up to
+a row scaling), which it does after a cold solve of an MCP whose Jacobian does not depend on
+:math:`z` (an LCP) that ended with a crash step: the engine's last system then is
+:math:`\mathrm{diag}(d_b)_I J_{II}` with every other row an identity row.
+``_kept_solver`` states the conditions under which it is used; the factorisation is held
+weakly (by the :class:`~mcpkit.Solver` that solved), so it is used only while that solver
+lives and has not factorised again.
 :math:`dz/dp` is a dense :math:`n \times n_p` array by default, or a ``scipy.sparse.csc_array``
 with ``sparse=True`` (automatic with ``sparse=None`` above :data:`SPARSE_AUTO_ENTRIES` entries):
 its columns are dense on the coupled components of :math:`J_{II}` that the parameter touches and
@@ -70,6 +77,7 @@ import scipy.sparse.linalg as spla
 from scipy.linalg import lapack
 
 from mcpkit.engines.lemke_pivoting import lemke_lcp
+from mcpkit.engines.newton_linalg import KeptFactor
 from mcpkit.errors import MCPInputError, NonFiniteError, NotDifferentiableError, ShapeError, SolveFailedError
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.problems.functions import AffineFunction
@@ -444,6 +452,49 @@ def _reordered_lu_solver(J: sps.csc_array, fr: np.ndarray, order: np.ndarray) ->
     return LUSolve(reordered, f"{inner.method} (reordered)"), ""
 
 
+def _kept_solver(kept: KeptFactor, fr: np.ndarray, n: int, own: Any) -> LUSolve | None:
+    r"""``solve(rhs, trans)`` for :math:`J_{II}` (``I = fr``, ascending) by the Newton engine's LU, or None.
+
+    The engine's factorisation (:class:`~mcpkit.engines.newton_linalg.KeptFactor`) is of
+    :math:`\mathrm{diag}(d_b)_K J_{KK}` with :math:`J` its :math:`J_F` when it factorised. It is
+    used only when all of this holds, so that it is a factorisation of exactly :math:`J_{II}` up to
+    row scaling: it is still the engine's current factorisation (nothing factorised since), its
+    rows :math:`K` are exactly :math:`I`, and its pivots pass the test of the other LUs
+    (:data:`SINGULAR_RTOL` relative; on :math:`H_{KK}`, rows scaled by the engine). That
+    :math:`J_F` was :math:`\partial F/\partial z` of the declaration at this :math:`(z^*, p)` is
+    the engine's part: it hands the factor on only from a converged solve on backend ``casadi``
+    whose :math:`J_F` does not depend on :math:`z` (so it is the same at every iterate) and that
+    factorised at this :math:`p`. Otherwise ``None`` (the caller factorises :math:`J_{II}` itself).
+    Each solve checks again that the factor is current; when it is not (the engine solved again
+    while this linearisation was held), ``own()`` factorises :math:`J_{II}` and that LU is used.
+    """
+    rows = kept.rows()
+    if rows is None or rows.size != fr.size:
+        return None
+    mask = np.zeros(n, dtype=bool)
+    mask[fr] = True
+    if not mask[rows].all():  # |K| = |I| and K within I: K = I
+        return None
+    piv = kept.pivots()
+    if piv is None or not _pivots_ok(piv):
+        return None
+    pos = (np.cumsum(mask) - 1)[rows]  # where each row of K sits in fr
+    fallback: list[Any] = []
+
+    def reused(rhs: np.ndarray, trans: bool = False) -> np.ndarray:
+        rhs = np.asarray(rhs, dtype=float)
+        if not fallback:
+            xk = kept.solve(rhs[pos], trans)
+            if xk is not None:
+                x = np.empty_like(rhs)
+                x[pos] = xk
+                return x
+            fallback.append(own())  # the engine factorised again since: J_II's own LU
+        return fallback[0](rhs, trans)  # type: ignore[no-any-return]
+
+    return LUSolve(reused, kept.method)
+
+
 def _block(A: Any, rows: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
     """``A[rows][:, cols]`` as a dense array, ``A`` dense or sparse (``cols=None``: all columns)."""
     if isinstance(A, np.ndarray):
@@ -479,6 +530,9 @@ class Linearization:
     """The activity threshold used (``10 * tol``)."""
     derivs: Derivatives | None = None
     """The :class:`Derivatives` that gave :attr:`J` and :attr:`Jp` (their dense forms are cached there)."""
+    kept: KeptFactor | None = None
+    r"""The Newton engine's last factorisation at this point (``result.extra["newton_factor"]``), used
+    for :math:`J_{II}` when it is still current and its rows are exactly :math:`I` (:func:`_kept_solver`)."""
 
     def __post_init__(self) -> None:
         self._solve: Any = None
@@ -500,6 +554,17 @@ class Linearization:
         if fr.size == 0:
             self._solve = LUSolve(lambda r, trans=False: np.zeros_like(r, dtype=float), "none")
             return self._solve
+        if self.kept is not None:
+            solve = _kept_solver(self.kept, fr, self.z.size, self._own_factor)
+            if solve is not None:
+                self._solve = solve
+                return self._solve
+        self._solve = self._own_factor()
+        return self._solve
+
+    def _own_factor(self) -> LUSolve:
+        r"""``solve(rhs, trans)`` by a new LU of :math:`J_{II}` (dense, banded or SuperLU)."""
+        fr = self.free
         order = None if self.derivs is None or isinstance(self.J, np.ndarray) else self.derivs.band_order()
         if isinstance(self.J, np.ndarray):
             solve, why = _dense_lu_solver(self.J[np.ix_(fr, fr)])
@@ -508,8 +573,7 @@ class Linearization:
         else:
             solve, why = _reordered_lu_solver(self.J, fr, order)
         if solve is not None:
-            self._solve = solve
-            return self._solve
+            return solve  # type: ignore[no-any-return]
         names = [_pair_name(self.problem, i) for i in fr[:5].tolist()]
         raise NotDifferentiableError(
             f"dF/dz restricted to the {fr.size} free pairs ({', '.join(names)}"
@@ -646,13 +710,20 @@ class Linearization:
 
 
 def linearize(
-    problem: MCP, z: np.ndarray, p: np.ndarray, tol: float, F: np.ndarray | None = None
+    problem: MCP,
+    z: np.ndarray,
+    p: np.ndarray,
+    tol: float,
+    F: np.ndarray | None = None,
+    kept: KeptFactor | None = None,
 ) -> Linearization:
     r"""Split the pairs at the solution ``z`` of ``problem`` at ``p`` and evaluate :math:`J, J_p`.
 
     ``tol`` is the solve tolerance; a bound counts as active within :math:`\tau = 10\,\mathrm{tol}`
     and :math:`F_i` as zero within :math:`\tau` (module docstring). ``F`` is :math:`F(z; p)` when
-    known (evaluated otherwise).
+    known (evaluated otherwise). ``kept`` is the Newton engine's factorisation of
+    :math:`\partial F/\partial z` of ``problem`` at ``p`` restricted to its kept rows
+    (``extra["newton_factor"]`` of the result at ``z``), reused for :math:`J_{II}` when it fits.
     """
     d = derivatives(problem)
     z = np.asarray(z, dtype=float).reshape(-1)
@@ -673,7 +744,7 @@ def linearize(
     return Linearization(
         problem=problem, z=z, p=p, F=Fv, J=d.Jz(z, p, d.dense), Jp=d.Jp(z, p, d.dense),
         free=np.flatnonzero(free), active=np.flatnonzero(strong), degenerate=deg_idx,
-        degenerate_sign=sign, tau=tau, derivs=d,
+        degenerate_sign=sign, tau=tau, derivs=d, kept=kept,
     )  # fmt: skip
 
 
@@ -712,7 +783,10 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
             f"{result.message}",
             result,
         )
-    return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F)
+    kept = getattr(result, "extra", {}).get("newton_factor")
+    if not isinstance(kept, KeptFactor) or kept.version != problem.version:
+        kept = None  # not the engine's, or made before the declaration changed
+    return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F, kept)
 
 
 def result_sensitivity(

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 import mcpkit
@@ -146,6 +146,37 @@ bounds = st.one_of(
 
 
 @SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), box=st.lists(bounds, min_size=1, max_size=8))
+def test_property_box_lcp_through_the_newton_factor(seed: int, box: list[tuple[float, float]]) -> None:
+    # lb <= z <= ub ⟂ M z + q with q the parameters, solved by Newton: sensitivity() right after
+    # the solve may take the engine's LU of the free rows (result.extra["newton_factor"]); either
+    # way it equals -inv(M_II) on the free rows (to rounding), and central differences of
+    # re-solves (taken after it, so they cannot affect it; Newton's re-solves stop at tol = 1e-12,
+    # which over 2h = 2e-7 limits the differences to about 1e-5)
+    from mcpkit.solving.sensitivity import result_linearization
+
+    rng = np.random.default_rng(seed)
+    n = len(box)
+    lb = np.array([b[0] for b in box])
+    ub = np.array([b[1] for b in box])
+    M = random_p_matrix(rng, n, skew=rng.uniform(0, 2))
+    q0 = rng.standard_normal(n) * 3
+    solver = mcpkit.Solver(parametric_lcp(M, q0, lb, ub), backend="casadi", method="newton", tol=1e-12)
+    res = solver.solve(warm_start=False)
+    assume(res.solved and margin(res, lb, ub) > 1e-4)
+    lin = result_linearization(res)
+    reused = "Newton engine" in lin.factorization
+    S = res.sensitivity()
+    exact = np.zeros((n, n))
+    fr = lin.free
+    exact[np.ix_(fr, fr)] = -np.linalg.inv(M[np.ix_(fr, fr)])
+    np.testing.assert_allclose(S, exact, rtol=0, atol=1e-10 * max(1.0, np.abs(exact).max()))
+    fd = central_differences(solver, q0, 1e-7)
+    np.testing.assert_allclose(S, fd, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(fd).max()))
+    event(f"engine's factor reused: {reused}")
+
+
+@SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), box=st.lists(bounds, min_size=1, max_size=5), n_p=st.integers(1, 3))
 def test_property_strictly_complementary_box_mcp(seed: int, box: list[tuple[float, float]], n_p: int) -> None:
     rng = np.random.default_rng(seed)
@@ -170,21 +201,30 @@ def test_benchmark_lcps_match_tight_central_differences(matrix: str, n: int, met
     # the LCPs of benchmarks/bench_sensitivity.py (one parameter t): dz/dt against central
     # differences of re-solves at tol = 1e-13 (at the benchmark's tol = 1e-10 the re-solve error
     # over 2h limits the differences to ~1e-5, the benchmark's docstring); each through the LU
-    # its pattern selects (grid 20 x 20: band 41 > BAND_LIMIT in every order RCM finds)
+    # its pattern selects (grid 20 x 20: band 41 > BAND_LIMIT in every order RCM finds), and
+    # through the Newton engine's own LU of the free rows, which sensitivity() takes while the
+    # solver is alive and has not factorised again
+    from dataclasses import replace
+
     from mcpkit.solving.sensitivity import result_linearization
     from tests.conftest import load_benchmark
 
     mcp, t0 = load_benchmark("bench_sensitivity").build(n, matrix=matrix)
     p = np.array([t0])
-    res = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10).solve(p=p, warm_start=False)
+    solver = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10)
+    res = solver.solve(p=p, warm_start=False)
     assert res.solved
     counts = res.pair_counts()
     assert counts.get("at_lower", 0) >= n // 5 and counts.get("between", 0) >= n // 5, counts
-    assert result_linearization(res).factorization == method
+    lin = result_linearization(res)
+    own = replace(lin, kept=None)
+    assert lin.factorization == "SuperLU (Newton engine)" and own.factorization == method
+    S = res.sensitivity()[:, 0]
+    S_own = own.jacobian()[:, 0]
     fine = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-13)
     fd = central_differences_from(fine, res.z, p, 1e-6)
-    S = res.sensitivity()[:, 0]
     assert np.abs(S - fd).max() <= 1e-7 * np.abs(fd).max()
+    assert np.abs(S_own - fd).max() <= 1e-7 * np.abs(fd).max()
 
 
 def central_differences_from(solver: mcpkit.Solver, z0: np.ndarray, p0: np.ndarray, h: float) -> np.ndarray:

@@ -23,7 +23,7 @@ from pyomo.repn import generate_standard_repn
 
 from mcpkit import MCP
 from mcpkit.engines.lemke import SPARSE_DENSE_LIMIT, AffineData, LemkeRoute
-from mcpkit.engines.newton import affine_jacobian_rows
+from mcpkit.engines.newton_casadi import affine_jacobian_rows
 from mcpkit.engines.path import _matrix_records
 from mcpkit.errors import MCPInputError, NonFiniteError, ProblemFileError, ShapeError
 from mcpkit.formats.io import file_kind, load_mcp, save_lcp_mtx, save_lcp_npz
