@@ -52,7 +52,11 @@ def test_staged_solve_keeps_the_time_limit_on_a_hard_step() -> None:
     res = solve_fclib(prob, time_limit=limit)
     wall = time.perf_counter() - t0
     assert wall <= 1.1 * limit + 2.0
-    assert not res.solved and res.termination.value == "time_limit"
+    # a fast machine may finish this step within 3 s; then it must be solved for real
+    if res.solved:
+        assert friction_residual(prob.W, prob.q, prob.mu, res.reactions) <= TOL
+    else:
+        assert res.termination.value == "time_limit"
 
 
 @pytest.mark.slow
