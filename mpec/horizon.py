@@ -95,15 +95,21 @@ complementary there (to the per-step tolerance) and only the plan's own conditio
 costs) are missed. The MPCC solver's default first relaxation :math:`G_j H_j \le \sigma_0 = 1`
 (made for starting points with no such structure) lets the first subproblem leave that point
 for a relaxed optimum far from complementarity, and the next ones spend hundreds of IPOPT
-iterations (or are declared locally infeasible) coming back. The block and plate-design planners
-pass ``sigma0=TIGHT_SIGMA0``; measured 2026-11-27, whole call, one process each (the protocol of
-``benchmarks/bench_horizon_length.py``), :math:`\sigma_0 = 1` against :math:`10^{-2}`: block
-N = 100 / 200 / 400: 18 s / not solved in 90 s / not solved, against 1.6 / 18.5 / 51 s; plate
-design N = 50 / 100 / 200: 11 / 28 / 95 s against 6.6 / 21 / 13 s; same objectives.
-The pushing planner keeps :math:`\sigma_0 = 1`: its default tasks were faster with
-:math:`10^{-2}` too (N = 50 / 100: 27 / 73 s against 6.9 / 24 s), but its ECP relaxations are
-fragile at every :math:`\sigma` (IPOPT's step computation fails), and the tight start lost the
-N = 20 test task (solved with :math:`\sigma_0 = 1` by the final polish) and one multi-start goal.
+iterations (or are declared locally infeasible) coming back. A tight start is faster but
+explores less, so it is the planner's choice, by measurement (2026-11-27, whole call, one
+process each, ``benchmarks/bench_horizon_length.py``, :math:`\sigma_0 = 1` against
+:math:`10^{-2}`):
+
+* the block (:func:`~mcpkit.mpec.examples.block.solve_block`) uses it: N = 100 / 200 / 400
+  took 18 s / not solved in 90 s / not solved, and take 1.6 / 18.5 / 51 s, at the closed
+  form's optimum;
+* the plate design keeps :math:`\sigma_0 = 1`: N = 50 / 100 / 200 took 11 / 28 / 95 s against
+  6.6 / 21 / 13 s, but the three-radius design ended at :math:`J = 2.5 \cdot 10^{-3}` against
+  :math:`4.2 \cdot 10^{-6}`;
+* pushing keeps :math:`\sigma_0 = 1`: its default tasks were faster (N = 50 / 100: 27 / 73 s
+  against 6.9 / 24 s), but its ECP relaxations are fragile at every :math:`\sigma` (IPOPT's
+  step computation fails), and the tight start lost the N = 20 test task (solved with
+  :math:`\sigma_0 = 1` by the final polish) and the stuck-phase check of one multi-start goal.
 """
 
 

@@ -76,7 +76,6 @@ from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
 from mcpkit.mpcc import MPCC, MPCCSolver
 from mcpkit.mpec.horizon import (
-    TIGHT_SIGMA0,
     Horizon,
     HorizonResult,
     StepSpec,
@@ -398,7 +397,6 @@ def solve_plate_design(
     U0 = np.zeros((task.n_steps, 4))
     U0[0] = periodic_start_guess(task, task.theta0)
     options.setdefault("method", "scholtes")
-    options.setdefault("sigma0", TIGHT_SIGMA0)  # the forward simulation is complementary
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
     return res, hz, time.perf_counter() - t0
