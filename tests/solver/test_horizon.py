@@ -22,7 +22,7 @@ from mcpkit.mpec.examples.block import (
     solve_block,
     stick_slide,
 )
-from mcpkit.mpec.horizon import Horizon, StepSpec, forward_simulate
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, StepSpec, forward_simulate
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.result import Termination
 from tests.reference_steps import block_reference_spec, pushing_reference_spec
@@ -85,6 +85,7 @@ def test_block_short_horizon_matches_closed_form(block10: tuple[BlockTask, objec
     """
     task, res = block10
     assert res.solved, res.message
+    assert res.mpcc.trace[0].parameter == TIGHT_SIGMA0  # the planner starts tight (forward-simulated guess)
     u_qp, cost = sliding_qp_plan(task)
     v_qp = task.h * np.cumsum(u_qp - task.mu * task.g)
     assert (v_qp[:-1] > 0).all()
@@ -127,13 +128,15 @@ def test_block_resimulation_and_failure_detection(block10: tuple[BlockTask, obje
 
 @pytest.mark.slow
 def test_block_full_horizon() -> None:
-    """N = 100 steps (101 grid points, h = 0.01): closed form and re-simulation (about 30 s)."""
+    """N = 100 steps (101 grid points, h = 0.01): closed form and re-simulation, from the tight
+    start (about 3 s) and from the solver's sigma0 = 1 (about 20 s): the same plan."""
     task = BlockTask()
-    res, _ = solve_block(task)
-    assert res.solved, res.message
     u_qp, cost = sliding_qp_plan(task)
-    assert res.objective == pytest.approx(cost, rel=1e-6)
-    np.testing.assert_allclose(res.controls[:, 0], u_qp, rtol=0, atol=1e-4)
+    for options in ({}, {"sigma0": 1.0}):
+        res, _ = solve_block(task, **options)
+        assert res.solved, (options, res.message)
+        assert res.objective == pytest.approx(cost, rel=1e-6)
+        np.testing.assert_allclose(res.controls[:, 0], u_qp, rtol=0, atol=1e-4)
 
 
 def _check_pushing(task: object, res: object) -> None:
