@@ -131,9 +131,9 @@ class SolveOptions:
     """Stopping rules and homotopy settings shared by every route.
 
     The outer test is always on the original pairs: ``natural_residual <= tol`` and
-    ``bound_violation <= tol``. IPOPT's own tolerances are tied to it: each subproblem
-    is solved to ``inner_tol_factor * max(tol, parameter)`` and the polish to
-    ``inner_tol_factor * tol``.
+    ``bound_violation <= tol``. IPOPT's own tolerance is tied to it: every subproblem of the
+    homotopy and the polish are solved to ``inner_tol_factor * tol`` (one IPOPT instance per
+    reformulation is built once, so its ``tol`` does not follow the parameter).
 
     Types are checked, not coerced: a real option (``tol``, ``time_limit``, ``sigma0``, ...)
     takes an ``int`` or a ``float`` (NumPy scalars included), a count (``max_outer``, ...) an
