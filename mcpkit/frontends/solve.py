@@ -16,6 +16,7 @@ is ``stalled``, and "locally infeasible" without an infeasibility certificate is
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from typing import Any
@@ -148,10 +149,13 @@ class Solver:
         if time_limit is not None:  # routes read their options at every solve
             self.route.options = replace(kept, time_limit=max(float(time_limit), 1e-3))
         try:
-            if self.options.progress in BAR_SETTINGS:  # progress=True: a tqdm line
-                with display(self.options.progress, self.problem.name):
-                    out = self.route.solve(pv, start, warm)
-            else:
+            # progress=True: a tqdm line; otherwise nothing to enter (progress.py is not called)
+            bar = (
+                display(self.options.progress, self.problem.name)
+                if self.options.progress in BAR_SETTINGS
+                else contextlib.nullcontext()
+            )
+            with bar:
                 out = self.route.solve(pv, start, warm)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
