@@ -1,10 +1,13 @@
 r"""Old import paths of the modules that issue 27 moved into concept folders, kept for one release.
 
-``import mcpkit.solvers.newton`` (or ``from mcpkit.registry import resolve``) still works and gives
+``import mcpkit.solvers.newton`` (or ``from mcpkit.registry import describe``) still works and gives
 the very module now at its new path (:data:`MOVED`), with a :class:`DeprecationWarning` naming
 it. A meta-path finder does this for every old path at once, so no shim file per module is kept;
 it is installed when this module is imported (by ``import mcpkit``) and is removed, with this
 module, in the next release.
+
+Names that moved between modules (``registry.resolve`` to :mod:`mcpkit.solving.planner`) are read
+at their old place through that module's ``__getattr__``, which calls :func:`moved_name`.
 """
 
 from __future__ import annotations
@@ -115,6 +118,20 @@ class MovedFinder(importlib.abc.MetaPathFinder):
             stacklevel=3,
         )
         return importlib.machinery.ModuleSpec(fullname, _Alias(new), is_package=new is None)
+
+
+def moved_name(old_module: str, name: str, new_module: str) -> Any:
+    """``name`` of ``new_module``, read at its old place ``old_module.name``, with a
+    :class:`DeprecationWarning` naming the new place (for a module-level ``__getattr__`` of
+    ``old_module``, e.g. :func:`mcpkit.solving.registry.__getattr__`). ``new_module`` is imported by
+    its string, so that the old module need not import it (it may import the old one)."""
+    warnings.warn(
+        f"{old_module}.{name} moved to {new_module}.{name} (issue 27); the old place works until "
+        "the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(importlib.import_module(new_module), name)
 
 
 def install() -> None:

@@ -31,9 +31,8 @@ from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import Backend, Method, SolveOptions
-from mcpkit.solving.planner import build_mcp_route
+from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
-from mcpkit.solving.registry import resolve
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
     MCPResult,

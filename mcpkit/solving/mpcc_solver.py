@@ -65,7 +65,7 @@ class MPCCSolver:
         A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
         ``penalty``, ``elastic``). ``auto`` is ``scholtes`` with ``fb`` as a second opinion from
         the same cold start, the lower objective kept; on an LPEC (f, g, G, H affine in x) the
-        other way round (:func:`mcpkit.solving.registry.resolve`). A method named explicitly runs alone.
+        other way round (:func:`mcpkit.solving.planner.resolve`). A method named explicitly runs alone.
         See ``mcpkit info``.
     backend
         ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises

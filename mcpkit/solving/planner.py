@@ -1,22 +1,29 @@
-r"""The one planner: from a resolved route to what runs it, fallbacks and second opinions included.
+r"""The one planner: every choice of a solve, from a user's ``(kind, method, backend)`` to what runs.
 
-:mod:`mcpkit.solving.registry` says what exists and resolves a user's ``(kind, method, backend)``
-into a :class:`~mcpkit.solving.registry.Route`; it imports no solver, so that
-:mod:`mcpkit.solving.options` and every solver can read it. This module builds what a route
-names (through the registry's ``"module:attribute"`` targets) and runs the ``auto`` chain:
+:mod:`mcpkit.solving.registry` says what exists (the tables of methods and backends, their
+availability checks); it chooses nothing, so that :mod:`mcpkit.solving.options` and every solver
+can read it. Every choice is made here, reading those tables:
 
+* :func:`resolve`: a user's ``(kind, method, backend)`` to a :class:`Route`: the ``"auto"``
+  method (for MCPs PATH when reachable, else ``newton``; for MPCCs ``scholtes``, or ``fb`` on an
+  LPEC), the ``"auto"`` backend, the PATH probe (:func:`path_first`, once a process), the MCP
+  fallbacks (:data:`AUTO_MCP_FALLBACKS`) and the MPCC second opinion
+  (:data:`AUTO_MPCC_METHODS`, :data:`AUTO_LPEC_METHODS`); unknown names get the registry's
+  did-you-mean error (:func:`mcpkit.solving.registry.unknown_name`);
+* :func:`require_available`: the typed error, with the how-to, of a route that cannot run;
 * :func:`build_mcp_route`: the one place an MCP's solve chain is built (:class:`mcpkit.Solver`,
-  and each attempt of :class:`FallbackRoute`);
+  and each attempt of :class:`FallbackRoute`), from the registry's ``"module:attribute"``
+  targets (imported once, :attr:`mcpkit.solving.registry.MethodEntry.implementation`);
 * :func:`plan_mpcc`: the one place an MPCC's solve is planned (:class:`mcpkit.mpcc.MPCCSolver`):
   the route (``"auto"`` re-resolved for LPECs), the lowering chain to what the homotopy solves,
-  and the homotopy with its fallbacks and second opinion;
+  and the homotopy with its fallbacks and second opinion (:func:`recovery_plan`);
 * :func:`inner_solver`: the inner IPOPT of a homotopy on a route's backend (the ``ipopt=``
   choice of :class:`mcpkit.mpcc.MPCCSolver`).
 
 The ``auto`` chain of MCPs (:class:`FallbackRoute`)
 ---------------------------------------------------
 
-The chain :func:`mcpkit.solving.registry.resolve` builds for ``method="auto"`` is
+The chain :func:`resolve` builds for ``method="auto"`` is
 
 1. ``path`` when PATH is reachable (``pathampl``, or GAMSPy with a licence that passed its probe);
 2. ``newton``, the licence-free semismooth Newton engine;
@@ -74,9 +81,189 @@ from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import BACKENDS, Route, resolve
+from mcpkit.solving.registry import BACKENDS, METHODS, PROBLEM_KINDS, Check, MethodEntry, unknown_name
 from mcpkit.solving.result import SolutionStatus, Termination, judge_point
 from mcpkit.solving.route import RouteOutcome, RouteRunner
+
+# --------------------------------------------------------------------------------------------
+# resolving a user's choice: the route, "auto" method and backend, the PATH probe
+# --------------------------------------------------------------------------------------------
+
+
+def _name(value: Any, what: str, table: dict[str, Any]) -> str:
+    """The registered name ``value`` (a string or a ``Method``/``Backend`` member) stands for, or
+    ``"auto"``; the registry's did-you-mean error when it is neither."""
+    name = str(getattr(value, "value", value)).lower()
+    if name != "auto" and name not in table:
+        unknown_name(what, value, ["auto", *table])
+    return name
+
+
+@dataclass(frozen=True)
+class Route:
+    """A resolved choice: which method runs on which backend for which problem kind."""
+
+    kind: str
+    """Problem kind (``"mcp"`` or ``"mpcc"``)."""
+    method: str
+    """Registered method name (never ``"auto"``)."""
+    backend: str
+    """Registered backend name (never ``"auto"``)."""
+    note: str = ""
+    """Why ``"auto"`` chose this route (empty when nothing was automatic)."""
+    fallbacks: tuple[Route, ...] = ()
+    """Routes tried in order when this one's point fails mcpkit's check (``method="auto"`` for
+    MCPs only; :class:`FallbackRoute`)."""
+    second_opinion: str | None = None
+    """MPCCs: the reformulation run after this one converged, whose point is kept when its
+    objective is lower (``method="auto"`` on LPECs; see
+    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`)."""
+
+    @property
+    def entry(self) -> MethodEntry:
+        """The method's registry entry."""
+        return METHODS[self.method]
+
+    @property
+    def is_reformulation(self) -> bool:
+        """The method is a homotopy reformulation (else an engine)."""
+        return self.entry.kind == "reformulation"
+
+
+
+#: What ``method="auto"`` tries after its first choice for an MCP (:class:`FallbackRoute`).
+AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
+
+#: ``method="auto"`` for an MPCC: the reformulation run first and the one asked for a second
+#: opinion (a run from the same start whose point is kept only when it meets the tolerance with
+#: a lower objective, :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`). Scholtes's
+#: homotopy first, Fischer-Burmeister's second: the two end in different basins, and on MPECLib's
+#: parameter-identification problems (``find*``) the second finds far better fits (``finda30l``
+#: 138 -> 4e-7, ``findb15l`` 4.99 -> 0.077, ``findc10s`` 0.30 -> 9e-8: 10 of 86 problems
+#: lower), at 1.6-2.4x the median time per problem (MPECLib 0.26 -> 0.62 s, MacMPEC 0.037 ->
+#: 0.056 s, NOSBENCH 0.053 -> 0.089 s; no objective higher).
+AUTO_MPCC_METHODS: tuple[str, str] = ("scholtes", "fb")
+#: The same for an LPEC (f, g, G, H affine in x), in the other order: on MPECLib's LPECs the
+#: Fischer-Burmeister homotopy is 5-30x faster than Scholtes's (frictionalblock_1-5: 1.0-1.7 s
+#: against 7-31 s; frictionalblock_6 solved in 24 s, which Scholtes does not finish in 60 s),
+#: but ends on a worse piece of MacMPEC's bilin (-16 against -18.4).
+AUTO_LPEC_METHODS: tuple[str, str] = ("fb", "scholtes")
+
+
+def _auto_mpcc_method(lpec: bool) -> tuple[str, str, str | None]:
+    """``(method, note, second opinion)`` of ``method="auto"`` for an MPCC."""
+    first, second = AUTO_LPEC_METHODS if lpec else AUTO_MPCC_METHODS
+    what = "an LPEC, so " if lpec else ""
+    return first, f"auto: {what}{first} first, then {second} as a second opinion", second
+
+
+#: What the ``path`` entry's check said, by check: the first ``method="auto"`` solve of an MCP in a
+#: process probes PATH (:func:`path_first`), later ones reuse the answer.
+_PATH_PROBED: dict[Check, bool] = {}
+
+
+def path_first() -> bool:
+    """Whether ``method="auto"`` puts PATH first on backend ``"auto"``: the ``path`` entry's check,
+    run on the first call in a process (it looks for ``pathampl`` on ``PATH`` and in idaes-pse's
+    folders, about 0.1 ms, and probes GAMSPy's licence with a real solve) and remembered after.
+
+    PATH that became unusable since (a demo licence that expired while the process ran, a size
+    the licence refuses) is not a crash: the chain skips it as "PATH unavailable" and goes on
+    (:class:`FallbackRoute`). :func:`forget_path_probe` makes the next
+    call probe again (a PATH installed while the process runs; tests that fake its absence).
+    A replaced ``path`` entry (another check) is probed afresh.
+    """
+    check = METHODS["path"].check
+    found = _PATH_PROBED.get(check)
+    if found is None:
+        found = _PATH_PROBED[check] = bool(check()[0])
+    return found
+
+
+def forget_path_probe() -> None:
+    """Drop the answer :func:`path_first` remembered: its next call runs the check again."""
+    _PATH_PROBED.clear()
+
+
+def _auto_mcp_method(backend: str) -> tuple[str, str, tuple[str, ...]]:
+    """``(first method, note, methods to try next)`` of ``method="auto"`` for an MCP on ``backend``."""
+    then = "then Lemke (LCPs) and the Scholtes homotopy if Newton fails"
+    if backend == "gamspy":
+        return "path", "auto: backend gamspy means PATH", ()
+    if backend == "pyomo":
+        from mcpkit.solving.availability import pathampl_executable
+
+        if pathampl_executable() is not None:
+            return "path", "auto: pathampl found, so PATH ran first, through Pyomo", AUTO_MCP_FALLBACKS
+    if backend == "auto" and path_first():
+        return "path", "auto: PATH is available, so PATH ran first", AUTO_MCP_FALLBACKS
+    if backend == "casadi":
+        return "newton", f"auto: semismooth Newton on CasADi, {then}", AUTO_MCP_FALLBACKS[1:]
+    why = "no pathampl for Pyomo" if backend == "pyomo" else "PATH not available"
+    return "newton", f"auto: {why}; semismooth Newton, {then}", AUTO_MCP_FALLBACKS[1:]
+
+
+def _auto_backend(method: str) -> str:
+    if method == "path":
+        from mcpkit.solving.availability import pathampl_executable
+
+        return "pyomo" if pathampl_executable() is not None else "gamspy"
+    return METHODS[method].backends[0]
+
+
+def resolve(kind: str, method: Any = "auto", backend: Any = "auto", *, lpec: bool = False) -> Route:
+    """The :class:`Route` for ``method`` on ``backend`` for a problem of ``kind``.
+
+    ``"auto"`` method: for an MCP, PATH when reachable through ``backend`` (or anywhere, for
+    ``backend="auto"``), else ``newton``; later methods of :data:`AUTO_MCP_FALLBACKS`
+    (``newton``, ``lemke``, ``scholtes``) become :attr:`Route.fallbacks`, tried in order when a
+    point fails the check (:class:`FallbackRoute`). For an MPCC,
+    :data:`AUTO_MPCC_METHODS`: ``scholtes``, with ``fb`` as :attr:`Route.second_opinion`; when
+    ``lpec`` (the caller found f, g, G and H affine), :data:`AUTO_LPEC_METHODS`: ``fb``, with
+    ``scholtes`` as the second opinion. ``"auto"`` backend: the
+    method's first registered backend (for PATH: ``pyomo`` when ``pathampl`` is found, else
+    ``gamspy``).
+
+    Raises
+    ------
+    UnknownOptionError
+        ``method`` or ``backend`` is not registered (the message lists what is).
+    MCPInputError
+        The method does not accept this problem kind, or does not run on this backend.
+    """
+    if kind not in PROBLEM_KINDS:
+        unknown_name("problem kind", kind, PROBLEM_KINDS)
+    m = _name(method, "method", METHODS)
+    b = _name(backend, "backend", BACKENDS)
+    note = ""
+    if b != "auto" and kind not in BACKENDS[b].problems:
+        able = [n for n, e in BACKENDS.items() if kind in e.problems]
+        raise MCPInputError(f"backend {b!r} does not take {kind.upper()}s; backends that do: {able}")
+    then: tuple[str, ...] = ()
+    second: str | None = None
+    if m == "auto" and kind == "mcp":
+        m, note, then = _auto_mcp_method(b)
+    elif m == "auto":
+        m, note, second = _auto_mpcc_method(lpec)
+    entry = METHODS[m]
+    if kind not in entry.problems:
+        able = [n for n, e in METHODS.items() if kind in e.problems]
+        raise MCPInputError(f"method {m!r} does not solve {kind.upper()}s; methods that do: {able}")
+    if b == "auto":
+        b = _auto_backend(m)
+    elif b not in entry.backends:
+        raise MCPInputError(f"method {m!r} runs on backends {list(entry.backends)}, not {b!r}")
+    fallbacks = tuple(Route(kind, f, b if b in METHODS[f].backends else METHODS[f].backends[0]) for f in then)
+    return Route(kind, m, b, note, fallbacks, second)
+
+
+def require_available(route: Route) -> None:
+    """Raise :class:`~mcpkit.errors.SolverNotAvailableError` (with the how-to) if ``route`` cannot run."""
+    for what, check in (("method", METHODS[route.method].check), ("backend", BACKENDS[route.backend].check)):
+        status, reason = check()
+        if not status:
+            raise SolverNotAvailableError(f"{what} {getattr(route, what)!r} is not available: {reason}")
+
 
 #: Terminations after which no later method is tried.
 FINAL = (Termination.TIME_LIMIT, Termination.INTERRUPTED)
@@ -90,7 +277,7 @@ class FallbackRoute:
     problem
         The MCP declaration.
     routes
-        The :class:`mcpkit.solving.registry.Route` of each method, in the order to try them.
+        The :class:`Route` of each method, in the order to try them.
     options
         Stopping rules shared by every attempt (``time_limit`` bounds the whole chain).
     ipopt
@@ -234,10 +421,10 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
     if route.fallbacks:
         return FallbackRoute(problem, [replace(r, fallbacks=()) for r in chain], options, ipopt)
     if route.is_reformulation:
-        cls = BACKENDS[route.backend].load_mcp_route()
+        cls = BACKENDS[route.backend].mcp_route_class
         extra = {"ipopt": ipopt} if route.backend == "pyomo" else {}
         return cls(problem, route.method, options, **extra)
-    return route.entry.load()(problem, route.backend, options)
+    return route.entry.implementation(problem, route.backend, options)
 
 
 def inner_solver(route: Route, ipopt: str = "auto") -> tuple[Any, str]:

@@ -1,4 +1,4 @@
-r"""The registry of solve methods and backends: one place that says what runs where.
+r"""The registry of solve methods and backends: what exists, and no decisions.
 
 Every way mcpkit can solve a problem is one registry line (in the spirit of cvxpy's reductions
 and MathOptInterface's bridges):
@@ -7,15 +7,18 @@ and MathOptInterface's bridges):
   NLPs driven by the one homotopy of :mod:`mcpkit.homotopy.loop` (``scholtes``, ``fb`` ...),
   or an engine that solves the MCP directly (``path``). It states which problem kinds it accepts
   (``"mcp"``, ``"mpcc"``), on which backends it runs, and where its code lives
-  (``"module:attribute"``, imported only when used);
+  (``"module:attribute"``, imported on first use and kept: :attr:`MethodEntry.implementation`);
 * a **backend** (:class:`BackendEntry`): the modelling layer that builds the functions the
   solver evaluates (CasADi from the declaration, Pyomo through its NL writer, GAMSPy), with an
   ``available()`` check.
 
-:func:`resolve` turns a user's ``(problem kind, method, backend)`` into a :class:`Route`,
-resolving ``"auto"`` and refusing what is not registered with
-:class:`~mcpkit.errors.UnknownOptionError` (listing what is) or a combination that does not
-exist with :class:`~mcpkit.errors.MCPInputError` (saying which backends run the method).
+This module holds the tables (:data:`METHODS`, :data:`BACKENDS`), their registration, the
+availability checks, :func:`reformulations`, :func:`reformulation_for`, :func:`describe` (for
+``mcpkit info``) and the did-you-mean error of an unknown name (:func:`unknown_name`). It
+chooses nothing: every choice (``"auto"`` method and backend, the PATH probe, the MCP fallback
+chain, the MPCC second opinion) is :mod:`mcpkit.solving.planner`'s
+(:func:`mcpkit.solving.planner.resolve`), which reads these tables. A plain solve runs no code of
+this module, it only reads its tables.
 :class:`~mcpkit.solving.options.Method`, :class:`~mcpkit.solving.options.Backend`, the CLI help and
 ``mcpkit info`` are all derived from this registry. Adding a reformulation is one new file
 under :mod:`mcpkit.homotopy` (or :mod:`mcpkit.engines`) plus one :func:`register_method` line here (see
@@ -29,9 +32,10 @@ import enum
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from mcpkit.errors import MCPInputError, SolverNotAvailableError, UnknownOptionError
+from mcpkit.errors import MCPInputError, UnknownOptionError
 
 #: Problem kinds the registry knows.
 PROBLEM_KINDS: tuple[str, ...] = ("mcp", "mpcc")
@@ -91,13 +95,19 @@ class MethodEntry:
     check: Check = _always
     """Availability of the method itself (beyond its backend)."""
 
-    def load(self) -> Any:
-        """Import and return ``target``."""
+    @cached_property
+    def implementation(self) -> Any:
+        """What ``target`` names, imported on first use and kept on this entry (a replaced entry,
+        ``dataclasses.replace(entry, ...)``, imports afresh)."""
         return _load(self.target)
+
+    def load(self) -> Any:
+        """Import and return ``target`` (:attr:`implementation`)."""
+        return self.implementation
 
     def build(self) -> Any:
         """An instance of ``target`` with :attr:`kwargs` (the reformulation object)."""
-        return self.load()(**self.kwargs)
+        return self.implementation(**self.kwargs)
 
     def available(self) -> Availability:
         """:class:`Availability` of the method (see :attr:`check`)."""
@@ -127,11 +137,17 @@ class BackendEntry:
         """:class:`Availability` of the backend (see :attr:`check`)."""
         return self.check()[0]
 
-    def load_mcp_route(self) -> Any:
-        """Import and return :attr:`mcp_route` (the route class of a reformulation on an MCP)."""
+    @cached_property
+    def mcp_route_class(self) -> Any:
+        """What :attr:`mcp_route` names (the route class of a reformulation on an MCP), imported
+        on first use and kept on this entry."""
         if not self.mcp_route:
             raise MCPInputError(f"backend {self.name!r} runs no reformulation on MCPs")
         return _load(self.mcp_route)
+
+    def load_mcp_route(self) -> Any:
+        """Import and return :attr:`mcp_route` (:attr:`mcp_route_class`)."""
+        return self.mcp_route_class
 
 
 METHODS: dict[str, MethodEntry] = {}
@@ -308,198 +324,30 @@ def reformulation_for(name: str) -> Any:
     """A new reformulation object for a registered reformulation name."""
     entry = METHODS.get(name)
     if entry is None or entry.kind != "reformulation":
-        _unknown("reformulation", name, reformulations())
+        unknown_name("reformulation", name, reformulations())
     return entry.build()
 
 
 # --------------------------------------------------------------------------------------------
-# resolving a user's choice
+# names: the did-you-mean error, loading a target
 # --------------------------------------------------------------------------------------------
 
 
-def _unknown(what: str, value: Any, valid: Any) -> Any:
+def unknown_name(what: str, value: Any, valid: Any) -> Any:
+    """Raise :class:`~mcpkit.errors.UnknownOptionError` for ``value``, listing the ``valid`` names.
+
+    The message names ``what`` was asked for, every registered name and the closest one
+    (``"unknown method 'scholtez'; registered: [...]. Did you mean 'scholtes'?"``).
+    """
     names = [str(v) for v in valid]
     hint = difflib.get_close_matches(str(value), names, n=1)
     extra = f" Did you mean {hint[0]!r}?" if hint else ""
     raise UnknownOptionError(f"unknown {what} {value!r}; registered: {names}.{extra}")
 
 
-def _name(value: Any, what: str, table: dict[str, Any]) -> str:
-    name = str(getattr(value, "value", value)).lower()
-    if name != "auto" and name not in table:
-        _unknown(what, value, ["auto", *table])
-    return name
-
-
-@dataclass(frozen=True)
-class Route:
-    """A resolved choice: which method runs on which backend for which problem kind."""
-
-    kind: str
-    """Problem kind (``"mcp"`` or ``"mpcc"``)."""
-    method: str
-    """Registered method name (never ``"auto"``)."""
-    backend: str
-    """Registered backend name (never ``"auto"``)."""
-    note: str = ""
-    """Why ``"auto"`` chose this route (empty when nothing was automatic)."""
-    fallbacks: tuple[Route, ...] = ()
-    """Routes tried in order when this one's point fails mcpkit's check (``method="auto"`` for
-    MCPs only; see :mod:`mcpkit.solving.planner`)."""
-    second_opinion: str | None = None
-    """MPCCs: the reformulation run after this one converged, whose point is kept when its
-    objective is lower (``method="auto"`` on LPECs; see
-    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`)."""
-
-    @property
-    def entry(self) -> MethodEntry:
-        """The method's registry entry."""
-        return METHODS[self.method]
-
-    @property
-    def is_reformulation(self) -> bool:
-        """The method is a homotopy reformulation (else an engine)."""
-        return self.entry.kind == "reformulation"
-
-
-
-#: What ``method="auto"`` tries after its first choice for an MCP (see :mod:`mcpkit.solving.planner`).
-AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
-
-#: ``method="auto"`` for an MPCC: the reformulation run first and the one asked for a second
-#: opinion (a run from the same start whose point is kept only when it meets the tolerance with
-#: a lower objective, :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`). Scholtes's
-#: homotopy first, Fischer-Burmeister's second: the two end in different basins, and on MPECLib's
-#: parameter-identification problems (``find*``) the second finds far better fits (``finda30l``
-#: 138 -> 4e-7, ``findb15l`` 4.99 -> 0.077, ``findc10s`` 0.30 -> 9e-8: 10 of 86 problems
-#: lower), at 1.6-2.4x the median time per problem (MPECLib 0.26 -> 0.62 s, MacMPEC 0.037 ->
-#: 0.056 s, NOSBENCH 0.053 -> 0.089 s; no objective higher).
-AUTO_MPCC_METHODS: tuple[str, str] = ("scholtes", "fb")
-#: The same for an LPEC (f, g, G, H affine in x), in the other order: on MPECLib's LPECs the
-#: Fischer-Burmeister homotopy is 5-30x faster than Scholtes's (frictionalblock_1-5: 1.0-1.7 s
-#: against 7-31 s; frictionalblock_6 solved in 24 s, which Scholtes does not finish in 60 s),
-#: but ends on a worse piece of MacMPEC's bilin (-16 against -18.4).
-AUTO_LPEC_METHODS: tuple[str, str] = ("fb", "scholtes")
-
-
-def _auto_mpcc_method(lpec: bool) -> tuple[str, str, str | None]:
-    """``(method, note, second opinion)`` of ``method="auto"`` for an MPCC."""
-    first, second = AUTO_LPEC_METHODS if lpec else AUTO_MPCC_METHODS
-    what = "an LPEC, so " if lpec else ""
-    return first, f"auto: {what}{first} first, then {second} as a second opinion", second
-
-
-#: What the ``path`` entry's check said, by check: the first ``method="auto"`` solve of an MCP in a
-#: process probes PATH (:func:`path_first`), later ones reuse the answer.
-_PATH_PROBED: dict[Check, bool] = {}
-
-
-def path_first() -> bool:
-    """Whether ``method="auto"`` puts PATH first on backend ``"auto"``: the ``path`` entry's check,
-    run on the first call in a process (it looks for ``pathampl`` on ``PATH`` and in idaes-pse's
-    folders, about 0.1 ms, and probes GAMSPy's licence with a real solve) and remembered after.
-
-    PATH that became unusable since (a demo licence that expired while the process ran, a size
-    the licence refuses) is not a crash: the chain skips it as "PATH unavailable" and goes on
-    (:class:`~mcpkit.solving.planner.FallbackRoute`). :func:`forget_path_probe` makes the next
-    call probe again (a PATH installed while the process runs; tests that fake its absence).
-    A replaced ``path`` entry (another check) is probed afresh.
-    """
-    check = METHODS["path"].check
-    found = _PATH_PROBED.get(check)
-    if found is None:
-        found = _PATH_PROBED[check] = bool(check()[0])
-    return found
-
-
-def forget_path_probe() -> None:
-    """Drop the answer :func:`path_first` remembered: its next call runs the check again."""
-    _PATH_PROBED.clear()
-
-
-def _auto_mcp_method(backend: str) -> tuple[str, str, tuple[str, ...]]:
-    """``(first method, note, methods to try next)`` of ``method="auto"`` for an MCP on ``backend``."""
-    then = "then Lemke (LCPs) and the Scholtes homotopy if Newton fails"
-    if backend == "gamspy":
-        return "path", "auto: backend gamspy means PATH", ()
-    if backend == "pyomo":
-        from mcpkit.solving.availability import pathampl_executable
-
-        if pathampl_executable() is not None:
-            return "path", "auto: pathampl found, so PATH ran first, through Pyomo", AUTO_MCP_FALLBACKS
-    if backend == "auto" and path_first():
-        return "path", "auto: PATH is available, so PATH ran first", AUTO_MCP_FALLBACKS
-    if backend == "casadi":
-        return "newton", f"auto: semismooth Newton on CasADi, {then}", AUTO_MCP_FALLBACKS[1:]
-    why = "no pathampl for Pyomo" if backend == "pyomo" else "PATH not available"
-    return "newton", f"auto: {why}; semismooth Newton, {then}", AUTO_MCP_FALLBACKS[1:]
-
-
-def _auto_backend(method: str) -> str:
-    if method == "path":
-        from mcpkit.solving.availability import pathampl_executable
-
-        return "pyomo" if pathampl_executable() is not None else "gamspy"
-    return METHODS[method].backends[0]
-
-
-def resolve(kind: str, method: Any = "auto", backend: Any = "auto", *, lpec: bool = False) -> Route:
-    """The :class:`Route` for ``method`` on ``backend`` for a problem of ``kind``.
-
-    ``"auto"`` method: for an MCP, PATH when reachable through ``backend`` (or anywhere, for
-    ``backend="auto"``), else ``newton``; later methods of :data:`AUTO_MCP_FALLBACKS`
-    (``newton``, ``lemke``, ``scholtes``) become :attr:`Route.fallbacks`, tried in order when a
-    point fails the check (:mod:`mcpkit.solving.planner`). For an MPCC,
-    :data:`AUTO_MPCC_METHODS`: ``scholtes``, with ``fb`` as :attr:`Route.second_opinion`; when
-    ``lpec`` (the caller found f, g, G and H affine), :data:`AUTO_LPEC_METHODS`: ``fb``, with
-    ``scholtes`` as the second opinion. ``"auto"`` backend: the
-    method's first registered backend (for PATH: ``pyomo`` when ``pathampl`` is found, else
-    ``gamspy``).
-
-    Raises
-    ------
-    UnknownOptionError
-        ``method`` or ``backend`` is not registered (the message lists what is).
-    MCPInputError
-        The method does not accept this problem kind, or does not run on this backend.
-    """
-    if kind not in PROBLEM_KINDS:
-        _unknown("problem kind", kind, PROBLEM_KINDS)
-    m = _name(method, "method", METHODS)
-    b = _name(backend, "backend", BACKENDS)
-    note = ""
-    if b != "auto" and kind not in BACKENDS[b].problems:
-        able = [n for n, e in BACKENDS.items() if kind in e.problems]
-        raise MCPInputError(f"backend {b!r} does not take {kind.upper()}s; backends that do: {able}")
-    then: tuple[str, ...] = ()
-    second: str | None = None
-    if m == "auto" and kind == "mcp":
-        m, note, then = _auto_mcp_method(b)
-    elif m == "auto":
-        m, note, second = _auto_mpcc_method(lpec)
-    entry = METHODS[m]
-    if kind not in entry.problems:
-        able = [n for n, e in METHODS.items() if kind in e.problems]
-        raise MCPInputError(f"method {m!r} does not solve {kind.upper()}s; methods that do: {able}")
-    if b == "auto":
-        b = _auto_backend(m)
-    elif b not in entry.backends:
-        raise MCPInputError(f"method {m!r} runs on backends {list(entry.backends)}, not {b!r}")
-    fallbacks = tuple(Route(kind, f, b if b in METHODS[f].backends else METHODS[f].backends[0]) for f in then)
-    return Route(kind, m, b, note, fallbacks, second)
-
-
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
-
-
-def require_available(route: Route) -> None:
-    """Raise :class:`~mcpkit.errors.SolverNotAvailableError` (with the how-to) if ``route`` cannot run."""
-    for what, check in (("method", METHODS[route.method].check), ("backend", BACKENDS[route.backend].check)):
-        status, reason = check()
-        if not status:
-            raise SolverNotAvailableError(f"{what} {getattr(route, what)!r} is not available: {reason}")
 
 
 def describe() -> list[dict[str, Any]]:
@@ -516,3 +364,25 @@ def describe() -> list[dict[str, Any]]:
                      "availability": status.name, "problems": sorted(m.problems),
                      "backends": list(m.backends), "detail": reason, "doc": m.doc})  # fmt: skip
     return rows
+
+
+#: Names that moved to :mod:`mcpkit.solving.planner` (issue 27: the planner makes every choice),
+#: still readable here for one release, with a :class:`DeprecationWarning` (:func:`__getattr__`).
+MOVED_TO_PLANNER: frozenset[str] = frozenset({
+    "Route", "resolve", "require_available", "path_first", "forget_path_probe",
+    "AUTO_MCP_FALLBACKS", "AUTO_MPCC_METHODS", "AUTO_LPEC_METHODS",
+})  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """``registry.resolve`` and the other names of :data:`MOVED_TO_PLANNER`: the planner's, with a
+    :class:`DeprecationWarning` (removed, with :mod:`mcpkit._moved`, in the next release).
+
+    The planner is imported here by its string, at the first such access only: it imports the
+    homotopy, which imports this module (see :mod:`mcpkit._moved`).
+    """
+    if name not in MOVED_TO_PLANNER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from mcpkit._moved import moved_name
+
+    return moved_name(__name__, name, "mcpkit.solving.planner")

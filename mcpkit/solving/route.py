@@ -46,7 +46,7 @@ class RouteOutcome:
 
 
 class RouteRunner(Protocol):
-    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.solving.registry.Route`."""
+    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.solving.planner.Route`."""
 
     backend: str
     method: str

@@ -175,7 +175,7 @@ def test_an_iteration_budget_stops_a_homotopy_between_subproblems() -> None:
 
 
 def test_registry_auto_on_an_lpec_and_explicit_methods() -> None:
-    from mcpkit.solving.registry import resolve
+    from mcpkit.solving.planner import resolve
 
     r = resolve("mpcc", "auto", "auto", lpec=True)
     assert (r.method, r.second_opinion) == ("fb", "scholtes") and "LPEC" in r.note

@@ -7,7 +7,7 @@ import pytest
 
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.solving import planner, registry
+from mcpkit.solving import planner
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.result import HomotopyStep, Termination
@@ -34,14 +34,14 @@ class Stub:
 
 
 def chain(monkeypatch: pytest.MonkeyPatch, stubs: dict[str, object], options: SolveOptions) -> FallbackRoute:
-    def build(problem: MCP, route: registry.Route, opts: SolveOptions, ipopt: str = "auto") -> object:
+    def build(problem: MCP, route: planner.Route, opts: SolveOptions, ipopt: str = "auto") -> object:
         made = stubs[route.method]
         if isinstance(made, Exception):
             raise made
         return made
 
     monkeypatch.setattr(planner, "build_mcp_route", build)
-    routes = [registry.Route("mcp", m, "casadi") for m in stubs]
+    routes = [planner.Route("mcp", m, "casadi") for m in stubs]
     return FallbackRoute(PROBLEM, routes, options)
 
 

@@ -18,7 +18,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.bounds import BOX, FIXED, FREE, LOWER, UPPER, bound_kinds
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import resolve
+from mcpkit.solving.planner import resolve
 from mcpkit.solving.residuals import natural_residual_vector
 
 INF = math.inf

@@ -1,4 +1,5 @@
-"""The registry: choices derived from it, refused when unknown on every entry point (no solver runs)."""
+"""The registry and the planner's resolve: choices derived from the registry, refused when unknown on every
+entry point (no solver runs)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.frontends.cli import build_parser, main
 from mcpkit.solving import registry
 from mcpkit.solving.options import REFORMULATIONS, Backend, Method
-from mcpkit.solving.registry import Availability, MethodEntry, resolve
+from mcpkit.solving.planner import resolve
+from mcpkit.solving.registry import Availability, MethodEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -211,3 +213,37 @@ def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPat
     assert resolve("mcp", "newton", "casadi").fallbacks == ()
     assert resolve("mcp", "auto", "gamspy").fallbacks == ()
     assert resolve("mpcc", "auto", "auto").fallbacks == ()
+
+
+def test_the_registry_makes_no_choice_and_its_old_names_point_to_the_planner() -> None:
+    """Issue 27: every choice is the planner's; ``registry.resolve`` & co. are the planner's names,
+    with a DeprecationWarning, for one release; the registry defines none of them itself."""
+    from mcpkit.solving import planner
+
+    for name in sorted(registry.MOVED_TO_PLANNER):
+        assert name not in vars(registry), name  # not defined there: read through __getattr__
+        with pytest.warns(DeprecationWarning, match=f"registry.{name} moved to mcpkit.solving.planner"):
+            assert getattr(registry, name) is getattr(planner, name)
+    with pytest.warns(DeprecationWarning):
+        from mcpkit.registry import resolve as old  # old module path and moved name at once
+    assert old is planner.resolve
+    assert not hasattr(registry, "no_such_name")
+
+
+def test_a_target_is_imported_once_and_kept_on_its_entry() -> None:
+    entry = registry.METHODS["lemke"]
+    first = entry.implementation
+    assert entry.load() is first and entry.__dict__["implementation"] is first
+    assert first.__name__ == "LemkeRoute"
+    fresh = dataclasses.replace(entry, target="mcpkit.engines.newton:NewtonRoute")
+    assert "implementation" not in fresh.__dict__ and fresh.implementation.__name__ == "NewtonRoute"
+    with pytest.raises(MCPInputError, match="runs no reformulation"):
+        _ = registry.BACKENDS["gamspy"].mcp_route_class
+
+
+def test_unknown_name_says_what_is_registered_and_the_closest() -> None:
+    with pytest.raises(UnknownOptionError) as err:
+        registry.unknown_name("method", "scholtez", ["auto", "scholtes"])
+    assert str(err.value) == (
+        "unknown method 'scholtez'; registered: ['auto', 'scholtes']. Did you mean 'scholtes'?"
+    )
