@@ -17,7 +17,7 @@ import scipy.sparse as sps
 
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.functions import AffineFunction
-from mcpkit.problems.mcp import MCP
+from mcpkit.problems.mcp import MCP, place_affine_block
 from mcpkit.problems.names import casadi_name
 
 
@@ -41,11 +41,11 @@ def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if not isinstance(fb, AffineFunction):
             continue
         cols = np.concatenate([np.arange(starts[nm], starts[nm] + sizes[nm]) for nm in fb.over])
-        coo = fb.M.tocoo() if sps.issparse(fb.M) else sps.coo_array(fb.M)
+        r, c, v = place_affine_block(b.start, cols, fb.M)  # as AffineMap.jacobian places them
         rows.append(np.arange(b.start, b.start + b.size))
-        rr.append(b.start + coo.row.astype(np.int64))
-        cc.append(cols[coo.col])
-        vv.append(np.asarray(coo.data, dtype=float))
+        rr.append(r)
+        cc.append(c)
+        vv.append(v)
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, np.zeros(0)

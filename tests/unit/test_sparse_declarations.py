@@ -190,6 +190,30 @@ def test_casadi_lowering_of_mixed_blocks_equals_dense(
     assert Js.nnz() == A.nnz + m  # the affine rows hold exactly M's nonzeros
 
 
+def test_affine_jacobian_rows_and_the_affine_map_place_the_same_entries() -> None:
+    """Two affine blocks (one dense, one sparse over permuted columns, numeric q): the Newton
+    engine's constant rows and ``AffineMap.jacobian`` (one placing helper) both give the
+    Jacobian assembled by hand."""
+    A = np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 0.0]])
+    B = sps.csr_array(np.array([
+        [0.0, 4.0, 0.0, 5.0, 0.0], [6.0, 0.0, 0.0, 0.0, 8.0], [0.0, 0.0, 7.0, 0.0, 0.0],
+    ]))  # fmt: skip
+    mcp = MCP("two")
+    mcp.add_variables("x", 2)
+    mcp.add_variables("y", 3)
+    mcp.add_affine("x", A, np.zeros(2), over=["y"])
+    mcp.add_affine("y", B, np.ones(3), over=["y", "x"])
+    want = np.zeros((5, 5))
+    want[0:2, 2:5] = A
+    want[2:5][:, [2, 3, 4, 0, 1]] = B.toarray()
+    rows, r, c, v = affine_jacobian_rows(mcp)
+    np.testing.assert_array_equal(rows, np.arange(5))
+    np.testing.assert_array_equal(sps.csc_array((v, (r, c)), shape=(5, 5)).toarray(), want)
+    amap = mcp.affine_map()
+    assert amap is not None and not amap._whole
+    np.testing.assert_array_equal(amap.jacobian.toarray(), want)
+
+
 def test_newton_affine_rows_take_the_sparse_matrix_as_is() -> None:
     A = random_sparse(5, 4, 7, density=0.3)
     out = []
