@@ -482,3 +482,86 @@ def test_a_passed_deadline_gives_not_checked() -> None:
 
     rep = classify_stationarity(_pair2(_quad), np.array([2.0, 0.0]), NOP, deadline=time.perf_counter() - 1)
     assert rep.level is Stationarity.NOT_CHECKED and "time limit" in rep.message
+
+
+def test_s_point_needs_one_multiplier_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """f = x1 + x2 at the biactive origin: (nu, xi) = (1, 1) >= 0, so S. S multipliers are weak
+    ones, so the S test runs first and the weak test is not needed (one multiplier solve); a C
+    point (f = -x1 - x2) still runs both and gets its level."""
+    import mcpkit.stationarity.multipliers as cert
+
+    calls: list[object] = []
+    solve = cert._Multipliers.solve
+
+    def counted(self: object, *a: object, **k: object) -> object:
+        calls.append(a[0] if a else k.get("pieces"))
+        return solve(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cert._Multipliers, "solve", counted)
+    rep = classify_stationarity(_pair2(lambda x: x[0] + x[1]), np.zeros(2), NOP)
+    assert rep.level is Stationarity.S and rep.b_stationary is True
+    np.testing.assert_allclose([rep.nu_G[0], rep.xi_H[0]], [1.0, 1.0], atol=ATOL)
+    assert calls == [{0: "nonneg"}]
+    calls.clear()
+    rep = classify_stationarity(_pair2(lambda x: -x[0] - x[1]), np.zeros(2), NOP)
+    assert rep.level is Stationarity.C
+    assert calls[:2] == [{0: "nonneg"}, None]
+
+
+def test_multiplier_lp_point_is_a_witness_when_its_residual_meets_the_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS can call a point optimal whose recomputed residual exceeds its objective (large
+    multipliers times its feasibility tolerance; NOSBENCH's DISCM_001_033). Such a point is not
+    an optimum, so without a threshold every attempt refuses it; but when its recomputed residual
+    meets the threshold it proves that multipliers within it exist, and is returned."""
+    from types import SimpleNamespace
+
+    import mcpkit.stationarity.multipliers as cert
+
+    A = cert.sps.csc_matrix(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    b = np.array([1.0, 1.0])
+    lo, hi = np.full(2, -np.inf), np.full(2, np.inf)
+    v = np.array([1.0 + 1e-3, 1.0])  # residual 1e-3, reported as 1e-12 below
+
+    def fake(c: np.ndarray, **kw: object) -> SimpleNamespace:
+        return SimpleNamespace(status=0, x=np.append(v, 1e-12), fun=1e-12, message="")
+
+    monkeypatch.setattr(cert, "linprog", fake)
+    w, why = cert._linf_lp(A, b, lo, hi)
+    assert w is None and "inaccurate" in why
+    w, why = cert._linf_lp(A, b, lo, hi, witness=1e-4)
+    assert w is None
+    w, why = cert._linf_lp(A, b, lo, hi, witness=2e-3)
+    assert why == "" and w is not None
+    np.testing.assert_allclose(w, v)
+
+
+@pytest.mark.parametrize(
+    "f_of",
+    [lambda x: x[0] + x[1] + x[2], lambda x: -x[0] - x[1] + x[2], lambda x: x[0] - x[1] - x[2]],
+)
+def test_sparse_multiplier_matrix_gives_the_dense_verdict(
+    monkeypatch: pytest.MonkeyPatch, f_of: object
+) -> None:
+    """Large multiplier systems are built sparse (no dense identity or hstack); with the switch
+    moved down to every system, the levels and the residuals are those of the dense build."""
+    import mcpkit.stationarity.multipliers as cert
+
+    x = ca.SX.sym("x", 3)
+    f = f_of(x)  # type: ignore[operator]
+    m = MPCC.from_casadi(x, x[0], x[1], f=f, lbx=[-np.inf, -np.inf, 0.0], ubx=[np.inf, np.inf, 1.0])
+    dense = classify_stationarity(m, np.zeros(3), NOP)
+    built: list[bool] = []
+    init = cert._Multipliers.__init__
+
+    def spy(self: object, *a: object) -> None:
+        init(self, *a)  # type: ignore[arg-type]
+        built.append(cert.sps.issparse(self.A))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(cert, "SPARSE_CERTIFICATE_MIN", 1)
+    monkeypatch.setattr(cert._Multipliers, "__init__", spy)
+    sparse = classify_stationarity(m, np.zeros(3), NOP)
+    assert built == [True]
+    assert sparse.level is dense.level and sparse.b_stationary is dense.b_stationary
+    assert sparse.stationarity_residual == pytest.approx(dense.stationarity_residual, abs=1e-12)

@@ -1,4 +1,4 @@
-"""The multiplier tests of :mod:`mcpkit.stationarity.certificate`: the smallest max-norm residual
+"""The multiplier tests of :mod:`mcpkit.stationarity.multipliers`: the smallest max-norm residual
 (cheap least-squares candidate, else the exact LP) against independent references."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog, lsq_linear
 
-from mcpkit.stationarity.certificate import (
+from mcpkit.stationarity.multipliers import (
     SPARSE_CERTIFICATE_MIN,
     _Multipliers,
     _regularised_lstsq,
@@ -194,6 +194,7 @@ def test_a_search_without_the_null_space_is_never_called_exhaustive(monkeypatch)
     """Above NULL_SPACE_MAX_ENTRIES the SVD is skipped: the M/C search tries the suggested
     pattern only and reports that it was not exhaustive, whatever it found."""
     import mcpkit.stationarity.certificate as stat
+    import mcpkit.stationarity.multipliers as mult_mod
 
     rng = np.random.default_rng(1)
     mult = _Multipliers.__new__(_Multipliers)
@@ -208,7 +209,7 @@ def test_a_search_without_the_null_space_is_never_called_exhaustive(monkeypatch)
     suggest = lambda a, c: "nonneg" if a + c >= 0 else "nonpos"  # noqa: E731
     _, _, full = stat._search(mult, u_weak, ("nonneg", "nonpos"), suggest, 1e-9)
     assert full  # with the null space (here trivial) the search is exhaustive
-    monkeypatch.setattr(stat, "NULL_SPACE_MAX_ENTRIES", 10)
+    monkeypatch.setattr(mult_mod, "NULL_SPACE_MAX_ENTRIES", 10)
     assert mult.undetermined() is None
     _, _, full = stat._search(mult, u_weak, ("nonneg", "nonpos"), suggest, 1e-9)
     assert not full
