@@ -102,7 +102,7 @@ process each, ``benchmarks/bench_horizon_length.py``, :math:`\sigma_0 = 1` again
 
 * the block (:func:`~mcpkit.mpec.examples.block.solve_block`) uses it: N = 100 / 200 / 400
   took 18 s / not solved in 90 s / not solved, and take 1.6 / 18.5 / 51 s, at the closed
-  form's optimum;
+  form's optimum (2.3 / 6.8 / 5.5 s since it also uses the equality form, ``scholtes_eq``);
 * the plate design keeps :math:`\sigma_0 = 1`: N = 50 / 100 / 200 took 11 / 28 / 95 s against
   6.6 / 21 / 13 s, but the three-radius design ended at :math:`J = 2.5 \cdot 10^{-3}` against
   :math:`4.2 \cdot 10^{-6}`;

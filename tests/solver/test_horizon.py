@@ -86,6 +86,7 @@ def test_block_short_horizon_matches_closed_form(block10: tuple[BlockTask, objec
     task, res = block10
     assert res.solved, res.message
     assert res.mpcc.trace[0].parameter == TIGHT_SIGMA0  # the planner starts tight (forward-simulated guess)
+    assert res.mpcc.extra["reformulation"] == "scholtes_eq"  # in the equality form (solve_block)
     u_qp, cost = sliding_qp_plan(task)
     v_qp = task.h * np.cumsum(u_qp - task.mu * task.g)
     assert (v_qp[:-1] > 0).all()
@@ -129,10 +130,11 @@ def test_block_resimulation_and_failure_detection(block10: tuple[BlockTask, obje
 @pytest.mark.slow
 def test_block_full_horizon() -> None:
     """N = 100 steps (101 grid points, h = 0.01): closed form and re-simulation, from the tight
-    start (about 3 s) and from the solver's sigma0 = 1 (about 20 s): the same plan."""
+    start in the equality form (about 3 s), in the inequality form, and from the solver's
+    sigma0 = 1 (about 20 s): the same plan."""
     task = BlockTask()
     u_qp, cost = sliding_qp_plan(task)
-    for options in ({}, {"sigma0": 1.0}):
+    for options in ({}, {"method": "scholtes"}, {"sigma0": 1.0}):
         res, _ = solve_block(task, **options)
         assert res.solved, (options, res.message)
         assert res.objective == pytest.approx(cost, rel=1e-6)
