@@ -147,3 +147,35 @@ def test_escape_from_a_path_point_names_its_start() -> None:
     assert report.certified == "S" and report.start == "path 0" and report.starts_tried == 2
     np.testing.assert_allclose(x, [1.0, 0.0], atol=1e-6)
     assert report.f_initial == pytest.approx(2.0, abs=ATOL) and report.f_final == pytest.approx(1.0, abs=ATOL)
+
+
+@pytest.mark.parametrize(("stop", "tried"), [(2, 2), (1, 1), (0, 3)])
+def test_flip_search_stops_after_flips_that_leave_f_unchanged(
+    monkeypatch: pytest.MonkeyPatch, stop: int, tried: int
+) -> None:
+    """Three pairs, each (x_a, x_b) with f = (x_a - 1)^2 + (x_b - 2)^2, at the S point
+    (1, 0, 1, 0, 1, 0): every active side x_b has xi = -4, so three flip candidates. With branch
+    NLPs that end where they start (f unchanged, as on NOSBENCH's SMOCP_001_006) the search stops
+    after ``flip_unchanged_stop`` of them in a row (0: tries all three); the point stays S."""
+    x = ca.SX.sym("x", 6)
+    f = sum((x[2 * i] - 1) ** 2 + (x[2 * i + 1] - 2) ** 2 for i in range(3))
+    m = MPCC.from_casadi(x, x[0::2], x[1::2], f=f, lbx=np.zeros(6), ubx=np.full(6, 3.0))
+    refiner = MPCCSolver(m, refine=RefineOptions(flip_unchanged_stop=stop)).refiner()
+    calls: list[np.ndarray] = []
+
+    def unchanged(xs: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: object) -> tuple:
+        calls.append(mask)
+        return xs, refiner.assess(xs, p)[0], "Solve_Succeeded"
+
+    monkeypatch.setattr(refiner, "_branch_nlp", unchanged)
+    xs, rep, report = refiner.run(np.array([1.0, 0, 1, 0, 1, 0]), np.zeros(0), None)
+    flips = [s for s in report.steps if s.lpec_method == "flip"]
+    assert len(calls) == len(flips) == tried and not any(s.accepted for s in flips)
+    assert report.certified == "S" and report.f_final == pytest.approx(12.0, abs=1e-12)
+
+
+def test_flip_unchanged_stop_is_validated() -> None:
+    from mcpkit.errors import MCPInputError
+
+    with pytest.raises(MCPInputError, match="flip_unchanged_stop"):
+        RefineOptions(flip_unchanged_stop=-1)
