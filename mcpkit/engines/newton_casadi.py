@@ -30,8 +30,7 @@ def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarr
     SciPy sparse matrix, whose stored entries are taken as they are: time and memory
     :math:`O(\mathrm{nnz})`, no dense step.
     """
-    starts = {b.name: b.start for b in problem.blocks}
-    sizes = {b.name: b.size for b in problem.blocks}
+    slices = problem.block_slices
     rows: list[np.ndarray] = []
     rr: list[np.ndarray] = []
     cc: list[np.ndarray] = []
@@ -40,7 +39,7 @@ def affine_jacobian_rows(problem: MCP) -> tuple[np.ndarray, np.ndarray, np.ndarr
         fb = problem.function_block(b.name)
         if not isinstance(fb, AffineFunction):
             continue
-        cols = np.concatenate([np.arange(starts[nm], starts[nm] + sizes[nm]) for nm in fb.over])
+        cols = np.concatenate([np.arange(slices[nm].start, slices[nm].stop) for nm in fb.over])
         r, c, v = place_affine_block(b.start, cols, fb.M)  # as AffineMap.jacobian places them
         rows.append(np.arange(b.start, b.start + b.size))
         rr.append(r)
