@@ -26,7 +26,10 @@ seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
     & F_i(z_k; P_k) - w_{k,i} + v_{k,i} = 0,\quad
       0 \le z_{k,i} - l_i \perp w_{k,i} \ge 0,\quad 0 \le u_i - z_{k,i} \perp v_{k,i} \ge 0,
 
-over :math:`X = (x_0..x_N, u_0..u_{N-1}, \theta, (z_k, w_k, v_k)_{k<N})`. The last line is the
+over :math:`X = (x_0..x_N, u_0..u_{N-1}, \theta, (z_k, w_k, v_k)_{k<N})`. (From
+:data:`LIFT_DESIGN_MIN_STEPS` steps on each step
+has its own copy :math:`\theta_k`, with :math:`\theta_{k+1} = \theta_k`: the same problem with a
+banded KKT matrix; see ``lift_design``.) The last line is the
 slack form of :class:`mcpkit.lowering.casadi.MCPToMPCC`, applied once to the lowered step MCP and
 re-used for every step (the step MPCC is wrapped in a ``casadi.Function`` and called on each
 step's variables and :math:`P_k`).
@@ -80,6 +83,7 @@ __all__ = [
     "HorizonResult",
     "PathConstraint",
     "StepSpec",
+    "LIFT_DESIGN_MIN_STEPS",
     "TIGHT_SIGMA0",
     "forward_simulate",
     "resimulation_check",
@@ -88,6 +92,14 @@ __all__ = [
 
 
 TIGHT_SIGMA0 = 1e-2
+
+#: From this many steps on, :class:`Horizon` gives every step its own copy of the design
+#: (``lift_design=None``). Below it one :math:`\theta` costs nothing measurable per IPOPT
+#: iteration (pushing: 18-19 ms at N = 50 and 100 either way), and the homotopy's path on the
+#: short pushing and plate tasks changes with the formulation (the N = 20 pushing task was no
+#: longer solved from its default start with the copies); at N = 200 one :math:`\theta` made an
+#: iteration 20 times dearer (2026-11-27, ``benchmarks/bench_horizon_length.py``).
+LIFT_DESIGN_MIN_STEPS = 100
 r"""A first relaxation parameter :math:`\sigma_0` for horizons started from a forward simulation.
 
 :meth:`Horizon.solve`'s initial guess is a forward simulation, so every step's pairs are
@@ -140,6 +152,14 @@ class Horizon:
         Path constraints applied at every step.
     t0
         Initial time.
+    lift_design
+        ``True``: every step has its own copy :math:`\theta_k` of the design, tied by
+        :math:`\theta_{k+1} = \theta_k`; ``False``: one :math:`\theta`; ``None`` (default):
+        copies from :data:`LIFT_DESIGN_MIN_STEPS` steps on. The MPCC is the same either way,
+        but a single :math:`\theta` enters every step's rows: a dense column of the constraint
+        Jacobian and a dense row and column of IPOPT's KKT matrix, whose factors MUMPS's
+        pivoting then fills. Pushing at N = 200 took up to 300 ms per IPOPT iteration with one
+        :math:`\theta` and 10-15 ms with the copies (a banded KKT matrix).
     """
 
     def __init__(
@@ -156,6 +176,7 @@ class Horizon:
         terminal_cost: Callable[..., Any] | None = None,
         path: list[PathConstraint] | None = None,
         t0: float = 0.0,
+        lift_design: bool | None = None,
     ) -> None:
         if not isinstance(spec, StepSpec):
             raise MCPInputError(f"Horizon needs a StepSpec, got {type(spec).__name__}")
@@ -184,6 +205,12 @@ class Horizon:
             raise MCPInputError(f"t0 must be a number, got {t0!r}") from None
         if not math.isfinite(self.t0):
             raise NonFiniteError("t0 must be finite")
+        if lift_design is not None and not isinstance(lift_design, bool):
+            raise MCPInputError(f"lift_design must be True, False or None, got {lift_design!r}")
+        if lift_design is None:
+            lift_design = N >= LIFT_DESIGN_MIN_STEPS
+        #: copies of the design in the decision vector: N when lifted (and there is a design), else 1
+        self.n_design_copies = N if (lift_design and nth and N > 1) else 1
         self.t = self.t0 + spec.h * np.arange(N + 1)
         t_build = time.perf_counter()
         self._build()
@@ -224,26 +251,28 @@ class Horizon:
         self.n_step_vars = nxs
         X = ca.SX.sym("x", nx, N + 1)
         U = ca.SX.sym("u", nu, N)
-        TH = ca.SX.sym("theta", nth)
+        nlift = self.n_design_copies
+        THL = ca.SX.sym("theta", nth, nlift)  # column k: the design copy of step k (one column unlifted)
+        TH = THL[:, 0]
         XS = ca.SX.sym("s", nxs, N)
-        dec = ca.vertcat(ca.vec(X), ca.vec(U), TH, ca.vec(XS))
+        dec = ca.vertcat(ca.vec(X), ca.vec(U), ca.vec(THL), ca.vec(XS))
         o_u = nx * (N + 1)
         o_th = o_u + nu * N
-        o_s = o_th + nth
+        o_s = o_th + nth * nlift
         self.layout = {
-            "x": slice(0, o_u), "u": slice(o_u, o_th), "theta": slice(o_th, o_s),
-            "s": slice(o_s, o_s + nxs * N),
+            "x": slice(0, o_u), "u": slice(o_u, o_th), "theta": slice(o_th, o_th + nth),
+            "theta_copies": slice(o_th, o_s), "s": slice(o_s, o_s + nxs * N),
         }  # fmt: skip
         lbx = np.concatenate(
             [
                 self.x_initial, np.tile(self.x_lo, N - 1), self.xT_lo if N else [],
-                self.u_lo, self.th_lo, np.tile(step.lbx, N),
+                self.u_lo, np.tile(self.th_lo, nlift), np.tile(step.lbx, N),
             ]
         )  # fmt: skip
         ubx = np.concatenate(
             [
                 self.x_initial, np.tile(self.x_hi, N - 1), self.xT_hi if N else [],
-                self.u_hi, self.th_hi, np.tile(step.ubx, N),
+                self.u_hi, np.tile(self.th_hi, nlift), np.tile(step.ubx, N),
             ]
         )  # fmt: skip
         # terminal box intersected with the state box
@@ -257,6 +286,7 @@ class Horizon:
         f = ca.SX(0.0)
         for k in range(N):
             xk, uk, sk = X[:, k], U[:, k], XS[:, k]
+            TH = THL[:, min(k, nlift - 1)]  # step k's design copy
             pk = spec.param_fun(xk, uk, TH, float(self.t[k]))
             gk, Gk, Hk = fstep(sk, pk)
             g_step.append(gk)
@@ -282,9 +312,12 @@ class Horizon:
         self.rows["path"] = slice(
             self.rows["dynamics"].stop, self.rows["dynamics"].stop + sum(int(c.numel()) for c in g_path)
         )
-        g = ca.vertcat(*g_step, *g_dyn, *g_path)
-        lbg = np.concatenate([np.tile(step.lbg, N), np.zeros(nx * N), *lbg_path])
-        ubg = np.concatenate([np.tile(step.ubg, N), np.zeros(nx * N), *ubg_path])
+        g_lift = [THL[:, k + 1] - THL[:, k] for k in range(nlift - 1)]  # one design (lift_design)
+        nl = nth * (nlift - 1)
+        self.rows["design"] = slice(self.rows["path"].stop, self.rows["path"].stop + nl)
+        g = ca.vertcat(*g_step, *g_dyn, *g_path, *g_lift)
+        lbg = np.concatenate([np.tile(step.lbg, N), np.zeros(nx * N), *lbg_path, np.zeros(nl)])
+        ubg = np.concatenate([np.tile(step.ubg, N), np.zeros(nx * N), *ubg_path, np.zeros(nl)])
         x0 = np.clip(np.zeros(dec.numel()), lbx, ubx)
         self.mpcc = MPCC(
             x=dec, p=ca.SX(0, 1), f=f, g=g, lbg=lbg, ubg=ubg, lbx=lbx, ubx=ubx,
@@ -331,7 +364,7 @@ class Horizon:
             [
                 np.asarray(states, dtype=float).reshape(-1),
                 np.asarray(controls, dtype=float).reshape(-1),
-                np.asarray(design, dtype=float).reshape(-1),
+                np.tile(np.asarray(design, dtype=float).reshape(-1), self.n_design_copies),
                 np.asarray(s, dtype=float).reshape(-1),
             ]
         )
@@ -486,7 +519,9 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     nx, nu, nth = spec.n_state, spec.n_control, spec.n_design
     xs, xn = _named_column("x_k", "x_{k}", nx)
     us, un = _named_column("u_k", "u_{k}", nu)
-    ths, thn = _named_column("theta", r"\theta", nth)
+    lifted = hz.n_design_copies > 1
+    th_name = ("theta_k", r"\theta_{k}") if lifted else ("theta", r"\theta")
+    ths, thn = _named_column(*th_name, nth)
     t = ca.SX.sym("t_k")
     zcols: list[tuple[Formula, ca.SX]] = []
     zn: list[tuple[ca.SX, Formula]] = []
@@ -496,7 +531,7 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
         zn += names
     zs = ca.vertcat(*[c for _, c in zcols])
     symbols = xn + un + thn + [(t, ("t_k", "t_{k}"))] + zn
-    columns = [(("x_k", "x_{k}"), xs), *zcols, (("u_k", "u_{k}"), us), (("theta", r"\theta"), ths),
+    columns = [(("x_k", "x_{k}"), xs), *zcols, (("u_k", "u_{k}"), us), (th_name, ths),
                (("t_k", "t_{k}"), t)]  # fmt: skip
     p = spec.param_fun(xs, us, ths, t)
     inputs = ca.vertcat(xs, us, ths, t)
@@ -592,8 +627,9 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
         obj_l.append(r"\sum_{k=0}^{N-1} \ell_k")
     if hz.terminal_cost is not None:
         xN, xNn = _named_column("x_N", "x_{N}", nx)
-        lN = as_scalar(hz.terminal_cost(xN, ths), "terminal_cost")
-        f = casadi_formulas(lN, xNn + thn) or ("terminal_cost(x_N, theta)", r"\ell_N(x_N, \theta)")
+        thN, thNn = _named_column("theta_{N-1}", r"\theta_{N-1}", nth) if lifted else (ths, thn)
+        lN = as_scalar(hz.terminal_cost(xN, thN), "terminal_cost")
+        f = casadi_formulas(lN, xNn + thNn) or ("terminal_cost(x_N, theta)", r"\ell_N(x_N, \theta)")
         where.append(((f"l_N = {f[0]}", rf"\ell_N = {f[1]}"), ("", "")))
         obj_t.append("l_N")
         obj_l.append(r"\ell_N")
@@ -605,8 +641,21 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     if nu:
         head.append(Segment("x", "u", tuple(slice(o_u + i * nu, o_u + (i + 1) * nu) for i in range(N))))
     tail = [Segment("x", "theta", slice(o_th, o_th + nth), latex=r"\theta")] if nth else []
+    copies: list[Segment] = []
+    if lifted:  # lift_design: step k's copy theta_k, all equal
+        tail = []
+        at = tuple(slice(o_th + i * nth, o_th + (i + 1) * nth) for i in range(N))
+        head.append(Segment("x", "theta", at, latex=r"\theta"))
+        copies.append(
+            Segment(
+                "g", "design_copies", hz.rows["design"], latex=r"\mathrm{design\ copies}",
+                statement=("theta_{k+1} = theta_k, k = 0..N-2 (one design, a copy per step)",
+                           r"\theta_{k+1} = \theta_k,\ k = 0, \dots, N-2"
+                           r"\quad (\text{one design, a copy per step})"),
+            )
+        )  # fmt: skip
     return MPCCBlocks(
-        segments=tuple(cons + [dyn] + path + head + variables + tail),
+        segments=tuple(cons + [dyn] + path + copies + head + variables + tail),
         objective=(" + ".join(obj_t) or "0", " + ".join(obj_l) or "0"),
         where=tuple(where),
         given=tuple(given + bounds),

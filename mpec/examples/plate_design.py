@@ -321,8 +321,9 @@ def _x_initial(task: PlateDesignTask) -> np.ndarray:
     return x
 
 
-def plate_design_horizon(task: PlateDesignTask) -> tuple[Horizon, NCPStep]:
-    """The periodic BVP-MPEC: terminal box :math:`e_N = 0`, terminal cost :math:`J(q_0, q_N)`."""
+def plate_design_horizon(task: PlateDesignTask, lift_design: bool | None = None) -> tuple[Horizon, NCPStep]:
+    """The periodic BVP-MPEC: terminal box :math:`e_N = 0`, terminal cost :math:`J(q_0, q_N)`
+    (``lift_design``: see :class:`~mcpkit.mpec.horizon.Horizon`)."""
     spec, model = plate_design_step_spec(task)
     N, x0 = task.n_steps, _x_initial(task)
     dz, dv = task.jump_bound
@@ -341,7 +342,7 @@ def plate_design_horizon(task: PlateDesignTask) -> tuple[Horizon, NCPStep]:
 
     hz = Horizon(
         spec, N, x0, control_bounds=(ulo, uhi), design_bounds=(task.theta_lo, task.theta_hi),
-        terminal_bounds=(xT_lo, xT_hi), terminal_cost=terminal,
+        terminal_bounds=(xT_lo, xT_hi), terminal_cost=terminal, lift_design=lift_design,
     )  # fmt: skip
     return hz, model
 
@@ -502,16 +503,20 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
     r"""One MPCC from several horizon MPCCs whose design slices are identified.
 
     The stacked decision vector is ``(X_1, X_2 \ theta_2, ..., X_S \ theta_S)``: every horizon's
-    own :math:`\theta` symbols are substituted by those of the first one; the objective is the sum.
-    Returns the MPCC and, per horizon, the indices of its decision vector in the stacked one.
+    own :math:`\theta` symbols (all its per-step copies, ``Horizon(lift_design=True)``) are
+    substituted by those of the first one, whose rows :math:`\theta_{k+1} = \theta_k` are the
+    only ones kept (the others would repeat them); the objective is the sum. Returns the MPCC and,
+    per horizon, the indices of its decision vector in the stacked one.
     """
-    th_sl = horizons[0].layout["theta"]
+    th_sl = horizons[0].layout["theta_copies"]
     th0 = horizons[0].mpcc.x[th_sl]
+    if any(hz.n_design_copies != horizons[0].n_design_copies for hz in horizons):
+        raise MCPInputError("the horizons sharing a design need the same number of design copies (same N)")
     xs, fs, gs, Gs, Hs = [], [], [], [], []
     lbx, ubx, lbg, ubg, idx = [], [], [], [], []
     offset = 0
     for s, hz in enumerate(horizons):
-        mp, sl = hz.mpcc, hz.layout["theta"]
+        mp, sl = hz.mpcc, hz.layout["theta_copies"]
         n = int(mp.x.numel())
         keep = np.ones(n, dtype=bool)
         if s > 0:
@@ -531,12 +536,15 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
             f, g, G, H = mp.f, mp.g, mp.G, mp.H
         offset += local.size
         idx.append(where)
+        rows = np.ones(int(mp.g.numel()), dtype=bool)
+        if s > 0:
+            rows[hz.rows["design"]] = False  # the first horizon's copy rows tie the shared copies
         fs.append(f)
-        gs.append(g)
+        gs.append(g[np.flatnonzero(rows).tolist()])
         Gs.append(G)
         Hs.append(H)
-        lbg.append(mp.lbg)
-        ubg.append(mp.ubg)
+        lbg.append(mp.lbg[rows])
+        ubg.append(mp.ubg[rows])
     first = horizons[0].mpcc
     lo, hi = np.concatenate(lbx), np.concatenate(ubx)
     stacked = MPCC(

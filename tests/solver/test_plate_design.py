@@ -87,17 +87,22 @@ def test_tiny_horizon_solves_and_resimulates_periodically() -> None:
 
 
 def test_stacked_mpcc_shares_the_design() -> None:
-    """Stacking S horizons removes S-1 design copies; every horizon's index map points its design
-    slice at the first one's, and the stacked objective at a point is the sum of the horizons'."""
+    """Stacking S horizons removes S-1 designs (each with its N per-step copies) and their S-1 sets
+    of copy rows; every horizon's index map points its design copies at the first one's, and the
+    stacked objective at a point is the sum of the horizons'."""
     tasks = scenario_tasks(TINY, [4.0, 6.0, 8.0])
-    hzs = [plate_design_horizon(t)[0] for t in tasks]
+    hzs = [plate_design_horizon(t, lift_design=True)[0] for t in tasks]
     mp, idx = _stack_shared_design(hzs)
     sizes = [int(h.mpcc.x.numel()) for h in hzs]
-    assert int(mp.x.numel()) == sum(sizes) - 2 * 3
+    n_th = hzs[0].spec.n_design * hzs[0].N
+    assert hzs[0].n_design_copies == hzs[0].N > 1
+    assert int(mp.x.numel()) == sum(sizes) - 2 * n_th
+    rows = [int(h.mpcc.g.numel()) for h in hzs]
+    assert int(mp.g.numel()) == sum(rows) - 2 * (n_th - hzs[0].spec.n_design)
     assert mp.n_pairs == sum(h.mpcc.n_pairs for h in hzs)
-    th = hzs[0].layout["theta"]
+    th = hzs[0].layout["theta_copies"]
     for h, where in zip(hzs, idx, strict=True):
-        np.testing.assert_array_equal(where[h.layout["theta"]], np.arange(th.start, th.stop))
+        np.testing.assert_array_equal(where[h.layout["theta_copies"]], np.arange(th.start, th.stop))
     all_idx = np.concatenate(idx)
     assert np.unique(all_idx).size == int(mp.x.numel())
     rng = np.random.default_rng(3)
@@ -106,7 +111,12 @@ def test_stacked_mpcc_shares_the_design() -> None:
     parts = [_eval(h.mpcc.f, h.mpcc.x, x[w])[0] for h, w in zip(hzs, idx, strict=True)]
     assert fs == pytest.approx(float(np.sum(parts)), rel=1e-12)
     g = _eval(mp.g, mp.x, x)
-    g_parts = np.concatenate([_eval(h.mpcc.g, h.mpcc.x, x[w]) for h, w in zip(hzs, idx, strict=True)])
+    g_parts = []
+    for s, (h, w) in enumerate(zip(hzs, idx, strict=True)):
+        keep = np.ones(int(h.mpcc.g.numel()), dtype=bool)
+        keep[h.rows["design"]] = s == 0
+        g_parts.append(_eval(h.mpcc.g, h.mpcc.x, x[w])[keep])
+    g_parts = np.concatenate(g_parts)
     np.testing.assert_allclose(g, g_parts, rtol=1e-12, atol=1e-12)
 
 

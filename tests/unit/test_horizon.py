@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
-from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, resimulation_check
+from mcpkit.mpec.horizon import (
+    LIFT_DESIGN_MIN_STEPS,
+    Horizon,
+    HorizonResult,
+    PathConstraint,
+    StepSpec,
+    resimulation_check,
+)
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.result import (
     RESULT_KEYS,
@@ -62,20 +69,27 @@ def test_sizes_of_tiny_horizon() -> None:
 
     Step MCP: z = (a, b, d, c); slacks w for the finite lower bounds of the non-fixed a, b and v
     for the finite upper bound of b, so the step MPCC has 4 + 3 = 7 variables, 3 equality rows
-    (a, b, c; d is fixed) and 3 pairs. Horizon: 2*(N+1) + 1*N + 1 + 7*N = 33 variables,
-    3N + 2N = 15 rows (+ 2N path rows), 3N = 9 pairs.
+    (a, b, c; d is fixed) and 3 pairs. Horizon with one design: 2*(N+1) + 1*N + 1 + 7*N = 33
+    variables, 3N + 2N = 15 rows (+ 2N path rows), 3N = 9 pairs; with a design copy per step
+    (``lift_design=True``; by default only from LIFT_DESIGN_MIN_STEPS steps on) N - 1 = 2 more
+    variables and N - 1 = 2 more rows.
     """
     N = 3
     pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + x[0]), -1.0, 1.0)
-    hz = Horizon(_spec(), N, [0.5, 0.0], path=[pc])
+    one = Horizon(_spec(), N, [0.5, 0.0], path=[pc])
+    hz = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=True)
     mp = hz.mpcc
     assert hz.n_step_vars == 7
-    assert mp.x.numel() == 2 * (N + 1) + N + 1 + 7 * N
-    assert mp.g.numel() == 3 * N + 2 * N + 2 * N
-    assert mp.n_pairs == 3 * N
+    assert one.mpcc.x.numel() == 2 * (N + 1) + N + 1 + 7 * N
+    assert one.mpcc.g.numel() == 3 * N + 2 * N + 2 * N
+    assert (one.n_design_copies, hz.n_design_copies) == (1, N)
+    assert mp.x.numel() == 2 * (N + 1) + N + N + 7 * N
+    assert mp.g.numel() == 3 * N + 2 * N + 2 * N + (N - 1)
+    assert mp.n_pairs == one.mpcc.n_pairs == 3 * N
     assert mp.G_implied_by_bounds and mp.H_implied_by_bounds
-    assert hz.rows["dynamics"] == slice(9, 15)
-    assert hz.rows["path"] == slice(15, 21)
+    assert hz.rows["dynamics"] == one.rows["dynamics"] == slice(9, 15)
+    assert hz.rows["path"] == one.rows["path"] == slice(15, 21)
+    assert hz.rows["design"] == slice(21, 23) and one.rows["design"] == slice(21, 21)
     # x0 fixed by bounds, terminal free, step bounds repeated
     L = hz.layout
     np.testing.assert_array_equal(mp.lbx[L["x"]][:2], [0.5, 0.0])
@@ -119,6 +133,45 @@ def test_coupling_and_step_rows_evaluate_to_hand_values() -> None:
     parts = hz.unpack(hz.pack(X, U, th, S))
     np.testing.assert_array_equal(parts["states"], X)
     np.testing.assert_array_equal(parts["s"], S)
+
+
+def test_design_copies_are_the_same_mpcc() -> None:
+    r"""With a design copy per step (``lift_design``) every row of the one-design MPCC is
+    reproduced at the packed point, the copy rows :math:`\theta_{k+1} - \theta_k` vanish there and
+    equal the differences at a point whose copies differ; every copy carries the design bounds,
+    and ``unpack`` reads the design from the first copy."""
+    N = 4
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + th[0]), -1.0, 1.0)
+    kw = dict(path=[pc], design_bounds=(-2.0, 3.0), stage_cost=lambda x, u, th, z, k: th[0] * u[0] ** 2,
+              terminal_cost=lambda x, th: th[0] * x[0])  # fmt: skip
+    one = Horizon(_spec(), N, [0.5, 0.0], lift_design=False, **kw)
+    hz = Horizon(_spec(), N, [0.5, 0.0], lift_design=True, **kw)
+    rng = np.random.default_rng(5)
+    X, U, th = rng.normal(size=(N + 1, 2)), rng.normal(size=(N, 1)), rng.normal(size=1)
+    S = rng.normal(size=(N, 7))
+    v1 = one.mpcc.evaluate(one.pack(X, U, th, S), np.zeros(0))
+    x = hz.pack(X, U, th, S)
+    v = hz.mpcc.evaluate(x, np.zeros(0))
+    keep = np.ones(int(hz.mpcc.g.numel()), dtype=bool)
+    keep[hz.rows["design"]] = False
+    np.testing.assert_allclose(v["g"][keep], v1["g"], rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(v["g"][hz.rows["design"]], np.zeros(N - 1))
+    for key in ("f", "G", "H"):
+        np.testing.assert_allclose(v[key], v1[key], rtol=0, atol=1e-14)
+    copies = np.array([1.0, -0.5, 2.0, 0.25])
+    x[hz.layout["theta_copies"]] = copies
+    np.testing.assert_allclose(hz.mpcc.evaluate(x, np.zeros(0))["g"][hz.rows["design"]], np.diff(copies))
+    np.testing.assert_array_equal(hz.mpcc.lbx[hz.layout["theta_copies"]], np.full(N, -2.0))
+    np.testing.assert_array_equal(hz.mpcc.ubx[hz.layout["theta_copies"]], np.full(N, 3.0))
+    assert hz.unpack(x)["design"].tolist() == [1.0]
+    assert "theta_{k+1} = theta_k" in hz.to_text() and "theta_{k+1}" not in one.to_text()
+    with pytest.raises(MCPInputError, match="lift_design"):
+        Horizon(_spec(), N, [0.5, 0.0], lift_design=1)  # type: ignore[arg-type]
+    # the default: one design below LIFT_DESIGN_MIN_STEPS steps, a copy per step from there on
+    assert Horizon(_spec(), N, [0.5, 0.0]).n_design_copies == 1
+    M = LIFT_DESIGN_MIN_STEPS
+    assert Horizon(_spec(), M - 1, [0.5, 0.0]).n_design_copies == 1
+    assert Horizon(_spec(), M, [0.5, 0.0]).n_design_copies == M
 
 
 def test_objective_is_stage_plus_terminal() -> None:
