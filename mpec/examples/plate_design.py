@@ -88,6 +88,7 @@ __all__ = [
     "DEFAULT_RADII",
     "SEED_DESIGNS",
     "MultiDesignResult",
+    "PENALTY_FROM_STEPS",
     "PlateDesignTask",
     "demo_plate_design",
     "design_objective",
@@ -108,6 +109,14 @@ __all__ = [
 
 N_STATE = 14
 """State size: ``q`` (3), ``v`` (3), start memory ``m`` (4), periodicity defect ``e`` (4)."""
+
+PENALTY_FROM_STEPS = 100
+"""From this many steps on :func:`solve_plate_design` uses the ``penalty`` reformulation instead of
+``scholtes``. Measured 2026-11-27 (one radius, one plate period in N steps, whole call, one
+process each): N = 75: scholtes 8.8 s at J = 9.4e-8, penalty 3.7 s at J = 3.8e-6 (so the short
+horizons keep scholtes); N = 100: 17.5 s at J = 5.10e-6 against 4.9 s at 5.35e-6; N = 150: not
+solved in 55 s against 16.1 s at 1.05e-5; N = 200: 86 s (reached through the penalty fallback
+after 41 s in one Scholtes subproblem) against 6.0 s at J = 4.40e-6."""
 
 DEFAULT_RADII: tuple[float, ...] = (4.0, 6.0, 8.0)
 """Start radii [cm] of the multi-scenario design (seed 004 §5.1: "a radius of 4-8cm")."""
@@ -390,6 +399,8 @@ def solve_plate_design(
 
     Returns ``(result, horizon, wall_s)`` where ``wall_s`` covers everything: settling
     simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
+    The reformulation is ``scholtes`` below :data:`PENALTY_FROM_STEPS` steps and ``penalty`` from
+    there on (``method=`` overrides it).
     """
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
@@ -397,7 +408,7 @@ def solve_plate_design(
     spent_building(options, t0)
     U0 = np.zeros((task.n_steps, 4))
     U0[0] = periodic_start_guess(task, task.theta0)
-    options.setdefault("method", "scholtes")
+    options.setdefault("method", "penalty" if task.n_steps >= PENALTY_FROM_STEPS else "scholtes")
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
     return res, hz, time.perf_counter() - t0

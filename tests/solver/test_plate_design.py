@@ -10,6 +10,7 @@ import pytest
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.examples.plate_design import (
+    PENALTY_FROM_STEPS,
     SEED_DESIGNS,
     PlateDesignTask,
     _stack_shared_design,
@@ -84,6 +85,25 @@ def test_tiny_horizon_solves_and_resimulates_periodically() -> None:
     np.testing.assert_allclose(polar, [q0[2], *v0], atol=1e-5)
     lo, hi = np.asarray(TINY.theta_lo), np.asarray(TINY.theta_hi)
     assert np.all(res.design >= lo - 1e-9) and np.all(res.design <= hi + 1e-9)
+
+
+def test_long_horizon_uses_penalty_and_design_copies() -> None:
+    """One plate period in N = PENALTY_FROM_STEPS steps: the planner picks the penalty
+    reformulation and a design copy per step; the plan is solved (MPCC tolerance and
+    re-simulation to 1e-4), its copies agree, and ``method=`` still overrides the choice
+    (checked on the 12-step task, which keeps scholtes by default)."""
+    task = PlateDesignTask(periods=1, steps_per_period=PENALTY_FROM_STEPS)
+    res, hz, _ = solve_plate_design(task)
+    assert res.solved, res.message
+    assert res.mpcc.method == "penalty"
+    assert hz.n_design_copies == hz.N == PENALTY_FROM_STEPS
+    copies = res.mpcc.x[hz.layout["theta_copies"]].reshape(hz.N, -1)
+    np.testing.assert_allclose(copies, np.tile(res.design, (hz.N, 1)), rtol=0, atol=1e-6)
+    assert res.objective < 1e-4
+    short, _, _ = solve_plate_design(TINY)
+    assert short.mpcc.method == "scholtes"
+    forced, _, _ = solve_plate_design(TINY, method="penalty")
+    assert forced.mpcc.method == "penalty"
 
 
 def test_stacked_mpcc_shares_the_design() -> None:
