@@ -94,11 +94,11 @@ __all__ = [
 TIGHT_SIGMA0 = 1e-2
 
 #: From this many steps on, :class:`Horizon` gives every step its own copy of the design
-#: (``lift_design=None``). Below it one :math:`\theta` costs nothing measurable per IPOPT
-#: iteration (pushing: 18-19 ms at N = 50 and 100 either way), and the homotopy's path on the
-#: short pushing and plate tasks changes with the formulation (the N = 20 pushing task was no
-#: longer solved from its default start with the copies); at N = 200 one :math:`\theta` made an
-#: iteration 20 times dearer (2026-11-27, ``benchmarks/bench_horizon_length.py``).
+#: (``lift_design=None``). Pushing's mean cost of an IPOPT iteration with one :math:`\theta`
+#: against the copies: 3.6 / 3.1 ms at N = 50, 32 / 5.0 ms at N = 100, up to 300 / 10-15 ms at
+#: N = 200 (2026-11-27). Below N = 100 the gain is small, and the homotopy's path on the short
+#: pushing and plate tasks moves with the formulation (with copies the N = 20 pushing task was no
+#: longer solved from its default start, and N = 25 took 22 s instead of 4.6 s).
 LIFT_DESIGN_MIN_STEPS = 100
 r"""A first relaxation parameter :math:`\sigma_0` for horizons started from a forward simulation.
 
