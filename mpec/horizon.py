@@ -27,9 +27,9 @@ seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
       0 \le z_{k,i} - l_i \perp w_{k,i} \ge 0,\quad 0 \le u_i - z_{k,i} \perp v_{k,i} \ge 0,
 
 over :math:`X = (x_0..x_N, u_0..u_{N-1}, \theta, (z_k, w_k, v_k)_{k<N})`. (From
-:data:`LIFT_DESIGN_MIN_STEPS` steps on each step
-has its own copy :math:`\theta_k`, with :math:`\theta_{k+1} = \theta_k`: the same problem with a
-banded KKT matrix; see ``lift_design``.) The last line is the
+:data:`LIFT_DESIGN_MIN_STEPS` steps on each step has its own copy :math:`\theta_k`, with
+:math:`\theta_{k+1} = \theta_k`: the same problem with a banded KKT matrix; see ``lift_design``.)
+The last line is the
 slack form of :class:`mcpkit.lowering.casadi.MCPToMPCC`, applied once to the lowered step MCP and
 re-used for every step (the step MPCC is wrapped in a ``casadi.Function`` and called on each
 step's variables and :math:`P_k`).
@@ -92,14 +92,6 @@ __all__ = [
 
 
 TIGHT_SIGMA0 = 1e-2
-
-#: From this many steps on, :class:`Horizon` gives every step its own copy of the design
-#: (``lift_design=None``). Pushing's mean cost of an IPOPT iteration with one :math:`\theta`
-#: against the copies: 3.6 / 3.1 ms at N = 50, 32 / 5.0 ms at N = 100, up to 300 / 10-15 ms at
-#: N = 200 (2026-11-27). Below N = 100 the gain is small, and the homotopy's path on the short
-#: pushing and plate tasks moves with the formulation (with copies the N = 20 pushing task was no
-#: longer solved from its default start, and N = 25 took 22 s instead of 4.6 s).
-LIFT_DESIGN_MIN_STEPS = 100
 r"""A first relaxation parameter :math:`\sigma_0` for horizons started from a forward simulation.
 
 :meth:`Horizon.solve`'s initial guess is a forward simulation, so every step's pairs are
@@ -123,6 +115,14 @@ process each, ``benchmarks/bench_horizon_length.py``, :math:`\sigma_0 = 1` again
   step computation fails), and the tight start lost the N = 20 test task (solved with
   :math:`\sigma_0 = 1` by the final polish) and the stuck-phase check of one multi-start goal.
 """
+
+#: From this many steps on, :class:`Horizon` gives every step its own copy of the design
+#: (``lift_design=None``). Pushing's mean cost of an IPOPT iteration with one :math:`\theta`
+#: against the copies: 3.6 / 3.1 ms at N = 50, 32 / 5.0 ms at N = 100, up to 300 / 10-15 ms at
+#: N = 200 (2026-11-27). Below N = 100 the gain is small, and the homotopy's path on the short
+#: pushing and plate tasks moves with the formulation (with copies the N = 20 pushing task was no
+#: longer solved from its default start, and N = 25 took 22 s instead of 4.6 s).
+LIFT_DESIGN_MIN_STEPS = 100
 
 
 class Horizon:
