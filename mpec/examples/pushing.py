@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import casadi as ca
@@ -45,10 +45,11 @@ from mcpkit.errors import MCPInputError
 from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
-from mcpkit.mpec.horizon import Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
 from mcpkit.solving.result import FromParts, OnePart, summary_head
 
 __all__ = [
+    "CONTINUATION_STEPS",
     "DEFAULT_STARTS",
     "PushAttempt",
     "PushStart",
@@ -450,6 +451,14 @@ def plan_pushing(
     )
 
 
+#: The short horizon :math:`N_s` of :func:`solve_pushing`'s continuation. Measured 2026-11-27
+#: (``bench_horizon_length.py --family pushing``, whole call, 90 s): with :math:`N_s = 25`,
+#: N = 50 / 100 / 200 / 400 took 11.2 / 16.4 / 20.7 / 16.6 s (without the continuation 20.9 /
+#: 29.7 / 21.7 s / not solved); with :math:`N_s = 30` 48.1 / 27.0 / 75.5 s at N = 100 / 200 /
+#: 400: the long solve's time depends on which short plan it starts from.
+CONTINUATION_STEPS = 25
+
+
 def solve_pushing(
     task: PushTask | None = None, guess: tuple[float, float] = (1 / 3, 2.0), **options: Any
 ) -> tuple[HorizonResult, Horizon]:
@@ -460,6 +469,14 @@ def solve_pushing(
     MPCC is non-convex (bilinear friction rows) and the homotopy is sensitive to this guess:
     a failed plan is reported (``solved = False``), never hidden. One start only; for several starts
     with re-seeding and the best reproduced plan use :func:`plan_pushing`.
+
+    **Continuation** for long horizons (:math:`N \\ge 2\\,N_s`, :math:`N_s` =
+    :data:`CONTINUATION_STEPS`): the task is first planned over :math:`N_s` steps from the guess
+    (within a third of ``time_limit``, if given); a plan that reaches B is extended by
+    :math:`N - N_s` steps of rest (:math:`u = 0`: the slider stays at rest at B), which is
+    complementary at every step and meets the boundary conditions, and the long horizon is
+    solved from it with :math:`\\sigma_0` = :data:`~mcpkit.mpec.horizon.TIGHT_SIGMA0` (unless
+    ``sigma0`` is given). If the short plan fails, the long horizon starts from the guess.
     """
     task = PushTask() if task is None else task
     t0 = time.perf_counter()
@@ -470,7 +487,19 @@ def solve_pushing(
         start = PushStart(frac, mag)
     except MCPInputError:
         raise MCPInputError(f"guess must be (fraction in (0, 1], magnitude >= 0), got {guess!r}") from None
-    U0 = start.controls(task)
+    U0, design0 = start.controls(task), np.zeros(1)
     options.setdefault("deviation_tol", 1e-5)
-    res = hz.solve(U0, [0.0], simulator=ecp_simulator(task), **options)
+    if task.n_steps >= 2 * CONTINUATION_STEPS:
+        t1 = time.perf_counter()
+        short_options = dict(options)
+        limit = options.get("time_limit")
+        if limit is not None and math.isfinite(float(limit)):
+            short_options["time_limit"] = float(limit) / 3
+        short, _ = solve_pushing(replace(task, n_steps=CONTINUATION_STEPS), guess, **short_options)
+        spent_building(options, t1)  # the short plan's time comes off the long one's limit
+        if short.solved:
+            rest = np.zeros((task.n_steps - CONTINUATION_STEPS, short.controls.shape[1]))
+            U0, design0 = np.vstack([short.controls, rest]), short.design
+            options.setdefault("sigma0", TIGHT_SIGMA0)
+    res = hz.solve(U0, design0, simulator=ecp_simulator(task), **options)
     return res, hz

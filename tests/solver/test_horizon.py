@@ -182,6 +182,28 @@ def test_pushing_short_horizon() -> None:
     np.testing.assert_allclose(val_ref["g"], val_new["g"], rtol=0, atol=1e-12)
 
 
+def test_pushing_long_horizon_by_continuation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N = 2 CONTINUATION_STEPS: the short plan extended by rest steps starts the long horizon;
+    the plan is solved and reproduced and ends at rest at B; the short solve runs once."""
+    import mcpkit.mpec.examples.pushing as pushing_module
+    from mcpkit.mpec.examples.pushing import CONTINUATION_STEPS, PushTask
+
+    calls: list[int] = []
+    original = pushing_module.solve_pushing
+
+    def counted(task: PushTask, *args: Any, **kwargs: Any) -> Any:
+        calls.append(task.n_steps)
+        return original(task, *args, **kwargs)
+
+    monkeypatch.setattr(pushing_module, "solve_pushing", counted)
+    task = PushTask(n_steps=2 * CONTINUATION_STEPS)
+    res, _ = counted(task, time_limit=60)
+    assert calls == [task.n_steps, CONTINUATION_STEPS]
+    assert res.solved, res.message
+    np.testing.assert_allclose(res.states[-1], [*task.goal, 0, 0, 0], atol=1e-6)
+    assert res.objective < 1.0
+
+
 @pytest.mark.slow
 def test_pushing_demo_task() -> None:
     """The demo task (N = 30, to (4 cm, 1 cm, 0.15 rad)); about 15 s."""
