@@ -114,6 +114,9 @@ process each, ``benchmarks/bench_horizon_length.py``, :math:`\sigma_0 = 1` again
   against 6.9 / 24 s), but its ECP relaxations are fragile at every :math:`\sigma` (IPOPT's
   step computation fails), and the tight start lost the N = 20 test task (solved with
   :math:`\sigma_0 = 1` by the final polish) and the stuck-phase check of one multi-start goal.
+  From N = 50 on, :func:`~mcpkit.mpec.examples.pushing.solve_pushing` plans by continuation:
+  a 25-step plan extended by rest steps is complementary, and the long horizon starts from it
+  with this :math:`\sigma_0`.
 """
 
 #: From this many steps on, :class:`Horizon` gives every step its own copy of the design
