@@ -164,6 +164,13 @@ def test_design_copies_are_the_same_mpcc() -> None:
     np.testing.assert_array_equal(hz.mpcc.lbx[hz.layout["theta_copies"]], np.full(N, -2.0))
     np.testing.assert_array_equal(hz.mpcc.ubx[hz.layout["theta_copies"]], np.full(N, 3.0))
     assert hz.unpack(x)["design"].tolist() == [1.0]
+    # step k's rows use its own copy only (what makes the KKT matrix banded)
+    timed = Horizon(_spec(), N, [0.5, 0.0], lift_design=True, t0=0.3, **kw)
+    th_k = timed.mpcc.x[timed.layout["theta_copies"]]
+    m = timed.rows["step"].stop // N
+    for k in range(N):
+        rows_k = timed.mpcc.g[m * k : m * (k + 1)]
+        assert [bool(ca.depends_on(rows_k, th_k[j])) for j in range(N)] == [j == k for j in range(N)]
     assert "theta_{k+1} = theta_k" in hz.to_text() and "theta_{k+1}" not in one.to_text()
     with pytest.raises(MCPInputError, match="lift_design"):
         Horizon(_spec(), N, [0.5, 0.0], lift_design=1)  # type: ignore[arg-type]
