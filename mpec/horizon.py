@@ -256,7 +256,6 @@ class Horizon:
         U = ca.SX.sym("u", nu, N)
         nlift = self.n_design_copies
         THL = ca.SX.sym("theta", nth, nlift)  # column k: the design copy of step k (one column unlifted)
-        TH = THL[:, 0]
         XS = ca.SX.sym("s", nxs, N)
         dec = ca.vertcat(ca.vec(X), ca.vec(U), ca.vec(THL), ca.vec(XS))
         o_u = nx * (N + 1)
@@ -289,24 +288,24 @@ class Horizon:
         f = ca.SX(0.0)
         for k in range(N):
             xk, uk, sk = X[:, k], U[:, k], XS[:, k]
-            TH = THL[:, min(k, nlift - 1)]  # step k's design copy
-            pk = spec.param_fun(xk, uk, TH, float(self.t[k]))
+            thk = THL[:, min(k, nlift - 1)]  # step k's design copy
+            pk = spec.param_fun(xk, uk, thk, float(self.t[k]))
             gk, Gk, Hk = fstep(sk, pk)
             g_step.append(gk)
             G.append(Gk)
             H.append(Hk)
-            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, TH, float(self.t[k])))
+            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, thk, float(self.t[k])))
             for j, pc in enumerate(self.path):
-                c = as_column(pc.fn(xk, uk, TH), f"path constraint {j}")
+                c = as_column(pc.fn(xk, uk, thk), f"path constraint {j}")
                 g_path.append(c)
                 lbg_path.append(as_float_vector(pc.lb, c.numel(), f"path constraint {j} lb", allow_inf=True))
                 ubg_path.append(as_float_vector(pc.ub, c.numel(), f"path constraint {j} ub", allow_inf=True))
                 if np.any(lbg_path[-1] > ubg_path[-1]):
                     raise BoundsError(f"path constraint {j}: lb > ub")
             if self.stage_cost is not None:
-                f = f + as_scalar(self.stage_cost(xk, uk, TH, sk[:nz], k), "stage_cost")
+                f = f + as_scalar(self.stage_cost(xk, uk, thk, sk[:nz], k), "stage_cost")
         if self.terminal_cost is not None:
-            f = f + as_scalar(self.terminal_cost(X[:, N], TH), "terminal_cost")
+            f = f + as_scalar(self.terminal_cost(X[:, N], THL[:, nlift - 1]), "terminal_cost")  # last copy
         m_step = int(step.g.numel())
         self.rows = {
             "step": slice(0, m_step * N),
@@ -643,10 +642,11 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     head = [Segment("x", "x", tuple(slice(i * nx, (i + 1) * nx) for i in range(N + 1)))]
     if nu:
         head.append(Segment("x", "u", tuple(slice(o_u + i * nu, o_u + (i + 1) * nu) for i in range(N))))
-    tail = [Segment("x", "theta", slice(o_th, o_th + nth), latex=r"\theta")] if nth else []
+    tail: list[Segment] = []
     copies: list[Segment] = []
-    if lifted:  # lift_design: step k's copy theta_k, all equal
-        tail = []
+    if not lifted:
+        tail = [Segment("x", "theta", slice(o_th, o_th + nth), latex=r"\theta")] if nth else []
+    else:  # lift_design: step k's copy theta_k, all equal
         at = tuple(slice(o_th + i * nth, o_th + (i + 1) * nth) for i in range(N))
         head.append(Segment("x", "theta", at, latex=r"\theta"))
         copies.append(
