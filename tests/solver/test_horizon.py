@@ -197,7 +197,7 @@ def test_pushing_long_horizon_by_continuation(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(pushing_module, "solve_pushing", counted)
     task = PushTask(n_steps=2 * CONTINUATION_STEPS)
-    res, _ = counted(task, time_limit=60)
+    res, _ = counted(task)  # no time limit: a time share must not decide a test
     assert calls == [task.n_steps, CONTINUATION_STEPS]
     assert res.solved, res.message
     np.testing.assert_allclose(res.states[-1], [*task.goal, 0, 0, 0], atol=1e-6)
