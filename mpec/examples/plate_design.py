@@ -89,6 +89,8 @@ __all__ = [
     "SEED_DESIGNS",
     "MultiDesignResult",
     "PENALTY_FROM_STEPS",
+    "PENALTY_IPOPT_OPTIONS",
+    "PENALTY_PRIMARY_SHARE",
     "PlateDesignTask",
     "demo_plate_design",
     "design_objective",
@@ -117,6 +119,28 @@ process each): N = 75: scholtes 8.8 s at J = 9.4e-8, penalty 3.7 s at J = 3.8e-6
 horizons keep scholtes); N = 100: 17.5 s at J = 5.10e-6 against 4.9 s at 5.35e-6; N = 150: not
 solved in 55 s against 16.1 s at 1.05e-5; N = 200: 86 s (reached through the penalty fallback
 after 41 s in one Scholtes subproblem) against 6.0 s at J = 4.40e-6."""
+
+PENALTY_IPOPT_OPTIONS: dict[str, Any] = {"perturb_dec_fact": 0.9}
+r"""IPOPT options of the ``penalty`` runs of :func:`solve_plate_design` (the user's
+``ipopt_options`` win). The penalty objective :math:`J + \rho\sum_j G_j H_j` has an indefinite
+Hessian at almost every iterate, so IPOPT adds :math:`\delta_w I` at almost every iteration; it
+starts each iteration's search from the last :math:`\delta_w` times ``perturb_dec_fact`` (default
+1/3), which is then usually too small and costs more factorisations, and makes the regularisation
+jump from one iteration to the next. With 0.9 (measured 2026-11-27, session 16, one radius, one
+plate period in N = 400 steps, 90 s, one process each) radii 4 / 5 / 6 / 7 / 8 cm were solved in
+22.0 / 25.3 / 34.9 / 22.4 / 21.0 s (444 / 528 / 848 / 461 / 402 IPOPT iterations in the first
+subproblem, about 31 ms each) against 13.2 s / not solved / not solved / not solved / 26.4 s with
+IPOPT's default (R = 6 without a time limit: 2,091 iterations at 38 ms); N = 300 11.0 s against
+19.5 s, N = 100 and 200 5.4 and 6.9 s against 5.7 and 6.0 s. Not a default of the ``penalty``
+reformulation itself: on NOSBENCH's large files (with Scholtes) it made DSCOB_001, DSCSP_..._3
+and CPWF_002 3-4x slower."""
+
+PENALTY_PRIMARY_SHARE = 0.9
+"""``primary_time_share`` of the ``penalty`` runs of :func:`solve_plate_design` (the user's wins):
+its first subproblem is the whole solve (one subproblem and the polish at N = 200 to 400), and
+the default share (half the limit, and half of that for the first subproblem) stopped the
+R = 6 cm, N = 400 run after 701 of the 848 iterations it needed; no fallback solved an N = 400
+plate in any of the runs above."""
 
 DEFAULT_RADII: tuple[float, ...] = (4.0, 6.0, 8.0)
 """Start radii [cm] of the multi-scenario design (seed 004 §5.1: "a radius of 4-8cm")."""
@@ -400,7 +424,9 @@ def solve_plate_design(
     Returns ``(result, horizon, wall_s)`` where ``wall_s`` covers everything: settling
     simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
     The reformulation is ``scholtes`` below :data:`PENALTY_FROM_STEPS` steps and ``penalty`` from
-    there on (``method=`` overrides it).
+    there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS` and
+    :data:`PENALTY_PRIMARY_SHARE` unless ``ipopt_options`` / ``primary_time_share`` (or a whole
+    ``options=SolveOptions(...)``) say otherwise.
     """
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
@@ -409,6 +435,10 @@ def solve_plate_design(
     U0 = np.zeros((task.n_steps, 4))
     U0[0] = periodic_start_guess(task, task.theta0)
     options.setdefault("method", "penalty" if task.n_steps >= PENALTY_FROM_STEPS else "scholtes")
+    if options["method"] == "penalty" and options.get("options") is None:
+        # defaults of the penalty runs; a SolveOptions object passed as options= is taken as is
+        options.setdefault("primary_time_share", PENALTY_PRIMARY_SHARE)
+        options["ipopt_options"] = {**PENALTY_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
     return res, hz, time.perf_counter() - t0

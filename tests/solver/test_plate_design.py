@@ -11,6 +11,8 @@ import pytest
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.examples.plate_design import (
     PENALTY_FROM_STEPS,
+    PENALTY_IPOPT_OPTIONS,
+    PENALTY_PRIMARY_SHARE,
     SEED_DESIGNS,
     PlateDesignTask,
     _stack_shared_design,
@@ -27,6 +29,8 @@ from mcpkit.mpec.examples.plate_design import (
     solve_plate_design_multi,
     time_to_reach,
 )
+from mcpkit.mpec.horizon import Horizon
+from mcpkit.solving.options import SolveOptions
 
 pytestmark = pytest.mark.solver
 
@@ -104,6 +108,27 @@ def test_long_horizon_uses_penalty_and_design_copies() -> None:
     assert short.mpcc.method == "scholtes"
     forced, _, _ = solve_plate_design(TINY, method="penalty")
     assert forced.mpcc.method == "penalty"
+
+
+def test_penalty_runs_get_their_ipopt_options_and_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A penalty run of the plate planner is handed PENALTY_IPOPT_OPTIONS and PENALTY_PRIMARY_SHARE
+    unless the caller sets them (key by key for ipopt_options, or a whole SolveOptions); a
+    scholtes run gets neither."""
+    seen: list[dict] = []
+    monkeypatch.setattr(Horizon, "solve", lambda self, *a, **kw: seen.append(kw))
+    long = PlateDesignTask(periods=1, steps_per_period=PENALTY_FROM_STEPS)
+    solve_plate_design(long)
+    assert seen[-1]["method"] == "penalty"
+    assert seen[-1]["ipopt_options"] == PENALTY_IPOPT_OPTIONS
+    assert seen[-1]["primary_time_share"] == PENALTY_PRIMARY_SHARE
+    solve_plate_design(long, ipopt_options={"perturb_dec_fact": 0.5, "max_iter": 7}, primary_time_share=0.3)
+    assert seen[-1]["ipopt_options"] == {**PENALTY_IPOPT_OPTIONS, "perturb_dec_fact": 0.5, "max_iter": 7}
+    assert seen[-1]["primary_time_share"] == 0.3
+    solve_plate_design(long, options=SolveOptions(tol=1e-6))
+    assert "ipopt_options" not in seen[-1] and "primary_time_share" not in seen[-1]
+    solve_plate_design(TINY)
+    assert seen[-1]["method"] == "scholtes"
+    assert "ipopt_options" not in seen[-1] and "primary_time_share" not in seen[-1]
 
 
 def test_stacked_mpcc_shares_the_design() -> None:
