@@ -162,7 +162,11 @@ def main() -> None:
                 if not args.json:
                     print(f"{fam:<8} N={n:<4} {row.get('variables', '?')!s:>6} vars  {row['wall_s']:8.2f} s  "
                           f"solved={row['solved']}  {row.get('stationarity', '')}", flush=True)  # fmt: skip
-    summary = {"doubling_ratios": doubling_ratios(rows), "time_limit_s": args.time_limit}
+    # a re-plotted file reports the limit its rows ran under, not this command's default
+    limit = args.time_limit
+    if args.from_json:
+        limit = max((r.get("time_limit_s", 0.0) for r in rows), default=0.0)
+    summary = {"doubling_ratios": doubling_ratios(rows), "time_limit_s": limit}
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
     if args.plot:
