@@ -179,8 +179,12 @@ def spent_building(options: dict[str, Any], t0: float) -> None:
     that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
     bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error)."""
     limit = options.get("time_limit")
-    if limit is not None and math.isfinite(float(limit)):
-        options["time_limit"] = max(float(limit) - (time.perf_counter() - t0), 1e-3)
+    try:
+        value = float(limit)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return  # None, or a limit of the wrong type that SolveOptions rejects with a typed error
+    if math.isfinite(value) and value > 0:  # others: SolveOptions says what is wrong
+        options["time_limit"] = max(value - (time.perf_counter() - t0), 1e-3)
 
 
 def forward_simulate(

@@ -266,16 +266,22 @@ def plate_step_model(task: PlateDesignTask, theta: Any) -> tuple[NCPStep, Sinuso
 
 
 def simulate_design(
-    task: PlateDesignTask, theta: Any, n_steps: int | None = None, x0: np.ndarray | None = None
+    task: PlateDesignTask,
+    theta: Any,
+    n_steps: int | None = None,
+    x0: np.ndarray | None = None,
+    deadline: float | None = None,
 ) -> tuple[SimulationResult, SinusoidalPlate]:
     """Full simulation with :func:`mcpkit.models.stepping.simulate` (penalty route, tol 1e-10);
-    default start: at rest on the plate at :math:`(R, 0)` with the plate's point velocity."""
+    default start: at rest on the plate at :math:`(R, 0)` with the plate's point velocity. No step
+    starts after ``deadline`` (a ``time.perf_counter()`` value; the rows not run are NaN)."""
     model, plate = plate_step_model(task, theta)
     if x0 is None:
         x = plate.position(0.0) + plate.rotation(0.0) @ np.array([task.radius, 0.0, 0.0])
         x0 = model.initial_state(x, plate.point_velocity(0.0, x))
     n = task.sim_periods * task.steps_per_period if n_steps is None else n_steps
-    sim = simulate(model, x0, n, method="penalty", backend="casadi", progress=False, tol=1e-10)
+    sim = simulate(model, x0, n, method="penalty", backend="casadi", progress=False, tol=1e-10,
+                   deadline=deadline)  # fmt: skip
     return sim, plate
 
 
@@ -392,25 +398,42 @@ def _augment(task: PlateDesignTask, states6: np.ndarray, jump: np.ndarray) -> np
 
 
 def design_simulator(task: PlateDesignTask) -> Any:
-    """``simulate(U, theta) -> states`` for the re-simulation: the model's own ``NCPStep`` and
-    :func:`~mcpkit.models.stepping.simulate` from the start jump ``U[0]``."""
+    """``simulate(U, theta, deadline=None) -> states`` for the re-simulation: the model's own
+    ``NCPStep`` and :func:`~mcpkit.models.stepping.simulate` from the start jump ``U[0]`` (no step
+    starts after ``deadline``, a ``time.perf_counter()`` value)."""
 
-    def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    def run(U: np.ndarray, theta: np.ndarray, deadline: float | None = None) -> np.ndarray:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return np.full((task.n_steps + 1, N_STATE), np.nan)  # no time: not even the model's build
         jump = np.asarray(U[0], dtype=float)
         x0 = _x_initial(task)[:6] + np.concatenate([[0.0, 0.0, jump[0]], jump[1:4]])
-        sim, _ = simulate_design(task, theta, n_steps=task.n_steps, x0=x0)
+        sim, _ = simulate_design(task, theta, n_steps=task.n_steps, x0=x0, deadline=deadline)
         return _augment(task, sim.states, jump)
 
     return run
 
 
-def periodic_start_guess(task: PlateDesignTask, theta: Any, settle_periods: int = 10) -> np.ndarray:
+def periodic_start_guess(
+    task: PlateDesignTask, theta: Any, settle_periods: int = 10, deadline: float | None = None
+) -> np.ndarray:
     """Start jump ``(dq_z, dv)`` from a settling simulation: height and polar velocity of the
-    particle after ``settle_periods`` periods (a phase-0 instant), rotated to :math:`(R, 0)`."""
-    sim, _ = simulate_design(task, theta, n_steps=settle_periods * task.steps_per_period)
-    q, v = sim.states[-1, :3], sim.states[-1, 3:6]
-    if not np.isfinite(sim.states[-1]).all():
-        raise MCPInputError("the settling simulation failed; choose another initial design")
+    particle after ``settle_periods`` periods (a phase-0 instant), rotated to :math:`(R, 0)`.
+
+    With a ``deadline`` (a ``time.perf_counter()`` value) the settling stops there and the last
+    whole period it simulated gives the jump (the start itself when none fit; the zero jump when
+    the deadline has passed before it starts): at N = 400 steps per period the ten periods are
+    4,000 steps, about 5 s, and building the step model about 0.4 s."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        return np.zeros(4)
+    n = task.steps_per_period
+    sim, _ = simulate_design(task, theta, n_steps=settle_periods * n, deadline=deadline)
+    done = np.isfinite(sim.states).all(axis=1)
+    k = sim.states.shape[0] - 1
+    if not done[k]:
+        if deadline is None or time.perf_counter() < deadline:
+            raise MCPInputError("the settling simulation failed; choose another initial design")
+        k = n * ((int(np.argmin(done)) - 1) // n)  # the last phase-0 row before the first not run
+    q, v = sim.states[k, :3], sim.states[k, 3:6]
     d = _defect(q, v, np.zeros(4))
     return np.clip(d, -np.array([task.jump_bound[0]] + [task.jump_bound[1]] * 3),
                    np.array([task.jump_bound[0]] + [task.jump_bound[1]] * 3))  # fmt: skip
@@ -430,10 +453,11 @@ def solve_plate_design(
     """
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
+    deadline = _deadline(options, t0)
     hz, _ = plate_design_horizon(task)
-    spent_building(options, t0)
     U0 = np.zeros((task.n_steps, 4))
-    U0[0] = periodic_start_guess(task, task.theta0)
+    U0[0] = periodic_start_guess(task, task.theta0, deadline=deadline)
+    spent_building(options, t0)  # the build and the settling simulation come off the limit
     options.setdefault("method", "penalty" if task.n_steps >= PENALTY_FROM_STEPS else "scholtes")
     if options["method"] == "penalty" and options.get("options") is None:
         # defaults of the penalty runs; a SolveOptions object passed as options= is taken as is
@@ -442,6 +466,17 @@ def solve_plate_design(
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
     return res, hz, time.perf_counter() - t0
+
+
+def _deadline(options: dict[str, Any], t0: float) -> float | None:
+    """``t0 + options["time_limit"]`` when that is a positive finite number, else ``None`` (a
+    wrong limit is left to :class:`~mcpkit.solving.options.SolveOptions` to reject)."""
+    limit = options.get("time_limit")
+    try:
+        value = float(limit)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return t0 + value if math.isfinite(value) and value > 0 else None
 
 
 # --------------------------------------------------------------------------- several radii
@@ -619,6 +654,7 @@ def solve_plate_design_multi(
         raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
     tasks = scenario_tasks(task, radii)
     t0 = time.perf_counter()
+    deadline = _deadline(options, t0)
     sopts = {"method": "penalty", "tol": 1e-10}
     horizons = [plate_design_horizon(t)[0] for t in tasks]
     mp, idx = _stack_shared_design(horizons)
@@ -626,9 +662,10 @@ def solve_plate_design_multi(
     th0 = np.asarray(task.theta0, dtype=float)
     for t, hz, where in zip(tasks, horizons, idx, strict=True):
         U0 = np.zeros((t.n_steps, 4))
-        U0[0] = periodic_start_guess(t, th0)
-        x0[where] = hz.initial_guess(U0, th0, **sopts)
+        U0[0] = periodic_start_guess(t, th0, deadline=deadline)
+        x0[where] = hz.initial_guess(U0, th0, deadline=deadline, **sopts)
     x0 = np.clip(x0, mp.lbx, mp.ubx)
+    spent_building(options, t0)  # builds, settling and initial simulations come off the limit
     res = MPCCSolver(mp, method, tol=tol, **options).solve(x0=x0)
     xsol = res.x if np.isfinite(res.x).all() else x0
     scen: list[HorizonResult] = []
@@ -636,9 +673,11 @@ def solve_plate_design_multi(
         parts = hz.unpack(xsol[where])
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         ts = time.perf_counter()
-        Xs = design_simulator(t)(Up, th)
+        Xs = design_simulator(t)(Up, th, deadline=deadline)
         check = resimulation_check(Xs, Xp, dtol, label=f"R = {t.radius:g} re-simulation",
                                    wall_time_s=time.perf_counter() - ts)  # fmt: skip
+        if deadline is not None and not np.isfinite(Xs).all() and time.perf_counter() >= deadline:
+            check = replace(check, not_checked="time limit: the plan was not re-simulated in full")
         J = field_objective(Xp[0, :3], Xp[-1, :3], t.n_steps * t.h, t.field_rate, t.radius)
         scen.append(HorizonResult(
             t=hz.t.copy(), states=Xp, controls=Up, design=th, z=parts["s"][:, : hz.casadi_mcp.n],

@@ -14,6 +14,7 @@ import pytest
 
 from mcpkit.mpcc import MPCC, MPCCSolver
 from mcpkit.mpec.examples.block import BlockTask, solve_block
+from mcpkit.mpec.examples.plate_design import PlateDesignTask, solve_plate_design, solve_plate_design_multi
 
 pytestmark = pytest.mark.solver
 
@@ -46,6 +47,27 @@ def test_horizon_solve_time_limit_bounds_plan_and_resimulation() -> None:
     assert wall <= 1.1 * 0.5 + 2.0, (wall, res.build_time_s)  # the build counts too
     if res.resim is not None and res.resim.not_checked:
         assert not res.solved and "not checked" in res.resim.message
+
+
+def test_plate_design_time_limit_bounds_the_settling_simulation() -> None:
+    """The plate planners' settling simulation (ten plate periods: 2,000 steps here, seconds) and,
+    for several radii, the builds, guesses and re-simulations are inside the limit; a limit of
+    the wrong sign is still rejected by SolveOptions, not turned into a tiny positive one."""
+    from mcpkit.errors import MCPInputError
+
+    task = PlateDesignTask(periods=1, steps_per_period=200)
+    t = time.perf_counter()
+    res, _, _ = solve_plate_design(task, time_limit=0.5)
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * 0.5 + 2.0, wall
+    assert not res.solved
+    t = time.perf_counter()
+    multi = solve_plate_design_multi(PlateDesignTask(periods=1, steps_per_period=100), time_limit=0.5)
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * 0.5 + 2.0, wall
+    assert not multi.solved and any(s.resim.not_checked for s in multi.scenarios)
+    with pytest.raises(MCPInputError):
+        solve_plate_design(PlateDesignTask(periods=1, steps_per_period=12), time_limit=-1.0)
 
 
 def test_time_limit_is_validated() -> None:
