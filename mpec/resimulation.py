@@ -174,16 +174,27 @@ class _SpecSteps:
         return self.spec.x_next(state, result.z, self.U[k], self.theta, t)
 
 
-def spent_building(options: dict[str, Any], t0: float) -> None:
-    """Take the time since ``t0`` (building a horizon) off ``options["time_limit"]``, if any, so
-    that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
-    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error)."""
+def limit_seconds(options: dict[str, Any]) -> float | None:
+    """``options["time_limit"]`` when it is a positive finite real number (not a bool), else
+    ``None``: no limit, or one that :class:`~mcpkit.solving.options.SolveOptions` rejects later
+    with a typed error (a planner must not turn it into a valid one)."""
     limit = options.get("time_limit")
+    if isinstance(limit, bool):
+        return None
     try:
         value = float(limit)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        return  # None, or a limit of the wrong type that SolveOptions rejects with a typed error
-    if math.isfinite(value) and value > 0:  # others: SolveOptions says what is wrong
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def spent_building(options: dict[str, Any], t0: float) -> None:
+    """Take the time since ``t0`` (building a horizon) off ``options["time_limit"]``, if any, so
+    that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
+    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error). A limit that
+    :func:`limit_seconds` does not accept is left as it is, for the solver's typed error."""
+    value = limit_seconds(options)
+    if value is not None:
         options["time_limit"] = max(value - (time.perf_counter() - t0), 1e-3)
 
 

@@ -82,6 +82,7 @@ from mcpkit.mpec.horizon import (
     resimulation_check,
     spent_building,
 )
+from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.solving.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
@@ -469,14 +470,9 @@ def solve_plate_design(
 
 
 def _deadline(options: dict[str, Any], t0: float) -> float | None:
-    """``t0 + options["time_limit"]`` when that is a positive finite number, else ``None`` (a
-    wrong limit is left to :class:`~mcpkit.solving.options.SolveOptions` to reject)."""
-    limit = options.get("time_limit")
-    try:
-        value = float(limit)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return t0 + value if math.isfinite(value) and value > 0 else None
+    """``t0 + options["time_limit"]`` (:func:`~mcpkit.mpec.resimulation.limit_seconds`), or ``None``."""
+    limit = limit_seconds(options)
+    return None if limit is None else t0 + limit
 
 
 # --------------------------------------------------------------------------- several radii

@@ -52,7 +52,8 @@ def test_horizon_solve_time_limit_bounds_plan_and_resimulation() -> None:
 def test_plate_design_time_limit_bounds_the_settling_simulation() -> None:
     """The plate planners' settling simulation (ten plate periods: 2,000 steps here, seconds) and,
     for several radii, the builds, guesses and re-simulations are inside the limit; a limit of
-    the wrong sign is still rejected by SolveOptions, not turned into a tiny positive one."""
+    the wrong sign or type is still rejected by SolveOptions, not turned into a valid one (by any
+    planner: the block's shares the helper)."""
     from mcpkit.errors import MCPInputError
 
     task = PlateDesignTask(periods=1, steps_per_period=200)
@@ -66,8 +67,11 @@ def test_plate_design_time_limit_bounds_the_settling_simulation() -> None:
     wall = time.perf_counter() - t
     assert wall <= 1.1 * 0.5 + 2.0, wall
     assert not multi.solved and any(s.resim.not_checked for s in multi.scenarios)
-    with pytest.raises(MCPInputError):
-        solve_plate_design(PlateDesignTask(periods=1, steps_per_period=12), time_limit=-1.0)
+    for bad in (-1.0, True):
+        with pytest.raises(MCPInputError):
+            solve_plate_design(PlateDesignTask(periods=1, steps_per_period=12), time_limit=bad)
+        with pytest.raises(MCPInputError):
+            solve_block(BlockTask(n_steps=10), time_limit=bad)
 
 
 def test_time_limit_is_validated() -> None:
