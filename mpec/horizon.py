@@ -69,6 +69,7 @@ from mcpkit.mpec.resimulation import (
     Simulator,
     forward_simulate,
     resimulation_check,
+    run_simulator,
     spent_building,
 )
 from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_count, as_scalar
@@ -480,7 +481,7 @@ class Horizon:
         elif simulator is None:
             Xs = self.simulate(Up, th, deadline=deadline, **sopts).states
         else:
-            Xs = np.asarray(simulator(Up, th), dtype=float)
+            Xs = run_simulator(simulator, Up, th, deadline)
             if Xs.shape != Xp.shape:
                 raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
         resim_time = time.perf_counter() - t_sim

@@ -10,6 +10,7 @@ does not reproduce is reported as a failure.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -24,8 +25,25 @@ from mcpkit.models.stepping import OnFailure, SimulationResult, simulate
 from mcpkit.mpec.step import StepSpec
 from mcpkit.solving.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 
-Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps)."""
+Simulator = Callable[..., np.ndarray]
+"""``simulate(U, theta) -> states`` of shape ``(N+1, n_state)`` (NaN rows for failed steps). A
+simulator that also takes a keyword ``deadline`` (a ``time.perf_counter()`` value after which no
+step starts) is given the planner's deadline (:func:`run_simulator`)."""
+
+
+def run_simulator(
+    simulator: Simulator, controls: np.ndarray, design: np.ndarray, deadline: float | None
+) -> np.ndarray:
+    """``simulator(controls, design)``, with ``deadline=`` when there is one and the simulator's
+    signature takes it (a ``deadline`` parameter or ``**kwargs``)."""
+    if deadline is not None:
+        try:
+            params = inspect.signature(simulator).parameters.values()
+        except (TypeError, ValueError):  # builtins and some callables have no signature
+            params = []
+        if any(p.name == "deadline" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return np.asarray(simulator(controls, design, deadline=deadline), dtype=float)
+    return np.asarray(simulator(controls, design), dtype=float)
 
 
 def resimulation_check(

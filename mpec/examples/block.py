@@ -131,14 +131,15 @@ def block_horizon(task: BlockTask, spec: StepSpec | None = None) -> Horizon:
 
 
 def model_simulator(task: BlockTask, mu: float | None = None) -> Any:
-    """``simulate(U, theta) -> states`` through the model's own :func:`simulate` (per-step MCP
-    solves of :class:`LCPStep` with the planned forces bound by ``with_inputs``); ``mu``
-    overrides the friction coefficient (a mismatched simulator, for tests)."""
+    """``simulate(U, theta, deadline=None) -> states`` through the model's own :func:`simulate`
+    (per-step MCP solves of :class:`LCPStep` with the planned forces bound by ``with_inputs``; no
+    step starts after ``deadline``, a ``time.perf_counter()`` value); ``mu`` overrides the
+    friction coefficient (a mismatched simulator, for tests)."""
 
-    def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    def run(U: np.ndarray, theta: np.ndarray, deadline: float | None = None) -> np.ndarray:
         st = make_step(task, mu).with_inputs(np.asarray(U, dtype=float)[:, :1])
         sim = simulate(st, np.zeros(6), task.n_steps, backend="casadi", method="scholtes", tol=1e-10,
-                       progress=False)  # fmt: skip
+                       progress=False, deadline=deadline)  # fmt: skip
         return sim.states
 
     return run

@@ -505,3 +505,33 @@ def test_on_failure_is_validated() -> None:
     )
     with pytest.raises(UnknownOptionError, match=r"valid: \['continue', 'stop'\]"):
         OnFailure.parse("sometimes")
+
+
+def test_run_simulator_passes_the_deadline_only_where_it_is_taken() -> None:
+    """A simulator with a ``deadline`` parameter or ``**kwargs`` gets the planner's deadline; one
+    without, or any simulator when there is no deadline, is called with (U, theta) only."""
+    from mcpkit.mpec.resimulation import run_simulator
+
+    seen: list[object] = []
+
+    def with_deadline(U: np.ndarray, th: np.ndarray, deadline: float | None = None) -> np.ndarray:
+        seen.append(deadline)
+        return np.zeros((2, 1))
+
+    def with_kwargs(U: np.ndarray, th: np.ndarray, **kw: object) -> np.ndarray:
+        seen.append(kw.get("deadline", "absent"))
+        return np.zeros((2, 1))
+
+    def plain(U: np.ndarray, th: np.ndarray) -> np.ndarray:
+        seen.append("plain")
+        return np.zeros((2, 1))
+
+    U, th = np.zeros((1, 1)), np.zeros(0)
+    for fn in (with_deadline, with_kwargs, plain):
+        out = run_simulator(fn, U, th, 12.5)
+        assert out.shape == (2, 1) and out.dtype == float
+    assert seen == [12.5, 12.5, "plain"]
+    seen.clear()
+    run_simulator(with_deadline, U, th, None)
+    run_simulator(with_kwargs, U, th, None)
+    assert seen == [None, "absent"]
