@@ -56,6 +56,7 @@ printed :math:`A_3` values (:data:`SEED_DESIGNS`) make physical sense only in m/
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -257,13 +258,29 @@ def field_objective(q_a: np.ndarray, q_b: np.ndarray, duration: float, rate: flo
 
 
 def plate_step_model(task: PlateDesignTask, theta: Any) -> tuple[NCPStep, SinusoidalPlate]:
-    """The model's own step (``NCPStep``, particle of unit mass) on the plate of design ``theta``."""
-    A6, A3, C3 = _theta(theta)
-    plate = SinusoidalPlate(
-        lin_amp=(0.0, 0.0, A3), lin_phase=(0.0, 0.0, C3), ang_amp=(0.0, 0.0, A6), omega=task.omega
-    )
+    """The model's own step (``NCPStep``, particle of unit mass) on the plate of design ``theta``
+    (the plate object is shared by every model of that design and frequency, :func:`_plate`)."""
+    A6, A3, C3 = (float(v) for v in _theta(theta))
+    plate = _plate(A6, A3, C3, float(task.omega))
     surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
     return NCPStep(Particle(mass=1.0), [Contact(surf, task.mu)], task.h), plate
+
+
+@functools.lru_cache(maxsize=4)
+def _plate(A6: float, A3: float, C3: float, omega: float) -> SinusoidalPlate:
+    """The :class:`~mcpkit.models.stewart_trinkle.plate.SinusoidalPlate` of one design, built once.
+
+    Setting a plate up integrates its orientation over a period three times for the symmetric
+    initial quaternion (0.4 s), and each simulation then integrates it on a grid of 2,000 RK4
+    substeps per period (ten periods of settling: 1-2 s), which the plate keeps. A planning call
+    builds a model of its start design two or three times (horizon, settling simulation; per radius
+    for several radii) and Nelder-Mead simulates every design once per radius, so they share one
+    plate. The grid is the same whatever order it is filled in, so a shared plate gives the same
+    numbers as a new one.
+    """
+    return SinusoidalPlate(
+        lin_amp=(0.0, 0.0, A3), lin_phase=(0.0, 0.0, C3), ang_amp=(0.0, 0.0, A6), omega=omega
+    )
 
 
 def simulate_design(

@@ -131,6 +131,22 @@ def test_penalty_runs_get_their_ipopt_options_and_share(monkeypatch: pytest.Monk
     assert "ipopt_options" not in seen[-1] and "primary_time_share" not in seen[-1]
 
 
+def test_models_of_one_design_share_the_plate_and_its_numbers() -> None:
+    """Models of one design (any radius) share one plate; a simulation on the shared plate, whose
+    orientation grid an earlier and shorter run filled, equals one on a new plate bit for bit."""
+    from mcpkit.mpec.examples import plate_design as pd
+
+    th = (250.0, 400.0, 4.0)
+    other = PlateDesignTask(steps_per_period=12, periods=1, radius=8.0)
+    assert plate_step_model(TINY, th)[1] is plate_step_model(other, th)[1]
+    assert plate_step_model(TINY, th)[1] is not plate_step_model(TINY, (250.0, 400.0, 4.5))[1]
+    simulate_design(TINY, th, n_steps=20)
+    shared, _ = simulate_design(TINY, th, n_steps=50)
+    pd._plate.cache_clear()
+    fresh, _ = simulate_design(TINY, th, n_steps=50)
+    np.testing.assert_array_equal(shared.states, fresh.states)
+
+
 def test_stacked_mpcc_shares_the_design() -> None:
     """Stacking S horizons removes S-1 designs (each with its N per-step copies) and their S-1 sets
     of copy rows; every horizon's index map points its design copies at the first one's, and the
