@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -261,14 +262,16 @@ def plate_step_model(task: PlateDesignTask, theta: Any) -> tuple[NCPStep, Sinuso
     """The model's own step (``NCPStep``, particle of unit mass) on the plate of design ``theta``
     (the plate object is shared by every model of that design and frequency, :func:`_plate`)."""
     A6, A3, C3 = (float(v) for v in _theta(theta))
-    plate = _plate(A6, A3, C3, float(task.omega))
+    plate = _plate(A6, A3, C3, float(task.omega), threading.get_ident())
     surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
     return NCPStep(Particle(mass=1.0), [Contact(surf, task.mu)], task.h), plate
 
 
 @functools.lru_cache(maxsize=4)
-def _plate(A6: float, A3: float, C3: float, omega: float) -> SinusoidalPlate:
-    """The :class:`~mcpkit.models.stewart_trinkle.plate.SinusoidalPlate` of one design, built once.
+def _plate(A6: float, A3: float, C3: float, omega: float, thread: int) -> SinusoidalPlate:
+    """The :class:`~mcpkit.models.stewart_trinkle.plate.SinusoidalPlate` of one design, built once
+    per thread (a plate extends its orientation grid as it is queried, which two threads must not
+    do at once).
 
     Setting a plate up integrates its orientation over a period three times for the symmetric
     initial quaternion (0.4 s), and each simulation then integrates it on a grid of 2,000 RK4

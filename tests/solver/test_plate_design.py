@@ -145,6 +145,12 @@ def test_models_of_one_design_share_the_plate_and_its_numbers() -> None:
     pd._plate.cache_clear()
     fresh, _ = simulate_design(TINY, th, n_steps=50)
     np.testing.assert_array_equal(shared.states, fresh.states)
+    # another thread gets its own plate (a plate's grid must not be extended by two at once)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as ex:
+        theirs = ex.submit(lambda: plate_step_model(TINY, th)[1]).result()
+    assert theirs is not plate_step_model(TINY, th)[1]
 
 
 def test_stacked_mpcc_shares_the_design() -> None:
