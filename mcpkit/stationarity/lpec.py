@@ -136,6 +136,40 @@ def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.nd
     return c, LinearConstraint(A, lo, hi), bounds, integrality
 
 
+def _linprog_fixed_out(
+    c: np.ndarray, A_ub: np.ndarray, A_eq: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[int, str, np.ndarray | None, float]:
+    r""":math:`\min c^\top d` s.t. :math:`A_{ub} d \le 0`, :math:`A_{eq} d = 0`, :math:`lo \le d \le hi`
+    by HiGHS with the fixed components (:math:`lo_i = hi_i`) substituted out first; returns
+    ``(status, message, d, c^T d)`` in the full space.
+
+    HiGHS's presolve (SciPy 1.17.1) corrupted the heap, a segmentation fault that ends the
+    process, on a branch LP of the pushing horizon at N = 100 (1,606 variables, 1,399 equations,
+    twelve fixed variables; saved as a test case); without the fixed variables it solves that LP
+    (the same optimum as without presolve, -0.019981), and the substitution is exact.
+    """
+    fixed = lo == hi
+    if fixed.all():
+        fixed = np.zeros_like(fixed)  # nothing would be left: HiGHS checks the point itself
+    free = ~fixed
+    d_fix = np.where(fixed, lo, 0.0)
+    ub, eq = A_ub[:, free], A_eq[:, free]
+    res = linprog(
+        c[free],
+        A_ub=ub if ub.shape[0] else None,
+        b_ub=-(A_ub @ d_fix) if ub.shape[0] else None,
+        A_eq=eq if eq.shape[0] else None,
+        b_eq=-(A_eq @ d_fix) if eq.shape[0] else None,
+        bounds=np.column_stack([lo[free], hi[free]]),
+        method="highs",
+    )
+    if res.x is None:
+        return int(res.status), str(res.message), None, np.nan
+    d = d_fix.copy()
+    d[free] = res.x
+    return int(res.status), str(res.message), d, float(c @ d)
+
+
 def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSolution:
     k, n = lpec.n_biactive, lpec.c.size
     first = tuple(int(h) for h in (np.zeros(k, dtype=int) if hint is None else hint))
@@ -158,21 +192,13 @@ def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSol
                 ub.append(-lpec.JG[j : j + 1])
                 eq.append(lpec.JH[j : j + 1])
         A_eq, A_ub = np.vstack(eq).reshape(-1, n), np.vstack(ub).reshape(-1, n)
-        res = linprog(
-            lpec.c,
-            A_ub=A_ub if A_ub.shape[0] else None,
-            b_ub=np.zeros(A_ub.shape[0]) if A_ub.shape[0] else None,
-            A_eq=A_eq if A_eq.shape[0] else None,
-            b_eq=np.zeros(A_eq.shape[0]) if A_eq.shape[0] else None,
-            bounds=np.column_stack([lpec.lo, lpec.hi]),
-            method="highs",
-        )
+        status, message, d, fun = _linprog_fixed_out(lpec.c, A_ub, A_eq, lpec.lo, lpec.hi)
         n_lp += 1
-        if res.status != 0:
-            return LPECSolution(None, None, np.nan, "enumerate", n_lp, f"branch LP failed: {res.message}")
-        best = min(best, float(res.fun))
-        if res.fun < -threshold:
-            return LPECSolution(False, np.asarray(res.x, dtype=float), float(res.fun), "enumerate", n_lp)
+        if status != 0 or d is None:
+            return LPECSolution(None, None, np.nan, "enumerate", n_lp, f"branch LP failed: {message}")
+        best = min(best, fun)
+        if fun < -threshold:
+            return LPECSolution(False, d, fun, "enumerate", n_lp)
     return LPECSolution(True, None, best, "enumerate", n_lp)
 
 
