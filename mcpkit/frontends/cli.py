@@ -216,20 +216,36 @@ def _stdout_to_stderr() -> Iterator[None]:
     of file descriptor 1, native code (HiGHS, IPOPT), which ``redirect_stdout`` cannot catch."""
     sys.stdout.flush()
     _flush_c_stdio()
+    python_stdout = sys.stdout
     try:
         saved = os.dup(1)
     except OSError:  # no stdout at all: nothing to keep clean
-        with contextlib.redirect_stdout(sys.stderr):
+        try:
+            sys.stdout = sys.stderr
             yield
+        finally:
+            sys.stdout = python_stdout
         return
     try:
         os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
+        sys.stdout = sys.stderr
+        yield
     finally:
-        _flush_c_stdio()
-        os.dup2(saved, 1)
+        # a Ctrl-C (KeyboardInterrupt) landing in the restore would leave stdout on stderr, and
+        # the JSON result printed after it there: the restore is repeated until it completes
+        # (every step can be repeated), and the interrupt raised afterwards
+        interrupt: KeyboardInterrupt | None = None
+        while True:
+            try:
+                sys.stdout = python_stdout
+                _flush_c_stdio()
+                os.dup2(saved, 1)
+                break
+            except KeyboardInterrupt as exc:
+                interrupt = exc
         os.close(saved)
+        if interrupt is not None:
+            raise interrupt
 
 
 class _Interrupts:
