@@ -46,6 +46,7 @@ from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
+from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.solving.result import FromParts, OnePart, summary_head
 
 __all__ = [
@@ -492,9 +493,9 @@ def solve_pushing(
     if task.n_steps >= 2 * CONTINUATION_STEPS:
         t1 = time.perf_counter()
         short_options = dict(options)
-        limit = options.get("time_limit")
-        if limit is not None and math.isfinite(float(limit)):
-            short_options["time_limit"] = float(limit) / 3
+        limit = limit_seconds(options)
+        if limit is not None:
+            short_options["time_limit"] = limit / 3
         short, _ = solve_pushing(replace(task, n_steps=CONTINUATION_STEPS), guess, **short_options)
         spent_building(options, t1)  # the short plan's time comes off the long one's limit
         if short.solved:
