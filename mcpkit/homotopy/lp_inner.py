@@ -37,8 +37,8 @@ from typing import Any
 import casadi as ca
 import numpy as np
 import scipy.sparse as sps
-from scipy.optimize import linprog
 
+from mcpkit.engines import highs
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.reformulation import NLPTemplate
 
@@ -151,7 +151,7 @@ class LinearInner(InnerSolver):
         if deadline is not None:
             options["time_limit"] = max(deadline - time.perf_counter(), 1e-3)
         some_ub, some_eq = rows.A_ub.shape[0] > 0, rows.A_eq.shape[0] > 0
-        return linprog(
+        return highs.linprog(
             c,
             A_ub=rows.A_ub if some_ub else None,
             b_ub=rows.b_ub if some_ub else None,

@@ -50,8 +50,9 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 import scipy.sparse as sps
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint
 
+from mcpkit.engines import highs
 from mcpkit.homotopy.ipopt import InnerResult
 from mcpkit.homotopy.lp_inner import LinearInner
 
@@ -238,7 +239,7 @@ def _milp(
     options: dict[str, float] = {}
     if deadline is not None:
         options["time_limit"] = max(deadline - time.perf_counter(), 1e-3)
-    res = milp(
+    res = highs.milp(
         np.concatenate([c, np.zeros(k)]),
         constraints=LinearConstraint(A_all, lower, upper),
         integrality=np.concatenate([np.zeros(n), np.ones(k)]),

@@ -41,8 +41,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import csr_matrix, vstack
+
+from mcpkit.engines import highs
 
 __all__ = ["LPEC", "LPECSolution", "big_m", "solve_lpec"]
 
@@ -136,40 +138,6 @@ def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.nd
     return c, LinearConstraint(A, lo, hi), bounds, integrality
 
 
-def _linprog_fixed_out(
-    c: np.ndarray, A_ub: np.ndarray, A_eq: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> tuple[int, str, np.ndarray | None, float]:
-    r""":math:`\min c^\top d` s.t. :math:`A_{ub} d \le 0`, :math:`A_{eq} d = 0`, :math:`lo \le d \le hi`
-    by HiGHS with the fixed components (:math:`lo_i = hi_i`) substituted out first; returns
-    ``(status, message, d, c^T d)`` in the full space.
-
-    HiGHS's presolve (SciPy 1.17.1) corrupted the heap, a segmentation fault that ends the
-    process, on a branch LP of the pushing horizon at N = 100 (1,606 variables, 1,399 equations,
-    twelve fixed variables; saved as a test case); without the fixed variables it solves that LP
-    (the same optimum as without presolve, -0.019981), and the substitution is exact.
-    """
-    fixed = lo == hi
-    if fixed.all():
-        fixed = np.zeros_like(fixed)  # nothing would be left: HiGHS checks the point itself
-    free = ~fixed
-    d_fix = np.where(fixed, lo, 0.0)
-    ub, eq = A_ub[:, free], A_eq[:, free]
-    res = linprog(
-        c[free],
-        A_ub=ub if ub.shape[0] else None,
-        b_ub=-(A_ub @ d_fix) if ub.shape[0] else None,
-        A_eq=eq if eq.shape[0] else None,
-        b_eq=-(A_eq @ d_fix) if eq.shape[0] else None,
-        bounds=np.column_stack([lo[free], hi[free]]),
-        method="highs",
-    )
-    if res.x is None:
-        return int(res.status), str(res.message), None, np.nan
-    d = d_fix.copy()
-    d[free] = res.x
-    return int(res.status), str(res.message), d, float(c @ d)
-
-
 def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSolution:
     k, n = lpec.n_biactive, lpec.c.size
     first = tuple(int(h) for h in (np.zeros(k, dtype=int) if hint is None else hint))
@@ -192,10 +160,18 @@ def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSol
                 ub.append(-lpec.JG[j : j + 1])
                 eq.append(lpec.JH[j : j + 1])
         A_eq, A_ub = np.vstack(eq).reshape(-1, n), np.vstack(ub).reshape(-1, n)
-        status, message, d, fun = _linprog_fixed_out(lpec.c, A_ub, A_eq, lpec.lo, lpec.hi)
+        res = highs.linprog(
+            lpec.c,
+            A_ub=A_ub if A_ub.shape[0] else None,
+            b_ub=np.zeros(A_ub.shape[0]) if A_ub.shape[0] else None,
+            A_eq=A_eq if A_eq.shape[0] else None,
+            b_eq=np.zeros(A_eq.shape[0]) if A_eq.shape[0] else None,
+            bounds=np.column_stack([lpec.lo, lpec.hi]),
+        )
         n_lp += 1
-        if status != 0 or d is None:
-            return LPECSolution(None, None, np.nan, "enumerate", n_lp, f"branch LP failed: {message}")
+        if res.status != 0 or res.x is None:
+            return LPECSolution(None, None, np.nan, "enumerate", n_lp, f"branch LP failed: {res.message}")
+        d, fun = np.asarray(res.x, dtype=float), float(res.fun)
         best = min(best, fun)
         if fun < -threshold:
             return LPECSolution(False, d, fun, "enumerate", n_lp)
@@ -209,7 +185,7 @@ def _milp(lpec: LPEC, threshold: float, time_limit: float | None) -> LPECSolutio
     opts: dict[str, float] = {"mip_rel_gap": 1e-6}
     if time_limit is not None:
         opts["time_limit"] = max(time_limit, 1e-3)
-    res = milp(c, constraints=cons, bounds=bounds, integrality=integ, options=opts)
+    res = highs.milp(c, constraints=cons, bounds=bounds, integrality=integ, options=opts)
     n = lpec.c.size
     if res.x is not None and res.fun is not None and res.fun < -threshold:
         # any feasible point below the threshold is a descent direction, optimal or not

@@ -20,8 +20,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
-from scipy.optimize import linprog, lsq_linear
+from scipy.optimize import lsq_linear
 
+from mcpkit.engines import highs
 from mcpkit.problems.mpcc import MPCC
 
 _NULL_ROW_TOL = 1e-8
@@ -316,7 +317,7 @@ def _linf_lp(
                 return None, why or "time limit reached before the multiplier LP"
             opts["time_limit"] = left
         try:
-            res = linprog(
+            res = highs.linprog(
                 c, A_ub=A_ub, b_ub=np.concatenate([b, -b]), bounds=bounds, method=method, options=opts
             )
         except ValueError as exc:  # HiGHS refuses the data (e.g. overflowing entries)
