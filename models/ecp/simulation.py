@@ -150,7 +150,7 @@ def run_ecp(
     solver
         A pre-built :class:`mcpkit.Solver` for ``model.mcp`` (re-use / benchmarking).
     backend, method, tol, **options
-        Passed to :func:`~mcpkit.models.stepping.simulate` (``on_failure``) and
+        Passed to :func:`~mcpkit.models.stepping.simulate` (``on_failure``, ``deadline``) and
         :class:`mcpkit.Solver` (IPOPT through CasADi by default).
     """
     if not isinstance(model, (QuadraticECPStep, ComplementarityECPStep)):

@@ -146,12 +146,14 @@ def pushing_horizon(task: PushTask, spec: StepSpec | None = None) -> Horizon:
 def ecp_simulator(task: PushTask) -> Any:
     """``simulate(U, theta) -> states`` with the model's own step map and per-step MCP solves:
     :func:`pushing_model` bound to the planned controls and design (``with_inputs``) and run by
-    :func:`run_ecp`."""
+    :func:`run_ecp`. With ``deadline`` (a ``time.perf_counter()`` value, given by
+    :meth:`~mcpkit.mpec.Horizon.solve` under a time limit) no step starts after it; the rows not
+    simulated stay NaN, which the planner reports as a re-simulation that did not fit."""
     x0 = np.concatenate([task.start, np.zeros(3)])
 
-    def run(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    def run(U: np.ndarray, theta: np.ndarray, deadline: float | None = None) -> np.ndarray:
         model = pushing_model(task).with_inputs(U, theta)
-        return run_ecp(model, x0, task.n_steps * task.params.h, tol=1e-10).states
+        return run_ecp(model, x0, task.n_steps * task.params.h, tol=1e-10, deadline=deadline).states
 
     return run
 

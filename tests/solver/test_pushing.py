@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -60,6 +61,10 @@ def _check_plan(task: PushTask, res: HorizonResult) -> np.ndarray:
     assert res.max_deviation <= DEV_TOL
     X = ecp_simulator(task)(res.controls, res.design)
     np.testing.assert_allclose(X, res.states, rtol=0, atol=DEV_TOL)
+    # a deadline already passed: no step starts, only the initial state is known
+    late = ecp_simulator(task)(res.controls, res.design, deadline=time.perf_counter())
+    np.testing.assert_array_equal(late[0], X[0])
+    assert np.isnan(late[1:]).all()
     return slide
 
 
