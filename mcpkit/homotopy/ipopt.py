@@ -62,6 +62,27 @@ def ipopt_termination(status: str) -> Termination:
     return IPOPT_STATUS.get(status, Termination.SOLVER_ERROR)
 
 
+#: IPOPT statuses returned before the first iteration (problem checks, options, memory).
+#: CasADi's ``iter_count`` is then whatever its buffer held: 1,701,667,187 and -7,892,976 on
+#: NOSBENCH's DAOBCLS with ``scholtes_eq`` (more equality rows than variables).
+NO_ITERATION_STATUSES = frozenset({
+    "Not_Enough_Degrees_Of_Freedom", "Invalid_Problem_Definition", "Invalid_Option",
+    "Insufficient_Memory",
+})  # fmt: skip
+
+
+def ipopt_iterations(stats: dict[str, Any]) -> int:
+    """IPOPT's iteration count from CasADi's ``stats()``: 0 for a status of
+    :data:`NO_ITERATION_STATUSES` and for a count that is not a non-negative integer."""
+    if str(stats.get("return_status", "")) in NO_ITERATION_STATUSES:
+        return 0
+    try:
+        count = int(stats.get("iter_count", 0))
+    except (TypeError, ValueError):
+        return 0
+    return count if count >= 0 else 0
+
+
 @dataclass(frozen=True)
 class InnerResult:
     """One IPOPT call."""
@@ -376,6 +397,6 @@ class IpoptNLP(InnerSolver):
             lam_g=np.asarray(sol["lam_g"], dtype=float).reshape(-1),
             f=float(sol["f"]),
             status=str(stats.get("return_status", "unknown")),
-            iterations=int(stats.get("iter_count", 0)),
+            iterations=ipopt_iterations(stats),
             wall_time_s=time.perf_counter() - call.t0,
         )

@@ -33,6 +33,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError
+from mcpkit.homotopy.ipopt import ipopt_iterations
 
 #: IPOPT's AMPL suffixes: bound multipliers in (warm start) and out, and the row multipliers.
 ZL_IN, ZU_IN, ZL_OUT, ZU_OUT, DUAL = "ipopt_zL_in", "ipopt_zU_in", "ipopt_zL_out", "ipopt_zU_out", "dual"
@@ -340,7 +341,7 @@ class CasadiIpopt:
         res.solver.name = self.name
         res.solver.message = status
         res.solver.wallclock_time = time.perf_counter() - t0
-        res.solver.statistics.black_box.number_of_iterations = int(stats.get("iter_count", 0))
+        res.solver.statistics.black_box.number_of_iterations = ipopt_iterations(stats)
         ok = status in ("Solve_Succeeded", "Solved_To_Acceptable_Level")
         res.solver.status = SolverStatus.ok if ok else SolverStatus.warning
         res.solver.termination_condition = {

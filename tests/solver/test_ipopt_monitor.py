@@ -180,3 +180,17 @@ def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.Monk
             last_ok = its
     if growth == 0:
         assert any(s.inner_status == "Maximum_Iterations_Exceeded" for s in relax[1:])
+
+
+def test_a_status_before_the_first_iteration_reports_zero_iterations() -> None:
+    """IPOPT refuses an NLP with more equality rows than variables before iterating, and
+    CasADi's ``iter_count`` is then garbage (seen: 1,701,667,187 and -76,597,776); the inner
+    result, and so the homotopy's trace, report 0."""
+    x = ca.SX.sym("x", 2)
+    p = ca.SX.sym("p", 1)
+    nlp = IpoptNLP(x, p, ca.sumsqr(x) + 0 * p, ca.vertcat(x[0], x[1], x[0] + x[1] - 1), tol=1e-8)
+    for _ in range(3):
+        box = (np.full(2, -10.0), np.full(2, 10.0))
+        out = nlp.solve(np.ones(2), np.zeros(1), *box, np.zeros(3), np.zeros(3))
+        assert out.status == "Not_Enough_Degrees_Of_Freedom"
+        assert out.iterations == 0

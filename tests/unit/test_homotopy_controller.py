@@ -36,3 +36,21 @@ def test_schedule_controller_ignores_feedback() -> None:
     c = ScheduleController(geometric(1.0, 0.5, 0.1, 10))
     assert c.first() == 1.0
     assert [c.next(False, 0), c.next(True, 0)] == pytest.approx([0.5, 0.25])
+
+
+@pytest.mark.parametrize(
+    ("stats", "expected"),
+    [
+        ({"return_status": "Solve_Succeeded", "iter_count": 17}, 17),
+        ({"return_status": "Maximum_Iterations_Exceeded", "iter_count": 3000}, 3000),
+        ({"return_status": "Not_Enough_Degrees_Of_Freedom", "iter_count": 1701667187}, 0),
+        ({"return_status": "Invalid_Option", "iter_count": 5}, 0),
+        ({"return_status": "Infeasible_Problem_Detected", "iter_count": -7892976}, 0),
+        ({"return_status": "Solve_Succeeded"}, 0),
+        ({"return_status": "Solve_Succeeded", "iter_count": None}, 0),
+    ],
+)
+def test_ipopt_iterations_ignores_counts_ipopt_never_set(stats: dict, expected: int) -> None:
+    from mcpkit.homotopy.ipopt import ipopt_iterations
+
+    assert ipopt_iterations(stats) == expected
