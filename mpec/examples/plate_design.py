@@ -94,6 +94,7 @@ __all__ = [
     "PENALTY_FROM_STEPS",
     "PENALTY_IPOPT_OPTIONS",
     "PENALTY_PRIMARY_SHARE",
+    "PENALTY_RHO0",
     "PlateDesignTask",
     "demo_plate_design",
     "design_objective",
@@ -144,6 +145,30 @@ its first subproblem is the whole solve (one subproblem and the polish at N = 20
 the default share (half the limit, and half of that for the first subproblem) stopped the
 R = 6 cm, N = 400 run after 701 of the 848 iterations it needed; no fallback solved an N = 400
 plate in any of the runs above."""
+
+PENALTY_RHO0 = 100.0
+r"""First penalty weight :math:`\rho_0` (``SolveOptions.rho0``) of the ``penalty`` runs of
+:func:`solve_plate_design` (the user's wins; the default of the reformulation is 1). With
+:math:`\rho_0 = 1` the first subproblem crawls: at N = 400, R = 6 cm IPOPT took a full step of
+length 80 at iteration 17, the dual infeasibility rose to 4.5e8, :math:`\delta_w` to 1e4, and
+about a hundred full steps of length 1e-3 followed while :math:`\delta_w` decayed (848 iterations
+in all). Measured 2026-11-27 (session 17; one radius, one plate period, whole call, 90 s, two
+processes at once, with :data:`PENALTY_IPOPT_OPTIONS`), whole call and plan :math:`J`, for
+:math:`\rho_0 = 1` against :math:`\rho_0 = 100`:
+
+* N = 400, R = 4 / 5 / 6 / 7 / 8 cm: 22.0 / 25.3 / 34.3 / 22.4 / 21.0 s against
+  13.6 / 11.6 / 15.3 / 16.9 / 16.5 s; J = 5.8 / 7.5 / 11.7 / 8.4 / 4.6 against
+  6.8 / 5.5 / 4.8 / 4.0 / 3.4 (1e-6) (:math:`\rho_0 = 1`: R = 6 re-run in session 17, the others
+  session 16's runs);
+* N = 300, R = 6: 10.8 s, J = 6.7e-6 against 10.3 s, 4.5e-6;
+* N = 200, R = 4 / 6 / 8: 9.6 / 6.5 / 5.8 s against 6.2 / 7.1 / 6.9 s; J = 11.8 / 5.3 / 4.0
+  against 6.2 / 4.0 / 5.8 (1e-6);
+* N = 100, R = 4 / 6 / 8: 7.3 / 7.4 / 4.8 s against 4.6 / 4.2 / 4.5 s; J = 9.7 / 8.9 / 6.7
+  against 5.2 / 6.4 / 4.6 (1e-6).
+
+Around it: :math:`\rho_0 = 10` solved N = 400 in 11.6-19.2 s (J 4.3-6.1); 1000 ended R = 5 at
+J = 5.7e-4 and took 34.5 s for R = 8; 0.1 did not solve R = 7 in 90 s. Without
+:data:`PENALTY_IPOPT_OPTIONS`, :math:`\rho_0 = 100` did not solve four of the five N = 400 radii."""
 
 DEFAULT_RADII: tuple[float, ...] = (4.0, 6.0, 8.0)
 """Start radii [cm] of the multi-scenario design (seed 004 §5.1: "a radius of 4-8cm")."""
@@ -468,8 +493,9 @@ def solve_plate_design(
     Returns ``(result, horizon, wall_s)`` where ``wall_s`` covers everything: settling
     simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
     The reformulation is ``scholtes`` below :data:`PENALTY_FROM_STEPS` steps and ``penalty`` from
-    there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS` and
-    :data:`PENALTY_PRIMARY_SHARE` unless ``ipopt_options`` / ``primary_time_share`` (or a whole
+    there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
+    :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
+    ``primary_time_share`` / ``rho0`` (or a whole
     ``options=SolveOptions(...)``) say otherwise.
     """
     task = PlateDesignTask() if task is None else task
@@ -483,6 +509,7 @@ def solve_plate_design(
     if options["method"] == "penalty" and options.get("options") is None:
         # defaults of the penalty runs; a SolveOptions object passed as options= is taken as is
         options.setdefault("primary_time_share", PENALTY_PRIMARY_SHARE)
+        options.setdefault("rho0", PENALTY_RHO0)
         options["ipopt_options"] = {**PENALTY_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
