@@ -13,8 +13,8 @@ and return the same :class:`~scipy.optimize.OptimizeResult`, but the components 
 with :math:`X` the fixed and :math:`F` the free components, and the point, the objective and
 the bound multipliers are put back in the full space. The substitution is exact: the rows are
 unchanged (so are their multipliers), and the multiplier of a fixed component's bound is its
-reduced cost :math:`c_i - A_{:,i}^\top y` (reported in ``lower.marginals``; ``upper.marginals``
-is 0 there).
+reduced cost :math:`c_i - A_{:,i}^\top y` (its positive part in ``lower.marginals``, its negative
+part in ``upper.marginals``, SciPy's signs).
 
 Why: HiGHS's presolve (SciPy 1.17.1) corrupted the heap — a segmentation fault that ends the
 whole process, not an exception — on an LPEC branch LP of the pushing horizon at N = 100 (1,606
@@ -77,7 +77,7 @@ def linprog(
 
     ``bounds`` is an ``(n, 2)`` array (``None``: :math:`x \ge 0`, SciPy's default). The result
     has SciPy's fields; ``x`` and ``fun`` are in the full space, ``ineqlin`` and ``eqlin`` are
-    HiGHS's, ``lower``/``upper`` marginals hold the fixed components' reduced costs.
+    HiGHS's, ``lower``/``upper`` marginals hold the fixed components' reduced costs (split by sign).
     """
     c = np.asarray(c, dtype=float).reshape(-1)
     n = c.size
@@ -110,7 +110,9 @@ def linprog(
         part = getattr(res, side, None)
         if part is None:
             continue
-        part.marginals = _expand(part.marginals, free, reduced if side == "lower" else 0.0)
+        # SciPy's signs: lower marginals >= 0, upper <= 0; a fixed component's bound is both
+        on_fixed = np.maximum(reduced, 0.0) if side == "lower" else np.minimum(reduced, 0.0)
+        part.marginals = _expand(part.marginals, free, on_fixed)
         if hasattr(part, "residual"):
             part.residual = _expand(part.residual, free, 0.0)
     return res

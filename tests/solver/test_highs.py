@@ -86,6 +86,7 @@ def test_linprog_with_fixed_components_matches_highs_on_the_whole_lp(sparse: boo
         grad = c - ub.T @ res.ineqlin.marginals - eq.T @ res.eqlin.marginals - z
         assert np.abs(grad).max() <= 1e-8, trial
         assert res.lower.marginals.shape == (n,) and res.upper.marginals.shape == (n,)
+        assert np.all(res.lower.marginals >= -1e-12) and np.all(res.upper.marginals <= 1e-12)
 
 
 def test_linprog_leaves_lps_without_fixed_or_all_fixed_components_to_highs() -> None:
