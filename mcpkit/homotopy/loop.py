@@ -43,7 +43,12 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.homotopy.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
-from mcpkit.homotopy.ipopt import InnerResult, estimated_build_seconds, ipopt_termination
+from mcpkit.homotopy.ipopt import (
+    NO_ITERATION_STATUSES,
+    InnerResult,
+    estimated_build_seconds,
+    ipopt_termination,
+)
 from mcpkit.homotopy.lp_inner import LinearInner, is_affine
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
@@ -581,6 +586,12 @@ class HomotopySolver:
                     break
                 if stop.requested():  # IPOPT was stopped by the monitor (mcpkit.solving.stop)
                     termination = Termination.INTERRUPTED
+                    break
+                if res.status in NO_ITERATION_STATUSES:
+                    # IPOPT refused the subproblem before iterating (e.g. more equality rows than
+                    # variables): its structure does not change with the parameter, so no retry
+                    termination = ipopt_termination(res.status)
+                    raw = f"IPOPT refused the subproblem: {res.status}"
                     break
                 on_track = bool(finite and res.ok and a.residual < last_residual)
                 if finite:

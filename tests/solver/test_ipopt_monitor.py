@@ -194,3 +194,17 @@ def test_a_status_before_the_first_iteration_reports_zero_iterations() -> None:
         out = nlp.solve(np.ones(2), np.zeros(1), *box, np.zeros(3), np.zeros(3))
         assert out.status == "Not_Enough_Degrees_Of_Freedom"
         assert out.iterations == 0
+
+
+def test_a_refused_subproblem_ends_the_homotopy_at_once() -> None:
+    """``scholtes_eq`` on an MPCC with as many equality rows as variables adds one more
+    (G H / sigma = 1): IPOPT refuses it before iterating (Not_Enough_Degrees_Of_Freedom), at every
+    sigma alike, so the homotopy stops after that one subproblem instead of retrying."""
+    x = ca.SX.sym("x", 3)
+    m = MPCC.from_casadi(
+        x, x[0], x[1], f=ca.sumsqr(x), g=ca.vertcat(x[0] + x[1] + x[2] - 1, x[2] - 0.5, x[0] - 0.5)
+    )
+    res = solve_mpcc(m, "scholtes_eq", "casadi", fallback_methods=(), max_retries=3, refine=False)
+    assert [s.inner_status for s in res.trace] == ["Not_Enough_Degrees_Of_Freedom"]
+    assert res.iterations == 0 and res.termination is Termination.SOLVER_ERROR
+    assert "refused" in res.raw_status and not res.solved
