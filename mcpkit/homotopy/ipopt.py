@@ -62,12 +62,12 @@ def ipopt_termination(status: str) -> Termination:
     return IPOPT_STATUS.get(status, Termination.SOLVER_ERROR)
 
 
-#: IPOPT statuses returned before the first iteration (problem checks, options, memory).
+#: IPOPT statuses returned before the first iteration (checks of the problem and the options).
 #: CasADi's ``iter_count`` is then whatever its buffer held: 1,701,667,187 and -7,892,976 on
-#: NOSBENCH's DAOBCLS with ``scholtes_eq`` (more equality rows than variables).
+#: NOSBENCH's DAOBCLS with ``scholtes_eq`` (more equality rows than variables). Not here:
+#: ``Insufficient_Memory``, which IPOPT also returns in the middle of a run.
 NO_ITERATION_STATUSES = frozenset({
     "Not_Enough_Degrees_Of_Freedom", "Invalid_Problem_Definition", "Invalid_Option",
-    "Insufficient_Memory",
 })  # fmt: skip
 
 
