@@ -33,6 +33,7 @@ every attempt is recorded (:class:`PushAttempt`) with its status and residuals.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -383,7 +384,8 @@ def plan_pushing(
     *,
     restarts: int = 2,
     deviation_tol: float = 1e-5,
-    time_limit: float = 20.0,
+    time_limit: float | None = None,
+    attempt_time_limit: float = 20.0,
     total_time_limit: float | None = None,
     **options: Any,
 ) -> PushingPlan:
@@ -409,10 +411,13 @@ def plan_pushing(
     deviation_tol
         Re-simulation tolerance on :math:`\max_{k,j}|x^{\rm sim}_{k,j} - x^{\rm plan}_{k,j}|`.
     time_limit
-        Wall-clock limit of each attempt (build, MPCC solve, re-simulation) [s].
+        Wall-clock limit of the whole plan [s], as for every planner (``None``: none beyond the
+        attempts'): no attempt starts after it, and each gets at most what is left of it.
+    attempt_time_limit
+        Wall-clock limit of each attempt (MPCC solve and re-simulation) [s].
     total_time_limit
-        Wall-clock limit of the whole plan [s] (``None``: none beyond the attempts'): no attempt
-        starts after it, and each gets at most what is left of it.
+        The former name of ``time_limit`` (until session 17 ``time_limit`` was each attempt's
+        limit, so ``time_limit=4`` could run for minutes over the starts); give one of the two.
     **options
         :class:`~mcpkit.mpcc.MPCCSolver` options; by default ``fallback_methods=()``: a
         failed Scholtes homotopy is re-seeded instead of re-run with other reformulations, which
@@ -424,17 +429,23 @@ def plan_pushing(
         raise MCPInputError("starts must be a non-empty sequence of PushStart")
     if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 0:
         raise MCPInputError(f"restarts must be an integer >= 0, got {restarts!r}")
+    if time_limit is not None and total_time_limit is not None:
+        raise MCPInputError(
+            "give time_limit (the whole plan's limit) or its former name, total_time_limit; not both"
+        )
+    whole = _limit("time_limit", time_limit if total_time_limit is None else total_time_limit, True)
+    each = _limit("attempt_time_limit", attempt_time_limit, False)
     t_all = time.perf_counter()
     hz = pushing_horizon(task)
     sim = ecp_simulator(task)
     options.setdefault("fallback_methods", ())
-    end = None if total_time_limit is None else t_all + float(total_time_limit)
+    end = None if whole is None else t_all + whole
     attempts: list[PushAttempt] = []
     for i, st in enumerate(starts):
         U0, th0 = st.controls(task), st.design(task)
         for r in range(restarts + 1):
             t = time.perf_counter()
-            left = float(time_limit) if end is None else min(float(time_limit), end - t)
+            left = each if end is None else min(each, end - t)
             if left <= 0:
                 break
             options["time_limit"] = left
@@ -452,6 +463,19 @@ def plan_pushing(
     return PushingPlan(
         task, hz, attempts[best].result if good else None, best, attempts, time.perf_counter() - t_all
     )
+
+
+def _limit(name: str, value: Any, optional: bool) -> float | None:
+    """``value`` as a positive finite number of seconds (``None`` when ``optional``), else
+    :class:`~mcpkit.errors.MCPInputError` (before anything is built)."""
+    if value is None and optional:
+        return None
+    ok = (
+        not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value) and value > 0
+    )
+    if not ok:
+        raise MCPInputError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 #: The short horizon :math:`N_s` of :func:`solve_pushing`'s continuation. Measured 2026-11-27

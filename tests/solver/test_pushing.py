@@ -98,7 +98,7 @@ def test_unreachable_goal_is_reported_failed() -> None:
     its status and residuals, and no plan is returned."""
     task = PushTask(goal=(0.01, 0.0, 0.0), n_steps=10, force_max=1.0)
     assert task.force_max < task.params.mu * task.params.m * task.params.g
-    plan = plan_pushing(task, [PushStart(1.0, 0.5)], restarts=1, time_limit=10.0)
+    plan = plan_pushing(task, [PushStart(1.0, 0.5)], restarts=1, attempt_time_limit=10.0)
     assert not plan.solved and plan.best is None and plan.best_attempt == -1
     assert len(plan.attempts) == 2
     failed = plan.failed_starts()
@@ -132,6 +132,25 @@ def test_push_start_validation() -> None:
         plan_pushing(task, [])
     with pytest.raises(MCPInputError):
         plan_pushing(task, [PushStart()], restarts=-1)
+    for bad_limit in ({"time_limit": -1}, {"time_limit": True}, {"time_limit": math.nan},
+                      {"attempt_time_limit": 0}, {"total_time_limit": "5"},
+                      {"time_limit": 5, "total_time_limit": 5}):  # fmt: skip
+        with pytest.raises(MCPInputError):
+            plan_pushing(task, [PushStart()], **bad_limit)
+
+
+@pytest.mark.parametrize("limit", [1.0, 4.0])
+def test_plan_pushing_time_limit_bounds_the_whole_plan(limit: float) -> None:
+    """``time_limit`` bounds the whole multi-start (six starts, two re-seeds each), within
+    1.1 S + 2 s; the attempts that ran are recorded, none after the limit."""
+    task = PushTask(n_steps=20)
+    t = time.perf_counter()
+    plan = plan_pushing(task, DEFAULT_STARTS, time_limit=limit)
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * limit + 2.0, wall
+    assert 1 <= len(plan.attempts) < len(DEFAULT_STARTS) * 3
+    old = plan_pushing(task, DEFAULT_STARTS[:1], restarts=0, total_time_limit=limit)
+    assert len(old.attempts) == 1
 
 
 @pytest.mark.slow
