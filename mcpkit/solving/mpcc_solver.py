@@ -48,10 +48,12 @@ from mcpkit.stationarity.refine import RefinementReport, RefineOptions, Refiner
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
 #: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
 STATIONARITY_TOL = 1e-4
-#: Above this many variables the stationarity check and the refinement are skipped, with a note
-#: (its multiplier matrix is held dense: 3285 variables, the plate-design MPCC, take 3 s; the
-#: least squares themselves are sparse from :data:`~mcpkit.stationarity.certificate.SPARSE_CERTIFICATE_MIN`).
-STATIONARITY_MAX_VARS = 5000
+#: Above this many variables the stationarity check and the refinement are skipped, with a note.
+#: Until session 17 it was 5,000: the Jacobians at the point were dense (1 GB for the plate
+#: design's 12,014-variable horizon at N = 400); above
+#: :data:`~mcpkit.stationarity.certificate.DENSE_JACOBIAN_MAX_VARS` they are sparse now, and the
+#: horizons of up to 12,014 variables were classified within their time limits (docs/mpec_planning.md).
+STATIONARITY_MAX_VARS = 50_000
 
 
 class MPCCSolver:

@@ -84,6 +84,7 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
+import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.standard import ToStandardMPCC
@@ -95,6 +96,7 @@ from mcpkit.stationarity.multipliers import (
     _Local,
     _max_abs,
     _Multipliers,
+    dense_rows,
 )
 
 __all__ = [
@@ -108,8 +110,15 @@ __all__ = [
 _MAX_PATTERNS = 4096
 """Largest number of sign-piece patterns tried in one C or M multiplier search."""
 
+DENSE_JACOBIAN_MAX_VARS = 5000
+"""Up to this many variables the Jacobians of ``g``, ``G``, ``H`` at the point are dense arrays
+(as before session 17, so those checks are unchanged bit for bit); above it they are CSR
+matrices and the LPEC's rows stay sparse. Dense, a horizon MPCC of 12,014 variables and about
+10,000 rows (the plate design at N = 400) would need about 1 GB for ``J_g`` alone."""
+
 LPEC_ENUMERATE_MAX = 4
 """Up to this many biactive pairs the LPEC's branch LPs are enumerated; above, one MILP."""
+
 
 class Stationarity(enum.Enum):
     """Stationarity level of an MPCC point (definitions in the module docstring)."""
@@ -223,24 +232,34 @@ def _derivatives(mpcc: MPCC) -> ca.Function:
 
 
 def _evaluate(mpcc: MPCC, x: np.ndarray, p: np.ndarray) -> _Local:
+    """Values and first derivatives at ``x``; the Jacobians of ``g``, ``G``, ``H`` are CSR
+    matrices above :data:`DENSE_JACOBIAN_MAX_VARS` variables, dense arrays below."""
+    nx = x.size
+    raw = _derivatives(mpcc)(x, p)
     # sparse Jacobians go through SciPy (DM.full() walks every entry in Python-facing code)
     out = [
-        np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float)
-        for o in _derivatives(mpcc)(x, p)
+        np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float) for o in raw[:5]
     ]
-    nx = x.size
+    if nx > DENSE_JACOBIAN_MAX_VARS:
+        jac = [sps.csr_matrix(o.sparse(), dtype=float) for o in raw[5:]]
+    else:
+        jac = [
+            np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float).reshape(-1, nx)
+            for o in raw[5:]
+        ]
     loc = _Local(
         f=float(out[0].reshape(-1)[0]),
         g=out[1].reshape(-1),
         G=out[2].reshape(-1),
         H=out[3].reshape(-1),
         df=out[4].reshape(nx),
-        Jg=out[5].reshape(-1, nx),
-        JG=out[6].reshape(-1, nx),
-        JH=out[7].reshape(-1, nx),
+        Jg=jac[0],
+        JG=jac[1],
+        JH=jac[2],
     )
     for name in ("g", "G", "H", "df", "Jg", "JG", "JH"):
-        if not np.isfinite(getattr(loc, name)).all():
+        value = getattr(loc, name)
+        if not np.isfinite(value.data if sps.issparse(value) else value).all():
             raise NonFiniteError(f"classify_stationarity: {name} is not finite at the given point")
     if not np.isfinite(loc.f):
         raise NonFiniteError("classify_stationarity: f is not finite at the given point")
@@ -312,6 +331,18 @@ def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float
     _, _, _, x_lo, x_hi = _active(x, mpcc.lbx, mpcc.ubx, tol)
     IG, IH = loc.G <= tol, loc.H <= tol
     bi = np.flatnonzero(IG & IH)
+    if sps.issparse(loc.Jg):  # the same rows in the same order, kept sparse
+        gi = np.asarray(gi, dtype=int)
+        both, up, dn = g_lo[gi] & g_hi[gi], g_hi[gi] & ~g_lo[gi], g_lo[gi] & ~g_hi[gi]
+        A_eq = sps.vstack(
+            [loc.Jg[gi[both]], loc.JG[np.flatnonzero(IG & ~IH)], loc.JH[np.flatnonzero(IH & ~IG)]],
+            format="csr",
+        )
+        A_ub = sps.vstack([loc.Jg[gi[up]], -loc.Jg[gi[dn]]], format="csr")
+        return LPEC(
+            c=loc.df, A_eq=A_eq, A_ub=A_ub, JG=dense_rows(loc.JG, bi), JH=dense_rows(loc.JH, bi),
+            lo=np.where(x_lo, 0.0, -radius), hi=np.where(x_hi, 0.0, radius),
+        )  # fmt: skip
     eq_rows = [loc.Jg[i] for i in gi if g_lo[i] and g_hi[i]]
     ub_rows = [loc.Jg[i] for i in gi if g_hi[i] and not g_lo[i]]
     ub_rows += [-loc.Jg[i] for i in gi if g_lo[i] and not g_hi[i]]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint
-from scipy.sparse import csr_matrix, vstack
+from scipy.sparse import csr_matrix, hstack, issparse, vstack
 
 from mcpkit.engines import highs
 
@@ -53,13 +53,13 @@ __all__ = ["LPEC", "LPECSolution", "big_m", "solve_lpec"]
 class LPEC:
     r"""Data of one LPEC: :math:`\min c^\top d` over the linearised MPCC cone in a box.
 
-    ``A_eq``, ``A_ub`` are dense ``(m, n)`` arrays (possibly with zero rows); ``JG``, ``JH``
-    the ``(k, n)`` gradients of the biactive pairs; ``lo``, ``hi`` the box on ``d``.
+    ``A_eq``, ``A_ub`` are ``(m, n)`` arrays, dense or CSR (possibly with zero rows); ``JG``,
+    ``JH`` the dense ``(k, n)`` gradients of the biactive pairs; ``lo``, ``hi`` the box on ``d``.
     """
 
     c: np.ndarray
-    A_eq: np.ndarray
-    A_ub: np.ndarray
+    A_eq: np.ndarray | csr_matrix
+    A_ub: np.ndarray | csr_matrix
     JG: np.ndarray
     JH: np.ndarray
     lo: np.ndarray
@@ -114,11 +114,11 @@ def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.nd
     """
     n, k = lpec.c.size, lpec.n_biactive
     MG, MH = big_m(lpec.JG, lpec.lo, lpec.hi), big_m(lpec.JH, lpec.lo, lpec.hi)
-    zk = np.zeros((lpec.A_eq.shape[0], k)), np.zeros((lpec.A_ub.shape[0], k))
+    zk = csr_matrix((lpec.A_eq.shape[0], k)), csr_matrix((lpec.A_ub.shape[0], k))
     eye = np.eye(k)
     blocks = [
-        np.hstack([lpec.A_eq, zk[0]]),
-        np.hstack([lpec.A_ub, zk[1]]),
+        hstack([csr_matrix(lpec.A_eq), zk[0]], format="csr"),
+        hstack([csr_matrix(lpec.A_ub), zk[1]], format="csr"),
         np.hstack([lpec.JG, np.zeros((k, k))]),  # grad G_j d >= 0
         np.hstack([lpec.JH, np.zeros((k, k))]),  # grad H_j d >= 0
         np.hstack([lpec.JG, -eye * MG]),  # grad G_j d - M_G z_j <= 0
@@ -131,7 +131,7 @@ def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.nd
     hi = np.concatenate([
         np.zeros(lpec.A_eq.shape[0]), np.zeros(lpec.A_ub.shape[0]), np.full(2 * k, np.inf), np.zeros(k), MH,
     ])  # fmt: skip
-    A = vstack([csr_matrix(b.reshape(-1, n + k)) for b in blocks], format="csr")
+    A = vstack([csr_matrix(b).reshape(-1, n + k) for b in blocks], format="csr")
     c = np.concatenate([lpec.c, np.zeros(k)])
     bounds = Bounds(np.concatenate([lpec.lo, np.zeros(k)]), np.concatenate([lpec.hi, np.ones(k)]))
     integrality = np.concatenate([np.zeros(n), np.ones(k)])
@@ -159,7 +159,11 @@ def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSol
             else:  # grad G_j d >= 0, grad H_j d = 0
                 ub.append(-lpec.JG[j : j + 1])
                 eq.append(lpec.JH[j : j + 1])
-        A_eq, A_ub = np.vstack(eq).reshape(-1, n), np.vstack(ub).reshape(-1, n)
+        if issparse(lpec.A_eq) or issparse(lpec.A_ub):
+            A_eq = vstack([csr_matrix(a).reshape(-1, n) for a in eq], format="csr")
+            A_ub = vstack([csr_matrix(a).reshape(-1, n) for a in ub], format="csr")
+        else:
+            A_eq, A_ub = np.vstack(eq).reshape(-1, n), np.vstack(ub).reshape(-1, n)
         res = highs.linprog(
             lpec.c,
             A_ub=A_ub if A_ub.shape[0] else None,

@@ -52,16 +52,23 @@ TIKHONOV_REFINE = 8
 
 @dataclass
 class _Local:
-    """Values, Jacobians and active sets at the point."""
+    """Values and Jacobians at the point; the Jacobians are dense arrays, or CSR matrices above
+    :data:`~mcpkit.stationarity.certificate.DENSE_JACOBIAN_MAX_VARS` variables."""
 
     f: float
     g: np.ndarray
     G: np.ndarray
     H: np.ndarray
     df: np.ndarray
-    Jg: np.ndarray
-    JG: np.ndarray
-    JH: np.ndarray
+    Jg: np.ndarray | sps.csr_matrix
+    JG: np.ndarray | sps.csr_matrix
+    JH: np.ndarray | sps.csr_matrix
+
+
+def dense_rows(J: np.ndarray | sps.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """``J[rows]`` as a dense array, for a dense or a sparse ``J``."""
+    part = J[rows]
+    return part.toarray() if sps.issparse(part) else np.asarray(part)
 
 
 def _active(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float) -> tuple[np.ndarray, ...]:
@@ -110,9 +117,10 @@ class _Multipliers:
             )
         else:
             eye = np.eye(nx)
-            self.A = np.hstack(
-                [loc.Jg[self.gi].T, eye[:, self.xi_idx], -loc.JG[self.IG].T, -loc.JH[self.IH].T]
-            )
+            self.A = np.hstack([
+                dense_rows(loc.Jg, self.gi).T, eye[:, self.xi_idx],
+                -dense_rows(loc.JG, self.IG).T, -dense_rows(loc.JH, self.IH).T,
+            ])  # fmt: skip
         self.b = -loc.df
         ng, nb = self.gi.size, self.xi_idx.size
         self.lo = np.concatenate([glo, xlo, np.full(self.IG.size + self.IH.size, -np.inf)])

@@ -565,3 +565,55 @@ def test_sparse_multiplier_matrix_gives_the_dense_verdict(
     assert built == [True]
     assert sparse.level is dense.level and sparse.b_stationary is dense.b_stationary
     assert sparse.stationarity_residual == pytest.approx(dense.stationarity_residual, abs=1e-12)
+
+
+def _sparse_jacobian_cases() -> list[tuple[MPCC, np.ndarray]]:
+    """MPCCs and points covering S, C and non-B verdicts, active rows, bounds, general pairs,
+    the enumerated LPEC (4 biactive pairs) and its MILP (6 pairs)."""
+    cases: list[tuple[MPCC, np.ndarray]] = [
+        (_pair2(_quad), np.zeros(2)),
+        (_pair2(lambda x: x[0] + x[1]), np.zeros(2)),
+        (_pair2(lambda x: -x[0] - x[1]), np.zeros(2)),
+        (_general(), np.zeros(_general().x.numel())),
+    ]
+    x = ca.SX.sym("x", 3)
+    cases.append((MPCC.from_casadi(x, x[0], x[1], f=x[0] - x[1] - x[2], g=x[0] + x[1] + x[2], ubg=1.0,
+                                   lbg=-np.inf, lbx=[-np.inf, -np.inf, 0.0], ubx=[np.inf, np.inf, 1.0]),
+                  np.array([0.0, 0.0, 1.0])))  # fmt: skip
+    for k in (4, 6):
+        z = ca.SX.sym("z", 2 * k)
+        cases.append((MPCC.from_casadi(z, z[:k], z[k:], f=ca.sum1(z[:k]) - z[2 * k - 1]), np.zeros(2 * k)))
+        cases.append((MPCC.from_casadi(z, z[:k], z[k:], f=ca.sum1(z)), np.zeros(2 * k)))
+    return cases
+
+
+def test_sparse_jacobians_give_the_dense_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above DENSE_JACOBIAN_MAX_VARS variables the Jacobians at the point and the LPEC's rows are
+    sparse; with the switch moved down to every problem, every level, B verdict and residual is
+    the dense one (and the sparse path was taken)."""
+    import mcpkit.stationarity.certificate as certificate
+
+    dense = [classify_stationarity(m, x, NOP) for m, x in _sparse_jacobian_cases()]
+    seen: list[bool] = []
+    evaluate = certificate._evaluate
+
+    def spy(*a: object) -> object:
+        loc = evaluate(*a)  # type: ignore[arg-type]
+        seen.append(certificate.sps.issparse(loc.Jg) and certificate.sps.issparse(loc.JG))
+        return loc
+
+    monkeypatch.setattr(certificate, "DENSE_JACOBIAN_MAX_VARS", 0)
+    monkeypatch.setattr(certificate, "_evaluate", spy)
+    sparse = [classify_stationarity(m, x, NOP) for m, x in _sparse_jacobian_cases()]
+    assert seen and all(seen)
+    levels = {d.level for d in dense}
+    assert {Stationarity.S, Stationarity.C} <= levels and any(d.b_stationary is False for d in dense)
+    methods = {d.lpec.method for d in dense if d.lpec is not None}
+    assert {"enumerate", "milp"} <= methods
+    for d, s in zip(dense, sparse, strict=True):
+        assert s.level is d.level and s.b_stationary is d.b_stationary
+        assert s.stationarity_residual == pytest.approx(d.stationarity_residual, abs=1e-12)
+        assert (s.lpec is None) == (d.lpec is None)
+        if d.lpec is not None:
+            assert s.lpec.method == d.lpec.method and s.lpec.verdict == d.lpec.verdict
+            assert s.lpec.value == pytest.approx(d.lpec.value, abs=1e-12, nan_ok=True)
