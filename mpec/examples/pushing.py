@@ -49,10 +49,12 @@ from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
 from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.solving.result import FromParts, OnePart, summary_head
+from mcpkit.stationarity.refine import RefineOptions
 
 __all__ = [
     "CONTINUATION_STEPS",
     "DEFAULT_STARTS",
+    "PUSHING_REFINE",
     "PushAttempt",
     "PushStart",
     "PushTask",
@@ -486,6 +488,18 @@ def _limit(name: str, value: Any, optional: bool) -> float | None:
 CONTINUATION_STEPS = 25
 
 
+PUSHING_REFINE = RefineOptions(time_factor=6.0, large_time_factor=3.0)
+"""The B-stationarity refinement of :func:`solve_pushing`'s plans (``refine=`` of the caller
+wins): three times the default budgets relative to the homotopy's time. With the defaults the
+refinement walked down through pieces (each LPEC step switched one pair and lowered f by
+0.002-0.017) and was stopped by its budget in a piece NLP, leaving the plans at N = 50 and 200
+``not_stationary``. Measured 2026-11-27 (session 17, whole calls, 90 s, one run each), N = 25 /
+50 / 100 / 200 / 400: all five plans certified S, f = 0.910038 / 0.875878 / 0.875880 / 0.875876
+/ 0.875894, 3.6 / 10.6 / 14.4 / 24.0 / 26.8 s; with the defaults (same session, horizon
+benchmark) N = 50 and 200 ended ``not_stationary`` at f = 0.875932 / 0.875886, in 10.6 / 25.2 s,
+and the others took 4.5 / 15.6 / 27.6 s."""
+
+
 def solve_pushing(
     task: PushTask | None = None, guess: tuple[float, float] = (1 / 3, 2.0), **options: Any
 ) -> tuple[HorizonResult, Horizon]:
@@ -504,6 +518,7 @@ def solve_pushing(
     complementary at every step and meets the boundary conditions, and the long horizon is
     solved from it with :math:`\\sigma_0` = :data:`~mcpkit.mpec.horizon.TIGHT_SIGMA0` (unless
     ``sigma0`` is given). If the short plan fails, the long horizon starts from the guess.
+    The plan's refinement gets :data:`PUSHING_REFINE` unless ``refine`` is given.
     """
     task = PushTask() if task is None else task
     t0 = time.perf_counter()
@@ -516,6 +531,7 @@ def solve_pushing(
         raise MCPInputError(f"guess must be (fraction in (0, 1], magnitude >= 0), got {guess!r}") from None
     U0, design0 = start.controls(task), np.zeros(1)
     options.setdefault("deviation_tol", 1e-5)
+    options.setdefault("refine", PUSHING_REFINE)
     if task.n_steps >= 2 * CONTINUATION_STEPS:
         t1 = time.perf_counter()
         short_options = dict(options)

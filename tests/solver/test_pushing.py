@@ -172,3 +172,21 @@ def test_default_multistart_sweep(goal: tuple[float, float, float], n_steps: int
     slide = _check_plan(task, plan.best)
     assert slide.any() and (~slide).any()
     assert plan.best.objective <= min(a.objective for a in plan.attempts if a.solved) + 1e-12
+
+
+def test_solve_pushing_hands_its_refinement_budget_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """solve_pushing's plans get PUSHING_REFINE; the caller's ``refine`` (options or False) wins."""
+    from mcpkit.mpec.examples.pushing import PUSHING_REFINE, solve_pushing
+    from mcpkit.mpec.horizon import Horizon
+    from mcpkit.stationarity.refine import RefineOptions
+
+    seen: list[dict] = []
+    monkeypatch.setattr(Horizon, "solve", lambda self, *a, **kw: seen.append(kw))
+    task = PushTask(n_steps=20)
+    solve_pushing(task)
+    assert seen[-1]["refine"] is PUSHING_REFINE
+    mine = RefineOptions(time_factor=1.0)
+    solve_pushing(task, refine=mine)
+    assert seen[-1]["refine"] is mine
+    solve_pushing(task, refine=False)
+    assert seen[-1]["refine"] is False
