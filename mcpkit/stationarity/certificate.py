@@ -231,22 +231,22 @@ def _derivatives(mpcc: MPCC) -> ca.Function:
     return mpcc._funs[key]
 
 
+def _dense(value: ca.DM) -> np.ndarray:
+    """A CasADi matrix as a dense array; a sparse one through SciPy (``DM.full()`` walks every
+    entry in Python-facing code)."""
+    return np.asarray(value.sparse().toarray() if value.nnz() < value.numel() else value.full(), dtype=float)
+
+
 def _evaluate(mpcc: MPCC, x: np.ndarray, p: np.ndarray) -> _Local:
     """Values and first derivatives at ``x``; the Jacobians of ``g``, ``G``, ``H`` are CSR
     matrices above :data:`DENSE_JACOBIAN_MAX_VARS` variables, dense arrays below."""
     nx = x.size
     raw = _derivatives(mpcc)(x, p)
-    # sparse Jacobians go through SciPy (DM.full() walks every entry in Python-facing code)
-    out = [
-        np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float) for o in raw[:5]
-    ]
+    out = [_dense(o) for o in raw[:5]]
     if nx > DENSE_JACOBIAN_MAX_VARS:
         jac = [sps.csr_matrix(o.sparse(), dtype=float) for o in raw[5:]]
     else:
-        jac = [
-            np.asarray(o.sparse().toarray() if o.nnz() < o.numel() else o.full(), dtype=float).reshape(-1, nx)
-            for o in raw[5:]
-        ]
+        jac = [_dense(o).reshape(-1, nx) for o in raw[5:]]
     loc = _Local(
         f=float(out[0].reshape(-1)[0]),
         g=out[1].reshape(-1),
@@ -331,29 +331,21 @@ def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float
     _, _, _, x_lo, x_hi = _active(x, mpcc.lbx, mpcc.ubx, tol)
     IG, IH = loc.G <= tol, loc.H <= tol
     bi = np.flatnonzero(IG & IH)
-    if sps.issparse(loc.Jg):  # the same rows in the same order, kept sparse
-        gi = np.asarray(gi, dtype=int)
-        both, up, dn = g_lo[gi] & g_hi[gi], g_hi[gi] & ~g_lo[gi], g_lo[gi] & ~g_hi[gi]
-        A_eq = sps.vstack(
-            [loc.Jg[gi[both]], loc.JG[np.flatnonzero(IG & ~IH)], loc.JH[np.flatnonzero(IH & ~IG)]],
-            format="csr",
-        )
-        A_ub = sps.vstack([loc.Jg[gi[up]], -loc.Jg[gi[dn]]], format="csr")
-        return LPEC(
-            c=loc.df, A_eq=A_eq, A_ub=A_ub, JG=dense_rows(loc.JG, bi), JH=dense_rows(loc.JH, bi),
-            lo=np.where(x_lo, 0.0, -radius), hi=np.where(x_hi, 0.0, radius),
-        )  # fmt: skip
-    eq_rows = [loc.Jg[i] for i in gi if g_lo[i] and g_hi[i]]
-    ub_rows = [loc.Jg[i] for i in gi if g_hi[i] and not g_lo[i]]
-    ub_rows += [-loc.Jg[i] for i in gi if g_lo[i] and not g_hi[i]]
-    eq_rows += [loc.JG[j] for j in np.flatnonzero(IG & ~IH)]
-    eq_rows += [loc.JH[j] for j in np.flatnonzero(IH & ~IG)]
+    # equality rows: active two-sided rows of g, then G_j = 0 and H_j = 0 off the biactive set;
+    # inequality rows: rows of g at their upper bound, then those at their lower bound (negated)
+    both, up, dn = g_lo[gi] & g_hi[gi], g_hi[gi] & ~g_lo[gi], g_lo[gi] & ~g_hi[gi]
+    eq = [loc.Jg[gi[both]], loc.JG[np.flatnonzero(IG & ~IH)], loc.JH[np.flatnonzero(IH & ~IG)]]
+    ub = [loc.Jg[gi[up]], -loc.Jg[gi[dn]]]
+    if sps.issparse(loc.Jg):  # large problems: the rows stay sparse
+        A_eq, A_ub = sps.vstack(eq, format="csr"), sps.vstack(ub, format="csr")
+    else:
+        A_eq, A_ub = np.vstack(eq).reshape(-1, nx), np.vstack(ub).reshape(-1, nx)
     return LPEC(
         c=loc.df,
-        A_eq=np.array(eq_rows, dtype=float).reshape(-1, nx),
-        A_ub=np.array(ub_rows, dtype=float).reshape(-1, nx),
-        JG=loc.JG[bi].reshape(-1, nx),
-        JH=loc.JH[bi].reshape(-1, nx),
+        A_eq=A_eq,
+        A_ub=A_ub,
+        JG=dense_rows(loc.JG, bi),
+        JH=dense_rows(loc.JH, bi),
         lo=np.where(x_lo, 0.0, -radius),
         hi=np.where(x_hi, 0.0, radius),
     )
