@@ -23,6 +23,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.frontends.solve import Solver
 from mcpkit.models.stepping import OnFailure, SimulationResult, simulate
 from mcpkit.mpec.step import StepSpec
+from mcpkit.solving.options import time_limit_seconds
 from mcpkit.solving.result import FromParts, MCPResult, MPCCResult, ToleranceCheck, summary_head
 
 Simulator = Callable[..., np.ndarray]
@@ -193,24 +194,17 @@ class _SpecSteps:
 
 
 def limit_seconds(options: dict[str, Any]) -> float | None:
-    """``options["time_limit"]`` when it is a positive finite real number (not a bool), else
-    ``None``: no limit, or one that :class:`~mcpkit.solving.options.SolveOptions` rejects later
-    with a typed error (a planner must not turn it into a valid one)."""
-    limit = options.get("time_limit")
-    if isinstance(limit, bool):
-        return None
-    try:
-        value = float(limit)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value > 0 else None
+    """``options["time_limit"]`` in seconds, ``None`` without a limit (absent, ``None`` or
+    ``inf``), checked by :func:`~mcpkit.solving.options.time_limit_seconds`: a planner calls it
+    before it builds anything, so that a bool, a string, NaN or a number ``<= 0`` is an
+    :class:`~mcpkit.errors.MCPInputError` at once (never turned into a valid limit)."""
+    return time_limit_seconds(options.get("time_limit"))
 
 
 def spent_building(options: dict[str, Any], t0: float) -> None:
     """Take the time since ``t0`` (building a horizon) off ``options["time_limit"]``, if any, so
     that a planner's limit bounds its whole call (at least 1 ms is left for the solve's own
-    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error). A limit that
-    :func:`limit_seconds` does not accept is left as it is, for the solver's typed error."""
+    bookkeeping; a limit that ran out gives a ``time_limit`` result, not an error)."""
     value = limit_seconds(options)
     if value is not None:
         options["time_limit"] = max(value - (time.perf_counter() - t0), 1e-3)

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mcpkit.errors import MCPInputError
-
 #: ``--time-limit`` values above this many seconds (about 32 years; ``inf`` among them) mean no
 #: limit: no timer can wait that long (a watchdog of ``1e300`` s overflowed).
 NO_LIMIT_ABOVE = 1e9
@@ -298,8 +296,9 @@ def solve_path(
     ``known_solution_distance`` (when the file knows its solutions). Used by the
     ``"solve-file"`` task of :mod:`mcpkit.sweep`.
     """
-    if time_limit is not None and not time_limit > 0:
-        raise MCPInputError(f"time_limit must be a positive number of seconds, got {time_limit}")
+    from mcpkit.solving.options import time_limit_seconds
+
+    time_limit = time_limit_seconds(time_limit)  # typed errors before the file is read
     args = argparse.Namespace(file=str(file), method=method, backend=backend, tol=tol, out=None)
     result, extra, _ = solve_within(args, Budget(time_limit, time.perf_counter()), None)
     family = getattr(args, "family", None)

@@ -38,7 +38,7 @@ from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import SolveOptions, time_limit_seconds
 from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
@@ -149,7 +149,9 @@ class MPCCSolver:
             xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
             xs = np.concatenate([xo, mp.x0[xo.size :]])
         t0 = time.perf_counter()
-        limit = self.options.time_limit if time_limit is None else _seconds(time_limit)
+        limit = self.options.time_limit
+        if time_limit is not None:  # this call's limit (0: the homotopy stops at once)
+            limit = time_limit_seconds(time_limit, zero_ok=True)
         if limit is not None and not np.isfinite(limit):
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
@@ -279,13 +281,6 @@ class MPCCSolver:
         rep = result.extra.get("stationarity_report")
         if rep is not None and result.stationarity == "not checked":
             result.message += f"; stationarity {rep.message}"
-
-
-def _seconds(v: Any) -> float:
-    """A time limit in seconds: a number >= 0 (NaN and negative values are refused)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not v >= 0:
-        raise MCPInputError(f"time_limit must be a number of seconds >= 0, got {v!r}")
-    return float(v)
 
 
 def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:

@@ -69,6 +69,35 @@ REFORMULATIONS: tuple[str, ...] = registry.reformulations()
 DEFAULT_TOL: dict[str, float] = {"mcp": 1e-8, "mpcc": 1e-6}
 
 
+def time_limit_seconds(value: Any, name: str = "time_limit", *, zero_ok: bool = False) -> float | None:
+    r"""A time limit :math:`S` as seconds: ``None`` or :math:`+\infty` is no limit (``None``),
+    a real :math:`S > 0` (:math:`S \ge 0` with ``zero_ok``) is ``float(S)``.
+
+    The one check of a time limit at the entry points that take one beside
+    :class:`SolveOptions` (:meth:`MPCCSolver.solve <mcpkit.solving.mpcc_solver.MPCCSolver.solve>`,
+    :func:`~mcpkit.frontends.solve_file.solve_path`, :func:`mcpkit.sweep.sweep`, the planners of
+    :mod:`mcpkit.mpec`), so that each refuses the same values before anything is built.
+
+    Raises
+    ------
+    MCPInputError
+        A bool, a string or any other non-real value, NaN, :math:`-\infty`, or a number
+        :math:`\le 0` (:math:`< 0` with ``zero_ok``); ``name`` is named in the message.
+    """
+    if value is None:
+        return None
+    bound = ">= 0" if zero_ok else "> 0"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        hint = f" (a string: write {name}={value}, not {name}={value!r})" if isinstance(value, str) else ""
+        raise MCPInputError(
+            f"{name} must be a number of seconds {bound} or None, got {type(value).__name__} {value!r}{hint}"
+        )
+    seconds = float(value)
+    if not (seconds >= 0 if zero_ok else seconds > 0):  # also NaN
+        raise MCPInputError(f"{name} must be a number of seconds {bound} or None, got {value!r}")
+    return None if seconds == math.inf else seconds
+
+
 #: The options that take a real number (``time_limit`` also None) and those that take a count.
 _REAL_OPTIONS = (
     "tol", "time_limit", "sigma0", "sigma_factor", "sigma_min", "rho0", "rho_factor",

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit.errors import MCPInputError, ProblemFileError
+from mcpkit.solving.options import time_limit_seconds
 from mcpkit.sweep.keys import row_key
 from mcpkit.sweep.progress import SweepProgress
 from mcpkit.sweep.sink import CORE_SCHEMA, ParquetSink, read_results
@@ -236,9 +237,7 @@ def sweep(
     t_start = time.perf_counter()
     spec = resolve_task(task)
     check_options(spec, options)
-    if time_limit is not None:
-        _positive(time_limit, "time_limit")
-        time_limit = float(time_limit)
+    time_limit = time_limit_seconds(time_limit)
     if workers is not None:
         _positive(workers, "workers", integer=True)
     _positive(retries, "retries", integer=True, zero=True)

@@ -37,6 +37,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, StepSpec, spent_building
+from mcpkit.mpec.resimulation import limit_seconds
 
 __all__ = [
     "BlockTask",
@@ -195,6 +196,7 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     relative).
     """
     task = BlockTask() if task is None else task
+    limit_seconds(options)  # a bad limit is a typed error before the build
     t0 = time.perf_counter()
     hz = block_horizon(task)
     spent_building(options, t0)

@@ -33,7 +33,6 @@ every attempt is recorded (:class:`PushAttempt`) with its status and residuals.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -48,6 +47,7 @@ from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
 from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.solving.options import time_limit_seconds
 from mcpkit.solving.result import FromParts, OnePart, summary_head
 from mcpkit.stationarity.refine import RefineOptions
 
@@ -387,7 +387,7 @@ def plan_pushing(
     restarts: int = 2,
     deviation_tol: float = 1e-5,
     time_limit: float | None = None,
-    attempt_time_limit: float = 20.0,
+    attempt_time_limit: float | None = 20.0,
     total_time_limit: float | None = None,
     **options: Any,
 ) -> PushingPlan:
@@ -416,7 +416,9 @@ def plan_pushing(
         Wall-clock limit of the whole plan [s], as for every planner (``None``: none beyond the
         attempts'): no attempt starts after it, and each gets at most what is left of it.
     attempt_time_limit
-        Wall-clock limit of each attempt (MPCC solve and re-simulation) [s].
+        Wall-clock limit of each attempt (MPCC solve and re-simulation) [s] (``None``: none
+        beyond ``time_limit``). Both limits are checked by
+        :func:`~mcpkit.solving.options.time_limit_seconds` before anything is built.
     total_time_limit
         The former name of ``time_limit`` (until session 17 ``time_limit`` was each attempt's
         limit, so ``time_limit=4`` could run for minutes over the starts); give one of the two.
@@ -435,8 +437,8 @@ def plan_pushing(
         raise MCPInputError(
             "give time_limit (the whole plan's limit) or its former name, total_time_limit; not both"
         )
-    whole = _limit("time_limit", time_limit if total_time_limit is None else total_time_limit, True)
-    each = _limit("attempt_time_limit", attempt_time_limit, False)
+    whole = time_limit_seconds(time_limit if total_time_limit is None else total_time_limit)
+    each = time_limit_seconds(attempt_time_limit, "attempt_time_limit")
     t_all = time.perf_counter()
     hz = pushing_horizon(task)
     sim = ecp_simulator(task)
@@ -447,8 +449,8 @@ def plan_pushing(
         U0, th0 = st.controls(task), st.design(task)
         for r in range(restarts + 1):
             t = time.perf_counter()
-            left = each if end is None else min(each, end - t)
-            if left <= 0:
+            left = each if end is None else (end - t if each is None else min(each, end - t))
+            if left is not None and left <= 0:
                 break
             options["time_limit"] = left
             res = hz.solve(U0, th0, simulator=sim, deviation_tol=deviation_tol, **options)
@@ -465,19 +467,6 @@ def plan_pushing(
     return PushingPlan(
         task, hz, attempts[best].result if good else None, best, attempts, time.perf_counter() - t_all
     )
-
-
-def _limit(name: str, value: Any, optional: bool) -> float | None:
-    """``value`` as a positive finite number of seconds (``None`` when ``optional``), else
-    :class:`~mcpkit.errors.MCPInputError` (before anything is built)."""
-    if value is None and optional:
-        return None
-    ok = (
-        not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value) and value > 0
-    )
-    if not ok:
-        raise MCPInputError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
 
 
 #: The short horizon :math:`N_s` of :func:`solve_pushing`'s continuation. Measured 2026-11-27
@@ -521,6 +510,7 @@ def solve_pushing(
     The plan's refinement gets :data:`PUSHING_REFINE` unless ``refine`` is given.
     """
     task = PushTask() if task is None else task
+    limit_seconds(options)  # a bad limit is a typed error before the build
     t0 = time.perf_counter()
     hz = pushing_horizon(task)
     spent_building(options, t0)
