@@ -44,6 +44,9 @@ mcpkit's own result is ``solver.last_result`` (and ``results.solver.message`` ca
 solver gets what is left. A call that still ends after the limit (a phase that cannot be
 interrupted, such as reading a large model, overran it) reports ``maxTimeLimit`` with its point
 loaded, as :func:`mcpkit.solve` reports ``time_limit`` (:func:`mcpkit.solving.result.note_overrun`).
+It is a number of seconds, or a numeric string as Pyomo's option dictionaries carry them
+(``options={"timelimit": "5"}``); ``inf`` is no limit, and a bool, NaN, a number ``<= 0`` or any
+other string is an :class:`~mcpkit.errors.MCPInputError` before the model is read.
 
 ``tee=True`` prints what is solved (variables, constraints, complementarities, method, tol, time
 limit), then one line per step as it is taken (each homotopy step or Newton iteration with the
@@ -117,6 +120,21 @@ def _mcp_baked_values(model: Any) -> tuple[Any, ...]:
                     vals.append((id(cc), pyo.value(b)))
     return tuple(vals)
 
+
+
+def _pyomo_seconds(value: Any, name: str) -> float | None:
+    """A Pyomo-side time limit in seconds: a number, or a numeric string as Pyomo's option
+    dictionaries carry them (``"5"``; Pyomo's ``NonNegativeFloat`` takes it too), checked by
+    :func:`~mcpkit.solving.options.time_limit_seconds` (``inf``: no limit; a bool, NaN, a number
+    ``<= 0`` or a string that is not a number: :class:`~mcpkit.errors.MCPInputError`)."""
+    from mcpkit.solving.options import time_limit_seconds
+
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise MCPInputError(f"{name} must be a number of seconds > 0 or None, got {value!r}") from None
+    return time_limit_seconds(value, name)
 
 class PyomoRoute:
     """One Pyomo model's solve route, built once (see the module docstring).
@@ -378,9 +396,11 @@ class McpkitSolver:
             raise MCPInputError(f"SolverFactory('mcpkit').solve: unknown arguments {sorted(kwargs)}")
         opts = {k: v for k, v in {**dict(self.options), **(options or {})}.items() if v is not None}
         if "timelimit" in opts:  # Pyomo's spelling
-            opts.setdefault("time_limit", float(opts.pop("timelimit")))
+            opts.setdefault("time_limit", _pyomo_seconds(opts.pop("timelimit"), "options['timelimit']"))
         if timelimit is not None:
-            opts["time_limit"] = float(timelimit)
+            opts["time_limit"] = _pyomo_seconds(timelimit, "timelimit")
+        elif "time_limit" in opts:
+            opts["time_limit"] = _pyomo_seconds(opts["time_limit"], "options['time_limit']")
         t0 = time.perf_counter()
         limit = opts.get("time_limit")
         route = self._route_for(model, dict(opts))

@@ -92,3 +92,25 @@ def test_mpcc_solver_solve_refuses_a_bad_limit(value: Any, monkeypatch: pytest.M
     monkeypatch.setattr(solver.homotopy, "run", _never)
     with pytest.raises(MCPInputError, match="time_limit must be a number of seconds >= 0"):
         solver.solve(time_limit=value)
+
+
+@pytest.mark.parametrize("value", [True, "abc", math.nan, -1.0, 0.0])
+@pytest.mark.parametrize("how", ["timelimit", "options timelimit", "options time_limit"])
+def test_pyomo_plugin_refuses_a_bad_limit_before_reading_the_model(
+    how: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pyomo's spelling and mcpkit's alike; a numeric string (Pyomo's option dictionaries) is
+    taken as its number."""
+    pyo = pytest.importorskip("pyomo.environ")
+    from mcpkit.frontends import pyomo_plugin
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=m.x)
+    solver = pyo.SolverFactory("mcpkit")
+    monkeypatch.setattr(type(solver), "_route_for", _never)
+    kw: dict[str, Any] = {"timelimit": value} if how == "timelimit" else {"options": {how.split()[1]: value}}
+    with pytest.raises(MCPInputError, match="must be a number of seconds"):
+        solver.solve(m, **kw)
+    assert pyomo_plugin._pyomo_seconds("5", "timelimit") == 5.0
+    assert pyomo_plugin._pyomo_seconds("inf", "timelimit") is None
