@@ -8,6 +8,8 @@ affine block, dense or ``scipy.sparse`` (kept sparse, canonical CSR). Both raise
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,32 @@ import scipy.sparse as sps
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 
 ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
+
+
+def as_real(value: Any, what: str) -> float:
+    """``value`` as a finite float: a real number, not a bool or a string (typed errors as below).
+
+    Raises
+    ------
+    MCPInputError
+        A bool, a string or another non-real value.
+    NonFiniteError
+        NaN or an infinity.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise MCPInputError(f"{what} must be a real number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise NonFiniteError(f"{what} must be finite, got {value!r}")
+    return v
+
+
+def as_count(value: Any, what: str, minimum: int = 1) -> int:
+    """``value`` as an integer ``>= minimum`` (a bool is not a count), else
+    :class:`~mcpkit.errors.MCPInputError`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise MCPInputError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
 
 
 def as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> np.ndarray:

@@ -38,6 +38,7 @@ from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, StepSpec, spent_building
 from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.problems.arrays import as_count, as_real
 
 __all__ = [
     "BlockTask",
@@ -78,15 +79,12 @@ class BlockTask:
 
     def __post_init__(self) -> None:
         for name in ("mass", "g", "duration", "force_bound"):
-            v = getattr(self, name)
-            if not math.isfinite(v) or v <= 0:
-                raise MCPInputError(f"BlockTask.{name} must be finite and > 0, got {v!r}")
-        if not math.isfinite(self.mu) or self.mu < 0:
-            raise MCPInputError(f"BlockTask.mu must be finite and >= 0, got {self.mu!r}")
-        if not math.isfinite(self.distance):
-            raise MCPInputError("BlockTask.distance must be finite")
-        if not isinstance(self.n_steps, int) or self.n_steps < 1:
-            raise MCPInputError(f"BlockTask.n_steps must be a positive integer, got {self.n_steps!r}")
+            if as_real(getattr(self, name), f"BlockTask.{name}") <= 0:
+                raise MCPInputError(f"BlockTask.{name} must be > 0, got {getattr(self, name)!r}")
+        if as_real(self.mu, "BlockTask.mu") < 0:
+            raise MCPInputError(f"BlockTask.mu must be >= 0, got {self.mu!r}")
+        as_real(self.distance, "BlockTask.distance")
+        as_count(self.n_steps, "BlockTask.n_steps")
 
     @property
     def h(self) -> float:

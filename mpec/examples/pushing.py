@@ -41,12 +41,13 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
-from mcpkit.errors import MCPInputError
+from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
 from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
 from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.problems.arrays import as_count, as_real
 from mcpkit.solving.options import time_limit_seconds
 from mcpkit.solving.result import FromParts, OnePart, summary_head
 from mcpkit.stationarity.refine import RefineOptions
@@ -98,13 +99,19 @@ class PushTask:
     contact_range: tuple[float, float] = (-0.02, 0.02)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.n_steps, int) or self.n_steps < 1:
-            raise MCPInputError(f"PushTask.n_steps must be a positive integer, got {self.n_steps!r}")
+        as_count(self.n_steps, "PushTask.n_steps")
+        for name in ("start", "goal"):
+            pose = getattr(self, name)
+            if np.ndim(pose) != 1 or len(pose) != 3:
+                raise ShapeError(f"PushTask.{name} must be a pose (q_x, q_y, theta_z), got {pose!r}")
+            for i, v in enumerate(pose):
+                as_real(v, f"PushTask.{name}[{i}]")
         for name in ("force_max", "mu_pusher"):
-            v = float(getattr(self, name))
-            if not math.isfinite(v) or v < 0:
-                raise MCPInputError(f"PushTask.{name} must be finite and >= 0, got {v!r}")
-        lo, hi = self.contact_range
+            if as_real(getattr(self, name), f"PushTask.{name}") < 0:
+                raise MCPInputError(f"PushTask.{name} must be >= 0, got {getattr(self, name)!r}")
+        if np.ndim(self.contact_range) != 1 or len(self.contact_range) != 2:
+            raise ShapeError(f"PushTask.contact_range must be (low, high), got {self.contact_range!r}")
+        lo, hi = (as_real(v, "PushTask.contact_range") for v in self.contact_range)
         W = float(np.max(self.params.patch[:, 1]) - np.min(self.params.patch[:, 1]))
         if not (-W / 2 <= lo <= hi <= W / 2):
             raise MCPInputError(f"PushTask.contact_range must lie on the edge [-{W / 2}, {W / 2}]")

@@ -1,0 +1,70 @@
+"""The planners' task dataclasses refuse bad fields with typed errors when they are made.
+
+Before, ``PushTask(goal=(nan, 0, 0))`` and ``PushTask(goal=(1, 2))`` were accepted (the first
+planned towards NaN, the second failed inside the horizon build), ``PushTask(n_steps=True)`` and
+``BlockTask(n_steps=True)`` were one-step tasks, ``PushTask(force_max="5")`` was five newtons and
+``BlockTask(mass="1")`` raised a bare ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.mpec.examples.block import BlockTask
+from mcpkit.mpec.examples.pushing import PushTask
+from mcpkit.problems.arrays import as_count, as_real
+
+
+@pytest.mark.parametrize(
+    "fields, err",
+    [
+        ({"goal": (math.nan, 0.0, 0.0)}, NonFiniteError),
+        ({"start": (0.0, math.inf, 0.0)}, NonFiniteError),
+        ({"goal": (1.0, 2.0)}, ShapeError),
+        ({"goal": 0.04}, ShapeError),
+        ({"goal": ("a", 0.0, 0.0)}, MCPInputError),
+        ({"n_steps": True}, MCPInputError),
+        ({"n_steps": 0}, MCPInputError),
+        ({"n_steps": 2.0}, MCPInputError),
+        ({"force_max": "5"}, MCPInputError),
+        ({"force_max": -1.0}, MCPInputError),
+        ({"mu_pusher": math.nan}, NonFiniteError),
+        ({"contact_range": (-0.01,)}, ShapeError),
+        ({"contact_range": (math.nan, 0.01)}, NonFiniteError),
+        ({"contact_range": (0.01, -0.01)}, MCPInputError),
+    ],
+)
+def test_push_task_refuses(fields: dict[str, Any], err: type[Exception]) -> None:
+    with pytest.raises(err, match="PushTask"):
+        PushTask(**fields)
+
+
+@pytest.mark.parametrize(
+    "fields, err",
+    [
+        ({"n_steps": True}, MCPInputError),
+        ({"n_steps": 10.0}, MCPInputError),
+        ({"mass": "1"}, MCPInputError),
+        ({"mass": 0.0}, MCPInputError),
+        ({"mu": -0.1}, MCPInputError),
+        ({"distance": math.nan}, NonFiniteError),
+        ({"duration": math.inf}, NonFiniteError),
+        ({"force_bound": True}, MCPInputError),
+    ],
+)
+def test_block_task_refuses(fields: dict[str, Any], err: type[Exception]) -> None:
+    with pytest.raises(err, match="BlockTask"):
+        BlockTask(**fields)
+
+
+def test_valid_tasks_and_the_helpers() -> None:
+    assert PushTask(goal=np.array([0.03, 0.0, 0.1]), n_steps=np.int64(20)).n_steps == 20
+    assert BlockTask(mass=2, n_steps=5).h == pytest.approx(0.2)
+    assert as_real(np.float32(1.5), "x") == 1.5 and as_count(np.int32(3), "k") == 3
+    with pytest.raises(MCPInputError, match="k must be an integer >= 0"):
+        as_count(-1, "k", 0)
