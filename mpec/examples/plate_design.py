@@ -85,6 +85,7 @@ from mcpkit.mpec.horizon import (
     spent_building,
 )
 from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.problems.arrays import as_count, as_real
 from mcpkit.solving.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
@@ -226,15 +227,11 @@ class PlateDesignTask:
 
     def __post_init__(self) -> None:
         for name in ("radius", "field_rate", "mu", "omega"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise NonFiniteError(f"PlateDesignTask.{name} must be a finite number, got {v!r}")
+            as_real(getattr(self, name), f"PlateDesignTask.{name}")  # not a bool, a string, NaN or inf
         if self.radius <= 0 or self.field_rate <= 0 or self.omega <= 0 or self.mu < 0:
             raise MCPInputError("PlateDesignTask: radius, field_rate, omega must be > 0 and mu >= 0")
         for name in ("steps_per_period", "periods", "sim_periods", "avg_periods"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise MCPInputError(f"PlateDesignTask.{name} must be an integer >= 1, got {v!r}")
+            as_count(getattr(self, name), f"PlateDesignTask.{name}")
         if self.avg_periods > self.sim_periods:
             raise MCPInputError("PlateDesignTask.avg_periods must be <= sim_periods")
         for name in ("theta0", "theta_lo", "theta_hi"):

@@ -16,6 +16,7 @@ import pytest
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.examples.block import BlockTask
+from mcpkit.mpec.examples.plate_design import PlateDesignTask
 from mcpkit.mpec.examples.pushing import PushTask
 from mcpkit.problems.arrays import as_count, as_real
 
@@ -60,6 +61,21 @@ def test_push_task_refuses(fields: dict[str, Any], err: type[Exception]) -> None
 def test_block_task_refuses(fields: dict[str, Any], err: type[Exception]) -> None:
     with pytest.raises(err, match="BlockTask"):
         BlockTask(**fields)
+
+
+@pytest.mark.parametrize(
+    "fields, err",
+    [
+        ({"radius": True}, MCPInputError),
+        ({"radius": "6"}, MCPInputError),
+        ({"omega": math.nan}, NonFiniteError),
+        ({"periods": True}, MCPInputError),
+        ({"steps_per_period": 20.0}, MCPInputError),
+    ],
+)
+def test_plate_design_task_refuses(fields: dict[str, Any], err: type[Exception]) -> None:
+    with pytest.raises(err, match="PlateDesignTask"):
+        PlateDesignTask(**fields)
 
 
 def test_valid_tasks_and_the_helpers() -> None:
