@@ -21,7 +21,8 @@ ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
 
 
 def as_real(value: Any, what: str) -> float:
-    """``value`` as a finite float: a real number, not a bool or a string (typed errors as below).
+    """``value`` as a finite float: a real number (or a 0-d real NumPy array), not a bool or a
+    string (typed errors as below).
 
     Raises
     ------
@@ -30,6 +31,8 @@ def as_real(value: Any, what: str) -> float:
     NonFiniteError
         NaN or an infinity.
     """
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise MCPInputError(f"{what} must be a real number, got {type(value).__name__} {value!r}")
     v = float(value)

@@ -28,6 +28,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
+from mcpkit.problems.arrays import as_real
 
 __all__ = [
     "STATE_NAMES",
@@ -69,12 +70,7 @@ class Load(Protocol):
 
 
 def _finite(name: str, value: float, *, positive: bool = False, nonneg: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise MCPInputError(f"{name} must be a real number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise NonFiniteError(f"{name} must be finite, got {v}")
+    v = as_real(value, name)  # not a bool, a string, NaN or inf
     if positive and v <= 0:
         raise MCPInputError(f"{name} must be > 0, got {v}")
     if nonneg and v < 0:

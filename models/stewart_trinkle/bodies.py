@@ -33,15 +33,14 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
+from mcpkit.problems.arrays import as_real
 
 GRAVITY_CGS = 980.665
 """Standard gravity in cm/s² (seed 004 §3.1 uses g = 980.665 cm/s²)."""
 
 
 def _positive(value: float, what: str) -> float:
-    v = float(value)
-    if not np.isfinite(v):
-        raise NonFiniteError(f"{what} must be finite, got {value!r}")
+    v = as_real(value, what)  # not a bool, a string, NaN or inf
     if v <= 0.0:
         raise MCPInputError(f"{what} must be positive, got {value!r}")
     return v

@@ -8,6 +8,7 @@ planned towards NaN, the second failed inside the horizon build), ``PushTask(n_s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -84,3 +85,17 @@ def test_valid_tasks_and_the_helpers() -> None:
     assert as_real(np.float32(1.5), "x") == 1.5 and as_count(np.int32(3), "k") == 3
     with pytest.raises(MCPInputError, match="k must be an integer >= 0"):
         as_count(-1, "k", 0)
+
+
+def test_model_parameters_refuse_strings_and_bools() -> None:
+    """Slider and body parameters went through ``float()``, which took ``"0.5"`` and ``True``."""
+    from mcpkit.models.ecp.params import paper_slider
+    from mcpkit.models.stewart_trinkle.bodies import Particle
+
+    base = paper_slider()
+    for bad in ("0.5", True):
+        with pytest.raises(MCPInputError, match="must be a real number"):
+            dataclasses.replace(base, m=bad)
+        with pytest.raises(MCPInputError, match="must be a real number"):
+            Particle(mass=bad)
+    assert Particle(mass=np.float64(2.0)).mass == 2.0 and Particle(mass=np.array(2.0)).mass == 2.0
