@@ -20,6 +20,22 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 ArrayLike = Any  # numbers, sequences or numpy arrays; validated at the boundary
 
 
+def refuse_text(value: Any, what: str) -> None:
+    """:class:`~mcpkit.errors.MCPInputError` when ``value`` holds text (``"1"``, ``["1", 2]``),
+    which ``np.asarray(value, dtype=float)`` would silently read as numbers."""
+    if sps.issparse(value):
+        return
+    try:
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except (TypeError, ValueError):
+        return  # ragged or odd input: the caller's conversion says what is wrong
+    text = arr.dtype.kind in "US" or (
+        arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.reshape(-1).tolist())
+    )
+    if text:
+        raise MCPInputError(f"{what}: numbers expected, got text {value!r}"[:300])
+
+
 def as_real(value: Any, what: str) -> float:
     """``value`` as a finite float: a real number (or a 0-d real NumPy array), not a bool or a
     string (typed errors as below).
@@ -51,6 +67,7 @@ def as_count(value: Any, what: str, minimum: int = 1) -> int:
 
 def as_float_vector(value: ArrayLike, n: int, what: str, *, allow_inf: bool) -> np.ndarray:
     """Broadcast ``value`` to a float vector of length ``n`` and check it is finite (or ±inf)."""
+    refuse_text(value, what)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -100,6 +117,7 @@ def as_affine_matrix(M: Any, shape: tuple[int, int] | None, what: str) -> np.nda
             raise NonFiniteError(f"{what}: M contains NaN or inf (sparse entries at (row, col) {where})")
         Mx.eliminate_zeros()
         return Mx
+    refuse_text(M, what)
     try:
         Md = np.asarray(M, dtype=float)
     except (TypeError, ValueError) as exc:

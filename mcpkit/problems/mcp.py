@@ -50,7 +50,7 @@ import sympy as sp
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.problems import blocks as bx
-from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector
+from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector, refuse_text
 from mcpkit.problems.bounds import bound_kinds as classify_bounds
 from mcpkit.problems.functions import (
     AffineFunction,
@@ -605,6 +605,8 @@ class MCP:
         dense or any ``scipy.sparse`` matrix (kept sparse: see :meth:`add_affine`).
         """
         sparse = sps.issparse(M)
+        refuse_text(M, "lcp: M")
+        refuse_text(q, "lcp: q")
         try:
             Mx = M if sparse else np.asarray(M, dtype=float)
             qx = np.asarray(q, dtype=float)

@@ -80,6 +80,7 @@ from mcpkit.engines.lemke_pivoting import lemke_lcp
 from mcpkit.engines.newton_linalg import KeptFactor
 from mcpkit.errors import MCPInputError, NonFiniteError, NotDifferentiableError, ShapeError, SolveFailedError
 from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.problems.arrays import as_real
 from mcpkit.problems.functions import AffineFunction
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
@@ -748,6 +749,17 @@ def linearize(
     )  # fmt: skip
 
 
+def check_tol(tol: Any, default: float) -> float:
+    """The activity tolerance of a derivative: ``default`` (the solve's) for ``None``, else a
+    positive finite real number (typed errors otherwise, before anything is evaluated)."""
+    if tol is None:
+        return float(default)
+    t = as_real(tol, "tol")
+    if t <= 0:
+        raise MCPInputError(f"tol must be > 0, got {tol!r}")
+    return t
+
+
 def check_direction(direction: Any, n_params: int) -> np.ndarray:
     """``direction`` as a finite float vector of length ``n_params`` (typed errors otherwise)."""
     try:
@@ -786,7 +798,7 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
     kept = getattr(result, "extra", {}).get("newton_factor")
     if not isinstance(kept, KeptFactor) or kept.version != problem.version:
         kept = None  # not the engine's, or made before the declaration changed
-    return linearize(problem, result.z, p, result.tol if tol is None else tol, result.F, kept)
+    return linearize(problem, result.z, p, check_tol(tol, result.tol), result.F, kept)
 
 
 def result_sensitivity(
@@ -796,6 +808,7 @@ def result_sensitivity(
     if sparse is not None and not isinstance(sparse, bool | np.bool_):
         raise MCPInputError(f"sparse must be True, False or None, got {sparse!r}")
     problem = getattr(result, "problem", None)
+    check_tol(tol, 1.0)  # a bad tol is refused before the linearisation is built
     dp = None
     if direction is not None and problem is not None:
         dp = check_direction(direction, problem.n_params)  # before anything is evaluated

@@ -149,7 +149,7 @@ def mpcc_sensitivity(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np
 
 def result_mpcc_sensitivity(result: Any, direction: Any = None, tol: float | None = None) -> np.ndarray:
     """:meth:`MPCCResult.sensitivity <mcpkit.solving.result.MPCCResult.sensitivity>` (see there)."""
-    from mcpkit.solving.sensitivity import check_direction
+    from mcpkit.solving.sensitivity import check_direction, check_tol
 
     problem, p = getattr(result, "problem", None), getattr(result, "p", None)
     if not isinstance(problem, MPCC) or p is None:
@@ -164,6 +164,6 @@ def result_mpcc_sensitivity(result: Any, direction: Any = None, tol: float | Non
     if not getattr(result, "solved", False):
         msg = getattr(result, "message", "")
         raise SolveFailedError(f"sensitivity() needs a solved result: {msg}", result)
-    t = float(result.tol) if tol is None else float(tol)
+    t = check_tol(tol, result.tol)
     S = mpcc_sensitivity(problem, np.asarray(result.x, dtype=float), np.asarray(p), t)
     return S if dp is None else S @ dp

@@ -212,6 +212,8 @@ def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.n
 
 def result_value_gradient(result: Any, tol: float | None = None) -> np.ndarray:
     """:meth:`MPCCResult.value_gradient <mcpkit.solving.result.MPCCResult.value_gradient>` (see there)."""
+    from mcpkit.solving.sensitivity import check_tol
+
     problem, p = getattr(result, "problem", None), getattr(result, "p", None)
     if not isinstance(problem, MPCC) or p is None:
         raise MCPInputError(
@@ -224,5 +226,5 @@ def result_value_gradient(result: Any, tol: float | None = None) -> np.ndarray:
         raise SolveFailedError(
             f"value_gradient() needs a solved result: {getattr(result, 'message', '')}", result
         )
-    t = float(result.tol) if tol is None else float(tol)
+    t = check_tol(tol, result.tol)
     return value_gradient(problem, np.asarray(result.x, dtype=float), np.asarray(p), t)

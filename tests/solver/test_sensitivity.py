@@ -232,3 +232,26 @@ def central_differences_from(solver: mcpkit.Solver, z0: np.ndarray, p0: np.ndarr
     plus, minus = solver.solve(p=p0 + h, z0=z0), solver.solve(p=p0 - h, z0=z0)
     assert plus.solved and minus.solved, (plus, minus)
     return (plus.z - minus.z) / (2 * h)
+
+
+def _solved_parametric() -> MCP:
+    m = mcpkit.MCP("c")
+    lam = m.add_variables("lam", 2, lb=0.0)
+    q = m.add_parameters("q", 2, value=[-1.0, 1.0])
+    m.add_functions("lam", [2 * lam[0] + q[0], 2 * lam[1] + q[1]])
+    return m
+
+
+@pytest.mark.parametrize("tol", [-1.0, 0.0, math.nan, "a", True])
+def test_sensitivity_tol_is_checked(tol: object) -> None:
+    """``sensitivity(tol=-1)`` ran with a negative activity threshold and ``tol="a"`` raised a
+    bare ``ValueError``; the parameters' text was read as numbers."""
+    m = _solved_parametric()
+    res = mcpkit.Solver(m, method="newton").solve()
+    assert res.solved
+    with pytest.raises(mcpkit.MCPInputError, match="tol must be"):
+        res.sensitivity(tol=tol)
+    with pytest.raises(mcpkit.MCPInputError, match="tol must be"):
+        res.sensitivity(np.ones(2), tol=tol)
+    with pytest.raises(mcpkit.MCPInputError, match="numbers expected"):
+        mcpkit.Solver(m, method="newton").solve(p={"q": ["1", 2]})
