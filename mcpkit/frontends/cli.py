@@ -573,6 +573,8 @@ def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
     for key in ("bodies", "steps"):
         if key in options and options[key] < 1:
             raise MCPInputError(f"--{key} must be at least 1, got {options[key]}")
+    if "seed" in options and options["seed"] < 0:  # NumPy's seeds are >= 0 (a traceback before)
+        raise MCPInputError(f"--seed must be >= 0, got {options['seed']}")
     if "dump_fclib" in options and not 0 <= options["dump_fclib"] < options.get("steps", 50):
         raise MCPInputError(f"--dump-fclib must be a step in [0, steps - 1], got {options['dump_fclib']}")
     return options

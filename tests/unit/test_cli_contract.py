@@ -350,3 +350,29 @@ def test_explain_uses_singular_for_one_pair_and_one_block() -> None:
     assert "has 1 pair (z_i, F_i) in 1 block." in text and "1 nonzero)" in text
     text = mcpkit.MCP.lcp(np.eye(2), np.array([-1.0, 1.0])).explain()
     assert "has 2 pairs (z_i, F_i) in 1 block." in text
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["pile", "--bodies", "0"], "--bodies must be at least 1"),
+        (["pile", "--steps", "-2"], "--steps must be at least 1"),
+        (["pile", "--seed", "-1"], "--seed must be >= 0"),  # NumPy's traceback before
+        (["pile", "--steps", "5", "--dump-fclib", "5"], "--dump-fclib must be a step"),
+        (["block", "--bodies", "3"], "demo block takes no --bodies"),
+    ],
+)
+def test_bad_demo_options_exit_2_before_the_demo(
+    argv: list[str],
+    says: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    def never(*_: Any, **__: Any) -> Any:  # pragma: no cover - reached only if a check is missing
+        raise AssertionError("the demo ran")
+
+    monkeypatch.setattr(cli, "DEMOS", dict.fromkeys(cli.DEMOS, never))
+    assert cli.main(["demo", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
