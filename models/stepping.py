@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
 from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
+from mcpkit.problems.arrays import as_real, refuse_text
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import parse_choice
 from mcpkit.solving.result import FromParts, MCPResult, Termination, summary_head
@@ -209,6 +210,7 @@ class DeclaredStep:
                 raise MCPInputError(f"{type(self).__name__} takes {nu} controls per step; pass controls")
             out._controls = None
         else:
+            refuse_text(controls, "controls")
             U = np.asarray(controls, dtype=float)
             if U.ndim == 1 and nu == 1:
                 U = U.reshape(-1, 1)
@@ -222,6 +224,7 @@ class DeclaredStep:
                 raise MCPInputError(f"{type(self).__name__} takes a design of {nth} values; pass design")
             out._design = None
         else:
+            refuse_text(design, "design")
             th = np.asarray(design, dtype=float).reshape(-1)
             if th.shape != (nth,):
                 raise ShapeError(f"design must have {nth} values, got shape {th.shape}")
@@ -229,6 +232,13 @@ class DeclaredStep:
                 raise NonFiniteError("design contains NaN or inf")
             out._design = th.copy()
         return out
+
+    @property
+    def control_rows(self) -> int | None:
+        """Steps the bound controls cover (``None``: no controls, or none bound yet)."""
+        if self.n_control == 0 or getattr(self, "_controls", None) is None:
+            return None
+        return int(self._controls.shape[0])
 
     def inputs(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(u_k, theta)`` of step ``k`` (empty arrays for a model without inputs)."""
@@ -471,9 +481,19 @@ def simulate(
     rule = OnFailure.parse(on_failure)
     if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
         raise MCPInputError(f"n_steps must be a positive integer, got {n_steps!r}")
+    refuse_text(x0, "x0")
     x = np.asarray(x0, dtype=float).reshape(-1)
     if not np.isfinite(x).all():
         raise MCPInputError("initial state x0 contains NaN or inf")
+    t0 = as_real(t0, "t0")
+    if deadline is not None and (
+        isinstance(deadline, bool) or not isinstance(deadline, (int, float, np.integer, np.floating))
+        or math.isnan(deadline)
+    ):
+        raise MCPInputError(f"deadline must be a time.perf_counter() value or None, got {deadline!r}")
+    rows = getattr(model, "control_rows", None)
+    if isinstance(rows, int) and rows < n_steps:
+        raise ShapeError(f"{n_steps} steps need {n_steps} rows of controls; {rows} were given")
     t_run = time.perf_counter()
     if solver is None:
         make = getattr(model, "make_solver", None)  # a model with its own physical verdict
