@@ -72,11 +72,11 @@ from mcpkit.mpec.resimulation import (
     run_simulator,
     spent_building,
 )
-from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_count, as_scalar
+from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_scalar
 from mcpkit.printing.expressions import space, sym_shape
 from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segments, step_latex
 from mcpkit.problems import blocks as bx
-from mcpkit.problems.arrays import as_float_vector
+from mcpkit.problems.arrays import as_count, as_float_vector, as_positive
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 
 __all__ = [
@@ -457,9 +457,7 @@ class Horizon:
         included), and a re-simulation that does not fit is recorded as not checked
         (``result.resim.not_checked``; the plan is then not called solved).
         """
-        dtol = float(deviation_tol)
-        if not math.isfinite(dtol) or dtol <= 0:
-            raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+        dtol = as_positive(deviation_tol, "deviation_tol")
         t_call = time.perf_counter()
         solver = MPCCSolver(self.mpcc, method, backend=backend, tol=tol, **options)
         # the time limit bounds the whole plan: initial simulation, MPCC solve and re-simulation

@@ -11,7 +11,8 @@ with state :math:`x_k`, controls :math:`u_k`, design :math:`\theta` and time :ma
 :class:`StepSpec` holds one such step on CasADi symbols (:meth:`StepSpec.from_model` builds it from a
 model's declared step map); :class:`PathConstraint` states
 :math:`c_{\rm lo} \le c(x_k, u_k, \theta) \le c_{\rm up}` at every step. The checks of a horizon's
-inputs (:func:`as_count`, :func:`as_box`, :func:`as_column`, :func:`as_scalar`) live here with them.
+inputs (:func:`as_box`, :func:`as_column`, :func:`as_scalar`) live here with them; counts and
+numbers go through :mod:`mcpkit.problems.arrays` (:func:`~mcpkit.problems.arrays.as_count`).
 :class:`~mcpkit.mpec.horizon.Horizon` stacks the steps into one MPCC.
 """
 
@@ -29,7 +30,7 @@ import numpy as np
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import CASADI
 from mcpkit.models.stepping import StepMap
-from mcpkit.problems.arrays import as_float_vector
+from mcpkit.problems.arrays import as_count, as_float_vector
 from mcpkit.problems.mcp import MCP
 
 ParameterMap = Callable[[ca.SX, ca.SX, ca.SX, ca.SX], dict[str, Any]]
@@ -38,13 +39,6 @@ MCP's current values)."""
 
 UpdateMap = Callable[..., Any]
 r"""``Phi(x, z, u, theta) -> x_next`` or ``Phi(x, z, u, theta, t) -> x_next`` (CasADi expressions)."""
-
-
-def as_count(value: Any, what: str, *, minimum: int) -> int:
-    r"""``value`` as an integer count :math:`\ge` ``minimum`` (a bool is not a count)."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-        raise ShapeError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def as_box(lo: Any, hi: Any, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:

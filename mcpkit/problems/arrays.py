@@ -57,11 +57,19 @@ def as_real(value: Any, what: str) -> float:
     return v
 
 
+def as_positive(value: Any, what: str) -> float:
+    """:func:`as_real`, and ``> 0`` (else :class:`~mcpkit.errors.MCPInputError`)."""
+    v = as_real(value, what)
+    if v <= 0:
+        raise MCPInputError(f"{what} must be > 0, got {value!r}")
+    return v
+
+
 def as_count(value: Any, what: str, minimum: int = 1) -> int:
     """``value`` as an integer ``>= minimum`` (a bool is not a count), else
-    :class:`~mcpkit.errors.MCPInputError`."""
+    :class:`~mcpkit.errors.ShapeError` (a count is a size)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise MCPInputError(f"{what} must be an integer >= {minimum}, got {value!r}")
+        raise ShapeError(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 

@@ -85,7 +85,7 @@ from mcpkit.mpec.horizon import (
     spent_building,
 )
 from mcpkit.mpec.resimulation import limit_seconds
-from mcpkit.problems.arrays import as_count, as_real
+from mcpkit.problems.arrays import as_count, as_positive, as_real
 from mcpkit.solving.result import CompositeResult, FromParts, MPCCResult, summary_head
 
 __all__ = [
@@ -689,9 +689,7 @@ def solve_plate_design_multi(
     (:func:`periodic_start_guess`) at ``task.theta0``; the wall time includes everything.
     """
     task = PlateDesignTask() if task is None else task
-    dtol = float(deviation_tol)
-    if not math.isfinite(dtol) or dtol <= 0:
-        raise MCPInputError(f"deviation_tol must be a positive number, got {deviation_tol!r}")
+    dtol = as_positive(deviation_tol, "deviation_tol")
     tasks = scenario_tasks(task, radii)
     t0 = time.perf_counter()
     deadline = _deadline(options, t0)

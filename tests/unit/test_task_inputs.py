@@ -99,3 +99,13 @@ def test_model_parameters_refuse_strings_and_bools() -> None:
         with pytest.raises(MCPInputError, match="must be a real number"):
             Particle(mass=bad)
     assert Particle(mass=np.float64(2.0)).mass == 2.0 and Particle(mass=np.array(2.0)).mass == 2.0
+
+
+@pytest.mark.parametrize("value", ["1e-4", True, math.nan, -1.0, 0.0])
+def test_deviation_tol_is_a_positive_real(value: Any) -> None:
+    """``Horizon.solve`` read it with ``float()``, which took ``"1e-4"`` and ``True``."""
+    from mcpkit.mpec.examples.block import block_horizon
+
+    hz = block_horizon(BlockTask(n_steps=3))
+    with pytest.raises(MCPInputError, match="deviation_tol must be"):
+        hz.solve(np.zeros((3, 1)), deviation_tol=value)
