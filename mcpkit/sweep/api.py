@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit.errors import MCPInputError, ProblemFileError
+from mcpkit.problems.arrays import as_count
 from mcpkit.solving.options import time_limit_seconds
 from mcpkit.sweep.keys import row_key
 from mcpkit.sweep.progress import SweepProgress
@@ -94,23 +95,6 @@ def _is_companion(p: Path) -> bool:
     if p.suffix.lower() == ".mtx":
         return any(stem.endswith(s) for s in ("_q", "_b", "_lb", "_ub"))
     return p.name.endswith((".q.npy", ".lb.npy", ".ub.npy"))
-
-
-def _positive(value: Any, what: str, *, integer: bool = False, zero: bool = False) -> None:
-    ok = (
-        isinstance(value, int) and not isinstance(value, bool) if integer else isinstance(value, (int, float))
-    )
-    if (
-        not ok
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or value < 0
-        or (value == 0 and not zero)
-    ):
-        kind = "integer" if integer else "number"
-        raise MCPInputError(
-            f"{what} must be a {'non-negative' if zero else 'positive'} {kind}, got {value!r}"
-        )
 
 
 def _row(key: str, spec: TaskSpec, inp: Any, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -239,10 +223,10 @@ def sweep(
     check_options(spec, options)
     time_limit = time_limit_seconds(time_limit)
     if workers is not None:
-        _positive(workers, "workers", integer=True)
-    _positive(retries, "retries", integer=True, zero=True)
+        as_count(workers, "workers")
+    as_count(retries, "retries", 0)
     if chunk is not None:
-        _positive(chunk, "chunk", integer=True)
+        as_count(chunk, "chunk")
     if client is not None and scheduler is not None:
         raise MCPInputError("give client= or scheduler=, not both")
     if scheduler is not None and not isinstance(scheduler, str):
