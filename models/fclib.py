@@ -882,7 +882,7 @@ def _check_problem(prob: Any) -> None:
             f"FCLIBProblem: W {shape}, q {q.shape}, mu {mu.shape}: need W 3n_c x 3n_c, q 3n_c and "
             "mu n_c with n_c >= 1"
         )
-    W = prob.W.toarray() if sps.issparse(prob.W) else prob.W
+    W = prob.W.data if sps.issparse(prob.W) else prob.W  # the stored values: never densified
     bad = data_error(W, q, mu)
     if bad:
         raise MCPInputError(f"FCLIBProblem: {bad}")
