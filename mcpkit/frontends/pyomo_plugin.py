@@ -121,7 +121,6 @@ def _mcp_baked_values(model: Any) -> tuple[Any, ...]:
     return tuple(vals)
 
 
-
 def _pyomo_seconds(value: Any, name: str) -> float | None:
     """A Pyomo-side time limit in seconds: a number, or a numeric string as Pyomo's option
     dictionaries carry them (``"5"``; Pyomo's ``NonNegativeFloat`` takes it too), checked by
@@ -135,6 +134,7 @@ def _pyomo_seconds(value: Any, name: str) -> float | None:
         except ValueError:
             raise MCPInputError(f"{name} must be a number of seconds > 0 or None, got {value!r}") from None
     return time_limit_seconds(value, name)
+
 
 class PyomoRoute:
     """One Pyomo model's solve route, built once (see the module docstring).
