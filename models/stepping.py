@@ -487,7 +487,8 @@ def simulate(
         raise MCPInputError("initial state x0 contains NaN or inf")
     t0 = as_real(t0, "t0")
     if deadline is not None and (
-        isinstance(deadline, bool) or not isinstance(deadline, (int, float, np.integer, np.floating))
+        isinstance(deadline, bool)
+        or not isinstance(deadline, (int, float, np.integer, np.floating))
         or math.isnan(deadline)
     ):
         raise MCPInputError(f"deadline must be a time.perf_counter() value or None, got {deadline!r}")
