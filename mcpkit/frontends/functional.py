@@ -72,10 +72,10 @@ import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ShapeError, UnknownOptionError
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
-from mcpkit.problems.arrays import ArrayLike, as_float_vector
+from mcpkit.problems.arrays import ArrayLike, as_float_vector, as_positive
 from mcpkit.problems.bounds import bound_kinds
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import Method, SolveOptions, suggestion
+from mcpkit.solving.options import Method, SolveOptions, suggestion, time_limit_seconds
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import MCPResult, SolutionStatus, judge_point, mcp_termination, verdict_message
@@ -103,7 +103,7 @@ def _options(options: dict[str, Any]) -> tuple[SolveOptions, str, str]:
         raise UnknownOptionError(f"solve_mcp: unknown options {unknown}; accepted: {list(OPTIONS)}.{extra}")
     kw: dict[str, Any] = {}
     if "convergence_tolerance" in options:
-        kw["tol"] = float(options["convergence_tolerance"])
+        kw["tol"] = as_positive(options["convergence_tolerance"], "solve_mcp: convergence_tolerance")
     if "major_iteration_limit" in options:
         k = options["major_iteration_limit"]
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
@@ -111,7 +111,7 @@ def _options(options: dict[str, Any]) -> tuple[SolveOptions, str, str]:
         kw["max_inner_iter"] = int(k)
         kw["path_options"] = {"major_iteration_limit": int(k)}
     if "time_limit" in options:
-        kw["time_limit"] = None if options["time_limit"] is None else float(options["time_limit"])
+        kw["time_limit"] = time_limit_seconds(options["time_limit"], "solve_mcp: time_limit")
     if "output" in options:
         if not isinstance(options["output"], bool | np.bool_):
             raise MCPInputError(f"solve_mcp: output must be True or False, got {options['output']!r}")

@@ -30,7 +30,7 @@ from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
-from mcpkit.solving.options import Backend, Method, SolveOptions
+from mcpkit.solving.options import Backend, Method, SolveOptions, time_limit_seconds
 from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
@@ -128,11 +128,16 @@ class Solver:
         warm_start
             Start from the previous solution (and multipliers) of this solver.
         time_limit
-            Seconds for this call (``None``: the options' ``time_limit``); later calls are not
-            affected.
+            Seconds for this call (``None``: the options' ``time_limit``; ``inf``: none for this
+            call; ``0``: return the start point, judged); later calls are not affected. A bool,
+            a string, NaN or a negative number is an :class:`~mcpkit.errors.MCPInputError`
+            (:func:`~mcpkit.solving.options.time_limit_seconds`).
         """
         if self.problem.version != self._version:
             raise MCPInputError("the MCP's structure changed after this Solver was built; build a new Solver")
+        if not isinstance(warm_start, (bool, np.bool_)):
+            raise MCPInputError(f"warm_start must be True or False, got {warm_start!r}")
+        limit = None if time_limit is None else time_limit_seconds(time_limit, zero_ok=True)
         pv = self.problem.parameter_vector(p)
         warm = warm_start and self._last_z is not None
         if z0 is not None:
@@ -145,8 +150,8 @@ class Solver:
         start = np.minimum(np.maximum(start, self._lb), self._ub)
         t0 = time.perf_counter()
         kept = self.route.options
-        if time_limit is not None:  # routes read their options at every solve
-            self.route.options = replace(kept, time_limit=max(float(time_limit), 1e-3))
+        if time_limit is not None:  # routes read their options at every solve (inf: none this call)
+            self.route.options = replace(kept, time_limit=None if limit is None else max(limit, 1e-3))
         try:
             # progress=True: a tqdm line; otherwise nothing to enter (progress.py is not called)
             bar = (

@@ -88,7 +88,8 @@ def time_limit_seconds(value: Any, name: str = "time_limit", *, zero_ok: bool = 
         return None
     bound = ">= 0" if zero_ok else "> 0"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        hint = f" (a string: write {name}={value}, not {name}={value!r})" if isinstance(value, str) else ""
+        key = name.rsplit(" ", 1)[-1]  # "solve_mcp: time_limit" -> time_limit
+        hint = f" (a string: write {key}={value}, not {key}={value!r})" if isinstance(value, str) else ""
         raise MCPInputError(
             f"{name} must be a number of seconds {bound} or None, got {type(value).__name__} {value!r}{hint}"
         )

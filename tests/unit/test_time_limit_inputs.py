@@ -114,3 +114,31 @@ def test_pyomo_plugin_refuses_a_bad_limit_before_reading_the_model(
         solver.solve(m, **kw)
     assert pyomo_plugin._pyomo_seconds("5", "timelimit") == 5.0
     assert pyomo_plugin._pyomo_seconds("inf", "timelimit") is None
+
+
+@pytest.mark.parametrize("value", [True, "5", math.nan, -1.0])
+def test_solver_solve_refuses_a_bad_limit(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mcpkit.Solver.solve`` ran with ``time_limit=True``, ``"5"`` or ``-1`` (as 1 ms); ``0``
+    and ``inf`` are allowed, and ``warm_start`` must be a bool."""
+    solver = mcpkit.Solver(mcpkit.MCP.lcp(np.eye(2), [1.0, -1.0]), method="newton")
+    monkeypatch.setattr(solver.route, "solve", _never)
+    with pytest.raises(MCPInputError, match="time_limit must be a number of seconds >= 0"):
+        solver.solve(time_limit=value)
+    with pytest.raises(MCPInputError, match="warm_start must be True or False"):
+        solver.solve(warm_start="yes")
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("time_limit", "a", "solve_mcp: time_limit must be a number of seconds"),
+        ("time_limit", True, "solve_mcp: time_limit must be a number of seconds"),
+        ("convergence_tolerance", "x", "convergence_tolerance must be a real number"),
+        ("convergence_tolerance", -1.0, "convergence_tolerance must be > 0"),
+    ],
+)
+def test_solve_mcp_checks_its_path_named_options(option: str, value: Any, says: str) -> None:
+    """``time_limit="a"`` and ``convergence_tolerance="x"`` raised a bare ``ValueError`` and
+    ``time_limit=True`` ran with one second."""
+    with pytest.raises(MCPInputError, match=says):
+        mcpkit.solve_mcp(lambda z: z, lambda z: np.eye(2), np.zeros(2), np.full(2, np.inf), **{option: value})
