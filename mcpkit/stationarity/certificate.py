@@ -90,7 +90,7 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
-from mcpkit.stationarity.lpec import LPEC, LPECSolution, solve_lpec
+from mcpkit.stationarity.lpec import LPEC, LPECSolution, solve_lpec, stack_rows
 from mcpkit.stationarity.multipliers import (
     _active,
     _Local,
@@ -336,10 +336,8 @@ def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float
     both, up, dn = g_lo[gi] & g_hi[gi], g_hi[gi] & ~g_lo[gi], g_lo[gi] & ~g_hi[gi]
     eq = [loc.Jg[gi[both]], loc.JG[np.flatnonzero(IG & ~IH)], loc.JH[np.flatnonzero(IH & ~IG)]]
     ub = [loc.Jg[gi[up]], -loc.Jg[gi[dn]]]
-    if sps.issparse(loc.Jg):  # large problems: the rows stay sparse
-        A_eq, A_ub = sps.vstack(eq, format="csr"), sps.vstack(ub, format="csr")
-    else:
-        A_eq, A_ub = np.vstack(eq).reshape(-1, nx), np.vstack(ub).reshape(-1, nx)
+    sparse = sps.issparse(loc.Jg)  # large problems: the rows stay sparse
+    A_eq, A_ub = stack_rows(eq, nx, sparse), stack_rows(ub, nx, sparse)
     return LPEC(
         c=loc.df,
         A_eq=A_eq,

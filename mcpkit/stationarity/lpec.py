@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint
@@ -46,7 +47,7 @@ from scipy.sparse import csr_matrix, hstack, issparse, vstack
 
 from mcpkit.engines import highs
 
-__all__ = ["LPEC", "LPECSolution", "big_m", "solve_lpec"]
+__all__ = ["LPEC", "LPECSolution", "big_m", "solve_lpec", "stack_rows"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,14 @@ def big_m(J: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.maximum(J * lo, J * hi).sum(axis=1) if J.size else np.zeros(J.shape[0])
 
 
+def stack_rows(blocks: list[Any], n: int, sparse: bool) -> np.ndarray | csr_matrix:
+    """Row blocks (dense or sparse) of ``n`` columns stacked into one ``(m, n)`` matrix: CSR when
+    ``sparse`` (the LPECs of problems above the dense-Jacobian size), else a dense array."""
+    if sparse:
+        return vstack([csr_matrix(b).reshape(-1, n) for b in blocks], format="csr")
+    return np.vstack(blocks).reshape(-1, n)
+
+
 def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.ndarray]:
     r"""``(c, constraints, bounds, integrality)`` of the LPEC's MILP in :math:`(d, z)`.
 
@@ -131,7 +140,7 @@ def milp_arrays(lpec: LPEC) -> tuple[np.ndarray, LinearConstraint, Bounds, np.nd
     hi = np.concatenate([
         np.zeros(lpec.A_eq.shape[0]), np.zeros(lpec.A_ub.shape[0]), np.full(2 * k, np.inf), np.zeros(k), MH,
     ])  # fmt: skip
-    A = vstack([csr_matrix(b).reshape(-1, n + k) for b in blocks], format="csr")
+    A = stack_rows(blocks, n + k, sparse=True)
     c = np.concatenate([lpec.c, np.zeros(k)])
     bounds = Bounds(np.concatenate([lpec.lo, np.zeros(k)]), np.concatenate([lpec.hi, np.ones(k)]))
     integrality = np.concatenate([np.zeros(n), np.ones(k)])
@@ -159,11 +168,8 @@ def _enumerate(lpec: LPEC, threshold: float, hint: np.ndarray | None) -> LPECSol
             else:  # grad G_j d >= 0, grad H_j d = 0
                 ub.append(-lpec.JG[j : j + 1])
                 eq.append(lpec.JH[j : j + 1])
-        if issparse(lpec.A_eq) or issparse(lpec.A_ub):
-            A_eq = vstack([csr_matrix(a).reshape(-1, n) for a in eq], format="csr")
-            A_ub = vstack([csr_matrix(a).reshape(-1, n) for a in ub], format="csr")
-        else:
-            A_eq, A_ub = np.vstack(eq).reshape(-1, n), np.vstack(ub).reshape(-1, n)
+        sparse = issparse(lpec.A_eq) or issparse(lpec.A_ub)
+        A_eq, A_ub = stack_rows(eq, n, sparse), stack_rows(ub, n, sparse)
         res = highs.linprog(
             lpec.c,
             A_ub=A_ub if A_ub.shape[0] else None,
