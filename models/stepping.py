@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, SolveFailedError
 from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
-from mcpkit.problems.arrays import as_real, refuse_text
+from mcpkit.problems.arrays import as_count, as_real, refuse_text
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import parse_choice
 from mcpkit.solving.result import FromParts, MCPResult, Termination, summary_head
@@ -479,8 +479,7 @@ def simulate(
         raises ends the run and propagates.
     """
     rule = OnFailure.parse(on_failure)
-    if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
-        raise MCPInputError(f"n_steps must be a positive integer, got {n_steps!r}")
+    as_count(n_steps, "n_steps")
     refuse_text(x0, "x0")
     x = np.asarray(x0, dtype=float).reshape(-1)
     if not np.isfinite(x).all():

@@ -438,8 +438,7 @@ def plan_pushing(
     starts = list(starts)
     if not starts or not all(isinstance(s, PushStart) for s in starts):
         raise MCPInputError("starts must be a non-empty sequence of PushStart")
-    if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 0:
-        raise MCPInputError(f"restarts must be an integer >= 0, got {restarts!r}")
+    as_count(restarts, "restarts", 0)
     if time_limit is not None and total_time_limit is not None:
         raise MCPInputError(
             "give time_limit (the whole plan's limit) or its former name, total_time_limit; not both"
