@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from mcpkit.errors import SolverNotAvailableError, UnknownOptionError
 from mcpkit.homotopy.ipopt import InnerResult, InnerSolver, IpoptNLP
 from mcpkit.homotopy.reformulation import NLPTemplate
+from mcpkit.problems.derivatives import shared_functions
 
 __all__ = [
     "IPOPT_CHOICES",
@@ -89,6 +90,8 @@ class CasadiInner:
     description: str = "casadi"
 
     def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> IpoptNLP:
+        # IPOPT applies its own scaling (obj_scaling_factor, ...) to whatever these return
+        shared = shared_functions(nlp.base, nlp.x, nlp.p, nlp.f, nlp.extra_rows, settings.name)
         return IpoptNLP(
             nlp.x,
             nlp.p,
@@ -101,6 +104,7 @@ class CasadiInner:
             verbose=settings.verbose,
             name=settings.name,
             deadlines=settings.deadlines,
+            derivatives=shared,
         )
 
 

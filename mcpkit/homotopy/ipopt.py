@@ -196,12 +196,23 @@ def ipopt_option_dict(
 #: stopped earlier, never later.
 BUILD_SECONDS_PER_UNIT = 2e-6
 
+#: ... plus this many seconds per unit of graph and Jacobian direction: an SX Jacobian takes one
+#: sweep of the graph per direction (colour), and needs at least as many directions as the
+#: densest row (forward) or column (reverse) has nonzeros. Measured 0.27-0.36 us per unit for
+#: the rows ``s - M x`` with a dense ``M`` of 100-300 columns (0.8-29 s); a third of that as the
+#: lower estimate.
+JACOBIAN_SECONDS_PER_UNIT = 1e-7
 
-def estimated_build_seconds(x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX) -> float:
+
+def estimated_build_seconds(
+    x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX, *, derivatives: bool = True
+) -> float:
     r"""A lower estimate of the seconds that building an IPOPT solver with rows ``g(x, p)`` takes:
     :data:`BUILD_SECONDS_PER_UNIT` times the size of ``g``'s expression graph, its operations
     plus (for MX) the nonzeros of the constant matrices in it (a dense :math:`M` in
-    :math:`Mz + q` makes a Jacobian, and a Hessian of the pair products, as dense as :math:`M`).
+    :math:`Mz + q` makes a Jacobian, and a Hessian of the pair products, as dense as :math:`M`),
+    and for SX (``derivatives``: the Jacobian is not computed yet) :data:`JACOBIAN_SECONDS_PER_UNIT`
+    times the graph's size and the fewest directions a Jacobian of its sparsity can take.
     Instant, unlike the structural Jacobian (5-19 s for a dense 3000 x 3000 MX product)."""
     fn = ca.Function("mcpkit_size", [x, p], [g])
     size = fn.n_instructions()
@@ -210,7 +221,12 @@ def estimated_build_seconds(x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX
             node = fn.instruction_MX(k)
             if node.is_constant():
                 size += node.nnz()
-    return BUILD_SECONDS_PER_UNIT * size
+    seconds = BUILD_SECONDS_PER_UNIT * size
+    if derivatives and isinstance(g, ca.SX) and g.numel() and x.numel():
+        rows, cols = ca.jacobian_sparsity(g, x).get_triplet()
+        directions = min(np.bincount(rows).max(initial=0), np.bincount(cols).max(initial=0))
+        seconds += JACOBIAN_SECONDS_PER_UNIT * size * directions
+    return seconds
 
 
 class _Monitor(ca.Callback):
@@ -348,6 +364,10 @@ class IpoptNLP(InnerSolver):
     deadlines
         Accept a ``deadline`` and a ``max_iter`` cap in :meth:`solve` (an iteration callback
         checks them; used when the solve has a time limit, and by the polish).
+    derivatives
+        IPOPT's ``grad_f``, ``jac_g`` and ``hess_lag`` functions, when they are shared with
+        other solvers on the same rows (:mod:`mcpkit.problems.derivatives`); ``None``: CasADi
+        differentiates the NLP itself.
     """
 
     def __init__(
@@ -364,8 +384,9 @@ class IpoptNLP(InnerSolver):
         verbose: bool = False,
         name: str = "nlp",
         deadlines: bool = False,
+        derivatives: dict[str, ca.Function] | None = None,
     ) -> None:
-        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False}
+        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False, **(derivatives or {})}
         for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
             opts[f"ipopt.{key}"] = value
         self.nx = int(x.numel())

@@ -53,6 +53,7 @@ from mcpkit.homotopy.lp_inner import LinearInner, is_affine
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
 from mcpkit.lowering.casadi import CasadiMCP
+from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import SolveOptions, progress_trace
@@ -246,6 +247,8 @@ class Polisher:
             g=ca.vertcat(mpcc.g, *rows),
             lbg=np.concatenate([mpcc.lbg, *lo]),
             ubg=np.concatenate([mpcc.ubg, *hi]),
+            base=mpcc,
+            extra_rows=ca.vertcat(*rows),
         )
         self.lbg, self.ubg = self.template.lbg, self.template.ubg
         tol = options.inner_tol_factor * options.tol
@@ -340,6 +343,7 @@ class HomotopySolver:
         self.template = reformulation.build(mpcc)
         self._solvers: dict[bool, InnerSolver] = {}
         self._polisher: Polisher | None = None
+        self._build_seconds: dict[bool, float] = {}
 
     def _nlp(self, warm: bool) -> InnerSolver:
         if warm not in self._solvers:
@@ -354,14 +358,20 @@ class HomotopySolver:
             self._solvers[warm] = self.inner(self.template, settings)
         return self._solvers[warm]
 
-    @functools.cached_property
+    @property
     def build_seconds(self) -> float:
         r""":func:`~mcpkit.homotopy.ipopt.estimated_build_seconds` of the MPCC's rows and both
         sides of its pairs, :math:`(g, G, H)`: every reformulation's NLP and the polisher's hold
         these rows (plus one row per pair, whose gradient adds the nonzeros of
-        :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them."""
+        :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them.
+        Once the rows' derivatives are computed and shared
+        (:mod:`mcpkit.problems.derivatives`), only the graph's own term remains."""
         mp = self.mpcc
-        return estimated_build_seconds(mp.x, mp.p, ca.vertcat(mp.g, mp.G, mp.H))
+        shared = CACHE_KEY in mp._derived
+        if shared not in self._build_seconds:
+            rows = ca.vertcat(mp.g, mp.G, mp.H)
+            self._build_seconds[shared] = estimated_build_seconds(mp.x, mp.p, rows, derivatives=not shared)
+        return self._build_seconds[shared]
 
     def fits(self, built: bool, deadline: float | None) -> bool:
         """Whether a solver is ``built``, or building it (:attr:`build_seconds`, a lower

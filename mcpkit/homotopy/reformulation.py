@@ -35,6 +35,11 @@ class NLPTemplate:
     elastic variables of :mod:`~mcpkit.homotopy.elastic`); the homotopy drops them before judging."""
     extra_start: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     """``(x, p) -> start values of the appended variables`` (zeros when ``None``)."""
+    base: MPCC | None = None
+    """The MPCC whose rows come first in :attr:`g` (``g = [base.g; extra_rows]``), so that the
+    derivatives of its rows are shared (:mod:`mcpkit.problems.derivatives`); ``None``: not known."""
+    extra_rows: ca.SX | ca.MX | None = None
+    """The rows after ``base.g`` in :attr:`g`."""
 
 
 def sign_constraints(mpcc: MPCC) -> tuple[list[ca.SX], list[np.ndarray], list[np.ndarray]]:
@@ -73,6 +78,8 @@ def assemble(
         g=ca.vertcat(*rows) if rows else ca.SX(0, 1),
         lbg=np.concatenate(lo) if lo else np.zeros(0),
         ubg=np.concatenate(hi) if hi else np.zeros(0),
+        base=mpcc,
+        extra_rows=ca.vertcat(*extra_rows) if extra_rows else type(mpcc.x)(0, 1),
     )
 
 

@@ -93,6 +93,8 @@ class MPCC:
     H_implied_by_bounds: bool = False
     name: str = "mpcc"
     _funs: dict[str, ca.Function] = field(default_factory=dict, repr=False)
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Objects derived from this problem and kept with it (the homotopy's shared derivatives)."""
     blocks: MPCCBlocks | Callable[[], MPCCBlocks] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:

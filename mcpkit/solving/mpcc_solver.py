@@ -31,12 +31,14 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
+from mcpkit.homotopy.ipopt import estimated_build_seconds
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
-from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.arrays import as_float_vector
+from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions, time_limit_seconds
 from mcpkit.solving.planner import plan_mpcc
@@ -114,6 +116,8 @@ class MPCCSolver:
         self.method = plan.route.method
         self.backend = plan.route.backend
         self.standard = plan.standard  # the stationarity check reuses the one lowering
+        self.lifted = plan.lifted  # what the homotopy and the refinement solve
+        self.plan = plan
         self.chain = plan.chain
         self._inverse = plan.inverse
         self.mpcc = plan.target
@@ -144,10 +148,10 @@ class MPCCSolver:
         mp, orig = self.mpcc, self.problem
         pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
         if x0 is None:
-            xs = mp.x0
+            xs = mp.x0 if p is None else self.plan.lift(orig.x0, pv)
         else:
             xo = as_float_vector(x0, orig.x0.size, "x0", allow_inf=False)
-            xs = np.concatenate([xo, mp.x0[xo.size :]])
+            xs = self.plan.lift(xo, pv)
         t0 = time.perf_counter()
         limit = self.options.time_limit
         if time_limit is not None:  # this call's limit (0: the homotopy stops at once)
@@ -174,6 +178,8 @@ class MPCCSolver:
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
         result.problem, result.p = orig, pv  # for value_gradient()
+        lift_map = self.plan.lift_map
+        result.extra["lifted_pair_sides"] = 0 if lift_map is None else lift_map.n_new
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
             if self.recovery.skipped:
@@ -212,8 +218,8 @@ class MPCCSolver:
     def refiner(self) -> Refiner:
         """The :class:`~mcpkit.stationarity.refine.Refiner` on the standard form (built on first use)."""
         if self._refiner is None:
-            if self.backend == "pyomo":  # the branch NLPs on the standard form, CasADi's IPOPT
-                polisher = Polisher(self.standard, self.options)
+            if self.backend == "pyomo":  # the branch NLPs on the lifted form, CasADi's IPOPT
+                polisher = Polisher(self.lifted, self.options)
             else:
                 polisher = self.homotopy.polisher()
             nx = self.problem.x.numel()
@@ -224,13 +230,13 @@ class MPCCSolver:
 
             def scaled(scale: float) -> Polisher:
                 io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
-                return Polisher(self.standard, replace(self.options, ipopt_options=io))
+                return Polisher(self.lifted, replace(self.options, ipopt_options=io))
 
             ro = self.refine_options
             if self.standard.x.numel() > ro.keep_certified_above:  # no objective search after a certificate
                 ro = replace(ro, flip_pairs=0, near_biactive_tol=0.0)
             self._refiner = Refiner(
-                self.standard, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
+                self.lifted, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
                 scaled_polisher=scaled,
             )  # fmt: skip
         return self._refiner
@@ -255,15 +261,15 @@ class MPCCSolver:
             limits.append(0.5 * left if large else left)
         finite = [v for v in limits if v is not None]
         deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
-        lift = ToStandardMPCC.lift
+        lift = self.plan.lift
         elapsed = time.perf_counter() - t0
         budget = (min(ro.flip_time_factor, factor) if large else ro.flip_time_factor) * elapsed
         if hard is not None:
             # flips only lower f further: they never take more than half of what the limit leaves
             budget = min(budget, 0.5 * max(hard - time.perf_counter(), 0.0))
-        best = refiner.run(lift(self.problem, x, p), p, deadline, flip_budget=budget)
+        best = refiner.run(lift(x, p), p, deadline, flip_budget=budget)
         if not best[2].certified and self.refine_options.multistart and out.path:
-            path = [lift(self.problem, self._orig_x(pt), p) for pt in out.path]
+            path = [lift(self._orig_x(pt), p) for pt in out.path]
             best = refiner.escape(best, path, p, deadline)
         xs, rep, report = best
         return xs[: self.problem.x.numel()], rep, report
@@ -275,9 +281,24 @@ class MPCCSolver:
             result.stationarity = "not checked"
             result.message += f"; stationarity not checked: more than {STATIONARITY_MAX_VARS} variables"
             return
+        lifted = self.lifted
+        if deadline is not None and "stationarity_derivatives" not in lifted._funs:
+            # its derivatives are one symbolic Jacobian that cannot be stopped: not started
+            # when even a lower estimate of it does not fit the time left
+            derived = CACHE_KEY in lifted._derived
+            rows = ca.vertcat(lifted.g, lifted.G, lifted.H)
+            need = estimated_build_seconds(lifted.x, lifted.p, rows, derivatives=not derived)
+            if time.perf_counter() + need > deadline:
+                result.stationarity = "not checked"
+                result.message += (
+                    f"; stationarity not checked: its derivatives take at least {need:.1f} s, "
+                    "more than the time left"
+                )
+                return
         attach_stationarity(
-            result, self.problem, p, tol=STATIONARITY_TOL, lowered=self.standard, deadline=deadline
-        )
+            result, self.problem, p, tol=STATIONARITY_TOL, lowered=lifted, deadline=deadline,
+            lift=self.plan.lift,
+        )  # fmt: skip
         rep = result.extra.get("stationarity_report")
         if rep is not None and result.stationarity == "not checked":
             result.message += f"; stationarity {rep.message}"

@@ -207,6 +207,13 @@ class SolveOptions:
     """With a ``time_limit`` and fallbacks, the share of the limit the requested reformulation
     may use before the fallbacks get their turn (a stalled homotopy then does not eat the whole
     budget); ``1`` gives the primary all of it, as before."""
+    lift_pairs: bool | str = "auto"
+    """MPCCs: give every side of a pair that is not a single variable a variable of its own
+    (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`), so that the pairs' sign conditions are
+    bounds and the reformulated rows products of two variables; results are reported in the
+    user's variables either way. ``"auto"``: when a pair function is dense
+    (:class:`~mcpkit.lowering.lift_pairs.PairLifting`); ``"always"`` or ``True``; ``"never"`` or
+    ``False``."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
     path_options: dict[str, Any] = field(default_factory=dict)
@@ -275,6 +282,8 @@ class SolveOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise bad(name, "an integer")
+        if self.lift_pairs not in (True, False, "auto", "always", "never"):
+            raise bad("lift_pairs", "'auto', 'always', 'never', True or False")
         for name in ("polish", "verbose"):
             if not isinstance(getattr(self, name), bool | np.bool_) and getattr(self, name) not in (0, 1):
                 raise bad(name, "True or False")

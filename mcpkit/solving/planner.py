@@ -78,6 +78,7 @@ from mcpkit.homotopy.inner import select_inner
 from mcpkit.homotopy.loop import make_homotopy
 from mcpkit.homotopy.lpec_polish import is_lpec
 from mcpkit.lowering.base import Chain, Lowering
+from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
@@ -449,6 +450,11 @@ class MPCCPlan:
     route: Route
     #: The problem in the standard form :math:`0 \le G \perp H \ge 0` (the stationarity check's).
     standard: MPCC
+    #: :attr:`standard` with its pair functions lifted (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`;
+    #: :attr:`standard` itself with ``lift_pairs=False``): what the homotopy and the refinement solve.
+    lifted: MPCC
+    #: The lifting's inverse data (``None``: not lifted).
+    lift_map: LiftMap | None
     #: The lowerings from the user's problem to :attr:`target`, and their inverse data.
     chain: Chain
     inverse: list[Any]
@@ -460,6 +466,14 @@ class MPCCPlan:
     ipopt_used: str
     #: The homotopy's fallbacks and second opinion (:func:`recovery_plan`).
     recovery: Recovery
+    #: The user's problem.
+    problem: MPCC
+
+    def lift(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """A point ``x`` of the user's problem in :attr:`lifted`'s variables (the standard form's
+        slacks and the lifted pair sides appended, at their values at ``x``)."""
+        xs = ToStandardMPCC.lift(self.problem, x, p)
+        return xs if self.lift_map is None else LiftPairs.lift_with(self.standard, self.lift_map, xs, p)
 
 
 #: No second opinion above this many variables. It runs a whole second homotopy, as long as the
@@ -514,7 +528,9 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
     1. ``resolve("mpcc", method, backend)`` (typed errors before any lowering);
     2. the one lowering to the standard form (:class:`~mcpkit.lowering.standard.ToStandardMPCC`);
        for ``method="auto"`` the route is resolved again with ``lpec=`` when :math:`f, g, G, H`
-       are affine (an LPEC gets ``fb`` first, ``scholtes`` as second opinion);
+       are affine (an LPEC gets ``fb`` first, ``scholtes`` as second opinion); then (option
+       ``lift_pairs``; by default when a pair function is dense) the pair functions lifted into
+       variables of their own (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`);
     3. on ``backend="pyomo"`` the standard form on through Pyomo's NL writer
        (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`);
     4. the homotopy on the target (:func:`~mcpkit.homotopy.loop.make_homotopy`), its inner IPOPT
@@ -529,12 +545,17 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         route = resolve("mpcc", method, backend, lpec=lpec)
     steps: list[Lowering] = [ToStandardMPCC()]
     inverse: list[Any] = [pair_map]
-    target = standard
+    lifted, lift_map = standard, None
+    if wants_lifting(standard, PairLifting.parse(options.lift_pairs)):
+        lifted, lift_map = LiftPairs().apply(standard)
+        steps.append(LiftPairs())
+        inverse.append(lift_map)
+    target = lifted
     inner, ipopt_used = inner_solver(route, ipopt)
     if route.backend == "pyomo":
         from mcpkit.lowering.pyomo_nl import ThroughPyomoNL
 
-        target, nl_inverse = ThroughPyomoNL().apply(standard)
+        target, nl_inverse = ThroughPyomoNL().apply(lifted)
         steps.append(ThroughPyomoNL())
         inverse.append(nl_inverse)
     constant = not ca.depends_on(target.f, target.x)
@@ -543,4 +564,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         target, route.method, options, inner=inner, second_opinion=recovery.second_opinion,
         fallbacks=recovery.fallbacks,
     )  # fmt: skip
-    return MPCCPlan(route, standard, Chain(steps), inverse, target, homotopy, ipopt_used, recovery)
+    return MPCCPlan(
+        route, standard, lifted, lift_map, Chain(steps), inverse, target, homotopy, ipopt_used, recovery,
+        problem,
+    )  # fmt: skip

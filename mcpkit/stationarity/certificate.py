@@ -78,7 +78,7 @@ from __future__ import annotations
 import enum
 import itertools
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,7 @@ import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 from mcpkit.stationarity.lpec import LPEC, LPECSolution, solve_lpec, stack_rows
@@ -226,7 +227,11 @@ def _derivatives(mpcc: MPCC) -> ca.Function:
     if key not in mpcc._funs:
         x = mpcc.x
         outs = [mpcc.f, mpcc.g, mpcc.G, mpcc.H]
-        outs += [ca.jacobian(e, x) for e in outs]
+        shared = mpcc._derived.get(CACHE_KEY)  # the homotopy's, when it computed them
+        if isinstance(shared, SharedDerivatives):
+            outs += [shared.grad_f.T, shared.jac_g, ca.jacobian(mpcc.G, x), ca.jacobian(mpcc.H, x)]
+        else:
+            outs += [ca.jacobian(e, x) for e in outs]
         mpcc._funs[key] = ca.Function(casadi_name(f"{mpcc.name}_stationarity"), [x, mpcc.p], outs)
     return mpcc._funs[key]
 
@@ -414,7 +419,8 @@ def _positive(v: Any, what: str) -> float:
 
 
 def _validate(
-    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any, lowered: MPCC | None
+    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any, lowered: MPCC | None,
+    lift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
     if not isinstance(mpcc, MPCC):
         raise MCPInputError(f"classify_stationarity: expected an mcpkit MPCC, got {type(mpcc).__name__}")
@@ -426,7 +432,9 @@ def _validate(
         )
     xv = _vector(x, int(mpcc.x.numel()), "x")
     pv = mpcc.p0 if p is None else _vector(p, int(mpcc.p.numel()), "p")
-    if not mpcc.is_standard():
+    if lowered is not None and lift is not None:  # a lowering of the caller's, with its lift
+        mpcc, xv = lowered, lift(xv, np.asarray(pv, dtype=float))
+    elif not mpcc.is_standard():
         std = ToStandardMPCC().apply(mpcc)[0] if lowered is None else lowered
         mpcc, xv = std, ToStandardMPCC.lift(mpcc, xv, pv)
     return mpcc, xv, np.asarray(pv, dtype=float), float(tol)
@@ -450,6 +458,7 @@ def classify_stationarity(
     lowered: MPCC | None = None,
     lpec_time_limit: float | None = None,
     deadline: float | None = None,
+    lift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> StationarityReport:
     r"""Classify :math:`x` as not feasible, not stationary, weak, C, M, B or S-stationary.
 
@@ -489,7 +498,10 @@ def classify_stationarity(
         looser accuracy; pass e.g. ``residual_tol=1e-4`` to judge them.
     lowered
         The standard form of a general ``mpcc``, when it was already built (so it is not built
-        twice).
+        twice); with ``lift``, any equivalent standard problem (the solver's lifted form).
+    lift
+        ``(x, p) -> `` the point ``x`` of ``mpcc`` in ``lowered``'s variables (default: the
+        slacks of :class:`~mcpkit.lowering.standard.ToStandardMPCC` appended).
     lpec_time_limit
         Wall-clock limit of the LPEC's MILP (``None``: none); when it is hit the LPEC is
         undecided (``b_stationary=None``).
@@ -504,7 +516,7 @@ def classify_stationarity(
     ShapeError, NonFiniteError, MCPInputError
         Wrong shapes, NaN/inf in ``x`` or ``p`` (or in the functions at ``x``), bad ``tol``.
     """
-    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive, lowered)
+    mpcc, x, p, tol = _validate(mpcc, x, p, tol, lpec_max_biactive, lowered, lift)
     rtol = tol if residual_tol is None else _positive(residual_tol, "residual_tol")
     loc = _evaluate(mpcc, x, p)
     viol = _violation(mpcc, loc, x)
@@ -624,6 +636,7 @@ def attach_stationarity(
     residual_tol: float | None = None,
     lowered: MPCC | None = None,
     deadline: float | None = None,
+    lift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> Any:
     """Classify ``result.x`` and store it on the result; returns ``result``.
 
@@ -648,7 +661,7 @@ def attach_stationarity(
     else:
         rep = classify_stationarity(
             mpcc, z, p, tol, lpec_max_biactive, residual_tol=residual_tol, lowered=lowered,
-            deadline=deadline,
+            deadline=deadline, lift=lift,
         )  # fmt: skip
     result.stationarity = rep.level.value
     result.extra["stationarity_report"] = rep

@@ -1,0 +1,95 @@
+r"""The derivatives of an MPCC's own rows, computed once and shared by every NLP built on them.
+
+Every NLP the homotopy builds on an MPCC (each reformulation's subproblem, cold and warm; the
+active-set polish; the refinement's branch NLPs) is
+
+.. math::
+
+    \min_x f(x; p) \quad\text{s.t.}\quad g_l \le \begin{pmatrix} g(x; p) \\ r(x; p, t)
+    \end{pmatrix} \le g_u,
+
+the MPCC's rows :math:`g` followed by rows :math:`r` of its own (pair rows, sign rows, active
+sets), with parameters :math:`(p, t)`. CasADi's ``nlpsol`` differentiates the whole NLP
+symbolically each time it builds a solver; for rows :math:`g` with a large expression graph
+that is most of the cost (an SX row block :math:`Mx` with a dense :math:`200 \times 200` matrix:
+6 s for its Jacobian, against 0.1 s for everything else). :class:`SharedDerivatives` computes
+:math:`\nabla f`, :math:`\partial g / \partial x` and :math:`\nabla^2_{xx}(\lambda_f f +
+\lambda_g^\top g)` once per MPCC (kept with the problem, so per problem identity, never
+globally) and hands each template IPOPT's three derivative functions,
+
+.. math::
+
+    \partial_x \begin{pmatrix} g \\ r \end{pmatrix} = \begin{pmatrix} \partial_x g \\
+    \partial_x r \end{pmatrix}, \qquad
+    \nabla^2_{xx} L = \nabla^2_{xx}(\lambda_f f + \lambda_g^\top g) +
+    \nabla^2_{xx}(\mu^\top r),
+
+so only the template's own rows :math:`r` are differentiated per build. SX problems only (MX
+functions take no composite inputs); other templates are built as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import casadi as ca
+
+from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.names import casadi_name
+
+#: Key of the cache in :attr:`MPCC._derived <mcpkit.problems.mpcc.MPCC>`.
+CACHE_KEY = "shared_derivatives"
+
+
+class SharedDerivatives:
+    r"""Derivative expressions of one SX MPCC's :math:`f` and :math:`g` (module docstring)."""
+
+    def __init__(self, mpcc: MPCC) -> None:
+        self.mpcc = mpcc
+        x, f, g = mpcc.x, mpcc.f, mpcc.g
+        self.lam_f = ca.SX.sym("lam_f")
+        self.lam_g = ca.SX.sym("lam_g", int(g.numel()))
+        self.grad_f = ca.gradient(f, x)
+        self.jac_g = ca.jacobian(g, x)
+        self.hess = ca.hessian(self.lam_f * f + ca.dot(self.lam_g, g), x)[0]
+
+    @staticmethod
+    def of(mpcc: MPCC) -> SharedDerivatives:
+        """The problem's shared derivatives (computed on first use, then kept with it)."""
+        cached = mpcc._derived.get(CACHE_KEY)
+        if cached is None:
+            cached = SharedDerivatives(mpcc)
+            mpcc._derived[CACHE_KEY] = cached
+        return cached
+
+    def functions(self, p: ca.SX, extra_rows: ca.SX, name: str) -> dict[str, ca.Function]:
+        r"""IPOPT's ``grad_f``, ``jac_g`` and ``hess_lag`` for the NLP with parameters ``p`` (the
+        MPCC's followed by the template's) and rows :math:`(g, r)`, :math:`r` = ``extra_rows``."""
+        mp = self.mpcc
+        x = mp.x
+        name = casadi_name(name)
+        mu = ca.SX.sym("mu", int(extra_rows.numel()))
+        rows = ca.vertcat(mp.g, extra_rows)
+        jac = ca.vertcat(self.jac_g, ca.jacobian(extra_rows, x))
+        hess = self.hess + ca.hessian(ca.dot(mu, extra_rows), x)[0]
+        lam_g = ca.vertcat(self.lam_g, mu)
+        return {
+            "grad_f": ca.Function(f"{name}_grad_f", [x, p], [mp.f, self.grad_f]),
+            "jac_g": ca.Function(f"{name}_jac_g", [x, p], [rows, jac]),
+            "hess_lag": ca.Function(f"{name}_hess_lag", [x, p, self.lam_f, lam_g], [ca.triu(hess)]),
+        }
+
+
+def shared_functions(
+    base: MPCC | None, x: Any, p: Any, f: Any, extra_rows: Any, name: str
+) -> dict[str, ca.Function] | None:
+    """The ``nlpsol`` derivative options of an NLP on ``base`` (see :class:`SharedDerivatives`),
+    or ``None`` when they cannot be shared: no base, an MX problem, other variables or another
+    objective than the base's, or an objective scaled by the caller."""
+    if base is None or not isinstance(base.x, ca.SX) or extra_rows is None:
+        return None
+    if not (isinstance(x, ca.SX) and isinstance(p, ca.SX) and isinstance(extra_rows, ca.SX)):
+        return None
+    if x.numel() != base.x.numel() or not ca.is_equal(x, base.x) or not ca.is_equal(f, base.f):
+        return None
+    return SharedDerivatives.of(base).functions(p, extra_rows, name)
