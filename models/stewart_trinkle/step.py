@@ -560,6 +560,11 @@ class StewartTrinkleStep(DeclaredStep):
         self.mcp.validate()
         self.last_geometry: ContactGeometry | None = None
 
+    @property
+    def units(self) -> str:
+        """Unit system of the body (``"SI"`` or ``"cgs"``, see :mod:`.bodies`)."""
+        return str(getattr(self.body, "units", "SI"))
+
     def _input_matrix(self, B: Any) -> np.ndarray | None:
         if B is None:
             return None
