@@ -887,6 +887,7 @@ def run_comparison(
     J0, J0_per = design_objective(task, rs, task.theta0)
     J1, J1_per = design_objective(task, rs, res.design)
     s: dict[str, Any] = {
+        "units": UNIT_NAMES[UNITS],
         "radii": rs, "n_steps_per_radius": task.n_steps, "h": task.h,
         "n_x": res.n_x, "n_pairs": res.n_pairs,
         "theta0": list(task.theta0), "theta_lo": list(task.theta_lo), "theta_hi": list(task.theta_hi),
