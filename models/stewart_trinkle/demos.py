@@ -98,6 +98,7 @@ def study_figures(out_dir: Path, t_end: float = 0.3, fmt: str = "png") -> dict[s
     tm = timing_study()
     save_figure(plot_timing(tm), out_dir, "st_timing", fmt)
     return {
+        "units": UNIT_NAMES[UNITS],
         "step_size": {
             "h": ss["h"].tolist(),
             "error": ss["error"].tolist(),
