@@ -84,6 +84,7 @@ def plot_steps(run: PileRun) -> Figure:
     a1.set_title("active contacts", fontsize=10)
     a2.plot(k * run.params.h, run.penetration(), "o-", ms=3, color="C3")
     a2.set_ylabel("penetration [m]")
+    a2.set_ylim(bottom=0.0)  # an overlap of 1e-10 m should look as small as it is
     a2.set_title("deepest overlap at the start of the step", fontsize=10)
     a3.plot(t_all, energy["kinetic"], color="C0", label="kinetic T")
     a3.plot(t_all, energy["potential"] - energy["potential"][0], color="C1", label="potential V - V(0)")
