@@ -1,6 +1,6 @@
 r"""Stepping a pile of spheres: one FCLIB-form local problem per step, solved by the contact Newton.
 
-Velocity-level time stepping (Stewart–Trinkle, seed 004 eq (9); Moreau–Jean as Siconos writes
+Velocity-level time stepping (Stewart–Trinkle, Berard et al. eq (9); Moreau–Jean as Siconos writes
 its FCLIB local problems). With the body twists :math:`\nu` (six per sphere, :mod:`.geometry`),
 the diagonal mass matrix :math:`M` (:math:`m_a I_3`, :math:`\tfrac25 m_a R_a^2 I_3`; a sphere has
 no gyroscopic term), gravity :math:`f_\mathrm{ext}`, the contact Jacobian :math:`H` and the
@@ -30,7 +30,7 @@ alone: 20 spheres, 150 steps, 82 steps unsolved with :math:`\gamma = 0.2`, 7 wit
 with :math:`\gamma = 0` stays below 2e-6 m, the margin growing with the speed so that
 approaching spheres are seen a step early).
 
-:meth:`LocalProblem.declare` states the step at block level as seed 004's NCP with the quadratic
+:meth:`LocalProblem.declare` states the step at block level as Berard et al.'s NCP with the quadratic
 friction cone: :func:`mcpkit.models.fclib.fclib_mcp` with the ``ncp`` formulation on
 :math:`(W, q, \mu)`, so ``declare().to_text()`` prints it.
 
@@ -231,7 +231,7 @@ class LocalProblem:
         return FCLIBProblem(self.W, self.q, self.mu, title=title)
 
     def declare(self) -> MCP:
-        """The step as seed 004's quadratic-cone NCP at block level
+        """The step as Berard et al.'s quadratic-cone NCP at block level
         (:func:`~mcpkit.models.fclib.fclib_mcp`, formulation ``ncp``)."""
         return fclib_mcp(self.fclib(), FCLIBFormulation.NCP)
 

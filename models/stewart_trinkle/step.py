@@ -1,4 +1,4 @@
-r"""Shared machinery of the Stewart–Trinkle step models (seed 004 eqs 9 and 15).
+r"""Shared machinery of the Stewart–Trinkle step models (Berard et al. eqs 9 and 15).
 
 Both formulations are velocity-level: with impulses scaled to velocity units,
 :math:`\beta = h\lambda/m_s` (:math:`m_s` the body mass), the Newton–Euler row of eqs (9)/(15)

@@ -1,4 +1,4 @@
-r"""Numerical studies of seed 004 §3: the Vose plate (§3.1), step size (§3.2), friction-cone
+r"""Numerical studies of Berard et al. §3: the Vose plate (§3.1), step size (§3.2), friction-cone
 linearisation (§3.3) and solve time (§3.4).
 
 **Reference for §3.1.** For a particle at plate coordinate :math:`x` on a plate rotating by
