@@ -4,10 +4,10 @@
   one failure rule; step maps declared once (``DeclaredStep``) for simulation and horizons;
 * :mod:`~mcpkit.models.arrays`: the array namespaces (NumPy, CasADi) those step maps are written
   against;
-* :mod:`~mcpkit.models.ecp`: equivalent-contact-point planar sliding (seed 000);
+* :mod:`~mcpkit.models.ecp`: equivalent-contact-point planar sliding (Xie and Chakraborty);
 * :mod:`~mcpkit.models.stewart_trinkle`: Stewart–Trinkle NCP/LCP time stepping and the vibrating
-  plate (seed 004);
+  plate (Berard et al.);
 * :mod:`~mcpkit.models.fclib`: FCLIB 3-D friction-contact problems;
 * :mod:`~mcpkit.models.friction`: contact patches, limit surfaces, the configuration-space
-  friction cone and planar LuGre (seeds 001–003).
+  friction cone and planar LuGre (Goyal et al.; Erdmann; Arslan Waltersson and Karayiannidis).
 """

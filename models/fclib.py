@@ -18,7 +18,7 @@ the :class:`FCLIBFormulation` forms:
   ``alart_curnier`` on up to :data:`DIRECT_MAX_CONTACTS` contacts first by the direct dense
   Newton method :func:`mcpkit.engines.newton_contact.solve_alart_curnier`, its point judged on
   the same equations (:func:`solve_equations`);
-* ``ncp``: the quadratic-cone NCP of seed 004 eq (9), with :math:`u` kept as free variable
+* ``ncp``: the quadratic-cone NCP of Berard et al. eq (9), with :math:`u` kept as free variable
   blocks paired with :math:`u - Wr - q = 0`, declared at block level (:func:`fclib_ncp`) and
   solved by :func:`mcpkit.solve` with any registered method:
 
@@ -97,7 +97,7 @@ class FCLIBFormulation(str, enum.Enum):
     """How :func:`solve_fclib_file` poses an FCLIB problem (module docstring)."""
 
     NCP = "ncp"
-    """The quadratic-cone NCP of seed 004 eq (9) in :math:`(r_n, r_t, r_o, \\sigma, u)`, declared as an
+    """The quadratic-cone NCP of Berard et al. eq (9) in :math:`(r_n, r_t, r_o, \\sigma, u)`, declared as an
     :class:`~mcpkit.MCP` and solved by :func:`mcpkit.solve` with any registered method."""
     ALART_CURNIER = "alart_curnier"
     """Alart–Curnier equations in the reactions (:class:`~mcpkit.models.fclib_equations.ContactLaw`),

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import enum
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.problems.arrays import as_count, as_real, refuse_text
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import parse_choice
+from mcpkit.solving.progress import shows_on
 from mcpkit.solving.result import FromParts, MCPResult, Termination, summary_head
 
 __all__ = [
@@ -437,7 +439,7 @@ def simulate(
     t0: float = 0.0,
     method: str = "auto",
     backend: str = "auto",
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     on_failure: str | OnFailure = "continue",
     solver: Solver | None = None,
     deadline: float | None = None,
@@ -462,7 +464,9 @@ def simulate(
         ``make_solver`` when it has one (Stewart–Trinkle steps: each step is then judged on its
         Coulomb residual too, see :class:`~mcpkit.models.stewart_trinkle.step.StepSolver`).
     progress
-        Show a progress bar (default: when more than 200 steps).
+        A ``tqdm`` bar on stderr: ``True`` draws it when stderr is a terminal or a notebook (the
+        rule of :func:`mcpkit.solving.progress.shows_on`, as for solves), ``"always"`` draws it
+        anyway, ``False`` never; ``None`` (default) is ``True`` for more than 200 steps.
     on_failure
         :class:`OnFailure`: ``"continue"`` (default) advances from the point the solver returned
         after a failed step; ``"stop"`` ends the run there (remaining rows NaN). Failures are
@@ -515,7 +519,7 @@ def simulate(
     times = np.zeros(N)
     notes = [""] * N
     route = ("", "")
-    show = (N > 200) if progress is None else progress
+    show = shows_on(sys.stderr, (N > 200) if progress is None else progress)
     bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
     for k in bar:
         if deadline is not None and time.perf_counter() >= deadline:

@@ -25,6 +25,7 @@ import glob
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import CancelledError
@@ -34,6 +35,7 @@ from typing import Any
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.problems.arrays import as_count
 from mcpkit.solving.options import time_limit_seconds
+from mcpkit.solving.progress import shows_on
 from mcpkit.sweep.keys import row_key
 from mcpkit.sweep.progress import SweepProgress
 from mcpkit.sweep.sink import CORE_SCHEMA, ParquetSink, read_results
@@ -145,7 +147,7 @@ def sweep(
     time_limit: float | None = None,
     out: str | os.PathLike[str] = "results.parquet",
     resume: bool = True,
-    progress: bool = True,
+    progress: bool | str = True,
     retries: int = DEFAULT_RETRIES,
     chunk: int | None = None,
     hard_limit: bool = True,
@@ -182,7 +184,8 @@ def sweep(
     resume
         Skip inputs whose key is already in ``out`` (``False``: start ``out`` afresh).
     progress
-        Show a progress bar (solved, not solved, errors, running, rate).
+        A progress bar on stderr (solved, not solved, errors, running, rate) when stderr is a
+        terminal or a notebook (:func:`mcpkit.solving.progress.shows_on`); ``"always"`` forces it.
     retries
         Worker deaths tolerated per input on the cluster this call starts (Dask's
         ``allowed-failures``), and resubmissions after other Dask-level failures.
@@ -254,7 +257,7 @@ def sweep(
     sink = ParquetSink(out, resume=resume, batch_rows=batch_rows)
     have = sink.keys() if resume else set()
     todo = [k for k in order if k not in have]
-    bar = SweepProgress(len(order), len(order) - len(todo), enabled=progress)
+    bar = SweepProgress(len(order), len(order) - len(todo), enabled=shows_on(sys.stderr, progress))
     ref: Any = spec.name if TASKS.get(spec.name) is spec else spec.fn
     cluster = own_client = None
     faults = DriveFaults()

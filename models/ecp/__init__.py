@@ -1,4 +1,4 @@
-r"""Equivalent-contact-point (ECP) planar sliding (seed 000, Xie & Chakraborty).
+r"""Equivalent-contact-point (ECP) planar sliding (Xie and Chakraborty, Xie & Chakraborty).
 
 * :mod:`~mcpkit.models.ecp.params` - slider, patch and pusher parameters (§6 values).
 * :mod:`~mcpkit.models.ecp.quadratic` - the 4-unknown quadratic step (eqs 29-32) and the

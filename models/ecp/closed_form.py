@@ -1,4 +1,4 @@
-r"""Closed forms of the ECP slider (seed 000 §5): quasi-static (38-40), pure translation (46-49).
+r"""Closed forms of the ECP slider (Xie and Chakraborty §5): quasi-static (38-40), pure translation (46-49).
 
 **Quasi-static pushing** (eqs 33-40), isotropic ellipsoid :math:`e_t = e_o`,
 :math:`c = e_r/e_t`, pusher at :math:`(x_c, y_c)` with velocity :math:`(v_{px}, v_{py})`,

@@ -1,6 +1,6 @@
 r"""ECP step model with complementarity: correct when the slider sticks or comes to rest.
 
-The quadratic model (seed 000 eqs 29-32) replaces the complementarity (20) by the equality
+The quadratic model (Xie and Chakraborty eqs 29-32) replaces the complementarity (20) by the equality
 (21), i.e. it assumes :math:`\sigma > 0`; when the slider should stop it overshoots through
 zero velocity (or fails). Here the friction law keeps its complementarity form (eqs 17-20)
 and the normal impulse is a complementarity variable too. Unknowns

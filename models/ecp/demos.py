@@ -1,4 +1,4 @@
-r"""Demos reproducing seed 000 §6: free sliding (§6.1) and the pushed slider (§6.2).
+r"""Demos reproducing Xie and Chakraborty §6: free sliding (§6.1) and the pushed slider (§6.2).
 
 Each demo runs the quadratic model (eqs 29-32) and the complementarity model side by side,
 writes its figures into ``out_dir`` (``fmt``: ``png`` at 200 dpi, ``pdf`` or ``svg``; through
@@ -52,7 +52,7 @@ def _result(kind: str, runs: list[ECPRun], details: dict[str, Any], t0: float) -
 
 
 def demo_sliding(out_dir: Path, progress: bool = True, fmt: str = "png") -> CompositeResult:
-    r"""Seed 000 §6.1: a square-patch slider sliding freely, and a pure-translation check.
+    r"""Xie and Chakraborty §6.1: a square-patch slider sliding freely, and a pure-translation check.
 
     :math:`h = 0.01` s for 0.45 s, :math:`\mu = 0.31`, :math:`e_t = e_o = 1`, :math:`e_r = 0.01`
     m, :math:`m = 0.5` kg, :math:`q_z = 0.08` m, :math:`v_0 = (0.7, 0.9)` m/s,
@@ -90,7 +90,7 @@ def demo_sliding(out_dir: Path, progress: bool = True, fmt: str = "png") -> Comp
     c = runs["complementarity"]
     summary.update(
         {
-            "experiment": "seed 000 §6.1 free sliding",
+            "experiment": "Xie and Chakraborty §6.1 free sliding",
             "final_speed_m_s": float(np.hypot(*c.states[-1, 3:5])),
             "final_w_z_rad_s": float(c.states[-1, 5]),
             "final_position_m": [float(v) for v in c.states[-1, :3]],
@@ -141,7 +141,7 @@ def _translation_figure(trans: dict[str, ECPRun], tr: Any) -> Any:
 
 
 def demo_pushed_slider(out_dir: Path, progress: bool = True, fmt: str = "png") -> CompositeResult:
-    r"""Seed 000 §6.2: the slider pushed by :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N.
+    r"""Xie and Chakraborty §6.2: the slider pushed by :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N.
 
     The force is perpendicular to the left edge, 2.5 mm below its middle, and turns with the
     slider; :math:`v_0 = (0.2, 0.3)` m/s, :math:`w_0 = 0`, 3 s with :math:`h = 0.01` s.
@@ -171,7 +171,7 @@ def demo_pushed_slider(out_dir: Path, progress: bool = True, fmt: str = "png") -
     w = c.states[:, 5]
     summary.update(
         {
-            "experiment": "seed 000 §6.2 pushed slider",
+            "experiment": "Xie and Chakraborty §6.2 pushed slider",
             "mean_w_z_last_second_rad_s": float(np.mean(w[c.t >= 2.0])),
             "max_speed_m_s": float(np.max(np.hypot(c.states[:, 3], c.states[:, 4]))),
             "min_sigma_m_s": float(np.min(c.sigma)),

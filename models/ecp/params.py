@@ -1,8 +1,8 @@
-r"""Parameters of the equivalent-contact-point (ECP) slider (seed 000, Xie & Chakraborty).
+r"""Parameters of the equivalent-contact-point (ECP) slider (Xie and Chakraborty, Xie & Chakraborty).
 
 A rigid slider of mass :math:`m` and yaw inertia :math:`I_z` rests on a horizontal plane on a
 convex patch; its centre of mass (CM) is :math:`q_z` above the plane. Friction follows the
-ellipsoid model (seed 000 eq 13)
+ellipsoid model (Xie and Chakraborty eq 13)
 
 .. math::
 
@@ -15,7 +15,7 @@ The state vector used by every ECP model is
 :math:`x = (q_x, q_y, \theta_z, v_x, v_y, w_z)` (world frame, CM position and velocity).
 
 Applied loads are horizontal with a moment about the normal axis only
-(:math:`\lambda_{x\tau} = \lambda_{y\tau} = 0`, as assumed below seed 000 eq 10).
+(:math:`\lambda_{x\tau} = \lambda_{y\tau} = 0`, as assumed below Xie and Chakraborty eq 10).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _polygon_distance(V: np.ndarray, pts: np.ndarray) -> np.ndarray | float:
 
 @dataclass(frozen=True)
 class SliderParams:
-    r"""Physical and numerical parameters of the ECP slider (seed 000 §3, §6).
+    r"""Physical and numerical parameters of the ECP slider (Xie and Chakraborty §3, §6).
 
     Attributes
     ----------
@@ -168,7 +168,7 @@ class SliderParams:
 
     @property
     def p_n(self) -> float:
-        r"""Normal impulse per step :math:`p_n = m g h` (seed 000 eq 8 times :math:`h`)."""
+        r"""Normal impulse per step :math:`p_n = m g h` (Xie and Chakraborty eq 8 times :math:`h`)."""
         return self.m * self.g * self.h
 
     def patch_distance(self, offset_body: np.ndarray) -> np.ndarray | float:
@@ -279,7 +279,7 @@ class EdgePusher:
 
 
 def paper_slider(h: float = 0.01) -> SliderParams:
-    r"""The slider of seed 000 §6.1: :math:`m=0.5` kg, :math:`\mu=0.31`, :math:`e_t=e_o=1`,
+    r"""The slider of Xie and Chakraborty §6.1: :math:`m=0.5` kg, :math:`\mu=0.31`, :math:`e_t=e_o=1`,
     :math:`e_r=0.01` m, :math:`q_z=0.08` m, :math:`g=9.8`, square patch of side 0.05 m.
 
     The paper does not state :math:`I_z`; we take the uniform prism over the patch,
@@ -289,6 +289,6 @@ def paper_slider(h: float = 0.01) -> SliderParams:
 
 
 def paper_push() -> PushForce:
-    r"""The pusher of seed 000 §6.2: :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N, perpendicular to
+    r"""The pusher of Xie and Chakraborty §6.2: :math:`F = 2.2 + 2\cos(2\pi t/0.1)` N, perpendicular to
     the left edge (pointing into the body, :math:`+x_s`), 2.5 mm below the edge's middle."""
     return PushForce()

@@ -1,4 +1,4 @@
-r"""Figures of ECP runs in the style of seed 000 Figs 2-3: velocities against time and
+r"""Figures of ECP runs in the style of Xie and Chakraborty Figs 2-3: velocities against time and
 snapshots of the patch with the CM and the ECP (eqs 11-12)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""The 4-unknown quadratic ECP step model (seed 000 eqs 29-32) and its linear updates.
+r"""The 4-unknown quadratic ECP step model (Xie and Chakraborty eqs 29-32) and its linear updates.
 
 Unknowns per step: the friction impulses :math:`p_t, p_o, p_r` and the slip speed
 :math:`\sigma` at the equivalent contact point (ECP). With

@@ -1,7 +1,7 @@
 r"""Run an ECP step model with :func:`mcpkit.models.stepping.simulate` and post-process it.
 
 For each step :math:`u \to u+1` the run records the impulses, the slip speed
-:math:`\sigma^{u+1}`, the ECP :math:`a^{u+1} = q^{u+1} - (p_t, p_o) q_z / p_n` (seed 000
+:math:`\sigma^{u+1}`, the ECP :math:`a^{u+1} = q^{u+1} - (p_t, p_o) q_z / p_n` (Xie and Chakraborty
 eqs 11-12) and whether it lies in the patch (:class:`ECPPatchViolation` records), and, for
 the quadratic model, the steps where :math:`\sigma^{u+1} \le 0` (the model left its domain
 of validity: it overshoots through zero velocity).

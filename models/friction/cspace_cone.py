@@ -1,9 +1,10 @@
-r"""Erdmann's configuration-space friction cone for a planar part (seed 002).
+r"""Erdmann's configuration-space friction cone for a planar part (M. Erdmann, *A Configuration Space
+Friction Cone*).
 
 Generalised coordinates :math:`(x, y, q = \rho\theta)` with :math:`\rho` the radius of
 gyration, generalised force :math:`F = (F_x, F_y, \tau/\rho)`, mass matrix :math:`mI_3`.
 For one contact with unit real-space normal :math:`n_0` (pointing into the part) and
-:math:`r` the vector from the contact point to the reference point (seed 002 §2):
+:math:`r` the vector from the contact point to the reference point (Erdmann §2):
 
 .. math::
 
@@ -68,7 +69,7 @@ class Ambiguity(str, Enum):
     """Exactly one consistent contact mode; the §5.2 projection rule gives it."""
     CONE_BELOW_TANGENT_PLANE_MULTIPLE = "cone_below_tangent_plane_multiple"
     """The cone dips below the tangent plane (k1 < 0) and several contact modes (distinct
-    reaction forces) are consistent: the motion is ambiguous (seed 002 §4)."""
+    reaction forces) are consistent: the motion is ambiguous (Erdmann §4)."""
     CONE_BELOW_TANGENT_PLANE_NONE = "cone_below_tangent_plane_none"
     """The cone dips below the tangent plane and no contact mode is consistent (the rigid
     problem has no solution; an impulse would be needed)."""
@@ -77,7 +78,7 @@ class Ambiguity(str, Enum):
 
 
 class ContactType(str, Enum):
-    """Geometric contact type for the second-variation constraint (seed 002 §5.5)."""
+    """Geometric contact type for the second-variation constraint (Erdmann §5.5)."""
 
     VERTEX_ON_EDGE = "vertex_on_edge"
     """Type B: vertex of the part on an obstacle edge, h = omega^2 r."""
@@ -87,7 +88,7 @@ class ContactType(str, Enum):
 
 @dataclass
 class ReactionResult:
-    r"""Reaction :math:`F_R = f_n\mathbf n + f_t t_r^\perp` of seed 002 §5.2 / §5.6.
+    r"""Reaction :math:`F_R = f_n\mathbf n + f_t t_r^\perp` of Erdmann §5.2 / §5.6.
 
     Attributes
     ----------
@@ -139,7 +140,7 @@ def _cross2(a: np.ndarray, b: np.ndarray) -> float:
 
 
 class CSpaceContact:
-    r"""A single point contact of a planar part, in configuration space (seed 002 §§2-5).
+    r"""A single point contact of a planar part, in configuration space (Erdmann §§2-5).
 
     Parameters
     ----------
@@ -219,7 +220,7 @@ class CSpaceContact:
 
     # ------------------------------------------------------------------ statics
     def static_equilibrium(self, F: np.ndarray, tol: float = 1e-10) -> bool:
-        r"""Seed 002 §5.1: the applied generalised force :math:`F` is balanced iff
+        r"""Erdmann §5.1: the applied generalised force :math:`F` is balanced iff
         (i)' :math:`F\cdot n_0 \le 0`, (ii)' :math:`\mu F\cdot n_0 \le F\cdot t_s \le
         -\mu F\cdot n_0`, (iii)' :math:`F\cdot t_r = 0` (tolerance ``tol`` times
         :math:`\lVert F\rVert`)."""
@@ -239,7 +240,7 @@ class CSpaceContact:
 
     # ------------------------------------------------------------------ reactions
     def reaction_at_rest(self, F: np.ndarray) -> ReactionResult:
-        r"""Seed 002 §5.2: :math:`F_R = -(F\cdot\mathbf n)\mathbf n - h\,t_r^\perp` with
+        r"""Erdmann §5.2: :math:`F_R = -(F\cdot\mathbf n)\mathbf n - h\,t_r^\perp` with
         :math:`h = \operatorname{clip}(F\cdot t_r^\perp, (F\cdot\mathbf n)/k_1,
         (F\cdot\mathbf n)/k_2)`, and no reaction if :math:`F\cdot\mathbf n \ge 0`.
 
@@ -291,7 +292,7 @@ class CSpaceContact:
         mass: float,
         contact_type: ContactType | str = ContactType.VERTEX_ON_EDGE,
     ) -> ReactionResult:
-        r"""Seed 002 §5.6 rules for a moving part in contact (cone above the tangent plane).
+        r"""Erdmann §5.6 rules for a moving part in contact (cone above the tangent plane).
 
         ``velocity = (v_x, v_y, omega)`` of the reference point (physical angular rate).
         :math:`h = \omega^2 r` (type B) or :math:`-\omega^2 r - 2\bar\omega\times v_{xy}`
@@ -312,7 +313,7 @@ class CSpaceContact:
             raise UnknownOptionError(f"unknown contact type {contact_type!r}") from None
         if self.dips_below_tangent_plane:
             raise MCPInputError(
-                "the friction cone dips below the tangent plane (k1 < 0): seed 002 §5.6 rules "
+                "the friction cone dips below the tangent plane (k1 < 0): Erdmann §5.6 rules "
                 "do not apply; use reaction_at_rest for the mode enumeration"
             )
         om = vel[2]
@@ -350,7 +351,7 @@ def enumerate_modes_at_rest(
     contact: CSpaceContact, F: np.ndarray, mass: float = 1.0, tol: float = 1e-10
 ) -> list[ModeSolution]:
     r"""All contact modes consistent with Coulomb's law for a part at rest (acceleration
-    level, seed 002 eq 2 with :math:`v = 0`).
+    level, Erdmann eq 2 with :math:`v = 0`).
 
     Reaction :math:`R = f_n\Delta_n\mathbf n + f_t v_f`, :math:`m a = F + R`; the contact
     point's normal and tangential accelerations are :math:`a_n = \Delta_n\mathbf n\cdot a`,
@@ -400,7 +401,7 @@ def enumerate_modes_at_rest(
 
 def cone_sum_generators(contacts: list[CSpaceContact]) -> np.ndarray:
     r"""(2K, 3) generators of the net cone of K contacts: the vector (Minkowski) sum of the
-    single-contact cones is the conic hull of all their edges (seed 002 §6)."""
+    single-contact cones is the conic hull of all their edges (Erdmann §6)."""
     if not contacts:
         raise MCPInputError("need at least one contact")
     return np.vstack([c.edges for c in contacts])

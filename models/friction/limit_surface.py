@@ -1,23 +1,23 @@
-r"""Limit surfaces and the moment function of planar sliding (seed 001; seed 003 §III-D).
+r"""Limit surfaces and the moment function of planar sliding (Goyal et al.; the LuGre paper §III-D).
 
-Load convention (seed 001): :math:`P = (F_x, F_y, M)` is the load the slider exerts on the
+Load convention (Goyal et al.): :math:`P = (F_x, F_y, M)` is the load the slider exerts on the
 support, i.e. the applied load needed to keep it sliding, :math:`P = -`
 :meth:`ContactPatch.friction_load`, with :math:`M` about the centre of pressure (CoP, the
 reference point *O*). For a motion :math:`Q = (v_x, v_y, \omega)` of *O*,
 
 .. math::  P(Q) = \mu\int_A p\,\hat v\,dA,\quad M = \mu\int_A p\,(\rho\times\hat v)\,dA
-   \qquad\text{(seed 001 eq 1)},
+   \qquad\text{(Goyal et al. eq 1)},
 
 and the set of all :math:`P` is bounded by the convex limit surface (LS); the load-motion
-inequality :math:`(P - P^*)\cdot q \ge 0` (seed 001 eq 5) makes :math:`q` an outward normal.
+inequality :math:`(P - P^*)\cdot q \ge 0` (Goyal et al. eq 5) makes :math:`q` an outward normal.
 Twists are made dimensionally homogeneous with a characteristic length :math:`L` (default:
 the radius of gyration of the pressure): :math:`q \propto (v_x, v_y, L\omega)`, and loads
 are normalised as :math:`(F_x, F_y, M/L)/(\mu N)`.
 
-The moment function (seed 001 eq 2, Zhukovskii) is the friction moment about the centre of
+The moment function (Goyal et al. eq 2, Zhukovskii) is the friction moment about the centre of
 rotation :math:`C = (x_c, y_c)` for counter-clockwise rotation,
 :math:`M_c = \mu\int_A p\,\lVert\rho - r_c\rVert\,dA` (a sum of upward cones), and
-(seed 001 eq 6) :math:`F_x = \partial M_c/\partial y_c`, :math:`F_y = -\partial M_c/\partial
+(Goyal et al. eq 6) :math:`F_x = \partial M_c/\partial y_c`, :math:`F_y = -\partial M_c/\partial
 x_c`, :math:`M = M_c + r_c\times F` (we find ``+``; the printed ``-`` holds only if the
 cross product is read as :math:`F\times r_c`; see ``docs/friction_geometry.md``).
 """
@@ -78,11 +78,11 @@ class FrictionModel(Protocol):
 
 
 class PointContacts:
-    r"""Isolated point supports (delta-function pressure), e.g. seed 001's two-point bar.
+    r"""Isolated point supports (delta-function pressure), e.g. Goyal et al.'s two-point bar.
 
     Point *i* at :math:`(x_i, y_i)` carries :math:`w_i N`. A point at the centre of rotation
     does not slide; its friction force is then anywhere in its friction disc (the flat
-    facets of seed 001). :meth:`friction_load` returns the load with that force set to zero
+    facets of Goyal et al.). :meth:`friction_load` returns the load with that force set to zero
     (the centre of the facet).
     """
 
@@ -223,7 +223,7 @@ def applied_load(
     normal_force: float,
     method: LoadMethod | str = LoadMethod.EXACT,
 ) -> np.ndarray:
-    r"""Seed 001's load :math:`P = -` friction load: the load that sustains the motion."""
+    r"""Goyal et al.'s load :math:`P = -` friction load: the load that sustains the motion."""
     _check_model(model)
     if isinstance(model, ContactPatch):
         return -model.friction_load(twist, mu, normal_force, method=method)
@@ -268,7 +268,7 @@ def sample_limit_surface(
     kind: TwistSampling | str = TwistSampling.FIBONACCI,
     method: LoadMethod | str = LoadMethod.EXACT,
 ) -> LimitSurfaceSamples:
-    r"""Sample :math:`P(q)` over unit motion directions :math:`q` (seed 001 eq 1, seed 003
+    r"""Sample :math:`P(q)` over unit motion directions :math:`q` (Goyal et al. eq 1, the LuGre paper
     eqs 7-8); ``mu * normal_force`` must be positive."""
     _check_model(model)
     mu_v = _check_scalar("mu", mu, positive=True)
@@ -292,7 +292,7 @@ def _rc(xc: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[i
 def moment_function(
     model: FrictionModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
 ) -> np.ndarray:
-    r"""Zhukovskii's moment function (seed 001 eq 2) for counter-clockwise rotation about
+    r"""Zhukovskii's moment function (Goyal et al. eq 2) for counter-clockwise rotation about
     :math:`C`: :math:`M_c(x_c, y_c) = \mu N\sum_i w_i\langle\lVert\rho - r_c\rVert\rangle_i`,
     with :math:`(x_c, y_c)` measured from the CoP. Exact cell means (closed form)."""
     _check_model(model)
@@ -321,7 +321,7 @@ def moment_function_gradient(
 def load_from_moment_function(
     model: FrictionModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
 ) -> np.ndarray:
-    r"""Load of CCW rotation about :math:`C` from the moment function (seed 001 eq 6):
+    r"""Load of CCW rotation about :math:`C` from the moment function (Goyal et al. eq 6):
     :math:`F_x = \partial_{y_c}M_c`, :math:`F_y = -\partial_{x_c}M_c`,
     :math:`M = M_c + r_c\times F` (2-D cross product :math:`a_x b_y - a_y b_x`). Returns
     ``(..., 3)``."""
@@ -440,7 +440,7 @@ class EllipsoidFit:
 
 def fit_ellipsoid(samples: LimitSurfaceSamples, diagonal: bool = False) -> EllipsoidFit:
     r"""Fit :math:`\bar P^TA\bar P = 1` by linear least squares on the 6 (or 3 with
-    ``diagonal=True``, the axis-aligned ellipsoid of seed 003 §V) entries of :math:`A`,
+    ``diagonal=True``, the axis-aligned ellipsoid of the LuGre paper §V) entries of :math:`A`,
     minimising :math:`\sum_k(\bar P_k^TA\bar P_k - 1)^2`, and report the fit errors."""
     Pn = samples.normalised_loads
     x, y, m = Pn.T
@@ -474,7 +474,7 @@ def fit_ellipsoid(samples: LimitSurfaceSamples, diagonal: bool = False) -> Ellip
 # ---------------------------------------------------------------------- eigen-directions
 @dataclass
 class EigenDirection:
-    r"""A motion direction :math:`q` whose load is parallel to it (seed 001, "Dynamics of
+    r"""A motion direction :math:`q` whose load is parallel to it (Goyal et al., "Dynamics of
     free slip"): :math:`\bar P(q) = \lVert\bar P\rVert q` in normalised coordinates.
 
     Attributes
@@ -595,7 +595,7 @@ def detect_features(
     triangle (normals within ``facet_angle_tol`` rad, coplanar within the same tolerance);
     groups with area > ``min_facet_area`` of the hull area are facets. Vertices: loads (to
     ``vertex_tol`` relative) produced by motion directions spread over more than
-    ``min_vertex_spread`` rad (a vertex has a 2-D cone of normals, seed 001). Use
+    ``min_vertex_spread`` rad (a vertex has a 2-D cone of normals, Goyal et al.). Use
     ``TwistSampling.GRID`` samples so that the families of motions that map to a vertex are
     actually sampled.
     """

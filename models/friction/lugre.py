@@ -1,4 +1,4 @@
-"""Distributed planar LuGre friction model (seed 003, Section IV).
+"""Distributed planar LuGre friction model (Arslan Waltersson and Karayiannidis, Section IV).
 
 Each cell ``i`` of an N x N grid carries a 2-D bristle ``z_i`` with (eq 10)
 

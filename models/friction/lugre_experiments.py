@@ -1,4 +1,4 @@
-"""Experiments of seed 003 (Waltersson & Karayiannidis) with the planar LuGre models.
+"""Experiments of Arslan Waltersson and Karayiannidis with the planar LuGre models.
 
 * :func:`velocity_profile_experiment` - the prescribed CoP twist of Fig. 5 applied to the
   distributed model and to the reduced model with the limit-surface table (Fig. 17) and with
@@ -77,7 +77,7 @@ GRAVITY = 9.81
 # patches
 # ----------------------------------------------------------------------------------------------
 PATCH_KINDS = ("circle", "square", "line", "line_grad", "nonconvex_a", "nonconvex_b")
-"""Patch names accepted by :func:`make_patch` (Fig. 8 of seed 003)."""
+"""Patch names accepted by :func:`make_patch` (Fig. 8 of Arslan Waltersson and Karayiannidis)."""
 
 
 def make_patch(kind: str, size: float = 0.02, n: int = 21) -> ContactPatch:
@@ -86,7 +86,7 @@ def make_patch(kind: str, size: float = 0.02, n: int = 21) -> ContactPatch:
     ``circle`` (diameter ``size``), ``square`` (side ``size``), ``line`` (uniform, length
     ``size``), ``line_grad`` (length ``size`` along x, pressure falling linearly from
     ``x = -size/2`` to zero at ``x = +size/2``, the authors' gradient line), ``nonconvex_a`` /
-    ``nonconvex_b`` (seed 003 Fig. 8's non-convex shapes, see ``ContactPatch.nonconvex_a``).
+    ``nonconvex_b`` (the LuGre paper Fig. 8's non-convex shapes, see ``ContactPatch.nonconvex_a``).
     """
     if kind not in PATCH_KINDS:
         raise UnknownOptionError(f"unknown patch kind {kind!r}; use one of {PATCH_KINDS}")

@@ -1,4 +1,4 @@
-"""Parameters of the planar LuGre friction models (seed 003, Tables I and III).
+"""Parameters of the planar LuGre friction models (Arslan Waltersson and Karayiannidis, Tables I and III).
 
 The steady-state friction coefficient (eq 2) is
 
@@ -42,7 +42,7 @@ def _check_finite(name: str, value: float) -> None:
 
 @dataclass(frozen=True)
 class LuGreParams:
-    """LuGre friction parameters of Table I (seed 003), per unit normal force.
+    """LuGre friction parameters of Table I (Arslan Waltersson and Karayiannidis), per unit normal force.
 
     ``g(v) = mu_c + (mu_s - mu_c) exp(-|v/v_s|^gamma)`` (eq 2); force per unit normal force
     ``sigma0 z + sigma1 z' + sigma2 v`` (eq 9); breakaway deflection ``z_ba = s_ba z_max`` (eq 18).
@@ -94,7 +94,7 @@ LUGRE_P1 = LuGreParams(sigma0=1e6, sigma1=8e2, sigma2=0.2, mu_c=1.0, mu_s=1.2, g
 """Table I, p = 1: the default simulation parameters (Stribeck peak 1.2, viscous 0.2 s/m)."""
 
 TABLE_I: tuple[LuGreParams, LuGreParams] = (LUGRE_P0, LUGRE_P1)
-"""Table I of seed 003, indexed by p."""
+"""Table I of Arslan Waltersson and Karayiannidis, indexed by p."""
 
 
 def table_i(p: int) -> LuGreParams:
@@ -134,7 +134,7 @@ class Integrator(enum.Enum):
 
 @dataclass(frozen=True)
 class SimulationSettings:
-    """Simulation settings of Table III (seed 003) plus the fixed step of Section IV-C."""
+    """Simulation settings of Table III (the LuGre paper) plus the fixed step of Section IV-C."""
 
     params: LuGreParams = LUGRE_P1
     """Friction parameters (Table I, p = 1)."""
@@ -168,4 +168,4 @@ class SimulationSettings:
 
 
 TABLE_III = SimulationSettings()
-"""Table III of seed 003."""
+"""Table III of Arslan Waltersson and Karayiannidis."""

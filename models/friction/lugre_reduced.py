@@ -1,4 +1,4 @@
-"""Reduced planar LuGre model: three bristles and a limit surface (seed 003, Section V).
+"""Reduced planar LuGre model: three bristles and a limit surface (the LuGre paper, Section V).
 
 With the CoP twist ``v = (v_x, v_y, omega)``, the scaling ``S = diag(1, 1, r)`` and
 ``v_S = S v = (v_x, v_y, r omega)``, the three bristles ``z = (z_x, z_y, z_tau)`` obey
@@ -22,7 +22,7 @@ with ``z_max = |S^-1 z*| = g |h^| / sigma0``.  The ellipsoid variables are (eqs 
 
 the discrete forms of the integrals for a pure rotation about the CoP (``rho_i x v^_i = |rho_i|``).
 
-Notes on the paper's text (seed 003): ``S`` is printed as ``diag(1, 0, r)``; it must be
+Notes on the paper's text (the LuGre paper): ``S`` is printed as ``diag(1, 0, r)``; it must be
 ``diag(1, 1, r)`` for the y bristle to exist.  Eq (33) is printed with ``+ z sigma0|v_S|/g``;
 the sign must be negative (as in eq 34) for ``z*`` of eq (32) to be its equilibrium.  Eq (38)
 defines ``phi = atan2(r|omega|, |v_t|)`` which is the complement of the sampling angle of

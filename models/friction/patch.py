@@ -7,7 +7,7 @@ each carrying a fraction :math:`w_i \ge 0`, :math:`\sum_i w_i = 1`, of the norma
 For a rigid planar motion with twist :math:`(v_x, v_y, \omega)` (velocity of the centre of
 pressure, CoP, and angular rate) the sliding velocity at a point :math:`\rho` (measured from
 the CoP) is :math:`v(\rho) = (v_x - \omega\rho_y,\; v_y + \omega\rho_x)` and Coulomb friction
-gives the load on the patch (seed 003 eqs 7-8; seed 001 eqs 1-2)
+gives the load on the patch (Arslan Waltersson and Karayiannidis eqs 7-8; Goyal et al. eqs 1-2)
 
 .. math::
 
@@ -16,8 +16,8 @@ gives the load on the patch (seed 003 eqs 7-8; seed 001 eqs 1-2)
 
 The integral is evaluated per cell. Three methods (:class:`LoadMethod`) are provided:
 ``EXACT`` integrates the unit-velocity field over every cell in closed form (no
-discretisation step when the centre of rotation crosses a cell), ``MIDPOINT`` is seed 003
-eqs 21-22 (one velocity sample per cell) and ``BILINEAR`` is seed 003 eq 23 (bilinear
+discretisation step when the centre of rotation crosses a cell), ``MIDPOINT`` is the LuGre paper
+eqs 21-22 (one velocity sample per cell) and ``BILINEAR`` is the LuGre paper eq 23 (bilinear
 interpolation of midpoint loads for rotations about the four corners of the cell that
 holds the centre of rotation).
 """
@@ -50,10 +50,10 @@ class LoadMethod(str, Enum):
     exact for piecewise-constant pressure; far cells (> 30 cell sizes from the centre of
     rotation) use 3x3 Gauss-Legendre, relative error < 1e-9 there."""
     MIDPOINT = "midpoint"
-    """One sample per cell, seed 003 eqs 21-22; jumps when the centre of rotation crosses
+    """One sample per cell, the LuGre paper eqs 21-22; jumps when the centre of rotation crosses
     a cell centre (error O(cell size / patch size) near pure rotation)."""
     BILINEAR = "bilinear"
-    """Seed 003 eq 23: midpoint loads for rotation about the four corners of the cell that
+    """The LuGre paper's eq 23: midpoint loads for rotation about the four corners of the cell that
     contains the centre of rotation, blended bilinearly (midpoint rule when the centre of
     rotation is outside the patch's grid); continuous but not exact."""
 
@@ -255,7 +255,7 @@ class ContactPatch:
         r"""Disc of ``radius`` centred at the origin on an ``n x n`` grid over :math:`[-R, R]^2`.
 
         Cell weight = :math:`\int_{cell \cap disc} p\,dA` estimated with ``subsample^2``
-        sub-points (partial boundary cells get fractional weight; seed 003 Fig. 8 circle).
+        sub-points (partial boundary cells get fractional weight; the LuGre paper Fig. 8 circle).
         ``pressure(x, y)`` (arbitrary units, >= 0) defaults to uniform.
         """
         R = _check_scalar("radius", radius, positive=True)
@@ -306,7 +306,7 @@ class ContactPatch:
 
         ``p(x) ∝ 1 + (ratio - 1) (x + width/2) / width``: ``ratio = p(+width/2) / p(-width/2)``.
         The default ``ratio = 0`` (largest pressure at x < 0, falling to zero at
-        ``x = +width/2``) is the "gradient line" of seed 003 Figs 8, 19 and 31 (the text gives
+        ``x = +width/2``) is the "gradient line" of the LuGre paper Figs 8, 19 and 31 (the text gives
         only "the pressure gradient is the largest in x < 0 and smallest in x > 0"; the
         authors' code uses cell pressures ``∝ n - i``, which is ``ratio = 1/(2n + 1)`` at cell
         centres). ``height == 0`` gives ``n`` segment cells, otherwise ``n x n`` cells.
@@ -360,7 +360,7 @@ class ContactPatch:
 
     @classmethod
     def nonconvex_a(cls, size: float = 0.02, n: int = 21, ratio: float = 1.0) -> ContactPatch:
-        r"""Seed 003's "non-convex 1" surface (Figs 8 and 20): two square pads at the ends of a
+        r"""The LuGre paper's "non-convex 1" surface (Figs 8 and 20): two square pads at the ends of a
         ``size x size`` area.
 
         With :math:`s` = ``size``, the pads are :math:`|y| \le s/14` and
@@ -383,7 +383,7 @@ class ContactPatch:
 
     @classmethod
     def nonconvex_b(cls, size: float = 0.02, n: int = 21, ratio: float = 1.0) -> ContactPatch:
-        r"""Seed 003's "non-convex 2" surface (Figs 8 and 21): a horizontal bar and a separate
+        r"""The LuGre paper's "non-convex 2" surface (Figs 8 and 21): a horizontal bar and a separate
         vertical bar in a ``size x size`` area.
 
         With :math:`s` = ``size``: bar 1 is :math:`-s/2 \le x \le s/6`, :math:`|y| \le s/14`
@@ -410,7 +410,7 @@ class ContactPatch:
         k_scales_with_force: bool = False,
         subsample: int = 4,
     ) -> ContactPatch:
-        r"""Force-dependent Hertz-like patch, seed 003 eqs 45-46.
+        r"""Force-dependent Hertz-like patch, Arslan Waltersson and Karayiannidis eqs 45-46.
 
         Contact radius :math:`a = a_1 f_N^{1/3}` (eq 45; the paper uses
         :math:`a_1 = 6` mm N^{-1/3}, pass ``radius=6e-3``), pressure
@@ -492,7 +492,7 @@ class ContactPatch:
         r"""Coulomb friction load :math:`(F_x, F_y, M)` about the CoP for a rigid twist.
 
         :math:`F = -\mu N \sum_i w_i \langle \hat v\rangle_i`,
-        :math:`M = -\mu N \sum_i w_i \langle \rho\times\hat v\rangle_i` (seed 003 eqs 7-8),
+        :math:`M = -\mu N \sum_i w_i \langle \rho\times\hat v\rangle_i` (the LuGre paper eqs 7-8),
         where :math:`\langle\cdot\rangle_i` is the mean over cell *i* and
         :math:`v(\rho) = (v_x - \omega\rho_y, v_y + \omega\rho_x)`, :math:`\rho` from the CoP.
 
@@ -511,7 +511,7 @@ class ContactPatch:
         3x3 Gauss-Legendre, relative error < 1e-9. The only remaining error is the
         representation of the true pressure by cells (O(h^2) for smooth pressure on
         rectangles, boundary-cell error for curved outlines). ``midpoint`` and ``bilinear``
-        (seed 003 eqs 21-23) are provided for comparison; they have O(h) errors near pure
+        (the LuGre paper eqs 21-23) are provided for comparison; they have O(h) errors near pure
         rotation.
 
         Parameters
@@ -558,7 +558,7 @@ class ContactPatch:
         return self.x - c[0], self.y - c[1]
 
     def _mean_terms_midpoint(self, T: np.ndarray, rx=None, ry=None) -> np.ndarray:
-        """sum_i w_i (v_hat, rho x v_hat) at cell centres (seed 003 eqs 21-22)."""
+        """sum_i w_i (v_hat, rho x v_hat) at cell centres (Arslan Waltersson and Karayiannidis eqs 21-22)."""
         if rx is None:
             rx, ry = self._rel()
         vx = T[:, 0:1] - T[:, 2:3] * ry[None, :]
@@ -676,7 +676,7 @@ class ContactPatch:
         return out
 
     def _mean_terms_bilinear(self, T: np.ndarray) -> np.ndarray:
-        """Seed 003 eq 23: blend midpoint loads for rotations about the enclosing cell's corners."""
+        """The LuGre paper's eq 23: blend midpoint loads for rotations about the enclosing cell's corners."""
         rx, ry = self._rel()
         dx, dy = self.cell_size
         out = self._mean_terms_midpoint(T, rx, ry)

@@ -1,5 +1,5 @@
 r"""Plot helpers for the friction-geometry tools (patches, limit surfaces, moment function,
-seed 001's two-point bar, seed 002's configuration-space cone).
+Goyal et al.'s two-point bar, Erdmann's configuration-space cone).
 
 Every function draws :math:`\cdot` into ``ax``/``fig`` when given (else creates a figure) and
 returns the Figure. ``python -m mcpkit.models.friction.plots OUTDIR`` regenerates the docs
@@ -39,7 +39,7 @@ def _fig_ax(ax, projection: str | None = None, figsize=(5, 4)):
 
 
 def plot_patch(patch: ContactPatch, ax=None, title: str | None = None) -> Figure:
-    """Cells coloured by pressure (weight / cell area), CoP marked (seed 003 Fig. 8 style)."""
+    """Cells coloured by pressure (weight / cell area), CoP marked (the LuGre paper Fig. 8 style)."""
     fig, ax = _fig_ax(ax)
     dx, dy = patch.cell_size
     h = dy if dy > 0 else dx * 0.3
@@ -66,8 +66,8 @@ def plot_patch(patch: ContactPatch, ax=None, title: str | None = None) -> Figure
 
 def plot_cor_sweep(length: float = 0.02, n: int = 5, ax=None) -> Figure:
     """Line contact, CCW rotation about (x_c, 0) swept along the line: F_y from the exact,
-    midpoint (seed 003 eq 21) and bilinear (seed 003 eq 23) methods vs the closed form
-    2 mu N x_c / L (seed 003 Figs 10-11)."""
+    midpoint (the LuGre paper eq 21) and bilinear (the LuGre paper eq 23) methods vs the closed form
+    2 mu N x_c / L (Arslan Waltersson and Karayiannidis Figs 10-11)."""
     fig, ax = _fig_ax(ax, figsize=(6, 3.5))
     P = ContactPatch.line(length, n)
     xs = np.linspace(-length / 2, length / 2, 801)
@@ -156,7 +156,7 @@ def plot_moment_function(
     title: str | None = None,
 ) -> Figure:
     """Surface of Zhukovskii's moment function M_c(x_c, y_c) over [-extent, extent]^2
-    (seed 001 Fig. 7)."""
+    (Goyal et al. Fig. 7)."""
     fig, ax = _fig_ax(ax, projection="3d")
     g = np.linspace(-extent, extent, n)
     X, Y = np.meshgrid(g, g)
@@ -171,7 +171,7 @@ def plot_moment_function(
 
 
 def plot_two_point_bar(mu: float = 1.0, normal_force: float = 1.0, fig=None) -> Figure:
-    """Seed 001 Fig. 6: the bar's limit surface with its 4 facets and 4 vertices, and the
+    """Goyal et al. Fig. 6: the bar's limit surface with its 4 facets and 4 vertices, and the
     square [F_x, M] section."""
     if fig is None:
         fig = Figure(figsize=(9, 4), dpi=100)
@@ -201,7 +201,7 @@ def plot_two_point_bar(mu: float = 1.0, normal_force: float = 1.0, fig=None) -> 
 def plot_cspace_cone(
     contact: CSpaceContact, F: np.ndarray | None = None, ax=None, title: str | None = None
 ) -> Figure:
-    r"""Seed 002 Fig. 5: the cone in its plane :math:`F\cdot t_r = 0`, axes :math:`t_r^\perp`
+    r"""Erdmann Fig. 5: the cone in its plane :math:`F\cdot t_r = 0`, axes :math:`t_r^\perp`
     (horizontal) and :math:`\mathbf n` (vertical); the tangent plane is the horizontal line.
     With ``F``, draws :math:`-F`'s in-plane part and the §5.2 reaction."""
     fig, ax = _fig_ax(ax, figsize=(4.5, 4))
@@ -254,7 +254,7 @@ def _shapes() -> dict[str, ContactPatch]:
 
 def accuracy_tables() -> dict[str, dict]:
     """Measured errors (printed in the docs): ellipsoid fits, load-integration methods and
-    the pre-computed limit-surface table of seed 003 §V-D."""
+    the pre-computed limit-surface table of Arslan Waltersson and Karayiannidis §V-D."""
     from mcpkit.models.friction.lugre_reduced import precompute_limit_surface
 
     out: dict[str, dict] = {"ellipsoid": {}, "methods": {}, "table": {}}
@@ -354,7 +354,7 @@ def make_docs_figures(outdir: str | Path) -> dict[str, dict]:
         two_point_bar(1.0),
         2.0,
         ax=fig.add_subplot(121, projection="3d"),
-        title="moment function, two-point bar (seed 001 Fig. 7)",
+        title="moment function, two-point bar (Goyal et al. Fig. 7)",
     )
     plot_moment_function(
         ContactPatch.nonconvex_b(0.02, 21),

@@ -1,4 +1,4 @@
-r"""Seed 001's example limit surface: a bar on two identical point supports (Figs 5-7).
+r"""Goyal et al.'s example limit surface: a bar on two identical point supports (Figs 5-7).
 
 Supports at :math:`r_1 = (0, L)`, :math:`r_2 = (0, -L)`, each carrying :math:`N/2` with
 isotropic Coulomb friction, friction-disc radius :math:`c = \mu N/2`. Support *i* contributes
@@ -12,7 +12,7 @@ in load space; the limit set is the Minkowski sum of the two discs. Writing
 so the :math:`[F_x, M]` section is the square :math:`|F_x| + |M|/L \le \mu N` and the
 :math:`[F_y, M]` section is the circle :math:`F_y^2 + (M/L)^2 \le (\mu N)^2`. Rotation about a
 support gives a flat elliptical facet (4 facets: 2 supports x 2 senses) and the LS has 4
-vertices :math:`(\pm\mu N, 0, 0)`, :math:`(0, 0, \pm\mu N L)` (seed 001, "Example Limit
+vertices :math:`(\pm\mu N, 0, 0)`, :math:`(0, 0, \pm\mu N L)` (Goyal et al., "Example Limit
 Surface").
 """
 
@@ -30,7 +30,7 @@ __all__ = ["BarFacet", "bar_facets", "bar_gauge", "bar_vertices", "two_point_bar
 
 
 def two_point_bar(half_length: float = 1.0) -> PointContacts:
-    """The bar of seed 001 Fig. 5: two equal point supports at ``(0, +-half_length)``."""
+    """The bar of Goyal et al. Fig. 5: two equal point supports at ``(0, +-half_length)``."""
     L = _check_scalar("half_length", half_length, positive=True)
     return PointContacts([0.0, 0.0], [L, -L], [0.5, 0.5])
 
@@ -67,7 +67,7 @@ class BarFacet:
 
 
 def bar_facets(mu: float, normal_force: float, half_length: float = 1.0) -> list[BarFacet]:
-    """The four flat facets of the two-point bar's limit surface (load convention of seed 001)."""
+    """The four flat facets of the two-point bar's limit surface (load convention of Goyal et al.)."""
     mu_v = _check_scalar("mu", mu)
     N = _check_scalar("normal_force", normal_force)
     L = _check_scalar("half_length", half_length, positive=True)

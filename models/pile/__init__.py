@@ -3,7 +3,7 @@ r"""A pile of rigid spheres in an open box, stepped as Stewart–Trinkle NCPs (i
 * :mod:`.geometry`: the box, contact detection (k-d tree broad phase, analytic narrow phase for
   spheres), contact frames and the contact Jacobian :math:`H`;
 * :mod:`.step`: the velocity-level step, its local problem :math:`u = Wr + q` with
-  :math:`W = H^TM^{-1}H` (declared as seed 004's quadratic-cone NCP through
+  :math:`W = H^TM^{-1}H` (declared as Berard et al.'s quadratic-cone NCP through
   :func:`mcpkit.models.fclib.fclib_mcp`), solved by the FCLIB-class contact Newton with warm
   starts, and :func:`~.step.simulate_pile`;
 * :mod:`.demo`, :mod:`.plots`: ``mcpkit demo pile`` (summary table or JSON, 3-D snapshots,

@@ -3,10 +3,10 @@ r"""``mcpkit demo pile``: spheres dropped into an open box, every step solved to
 :func:`demo_pile` builds :func:`~.step.make_pile` (``bodies`` spheres, radii uniform in
 [0.04, 0.06] m, seeded), runs :func:`~.step.simulate_pile` for ``steps`` steps of
 :math:`h = 0.01` s (:math:`\mu = 0.3`), and reports per step the contacts, the Siconos error of
-the returned reactions, the Newton steps and the solve time over one dense LU of that step's
-Delassus matrix (:func:`~.step.lu_seconds`, same process). It writes ``pile_snapshots.png``
-(four frames, 3-D), ``pile_steps.png`` (per-step Siconos error, cost in LU units and contacts)
-and, with ``dump_fclib``, that step as an FCLIB HDF5 file with its solution
+the returned reactions, the deepest overlap (penetration), the total energy and the Newton steps.
+It writes ``pile_snapshots.png`` (four frames of the spheres in the box, 3-D), ``pile_steps.png``
+(per step: contacts, penetration, kinetic/potential/total energy, Siconos error) and, with
+``dump_fclib``, that step as an FCLIB HDF5 file with its solution
 (:func:`mcpkit.formats.fclib_hdf5.write_fclib_local`).
 """
 
@@ -18,27 +18,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from mcpkit.formats.fclib_hdf5 import write_fclib_local
 from mcpkit.formats.figures import figure_format, save_figure
-from mcpkit.models.pile.step import PileParams, PileRun, PileStepRecord, make_pile, simulate_pile
+from mcpkit.models.pile.step import (
+    Pile,
+    PileParams,
+    PileRun,
+    PileStepRecord,
+    make_pile,
+    simulate_pile,
+    sphere_energy,
+)
 from mcpkit.solving.result import CompositeResult
 
 #: Columns of the per-step table: header, width, format.
 _COLUMNS = (
     ("step", 5, "d"), ("contacts", 8, "d"), ("solved", 6, ""), ("siconos_err", 11, ".1e"),
-    ("newton", 6, "d"), ("runs", 4, "d"), ("solve_s", 8, ".3f"), ("lu_ratio", 8, ".1f"),
+    ("penetr_m", 9, ".1e"), ("energy_J", 9, ".4f"), ("newton", 6, "d"), ("solve_s", 8, ".3f"),
 )  # fmt: skip
 
 
-def _row(rec: PileStepRecord) -> str:
-    vals = (rec.step, rec.contacts, "yes" if rec.solved else "NO", rec.siconos_error, rec.iterations,
-            rec.runs, rec.solve_s, rec.lu_ratio)  # fmt: skip
+def _row(rec: PileStepRecord, penetration: float, energy: float) -> str:
+    vals = (rec.step, rec.contacts, "yes" if rec.solved else "NO", rec.siconos_error, penetration,
+            energy, rec.iterations, rec.solve_s)  # fmt: skip
     cells = []
     for (_, w, fmt), v in zip(_COLUMNS, vals, strict=True):
         cells.append(f"{'-':>{w}}" if v is None else f"{v:>{w}{fmt}}")
     return "  ".join(cells)
+
+
+def _physics(pile: Pile, rec: PileStepRecord) -> tuple[float, float]:
+    """Penetration at the start of the step just run [m] and the pile's total energy after it [J]."""
+    kinetic, potential = sphere_energy(pile.masses, pile.radii, pile.x, pile.v, pile.params.gravity)
+    return (max(0.0, -rec.min_gap) if math.isfinite(rec.min_gap) else 0.0), float(kinetic + potential)
 
 
 def table_header() -> str:
@@ -47,19 +59,23 @@ def table_header() -> str:
 
 
 def summarize(run: PileRun) -> dict[str, Any]:
-    """The JSON-ready figures of a run (module docstring); ``median_lu_ratio`` over the steps with
-    contacts (``None`` when there were none)."""
+    """The JSON-ready figures of a run (module docstring), in SI units (m, kg, s, J); per step the
+    penetration at its start and the total energy after it."""
     recs = run.records
-    ratios = [r.lu_ratio for r in recs if r.lu_ratio is not None]
     errs = [r.siconos_error for r in recs]
+    energy = run.energy()
+    pen = run.penetration()
     return {
+        "units": "SI (m, kg, s)",
         "bodies": int(run.radii.size),
         "steps": len(recs),
         "steps_solved": sum(r.solved for r in recs),
         "max_contacts": max((r.contacts for r in recs), default=0),
-        "max_friction_residual": max(errs, default=0.0),
-        "median_lu_ratio": float(np.median(ratios)) if ratios else None,
-        "max_lu_ratio": max(ratios) if ratios else None,
+        "max_siconos_error": max(errs, default=0.0),
+        "max_penetration_m": float(pen.max()) if pen.size else 0.0,
+        "energy_start_J": float(energy["total"][0]),
+        "energy_end_J": float(energy["total"][-1]),
+        "kinetic_energy_end_J": float(energy["kinetic"][-1]),
         "total_newton_steps": sum(r.iterations for r in recs),
         "fallback_steps": sum(r.runs > 1 for r in recs),
         "wall_s": run.wall_s,
@@ -67,12 +83,20 @@ def summarize(run: PileRun) -> dict[str, Any]:
         "h": run.params.h,
         "mu": run.params.mu,
         "engine": run.params.engine.value,
-        "min_gap": min((r.min_gap for r in recs), default=math.inf),
         "per_step": [
-            {"step": r.step, "contacts": r.contacts, "solved": r.solved, "siconos_error": r.siconos_error,
-             "iterations": r.iterations, "runs": r.runs, "solve_s": r.solve_s, "lu_s": r.lu_s,
-             "lu_ratio": r.lu_ratio}  # fmt: skip
-            for r in recs
+            {
+                "step": r.step,
+                "t": r.t,
+                "contacts": r.contacts,
+                "solved": r.solved,
+                "siconos_error": r.siconos_error,
+                "penetration_m": float(p),
+                "energy_J": float(e),
+                "iterations": r.iterations,
+                "runs": r.runs,
+                "solve_s": r.solve_s,
+            }  # fmt: skip
+            for r, p, e in zip(recs, pen, energy["total"][1:], strict=True)
         ],
     }
 
@@ -88,9 +112,13 @@ class PileDemoResult(CompositeResult):
             ("bodies", d["bodies"]),
             ("steps solved", f"{d['steps_solved']}/{d['steps']}"),
             ("max contacts", d["max_contacts"]),
-            ("max Siconos error", f"{d['max_friction_residual']:.2e} (tol {d['tol']:g})"),
-            ("median solve / one LU", "-" if d["median_lu_ratio"] is None else f"{d['median_lu_ratio']:.1f}"),
-            ("max solve / one LU", "-" if d["max_lu_ratio"] is None else f"{d['max_lu_ratio']:.1f}"),
+            ("max Siconos error", f"{d['max_siconos_error']:.2e} (tol {d['tol']:g})"),
+            ("max penetration", f"{d['max_penetration_m']:.2e} m"),
+            (
+                "energy",
+                f"{d['energy_start_J']:.4f} J -> {d['energy_end_J']:.4f} J "
+                f"(kinetic at the end {d['kinetic_energy_end_J']:.2e} J)",
+            ),  # fmt: skip
             ("steps needing a fallback", d["fallback_steps"]),
             ("wall time", f"{d['wall_s']:.1f} s"),
             ("figures", ", ".join(d["figures"]) or "-"),
@@ -122,8 +150,8 @@ def demo_pile(
         print(f"{bodies} spheres in a {pile.box.lx:.2f} x {pile.box.ly:.2f} m open box, {steps} steps of "
               f"h = {pile.params.h} s, mu = {pile.params.mu}")  # fmt: skip
         print(table_header(), flush=True)
-    show = (lambda r: print(_row(r), flush=True)) if progress else None
-    run = simulate_pile(pile, steps, dump_step=dump_fclib, on_step=show)
+    show = (lambda r: print(_row(r, *_physics(pile, r)), flush=True)) if progress else None
+    run = simulate_pile(pile, steps, measure_lu=False, dump_step=dump_fclib, on_step=show)
     details = summarize(run)
     files: list[str] = []
     if figures and steps:

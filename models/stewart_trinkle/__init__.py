@@ -1,4 +1,4 @@
-r"""Stewart–Trinkle velocity-level time stepping (seed 004, Berard et al.).
+r"""Stewart–Trinkle velocity-level time stepping (Berard et al., Berard et al.).
 
 * :class:`NCPStep`: quadratic friction cone, eq (9);
 * :class:`LCPStep`: polyhedral cone with ``n_d`` directions, eq (15);

@@ -1,4 +1,5 @@
-r"""Rigid bodies for Stewart–Trinkle time stepping (seed 004, §2.1, eqs 1–2).
+r"""Rigid bodies for Stewart–Trinkle time stepping (Berard, Nguyen, Trinkle and Anderson,
+"Sources of error in a simulation of rigid parts on a vibrating rigid plate", §2.1, eqs 1–2).
 
 Every body has a configuration :math:`q` (size ``nq``), a generalised velocity :math:`\nu`
 (size ``nv``), a mass matrix :math:`M(q)` and the applied generalised force
@@ -15,6 +16,10 @@ Every body has a configuration :math:`q` (size ``nq``), a generalised velocity :
   :math:`\lambda_\mathrm{vp} = (0, -\omega\times I\omega)` and the kinematic map
   :math:`\dot q = G(q)\nu` with the :math:`4\times 3` block :math:`J(q)` of §2.1.
 
+Units are SI by default (m, kg, s; gravity :math:`g_0 = 9.80665` m/s²). A body built with
+``units="cgs"`` or its named constructor ``.cgs(...)`` (e.g. :meth:`Particle.cgs`) works in cm, g
+and s with :math:`g_0 = 980.665` cm/s², as the vibrating-plate paper states its examples.
+
 The position update of eq (9) is :math:`q^{\ell+1} = q^\ell + hG(q^\ell)\nu^{\ell+1}`; the
 quaternion is renormalised after the update (the Euler step leaves the unit sphere by
 :math:`O(h^2)`).
@@ -27,7 +32,7 @@ simulation and for horizons (CasADi symbols).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -35,8 +40,35 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.problems.arrays import as_real
 
+GRAVITY_SI = 9.80665
+"""Standard gravity :math:`g_0` in m/s² (the default of every body)."""
+
 GRAVITY_CGS = 980.665
-"""Standard gravity in cm/s² (seed 004 §3.1 uses g = 980.665 cm/s²)."""
+"""Standard gravity in cm/s², for models stated in centimetre-gram-second units (Berard, Nguyen,
+Trinkle and Anderson's vibrating plate uses g = 980.665 cm/s²)."""
+
+Units = Literal["SI", "cgs"]
+"""Unit system of a body: ``"SI"`` (m, kg, s; the default) or ``"cgs"`` (cm, g, s)."""
+
+UNIT_NAMES = {"SI": "SI (m, kg, s)", "cgs": "cgs (cm, g, s)"}
+"""Printable name of each unit system, as summaries state it."""
+
+
+def standard_gravity(units: str = "SI") -> float:
+    r"""Standard gravity :math:`g_0` in ``units``: 9.80665 m/s² (``"SI"``) or 980.665 cm/s² (``"cgs"``)."""
+    if units == "SI":
+        return GRAVITY_SI
+    if units == "cgs":
+        return GRAVITY_CGS
+    raise MCPInputError(f"units must be 'SI' or 'cgs', got {units!r}")
+
+
+def _gravity_vector(gravity: object, units: str, n: int, what: str) -> np.ndarray:
+    r"""``gravity`` checked as ``n`` finite values, or :math:`(0, \dots, -g_0)` in ``units`` when None."""
+    g0 = standard_gravity(units)
+    if gravity is None:
+        return np.array([0.0] * (n - 1) + [-g0])
+    return _vec(gravity, n, what)
 
 
 def _positive(value: float, what: str) -> float:
@@ -77,7 +109,7 @@ def quat_to_rot(e: Any, xp: ArrayNamespace = NUMPY) -> Any:
 
 
 def quat_rate_matrix(e: Any, xp: ArrayNamespace = NUMPY) -> Any:
-    r"""The :math:`4\times3` map :math:`J(q)` of seed 004 §2.1: :math:`\dot\epsilon = J\omega`.
+    r"""The :math:`4\times3` map :math:`J(q)` of §2.1: :math:`\dot\epsilon = J\omega`.
 
     .. math::
         J = \tfrac12\begin{bmatrix}-e_x&-e_y&-e_z\\ e_s&e_z&-e_y\\ -e_z&e_s&e_x\\ e_y&-e_x&e_s
@@ -103,20 +135,29 @@ class Particle:
     Parameters
     ----------
     mass
-        :math:`m > 0`.
+        :math:`m > 0` [kg, or g in cgs].
     gravity
-        Gravity vector (default :math:`(0, 0, -980.665)` cm/s²).
+        Gravity vector; default :math:`(0, 0, -g_0)` with :math:`g_0` the standard gravity in
+        ``units`` (:math:`9.80665` m/s², or :math:`980.665` cm/s² in cgs).
+    units
+        ``"SI"`` (default) or ``"cgs"``; :meth:`cgs` is the named constructor for the latter.
     """
 
     mass: float = 1.0
-    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY_CGS]))
+    gravity: np.ndarray | None = None
+    units: Units = "SI"
     nq: int = 3
     nv: int = 3
     dim: int = 3
 
     def __post_init__(self) -> None:
         self.mass = _positive(self.mass, "Particle.mass")
-        self.gravity = _vec(self.gravity, 3, "Particle.gravity")
+        self.gravity = _gravity_vector(self.gravity, self.units, 3, "Particle.gravity")
+
+    @classmethod
+    def cgs(cls, mass: float = 1.0, gravity: object = None) -> Particle:
+        """A particle in centimetre-gram-second units (mass in g, gravity 980.665 cm/s² by default)."""
+        return cls(mass=mass, gravity=gravity, units="cgs")  # type: ignore[arg-type]
 
     def mass_matrix(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         """:math:`M = mI_3`."""
@@ -143,12 +184,15 @@ class Particle:
 class PlanarBody:
     r"""A rigid body in the vertical plane: :math:`q=(x,y,\theta)`, :math:`M=\mathrm{diag}(m,m,I)`.
 
-    Contact points are given in the body frame; gravity acts along :math:`-y`.
+    Contact points are given in the body frame; gravity :math:`g` acts along :math:`-y`. The
+    default :math:`g` is the standard gravity in ``units`` (9.80665 m/s² in ``"SI"``, the default;
+    980.665 cm/s² in ``"cgs"``, see :meth:`cgs`).
     """
 
     mass: float = 1.0
     inertia: float = 1.0
-    gravity: float = GRAVITY_CGS
+    gravity: float | None = None
+    units: Units = "SI"
     nq: int = 3
     nv: int = 3
     dim: int = 2
@@ -156,10 +200,16 @@ class PlanarBody:
     def __post_init__(self) -> None:
         self.mass = _positive(self.mass, "PlanarBody.mass")
         self.inertia = _positive(self.inertia, "PlanarBody.inertia")
-        g = float(self.gravity)
+        g0 = standard_gravity(self.units)
+        g = g0 if self.gravity is None else float(self.gravity)
         if not np.isfinite(g):
             raise NonFiniteError("PlanarBody.gravity must be finite")
         self.gravity = g
+
+    @classmethod
+    def cgs(cls, mass: float = 1.0, inertia: float = 1.0, gravity: float | None = None) -> PlanarBody:
+        """A planar body in centimetre-gram-second units (g, g cm², 980.665 cm/s² by default)."""
+        return cls(mass=mass, inertia=inertia, gravity=gravity, units="cgs")
 
     def mass_matrix(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         r""":math:`M = \mathrm{diag}(m, m, I)`."""
@@ -190,7 +240,7 @@ class PlanarBody:
 
 @dataclass
 class RigidBody3D:
-    r"""A 3-D rigid body with unit-quaternion orientation (seed 004 §2.1).
+    r"""A 3-D rigid body with unit-quaternion orientation (§2.1).
 
     Parameters
     ----------
@@ -200,12 +250,16 @@ class RigidBody3D:
         Body-frame inertia tensor :math:`{}^bI` (3x3 symmetric positive definite, or 3
         principal moments).
     gravity
-        Gravity vector (default :math:`(0,0,-980.665)` cm/s²).
+        Gravity vector; default :math:`(0, 0, -g_0)` with :math:`g_0` the standard gravity in
+        ``units`` (9.80665 m/s², or 980.665 cm/s² in cgs).
+    units
+        ``"SI"`` (default) or ``"cgs"``; :meth:`cgs` is the named constructor for the latter.
     """
 
     mass: float = 1.0
     inertia_body: np.ndarray = field(default_factory=lambda: np.eye(3))
-    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY_CGS]))
+    gravity: np.ndarray | None = None
+    units: Units = "SI"
     nq: int = 7
     nv: int = 6
     dim: int = 3
@@ -224,7 +278,13 @@ class RigidBody3D:
         ):
             raise MCPInputError("RigidBody3D.inertia_body must be symmetric positive definite")
         self.inertia_body = inertia
-        self.gravity = _vec(self.gravity, 3, "RigidBody3D.gravity")
+        self.gravity = _gravity_vector(self.gravity, self.units, 3, "RigidBody3D.gravity")
+
+    @classmethod
+    def cgs(cls, mass: float = 1.0, inertia_body: object = None, gravity: object = None) -> RigidBody3D:
+        """A rigid body in centimetre-gram-second units (g, g cm², 980.665 cm/s² by default)."""
+        inertia = np.eye(3) if inertia_body is None else inertia_body
+        return cls(mass=mass, inertia_body=inertia, gravity=gravity, units="cgs")  # type: ignore[arg-type]
 
     def rotation(self, q: Any, xp: ArrayNamespace = NUMPY) -> Any:
         """Body -> world rotation :math:`R(q)` from the quaternion part of ``q``."""

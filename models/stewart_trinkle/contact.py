@@ -1,4 +1,4 @@
-r"""Point contacts against static or kinematically driven planar surfaces (seed 004 eqs 7–8).
+r"""Point contacts against static or kinematically driven planar surfaces (Berard et al. eqs 7–8).
 
 For contact :math:`i` between the body point :math:`r_{b,i}` and a surface with world frame
 :math:`(p_S, \hat n, \hat t, \hat o)` at time :math:`t_{\ell+1}`:

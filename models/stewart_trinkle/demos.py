@@ -1,4 +1,5 @@
-r"""``mcpkit demo plate``: the Vose rotating plate of seed 004 §3.1 (eq 16).
+r"""``mcpkit demo plate``: the Vose rotating plate of Berard, Nguyen, Trinkle and Anderson
+§3.1 (eq 16), in cgs units as the paper states it.
 
 α = 180 rad/s², T = 0.03 s, d = 5 cm, m = 1 g, μ = 0.3, g = 980.665 cm/s², h = 1e-4 s,
 particle starting at r = 4 cm at rest relative to the plate; NCP (eq 9) step.
@@ -13,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from mcpkit.formats.figures import figure_format, save_figure
+from mcpkit.models.stewart_trinkle.bodies import UNIT_NAMES
 from mcpkit.models.stewart_trinkle.plots import plot_vose_contact, plot_vose_velocity
-from mcpkit.models.stewart_trinkle.studies import run_vose, vose_fit
+from mcpkit.models.stewart_trinkle.studies import UNITS, run_vose, vose_fit
 from mcpkit.solving.result import CompositeResult
 
 
@@ -35,7 +37,7 @@ def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9, fmt: st
 
     Its ``details`` hold the per-period average velocities, the theoretical
     :math:`v_{ss} = br + cr^3` at the per-period mean positions (our own :math:`b, c` from the
-    sliding-ODE reference of :mod:`.studies`, since seed 004 does not print them), the relative
+    sliding-ODE reference of :mod:`.studies`, since the paper does not print them), the relative
     difference over the last period, the minimum normal force, the largest |distance| and the
     longest run of steps with slip speed < 1e-3 cm/s (1 = only instantaneous reversals).
     """
@@ -50,7 +52,8 @@ def demo_plate(out_dir: Path, progress: bool = True, t_end: float = 0.9, fmt: st
     f2 = save_figure(plot_vose_velocity(run, fit), out_dir, "st_vose_velocity", fmt)
     summ = run.sim.summary()
     details = {
-        "problem": "Vose rotating plate, seed 004 section 3.1",
+        "problem": "Vose rotating plate (Berard, Nguyen, Trinkle and Anderson, section 3.1)",
+        "units": UNIT_NAMES[UNITS],
         "alpha": run.plate.params.alpha,
         "period": run.plate.params.period,
         "depth": run.plate.params.depth,
@@ -95,6 +98,7 @@ def study_figures(out_dir: Path, t_end: float = 0.3, fmt: str = "png") -> dict[s
     tm = timing_study()
     save_figure(plot_timing(tm), out_dir, "st_timing", fmt)
     return {
+        "units": UNIT_NAMES[UNITS],
         "step_size": {
             "h": ss["h"].tolist(),
             "error": ss["error"].tolist(),

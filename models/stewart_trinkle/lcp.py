@@ -1,4 +1,4 @@
-r"""Stewart–Trinkle step with a polyhedral friction cone: the mixed LCP of seed 004 eq (15).
+r"""Stewart–Trinkle step with a polyhedral friction cone: the mixed LCP of Berard et al. eq (15).
 
 With :math:`n_d` unit directions :math:`d_j = \cos\phi_j\hat t + \sin\phi_j\hat o`,
 :math:`\phi_j = 2\pi j/n_d` (a regular polygon; in 2-D :math:`n_d = 2`, :math:`\pm\hat t`),

@@ -1,4 +1,4 @@
-r"""Stewart–Trinkle step with the quadratic friction cone: the NCP of seed 004 eq (9).
+r"""Stewart–Trinkle step with the quadratic friction cone: the NCP of Berard et al. eq (9).
 
 Unknowns (impulses scaled to velocity units, see :mod:`.step`): :math:`\nu^{\ell+1}` (free),
 :math:`\beta_n \ge 0`, :math:`\beta_t, \beta_o` (free), sliding speed :math:`\sigma \ge 0`.

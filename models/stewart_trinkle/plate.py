@@ -1,4 +1,4 @@
-r"""Kinematically driven plates (seed 004 §2–3 and Appendix A).
+r"""Kinematically driven plates (Berard et al. §2–3 and Appendix A).
 
 A plate motion :math:`g(t)` gives the pose of the plate frame: origin :math:`c(t)` and
 orientation :math:`\epsilon(t)` (unit quaternion), with linear velocity :math:`\dot c(t)` and
@@ -201,7 +201,7 @@ class SinusoidalPlate(PlateMotion):
     ang_amp, ang_phase
         :math:`a` (rad/s²) and :math:`c` per world axis.
     omega
-        Common angular frequency :math:`B` (default :math:`66\pi` rad/s, the 33 Hz of seed 004).
+        Common angular frequency :math:`B` (default :math:`66\pi` rad/s, the 33 Hz of Berard et al.).
     """
 
     def __init__(
@@ -245,7 +245,7 @@ class SinusoidalPlate(PlateMotion):
 def centrifuge_plate(**kwargs: object) -> SinusoidalPlate:
     r"""The *Centrifuge* controller of Appendix A: :math:`\alpha_x=100\sin(66\pi t+\pi/2)`,
     :math:`\alpha_y=100\sin(66\pi t+\pi)`. The translational part of the field in Vose et al.
-    [24] is not printed in seed 004; ``lin_amp``/``lin_phase`` may be passed."""
+    [24] is not printed in Berard et al.; ``lin_amp``/``lin_phase`` may be passed."""
     return SinusoidalPlate(ang_amp=(100.0, 100.0, 0.0), ang_phase=(math.pi / 2, math.pi, 0.0), **kwargs)
 
 
@@ -259,7 +259,7 @@ def scaled_circle_plate(**kwargs: object) -> SinusoidalPlate:
 
 @dataclass
 class VoseParameters:
-    """Parameters of the rotating plate of seed 004 §3.1 (defaults: the paper's values)."""
+    """Parameters of the rotating plate of Berard et al. §3.1 (defaults: the paper's values)."""
 
     alpha: float = 180.0
     """Angular acceleration magnitude α [rad/s²]."""

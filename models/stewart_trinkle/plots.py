@@ -1,4 +1,4 @@
-r"""Figures in the style of seed 004 (Figs 4–5, 10–16). Each function returns the Figure."""
+r"""Figures in the style of Berard et al. (Figs 4–5, 10–16). Each function returns the Figure."""
 
 from __future__ import annotations
 

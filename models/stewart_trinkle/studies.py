@@ -1,4 +1,4 @@
-r"""Numerical studies of seed 004 §3: the Vose plate (§3.1), step size (§3.2), friction-cone
+r"""Numerical studies of Berard et al. §3: the Vose plate (§3.1), step size (§3.2), friction-cone
 linearisation (§3.3) and solve time (§3.4).
 
 **Reference for §3.1.** For a particle at plate coordinate :math:`x` on a plate rotating by
@@ -33,12 +33,16 @@ from scipy.integrate import solve_ivp
 
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import SimulationResult, simulate
-from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
+from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, UNIT_NAMES, Particle
 from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.lcp import LCPStep
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import PlateMotion, VoseParameters, VosePlate, scaled_circle_plate
 from mcpkit.solving.result import OnePart
+
+UNITS = "cgs"
+"""Unit system of every study here (cm, g, s; g = 980.665 cm/s²), as the paper states its examples:
+the bodies are built with :meth:`~.bodies.Particle.cgs` and the summaries say ``units: cgs``."""
 
 DEFAULT_METHOD = "penalty"
 """IPOPT route used by the studies: in our runs the penalty homotopy solved every step of
@@ -217,6 +221,7 @@ class VoseRun(OnePart):
         """The simulation's summary (:data:`~mcpkit.solving.result.RESULT_KEYS` first), kind ``vose_run``."""
         out = self.sim.summary()
         out["kind"] = "vose_run"
+        out["units"] = UNIT_NAMES[UNITS]
         return out
 
 
@@ -232,7 +237,7 @@ def vose_step_model(
     plate = VosePlate(params)
     surf = PlaneSurface(point=[0.0, 0.0, plate.params.depth], motion=plate)
     contacts = [Contact(surf, mu)]
-    body = Particle(mass=mass)
+    body = Particle.cgs(mass=mass)
     if formulation == "ncp":
         return NCPStep(body, contacts, h), plate
     if formulation == "lcp":
@@ -293,7 +298,7 @@ def circle_step_model(
     """Particle on the scaled *Circle* plate (eqs 18–19), plate surface through the plate origin."""
     plate = plate or scaled_circle_plate()
     surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
-    body = Particle(mass=1.0)
+    body = Particle.cgs(mass=1.0)
     if formulation == "ncp":
         return NCPStep(body, [Contact(surf, mu)], h), plate
     return LCPStep(body, [Contact(surf, mu)], h, n_d=n_d), plate

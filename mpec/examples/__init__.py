@@ -109,7 +109,7 @@ def demo_pushing(out_dir: Path, progress: bool = True, fmt: str = "png") -> Comp
     s.update({
         "n_steps": task.n_steps,
         "n_x": int(hz.mpcc.x.numel()), "n_g": int(hz.mpcc.g.numel()), "n_pairs": int(hz.mpcc.n_pairs),
-        "contact_height_m": float(res.design[0]),
+        "theta_c_m": float(res.design[0]),
         "goal": list(task.goal),
         "final_state": [float(v) for v in res.states[-1]],
         "stick_slide": _pattern(slide),

@@ -72,7 +72,7 @@ from scipy.optimize import minimize
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.formats.figures import figure_format, save_figure
 from mcpkit.models.stepping import SimulationResult, simulate
-from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, Particle
+from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS, UNIT_NAMES, Particle
 from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
@@ -170,6 +170,10 @@ processes at once, with :data:`PENALTY_IPOPT_OPTIONS`), whole call and plan :mat
 Around it: :math:`\rho_0 = 10` solved N = 400 in 11.6-19.2 s (J 4.3-6.1); 1000 ended R = 5 at
 J = 5.7e-4 and took 34.5 s for R = 8; 0.1 did not solve R = 7 in 90 s. Without
 :data:`PENALTY_IPOPT_OPTIONS`, :math:`\rho_0 = 100` did not solve four of the five N = 400 radii."""
+
+UNITS = "cgs"
+"""Unit system of the design task (cm, g, s; g = 980.665 cm/s²), as the vibrating-plate paper states
+it: the particle is :meth:`~mcpkit.models.stewart_trinkle.Particle.cgs` and summaries say so."""
 
 DEFAULT_RADII: tuple[float, ...] = (4.0, 6.0, 8.0)
 """Start radii [cm] of the multi-scenario design (seed 004 §5.1: "a radius of 4-8cm")."""
@@ -286,7 +290,7 @@ def plate_step_model(task: PlateDesignTask, theta: Any) -> tuple[NCPStep, Sinuso
     A6, A3, C3 = (float(v) for v in _theta(theta))
     plate = _plate(A6, A3, C3, float(task.omega), threading.get_ident())
     surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
-    return NCPStep(Particle(mass=1.0), [Contact(surf, task.mu)], task.h), plate
+    return NCPStep(Particle.cgs(mass=1.0), [Contact(surf, task.mu)], task.h), plate
 
 
 @functools.lru_cache(maxsize=4)
@@ -601,6 +605,7 @@ class MultiDesignResult(FromParts):
         """:data:`~mcpkit.solving.result.RESULT_KEYS`, then design, objective, residuals and deviations."""
         out = summary_head(self.kind, self, self.wall_s)
         out.update({
+            "units": UNIT_NAMES[UNITS],
             "radii": self.radii.tolist(), "design": self.design.tolist(), "objective": self.objective,
             "comp_residual": float(self.mpcc.comp_residual),
             "constraint_violation": float(self.mpcc.constraint_violation),
@@ -882,6 +887,7 @@ def run_comparison(
     J0, J0_per = design_objective(task, rs, task.theta0)
     J1, J1_per = design_objective(task, rs, res.design)
     s: dict[str, Any] = {
+        "units": UNIT_NAMES[UNITS],
         "radii": rs, "n_steps_per_radius": task.n_steps, "h": task.h,
         "n_x": res.n_x, "n_pairs": res.n_pairs,
         "theta0": list(task.theta0), "theta_lo": list(task.theta_lo), "theta_hi": list(task.theta_hi),

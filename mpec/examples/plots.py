@@ -79,7 +79,7 @@ def plot_pushing(res: HorizonResult, sliding: np.ndarray, patch: np.ndarray, edg
     ax0.set_xlabel("x [cm]")
     ax0.set_ylabel("y [cm]")
     ax0.legend(fontsize=8, loc="lower right")
-    ax0.set_title(f"pusher at $\\rho_y$ = {rho[1] * 1000:.1f} mm (red)")
+    ax0.set_title(f"pusher (red) at contact height $\\theta_c$ = {rho[1] * 1000:.1f} mm")
     t = res.t
     ax1 = fig.add_subplot(3, 2, 2)
     ax2 = fig.add_subplot(3, 2, 4, sharex=ax1)

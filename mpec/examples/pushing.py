@@ -13,7 +13,7 @@ on the left edge at the body point :math:`\rho = (-L/2, \theta_c)`, where the co
 here): applied impulses
 
 .. math::
-    (p_x, p_y) = h R(\theta_z)(f_n, f_t),\qquad p_{z\tau} = h(\rho_x f_t - \rho_y f_n),
+    (p_x, p_y) = h R(\theta_z)(f_n, f_t),\qquad p_{z\tau} = h(\rho_x f_t - \theta_c f_n),
 
 and the linear update of eqs 26-28: :math:`\nu_{k+1} = \nu_k + (p + p_{\rm app})/m`
 (resp. :math:`/I_z` for the yaw rate), :math:`q_{k+1} = q_k + h\nu_{k+1}`.
@@ -377,7 +377,7 @@ class PushingPlan(FromParts):
             "goal": list(self.task.goal),
             "n_steps": self.task.n_steps,
             "objective": float(b.objective) if b is not None else math.nan,
-            "contact_height_m": float(b.design[0]) if b is not None else math.nan,
+            "theta_c_m": float(b.design[0]) if b is not None else math.nan,
             "max_resim_deviation": float(b.max_deviation) if b is not None else math.nan,
             "best_attempt": self.best_attempt,
             "n_attempts": len(self.attempts),

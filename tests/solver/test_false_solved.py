@@ -191,7 +191,7 @@ def test_seed004_step_with_small_mu_beta_n_obeys_coulomb(method: str) -> None:
     from mcpkit.models.stewart_trinkle.bodies import GRAVITY_CGS
 
     mu, h = 0.04, 1e-6
-    step = NCPStep(Particle(mass=1.0), [Contact(PlaneSurface(), mu)], h)
+    step = NCPStep(Particle.cgs(mass=1.0), [Contact(PlaneSurface(), mu)], h)
     p = step.parameters(0, 0.0, step.initial_state([0, 0, 0], [4.9, 0.0, 0.0]))
     res = step.make_solver(method=method, backend="casadi").solve(p=p, warm_start=False)
     friction = mu * GRAVITY_CGS * h

@@ -72,7 +72,7 @@ def test_ecp_sliding_gradient_matches_finite_differences(kind: str) -> None:
 def test_stewart_trinkle_particle_gradient_matches_finite_differences() -> None:
     """A particle sliding on a plane (Stewart-Trinkle NCP, quadratic cone), before it stops:
     d x_N / d(mu, x0) equals central differences of whole simulations to 1e-6."""
-    st = NCPStep(Particle(mass=1.0), [Contact(PlaneSurface(), 0.3)], 1e-3)
+    st = NCPStep(Particle.cgs(mass=1.0), [Contact(PlaneSurface(), 0.3)], 1e-3)
     x0 = st.initial_state([0, 0, 0], [6.0, 3.0, 0.0])
     N = 15
     g = simulate_with_gradient(st, x0, N, wrt=["mu", "x0"], tol=TOL)

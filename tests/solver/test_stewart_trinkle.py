@@ -42,7 +42,7 @@ def _speed_closed_form(v0: float, decel: float, t: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("method", ["penalty", "fb"])
 def test_particle_slides_to_rest_ncp(method):
     v0 = np.array([6.0, 3.0, 0.0])
-    st = NCPStep(Particle(mass=1.0), [Contact(PlaneSurface(), MU)], H)
+    st = NCPStep(Particle.cgs(mass=1.0), [Contact(PlaneSurface(), MU)], H)
     n = 30  # stop at |v0|/(mu g) = 0.0228 s, i.e. step 23
     sim = simulate(st, st.initial_state([0, 0, 0], v0), n, method=method, backend="casadi", progress=False)
     assert sim.solved
@@ -65,7 +65,7 @@ def test_particle_slides_to_rest_ncp(method):
 
 def test_particle_slides_to_rest_lcp_along_direction():
     v0 = np.array([5.0, 0.0, 0.0])  # along d_0
-    st = LCPStep(Particle(), [Contact(PlaneSurface(), MU)], H, n_d=8)
+    st = LCPStep(Particle.cgs(), [Contact(PlaneSurface(), MU)], H, n_d=8)
     sim = simulate(
         st, st.initial_state([0, 0, 0], v0), 25, method="penalty", backend="casadi", progress=False
     )
@@ -82,7 +82,7 @@ def test_lcp_converges_to_ncp_on_bisector():
     for nd in (4, 8, 16, 32):
         phi = math.pi / nd
         v0 = 8.0 * np.array([math.cos(phi), math.sin(phi), 0.0])
-        st = LCPStep(Particle(), [Contact(PlaneSurface(), MU)], H, n_d=nd)
+        st = LCPStep(Particle.cgs(), [Contact(PlaneSurface(), MU)], H, n_d=nd)
         sim = simulate(
             st, st.initial_state([0, 0, 0], v0), n, method="penalty", backend="casadi", progress=False
         )
@@ -99,7 +99,7 @@ def test_lcp_converges_to_ncp_on_bisector():
 
 def test_planar_box_slides_without_rotation():
     """Two corners on the ground: total friction mu m g, no tipping (mu*height < half-width)."""
-    body = PlanarBody(mass=2.0, inertia=2.0 * (4 + 1) / 12)
+    body = PlanarBody.cgs(mass=2.0, inertia=2.0 * (4 + 1) / 12)
     ground = LineSurface2D()
     contacts = [Contact(ground, MU, [-1.0, -0.5]), Contact(ground, MU, [1.0, -0.5])]
     for st in (NCPStep(body, contacts, H), LCPStep(body, contacts, H, n_d=2)):
@@ -126,7 +126,7 @@ def test_flat_plate_body_slides_to_rest_3d():
     may drive two of them to ~1e-5, and for such a contact the quadratic cone row
     (mu beta_n)^2 - |beta_f|^2 is met to tol = 1e-8 with a friction impulse short by up to
     sqrt(1e-8) = 1e-4 (observed: 2.7e-5). The translational speed is still within 1e-4."""
-    body = RigidBody3D(mass=1.0, inertia_body=[1 / 3, 1 / 3, 2 / 3])
+    body = RigidBody3D.cgs(mass=1.0, inertia_body=[1 / 3, 1 / 3, 2 / 3])
     plane = PlaneSurface()
     contacts = [Contact(plane, MU, [sx, sy, 0.0]) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0)]
     v0 = np.array([3.0, -2.0, 0.0, 0.0, 0.0, 0.0])
@@ -149,7 +149,7 @@ def test_flat_plate_body_slides_to_rest_3d():
 def test_particle_drops_onto_table_inelastic():
     """Free fall (semi-implicit Euler: v_k = -g t_k) then a perfectly inelastic impact: v_z = 0
     once the gap closes, never any penetration."""
-    st = NCPStep(Particle(), [Contact(PlaneSurface(), MU)], H)
+    st = NCPStep(Particle.cgs(), [Contact(PlaneSurface(), MU)], H)
     sim = simulate(
         st, st.initial_state([0, 0, 0.01], [0, 0, 0]), 60, method="penalty", backend="casadi", progress=False
     )

@@ -47,7 +47,7 @@ def _disc_residual(step: NCPStep, p: dict, z: np.ndarray) -> float:
 def test_simulation_steps_are_judged_on_coulomb(method: str) -> None:
     """Every step the run calls solved obeys Coulomb's law (to 0.1 % of mu g h), whatever the
     method's MCP verdict; penalty solves the run and matches the closed form |v_k| = v0 - mu g t_k."""
-    st = NCPStep(Particle(), [Contact(PlaneSurface(), MU)], H)
+    st = NCPStep(Particle.cgs(), [Contact(PlaneSurface(), MU)], H)
     solver = st.make_solver(method, "casadi")
     sim = simulate(st, st.initial_state([0, 0, 0], [V0, 0, 0]), 5, progress=False, solver=solver)
     friction = MU * G * H
@@ -83,7 +83,7 @@ def _polygon_residual(step: LCPStep, p: dict, z: np.ndarray) -> float:
 def test_polygon_cone_step_with_small_mu_beta_n_obeys_coulomb(method: str) -> None:
     """The eq (15) analogue of test_false_solved's seed-004 step (n_d = 8, v0 along d_0): solved
     means the polygon Coulomb residual is below 0.1 % of the friction impulse mu g h."""
-    step = LCPStep(Particle(), [Contact(PlaneSurface(), MU)], H, n_d=8)
+    step = LCPStep(Particle.cgs(), [Contact(PlaneSurface(), MU)], H, n_d=8)
     p = step.parameters(0, 0.0, step.initial_state([0, 0, 0], [V0, 0.0, 0.0]))
     res = step.make_solver(method, "casadi").solve(p=p, warm_start=False)
     friction = MU * G * H

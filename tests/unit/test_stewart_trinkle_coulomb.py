@@ -111,12 +111,12 @@ def _natural(step: NCPStep | LCPStep, p: dict, z: np.ndarray) -> float:
 @pytest.mark.parametrize(
     ("make", "v0"),
     [
-        (lambda: NCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3), [6.0, 3.0, 0.0]),
-        (lambda: NCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3), [0.1, -0.2, 0.0]),
-        (lambda: NCPStep(Particle(), [Contact(PlaneSurface(), 0.04)], 1e-6), [4.9, 0.0, 0.0]),
-        (lambda: LCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=8), [5.0, 0.0, 0.0]),
-        (lambda: LCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=8), [-3.0, -3.0, 0.0]),
-        (lambda: LCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=6), [8.0, 0.0, 0.0]),
+        (lambda: NCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3), [6.0, 3.0, 0.0]),
+        (lambda: NCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3), [0.1, -0.2, 0.0]),
+        (lambda: NCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.04)], 1e-6), [4.9, 0.0, 0.0]),
+        (lambda: LCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=8), [5.0, 0.0, 0.0]),
+        (lambda: LCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=8), [-3.0, -3.0, 0.0]),
+        (lambda: LCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3, n_d=6), [8.0, 0.0, 0.0]),
     ],
     ids=["ncp-slide", "ncp-stick", "ncp-small-mu-h", "lcp-direction", "lcp-bisector-8", "lcp-bisector-6"],
 )
@@ -133,12 +133,12 @@ def test_residual_vanishes_when_flying_and_for_a_planar_box() -> None:
     """Flying particle (gap 1 cm): r = 0, v = b. Planar box on two corners (x = -1, 1; y = -0.5)
     sliding at 4 without rotating (NCP and the 2-D LCP): beta_n sums to g h, beta_t,i = -mu beta_n,i,
     and the moment balance beta_n1 - beta_n2 = (beta_t1 + beta_t2)/2 gives beta_n = g h/2 -+ mu g h/4."""
-    st_ = NCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3)
+    st_ = NCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3)
     p = st_.parameters(0, 0.0, st_.initial_state([0, 0, 1.0], [2.0, 0, -1.0]))
     z = np.zeros(st_.mcp.n)
     z[{b.name: b.slice for b in st_.mcp.blocks}["v"]] = p["b"]
     assert _natural(st_, p, z) == 0.0 and st_.friction_residual(p, z).value == 0.0
-    body = PlanarBody(mass=2.0, inertia=2.0 * 5 / 12)
+    body = PlanarBody.cgs(mass=2.0, inertia=2.0 * 5 / 12)
     cs = [Contact(LineSurface2D(), 0.3, [-1.0, -0.5]), Contact(LineSurface2D(), 0.3, [1.0, -0.5])]
     h = 1e-3
     for step in (NCPStep(body, cs, h), LCPStep(body, cs, h, n_d=2)):
@@ -166,7 +166,9 @@ def test_relative_residual_is_invariant_to_scaling(log10_c: float, seed: int, fo
     rng = np.random.default_rng(seed)
     contacts = [Contact(PlaneSurface(normal=[0.1, -0.2, 1.0]), 0.4), Contact(PlaneSurface(), 0.2)]
     step = (
-        NCPStep(Particle(), contacts, 1e-3) if form == "ncp" else LCPStep(Particle(), contacts, 1e-3, n_d=5)
+        NCPStep(Particle.cgs(), contacts, 1e-3)
+        if form == "ncp"
+        else LCPStep(Particle.cgs(), contacts, 1e-3, n_d=5)
     )
     p = step.parameters(0, 0.0, step.initial_state(rng.normal(size=3) * 0.01, rng.normal(size=3)))
     z = rng.normal(size=step.mcp.n)
@@ -198,7 +200,7 @@ def test_runaway_sigma_point_is_not_solved_and_names_the_contact() -> None:
     beta_t = 0 and sigma = 1e5; the natural residual of eq (9) is under 1e-8, the step is not solved."""
     mu, h = 0.04, 1e-6
     far = PlaneSurface(point=[0.0, 0.0, -5.0])  # contact 0: 5 cm below, flying
-    step = NCPStep(Particle(), [Contact(far, mu), Contact(PlaneSurface(), mu)], h)
+    step = NCPStep(Particle.cgs(), [Contact(far, mu), Contact(PlaneSurface(), mu)], h)
     p = step.parameters(0, 0.0, step.initial_state([0, 0, 0], [4.9, 0, 0]))
     bl = {b.name: b.slice for b in step.mcp.blocks}
     z = np.zeros(step.mcp.n)
@@ -229,7 +231,7 @@ def test_runaway_sigma_point_is_not_solved_and_names_the_contact() -> None:
 
 
 def test_bad_input_raises_typed_errors() -> None:
-    step = NCPStep(Particle(), [Contact(PlaneSurface(), 0.3)], 1e-3)
+    step = NCPStep(Particle.cgs(), [Contact(PlaneSurface(), 0.3)], 1e-3)
     p = step.parameters(0, 0.0, step.initial_state([0, 0, 0], [1.0, 0, 0]))
     with pytest.raises(ShapeError):
         step.friction_residual(p, np.zeros(step.mcp.n + 1))

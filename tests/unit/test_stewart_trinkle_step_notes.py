@@ -25,7 +25,7 @@ MU, H = 0.04, 1e-6
 
 def _step() -> tuple[NCPStep, np.ndarray]:
     far = PlaneSurface(point=[0.0, 0.0, -5.0])
-    step = NCPStep(Particle(), [Contact(far, MU), Contact(PlaneSurface(), MU)], H)
+    step = NCPStep(Particle.cgs(), [Contact(far, MU), Contact(PlaneSurface(), MU)], H)
     return step, step.initial_state([0, 0, 0], [4.9, 0, 0])
 
 
