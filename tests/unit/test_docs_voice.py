@@ -21,9 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 #: Pages where history may stay: measured baselines (benchmarks.md) name the commit they ran on.
 HISTORY_PAGES = {"benchmarks.md"}
-#: Pages still being rewritten by their owner (issue 44): expected to fail (strict, so that the
-#: entry must go when the page is clean).
-PENDING = {"mpcc_engine.md": "the MPCC engine page is being rewritten by its owner (issue 44)"}
 
 DIARY = {
     "seed number": re.compile(r"\bseeds?\s+0\d\d\b", re.I),
@@ -63,16 +60,7 @@ def test_patterns_catch_diary_text() -> None:
     assert hex_words("commit 3b83e39 and colour #a1b2c3d, word deadbeef, 1234567") == {"3b83e39"}
 
 
-def _pages_marked() -> list[object]:
-    return [
-        pytest.param(p, marks=pytest.mark.xfail(reason=PENDING[p.name], strict=True))
-        if p.name in PENDING
-        else p
-        for p in user_pages()
-    ]
-
-
-@pytest.mark.parametrize("page", _pages_marked(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_user_page_has_no_diary_phrases(page: Path) -> None:
     found = diary_phrases(page.read_text())
     assert not found, f"{page.relative_to(ROOT)}: " + "; ".join(found)
@@ -89,11 +77,5 @@ def _commits_named(pages: list[Path]) -> set[str]:
 
 
 def test_user_pages_name_no_commits() -> None:
-    found = _commits_named([p for p in user_pages() if p.name not in PENDING])
+    found = _commits_named(user_pages())
     assert not found, "commit hashes outside docs/benchmarks.md: " + ", ".join(sorted(found))
-
-
-@pytest.mark.xfail(reason="; ".join(sorted(set(PENDING.values()))), strict=True)
-def test_pending_pages_name_no_commits() -> None:
-    found = _commits_named([p for p in user_pages() if p.name in PENDING])
-    assert not found, "commit hashes in pages being rewritten: " + ", ".join(sorted(found))
