@@ -144,7 +144,9 @@ Stopping rule
 * **time limit**: ``options.time_limit`` seconds, checked between iterations and inside each
   factorisation: under a limit, a factorisation whose estimated cost does not fit in the time
   left is not started, and one that is still running at the limit is not waited for
-  (:mod:`mcpkit.engines.factor_budget`); the message says which;
+  (:mod:`mcpkit.engines.factor_budget`); the message says which. A limit that has passed
+  before the first iteration stops the solve there: the start point is returned, converged
+  only when it already meets ``tol`` (nothing was left to do), else ``time_limit``;
 * **stalled**: the line search fails on the steepest-descent direction too (a stationary point
   of :math:`\Psi` that is not a solution, e.g. MCPLIB ``billups`` near :math:`z = 0`), or the
   natural residual has not improved in :data:`STALL_WINDOW` iterations;
