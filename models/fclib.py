@@ -64,7 +64,7 @@ import scipy.sparse as sps
 from mcpkit.engines.blas import small_blas
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
-from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
+from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
@@ -504,6 +504,11 @@ class _Stages:
 
     def __init__(self, prob: FCLIBProblem, law: ContactLaw, options: SolveOptions) -> None:
         self.prob, self.law, self.options = prob, law, options
+        self.W = prob.W
+        """``prob.W``, made sparse once when it is a dense array of a large problem (each
+        :class:`ContactEquations` keeps a large ``W`` sparse; one conversion instead of one per stage)."""
+        if not sps.issparse(prob.W) and 3 * prob.nc > DENSE_N:
+            self.W = sps.csr_matrix(prob.W)
         self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
         self.until = self.deadline
         """The end of the current group of stages (:meth:`share`), at most :attr:`deadline`."""
@@ -514,7 +519,7 @@ class _Stages:
     @cached_property
     def exact(self) -> ContactEquations:
         """The unregularised equations (built when first needed: a solved ``direct`` stage does not)."""
-        return ContactEquations(self.prob.W, self.prob.q, self.prob.mu, self.law)
+        return ContactEquations(self.W, self.prob.q, self.prob.mu, self.law)
 
     def expired(self) -> bool:
         """The time or the iterations are used up, or a stage was interrupted (Ctrl-C: no
@@ -735,7 +740,7 @@ def _solve_equations(
         for e in TIKHONOV_SEQUENCE:
             if run.expired():
                 break
-            eq = ContactEquations(prob.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
+            eq = ContactEquations(run.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
             res, err = run.run("tikhonov", eq, z, 1e-2 * e)
             if np.isfinite(res.z).all():
                 z = res.z

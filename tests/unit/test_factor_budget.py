@@ -116,3 +116,26 @@ def test_the_engine_says_time_limit_when_no_factorisation_fits(monkeypatch: pyte
     opts = SolveOptions(time_limit=600.0)
     engine = SemismoothNewton(fun, np.zeros(n), np.full(n, np.inf), opts, dense=False)
     assert engine.solve(np.zeros(0), np.zeros(n), warm=False).termination is not Termination.TIME_LIMIT
+
+
+def test_contact_newton_and_prox_refuse_a_dense_step_that_cannot_fit() -> None:
+    """Order 1800 (600 contacts): a dense Newton step is about 4e9 flops; with 1 ms left it is not
+    started, the start is judged, and the proximal loop makes no step either."""
+    from mcpkit.engines.newton_contact import solve_alart_curnier
+    from mcpkit.engines.prox_contact import prox_point
+
+    nc = 600
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((3 * nc, 3 * nc)) / np.sqrt(3 * nc)
+    W, q, mu = B @ B.T + np.eye(3 * nc), rng.standard_normal(3 * nc), np.full(nc, 0.5)
+    d = solve_alart_curnier(W, q, mu, time_limit=1e-3)
+    assert (
+        d.iterations == 0
+        and not d.solved
+        and d.message.startswith("time limit")
+        and "not started" in d.message
+    )
+    assert np.isfinite(d.siconos_error) and d.natural_residual > 0
+    px = prox_point(W, q, mu, time_limit=1e-3)
+    assert px.outer == 0 and px.result.iterations == 0 and px.result.message.startswith("time limit")
+    assert solve_alart_curnier(W, q, mu, max_iter=0).message == "iteration limit 0"
