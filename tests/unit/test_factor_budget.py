@@ -139,3 +139,19 @@ def test_contact_newton_and_prox_refuse_a_dense_step_that_cannot_fit() -> None:
     px = prox_point(W, q, mu, time_limit=1e-3)
     assert px.outer == 0 and px.result.iterations == 0 and px.result.message.startswith("time limit")
     assert solve_alart_curnier(W, q, mu, max_iter=0).message == "iteration limit 0"
+
+
+def test_fclib_stages_skip_a_dense_proximal_stage_that_cannot_fit() -> None:
+    """The proximal stage (dense steps of order 3 n_c) is not started when one step cannot fit the
+    time left; small problems and solves without a limit always start it."""
+    from mcpkit.models.fclib import ContactLaw, FCLIBProblem, _Stages
+
+    def stages(nc: int, limit: float | None) -> _Stages:
+        prob = FCLIBProblem(np.eye(3 * nc), np.ones(3 * nc), np.full(nc, 0.5))
+        return _Stages(prob, ContactLaw.ALART_CURNIER, SolveOptions(time_limit=limit))
+
+    why = stages(600, 0.5).dense_refusal()
+    assert why is not None and "dense proximal Newton step of order 1800 not started" in why
+    assert stages(600, None).dense_refusal() is None
+    assert stages(600, 1e4).dense_refusal() is None
+    assert stages(100, 1e-3).dense_refusal() is None  # order 300 < GUARD_MIN_ORDER
