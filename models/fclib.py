@@ -62,9 +62,16 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.engines.blas import small_blas
+from mcpkit.engines.factor_budget import (
+    DENSE_SECONDS_PER_FLOP,
+    GUARD_MIN_ORDER,
+    FactorBudget,
+    FactorRefused,
+    dense_cost,
+)
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
-from mcpkit.models.fclib_equations import ContactEquations, ContactLaw
+from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
@@ -504,6 +511,11 @@ class _Stages:
 
     def __init__(self, prob: FCLIBProblem, law: ContactLaw, options: SolveOptions) -> None:
         self.prob, self.law, self.options = prob, law, options
+        self.W = prob.W
+        """``prob.W``, made sparse once when it is a dense array of a large problem (each
+        :class:`ContactEquations` keeps a large ``W`` sparse; one conversion instead of one per stage)."""
+        if not sps.issparse(prob.W) and 3 * prob.nc > DENSE_N:
+            self.W = sps.csr_matrix(prob.W)
         self.deadline = math.inf if options.time_limit is None else time.perf_counter() + options.time_limit
         self.until = self.deadline
         """The end of the current group of stages (:meth:`share`), at most :attr:`deadline`."""
@@ -514,7 +526,7 @@ class _Stages:
     @cached_property
     def exact(self) -> ContactEquations:
         """The unregularised equations (built when first needed: a solved ``direct`` stage does not)."""
-        return ContactEquations(self.prob.W, self.prob.q, self.prob.mu, self.law)
+        return ContactEquations(self.W, self.prob.q, self.prob.mu, self.law)
 
     def expired(self) -> bool:
         """The time or the iterations are used up, or a stage was interrupted (Ctrl-C: no
@@ -546,6 +558,20 @@ class _Stages:
         )  # fmt: skip
         res, err = self._record_direct("direct", d, d.iterations, tol, t0)
         return res, err, d.r
+
+    def dense_refusal(self) -> str | None:
+        """Why the dense proximal stage cannot start in the time left (its LU of order :math:`3n_c`
+        estimated as :mod:`mcpkit.engines.factor_budget` does), or ``None`` when it can."""
+        n = 3 * self.prob.nc
+        if not math.isfinite(self.deadline) or n < GUARD_MIN_ORDER:
+            return None
+        try:
+            FactorBudget(min(self.until, self.deadline)).check(
+                "a dense proximal Newton step", n, dense_cost(n), DENSE_SECONDS_PER_FLOP
+            )
+        except FactorRefused as exc:
+            return str(exc)
+        return None
 
     def prox(self, r0: np.ndarray, tol: float) -> tuple[MCPResult, float | None]:
         """:func:`~mcpkit.engines.prox_contact.prox_point` from the unscaled reactions ``r0`` within the
@@ -735,7 +761,7 @@ def _solve_equations(
         for e in TIKHONOV_SEQUENCE:
             if run.expired():
                 break
-            eq = ContactEquations(prob.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
+            eq = ContactEquations(run.W, prob.q, prob.mu, run.law, eps=e * exact.d_mean)
             res, err = run.run("tikhonov", eq, z, 1e-2 * e)
             if np.isfinite(res.z).all():
                 z = res.z
@@ -757,7 +783,10 @@ def _solve_equations(
         tightened = run.run("tighten", exact, res.z, mcp_tol)
         if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
             best = tightened
+    refusal = None
     if prox and not _met(best, tol) and not run.expired():
+        refusal = run.dense_refusal()
+    if prox and not _met(best, tol) and not run.expired() and refusal is None:
         if best[1] is not None and best[1] <= start[0]:
             start = (best[1], best[0].z)
         warm = start[0] <= PROX_WARM_MAX and np.isfinite(start[1]).all()
@@ -765,6 +794,11 @@ def _solve_equations(
         if _better(px, best):
             best = px
     res = best[0]
+    if refusal is not None and not res.solved:  # the proximal stage was cut by the limit
+        old = res.termination
+        res.termination = Termination.TIME_LIMIT
+        res.message = res.message.replace(f"termination {old.value}", "termination time_limit")
+        res.message += f"; proximal stage {refusal}"
     if math.isfinite(run.deadline):  # the one rule for a run out of time
         res = note_overrun(res, options.time_limit, time.perf_counter() - (run.deadline - options.time_limit))
     r = exact.reactions(res.z) if np.isfinite(res.z).all() else None

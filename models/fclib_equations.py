@@ -227,16 +227,27 @@ def delassus_rho(W: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
     solvers). A non-positive entry falls back to the inverse mean of the positive diagonal
     entries of :math:`W` (1 if none).
     """
-    W = np.asarray(W, dtype=float)
-    diag = np.diag(W)
+    if sps.issparse(W):  # entries read as they are stored (a sparse W is never made dense)
+        W = sps.csr_matrix(W, dtype=float)
+        diag = W.diagonal()
+
+        def entries(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return np.asarray(W[i, j], dtype=float).reshape(-1)
+    else:
+        W = np.asarray(W, dtype=float)
+        diag = np.diag(W)
+
+        def entries(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return W[i, j]
+
     pos = diag[diag > 0]
     fallback = 1.0 / float(pos.mean()) if pos.size else 1.0
     idx = 3 * np.arange(nc)
     wnn = diag[idx]
     blocks = np.empty((nc, 2, 2))
-    blocks[:, 0, 0] = W[idx + 1, idx + 1]
-    blocks[:, 1, 1] = W[idx + 2, idx + 2]
-    off = 0.5 * (W[idx + 1, idx + 2] + W[idx + 2, idx + 1])
+    blocks[:, 0, 0] = diag[idx + 1]
+    blocks[:, 1, 1] = diag[idx + 2]
+    off = 0.5 * (entries(idx + 1, idx + 2) + entries(idx + 2, idx + 1))
     blocks[:, 0, 1] = blocks[:, 1, 0] = off
     lam = np.linalg.eigvalsh(blocks)[:, -1]
     rho_n = np.where(wnn > 0, 1.0 / np.where(wnn > 0, wnn, 1.0), fallback)
@@ -298,13 +309,22 @@ class ContactEquations:
         self.n = 3 * nc
         if self.law is ContactLaw.FB_SOC and np.any(self.mu <= 0):
             raise MCPInputError("FB-SOC needs mu > 0 at every contact (use the Alart-Curnier law)")
-        Wd = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=float)
-        diag = np.abs(np.diag(Wd))
+        self.dense = self.n <= DENSE_N
+        # a large problem's W is kept (or made) sparse: a dense copy and a dense identity of
+        # order 9000 took seconds and 650 MB each
+        Wd = W if sps.issparse(W) else np.asarray(W, dtype=float)
+        if self.dense and sps.issparse(Wd):
+            Wd = Wd.toarray()
+        elif not self.dense and not sps.issparse(Wd):
+            Wd = sps.csr_matrix(Wd)
+        diag = np.abs(Wd.diagonal())
         self.d_mean = float(diag.mean()) if nc and diag.mean() > 0 else 1.0
         self.q_norm = float(np.linalg.norm(self.q)) or 1.0
         self.s_r = self.q_norm / self.d_mean
         self.eps = float(eps)
-        We = Wd + self.eps * np.eye(self.n) if self.eps else Wd
+        We = Wd
+        if self.eps:
+            We = Wd + self.eps * (np.eye(self.n) if self.dense else sps.identity(self.n, format="csr"))
         rho_n, rho_t = delassus_rho(Wd, nc)
         rho_n, rho_t = rho_scale * rho_n, rho_scale * rho_t
         self.rho_n, self.rho_t = rho_n, rho_t
@@ -313,7 +333,6 @@ class ContactEquations:
         self._d = np.vstack([self.mu, rho_n, rho_t])  # 3 x nc
         self._phi = _mapped(self.law, False, nc)
         self._phi_ab = _mapped(self.law, True, nc)
-        self.dense = self.n <= DENSE_N
         cols3 = np.repeat(np.arange(self.n).reshape(nc, 1, 3), 3, axis=1)  # (c, a, b) -> 3c + b
         self._diag_cols = cols3.reshape(-1)
         self._diag_rows = cols3.transpose(0, 2, 1).reshape(-1)  # (c, a, b) -> 3c + a
@@ -322,7 +341,7 @@ class ContactEquations:
             self._W_blocks = We.reshape(nc, 3, self.n)
             self.pattern: np.ndarray | sps.csc_matrix = np.ones((self.n, self.n))
             return
-        Ws = sps.csr_matrix(We)
+        Ws = sps.csr_matrix(We, dtype=float, copy=True)
         Ws.eliminate_zeros()
         Ws.sort_indices()
         self.W = Ws

@@ -141,7 +141,12 @@ Stopping rule
 * **iteration limit**: ``options.max_inner_iter`` Newton iterations (crash steps included);
   a warm start that has not converged in :data:`WARM_ITERATIONS` iterations restarts cold (with
   the crash phase) from the same point, within the same limits;
-* **time limit**: ``options.time_limit`` seconds;
+* **time limit**: ``options.time_limit`` seconds, checked between iterations and inside each
+  factorisation: under a limit, a factorisation whose estimated cost does not fit in the time
+  left is not started, and one that is still running at the limit is not waited for
+  (:mod:`mcpkit.engines.factor_budget`); the message says which. A limit that has passed
+  before the first iteration stops the solve there: the start point is returned, converged
+  only when it already meets ``tol`` (nothing was left to do), else ``time_limit``;
 * **stalled**: the line search fails on the steepest-descent direction too (a stationary point
   of :math:`\Psi` that is not a solution, e.g. MCPLIB ``billups`` near :math:`z = 0`), or the
   natural residual has not improved in :data:`STALL_WINDOW` iterations;
@@ -218,6 +223,7 @@ from typing import Any
 import numpy as np
 
 from mcpkit.engines.blas import SINGLE_THREAD_MAX_N, SINGLE_THREAD_MIN_N, small_blas
+from mcpkit.engines.factor_budget import FactorBudget
 from mcpkit.engines.newton_linalg import NewtonSystem
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
@@ -268,6 +274,7 @@ SCALE_ROWS = True
 SCALE_MIN, SCALE_MAX = 1e-8, 1e8
 #: A pair counts as degenerate (:math:`a = b = 0`) when :math:`\sqrt{a^2+b^2}` is at most this.
 DEGENERATE = 1e-14
+
 
 def fischer_burmeister(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r""":math:`\varphi(a, b) = \sqrt{a^2 + b^2} - a - b`.
@@ -542,6 +549,7 @@ class SemismoothNewton:
         if self.fun.jac_depends_on_p:
             self._jac_ready = False
         run = _Run(self, t0, limit)
+        budget = self.system.budget = None if opts.time_limit is None else FactorBudget(deadline)
         F = self.fun.F(z)
         if not np.isfinite(F).all():
             return run.outcome(z, F, Termination.NUMERICAL_ERROR, "F(z0) is not finite")
@@ -556,6 +564,8 @@ class SemismoothNewton:
             z, F, r = self._crash(run, z, F, r, deadline)
         if r <= opts.tol:
             return run.outcome(z, F, Termination.CONVERGED, "converged")
+        if budget is not None and budget.refusal is not None:
+            return run.best_outcome(Termination.TIME_LIMIT, budget.refusal)
         return self._newton(run, z, F, deadline)
 
     def _crash(
@@ -671,6 +681,9 @@ class SemismoothNewton:
             db = db * scale  # H = D_a + D_b S J_F for the row-scaled function S F
             grad = self.system.htv(da, db, Phi)
             d, mu, phase = self._direction(Phi, da, db, grad)
+            budget = self.system.budget
+            if budget is not None and budget.refusal is not None:
+                return run.best_outcome(Termination.TIME_LIMIT, budget.refusal)
             ref = max(history)
             step, evals = self._line_search(z, d, float(grad @ d), ref)
             if step is None and phase != "gradient":

@@ -78,6 +78,13 @@ import scipy.sparse as sps
 from scipy.linalg.lapack import dgesv
 
 from mcpkit.engines.blas import small_blas
+from mcpkit.engines.factor_budget import (
+    DENSE_SECONDS_PER_FLOP,
+    GUARD_MIN_ORDER,
+    FactorBudget,
+    FactorRefused,
+    dense_cost,
+)
 from mcpkit.errors import MCPInputError
 
 SIGMA = 1e-4
@@ -637,6 +644,22 @@ def contact_inputs(
     return Wd, q, mu, r
 
 
+def _not_started(sys_: _System, r: np.ndarray, tol: float, message: str, t0: float) -> ContactNewtonResult:
+    """A solve stopped before its first step (no iterations, or the caller's limit): the start, judged
+    without forming :math:`J` (``message`` unless the start is a solution: then ``"converged"``)."""
+    u = sys_.W @ r + sys_.q
+    F = sys_.F(r, u)
+    nat = float(np.abs(F).max(initial=0.0))
+    nat = nat if nat == nat else math.inf
+    err = siconos_error(sys_.q, sys_.mu, r, u)
+    solved = nat <= tol and err <= tol
+    return ContactNewtonResult(
+        r=r, u=u, siconos_error=err, natural_residual=nat, F=F, s_r=sys_.s_r, tol=tol, solved=bool(solved),
+        iterations=0, lm_steps=0, wall_time_s=time.perf_counter() - t0,
+        message="converged" if solved else message,
+    )  # fmt: skip
+
+
 def _solve(
     Wd: np.ndarray,
     q: np.ndarray,
@@ -653,6 +676,15 @@ def _solve(
     """The body of :func:`solve_alart_curnier` on checked data (``restart`` only from the default start)."""
     sys_ = _System(np.ascontiguousarray(Wd), q, mu)
     deadline = math.inf if time_limit is None else t0 + time_limit
+    if max_iter <= 0:  # the start judged only (the dense J is not formed)
+        return _not_started(sys_, r, float(tol), f"iteration limit {max_iter}", t0)
+    if time_limit is not None and sys_.n >= GUARD_MIN_ORDER:
+        try:  # each step forms the dense J and factorises it: refused when one cannot fit the limit
+            FactorBudget(deadline).check(
+                "a dense Newton step", sys_.n, dense_cost(sys_.n), DENSE_SECONDS_PER_FLOP
+            )
+        except FactorRefused as exc:
+            return _not_started(sys_, r, float(tol), str(exc), t0)
     # with a second start to come, the first run also stops on slow progress
     run = _iterate(
         sys_, r, tol, max_iter, deadline, allow_lm, stall_window or (RESTART_STALL if restart else 0)

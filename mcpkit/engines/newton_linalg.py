@@ -112,6 +112,16 @@ import scipy.linalg as sla
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
+from mcpkit.engines.factor_budget import (
+    DENSE_SECONDS_PER_FLOP,
+    GUARD_MIN_ORDER,
+    FactorBudget,
+    FactorRefused,
+    dense_cost,
+    guarded,
+    sparse_cost,
+)
+
 #: Dense LAPACK for at most this many variables, whatever the pattern.
 DENSE_MAX_N = 300
 #: Dense LAPACK when the pattern of :math:`H` fills at least this fraction of the matrix ...
@@ -167,6 +177,9 @@ class NewtonSystem:
         self.dense = bool(dense)
         self.kind = "dense LAPACK getrf" if self.dense else "SuperLU splu"
         self.factorizations = 0
+        self.budget: FactorBudget | None = None
+        """The caller's limit for the next factorisations (:mod:`mcpkit.engines.factor_budget`); a refused
+        one makes :meth:`factor` and :meth:`levenberg_marquardt` fail and sets ``budget.refusal``."""
         self._factor_id = 0  # the value of factorizations after the current factor (0: none)
         self._j_finite = True
         self.jacobian = np.zeros(self.j_nnz)
@@ -383,8 +396,12 @@ class NewtonSystem:
         eye = sps.identity(self.n, format="csc")
         K = sps.bmat([[s * eye, H], [H.T, -s * eye]], format="csc")
         try:
-            lu = spla.splu(K, permc_spec="MMD_AT_PLUS_A")
-        except RuntimeError:  # "Factor is exactly singular"
+            lu = guarded(
+                self.budget, "the sparse Levenberg-Marquardt system", K.shape[0],
+                lambda: sparse_cost(K.indices, K.indptr, K.shape[0], True),
+                lambda: spla.splu(K, permc_spec="MMD_AT_PLUS_A"),
+            )  # fmt: skip
+        except (RuntimeError, FactorRefused):  # "Factor is exactly singular", or the caller's limit
             return None
         d = lu.solve(np.concatenate([-Phi, np.zeros(self.n)]))[self.n :]
         if not np.isfinite(d).all():
@@ -394,6 +411,12 @@ class NewtonSystem:
     def _factor_dense(self, da: np.ndarray, db: np.ndarray) -> bool:
         if not (self._j_finite and np.isfinite(da).all() and np.isfinite(db).all()):
             return False
+        if self.budget is not None and self.n >= GUARD_MIN_ORDER:
+            try:
+                self.budget.check("a dense LU", self.n, dense_cost(self.n), DENSE_SECONDS_PER_FLOP)
+            except FactorRefused:
+                self._lu = None
+                return False
         H = self._Hd
         np.multiply(self._Jd, db[:, None], out=H)
         H.flat[self._diag] += da
@@ -432,7 +455,7 @@ class NewtonSystem:
         try:
             if block is not None:
                 self._blocks.move_to_end(key)
-                rows, lu = block.rows, block.splu(data)
+                rows, lu = block.rows, block.splu(data, self.budget)
             else:
                 keep = ~ident
                 m = int(keep.sum())
@@ -440,11 +463,11 @@ class NewtonSystem:
                     block, rows, lu = self._reorder(keep, data)
                 else:
                     block = self._block(keep)
-                    rows, lu = block.rows, block.splu(data)
+                    rows, lu = block.rows, block.splu(data, self.budget)
                     if lu is not None and lu.nnz > REORDER_FILL * self._ref_fill * block.gather.size:
                         self._ordered = False  # the inherited order fills in: the next new set reorders
                 self._keep_block(key, block)
-        except RuntimeError:  # "Factor is exactly singular"
+        except (RuntimeError, FactorRefused):  # "Factor is exactly singular", or the caller's limit
             return self._failed()
         self._splu, self._rows = lu, rows
         self._ident = block.ident
@@ -479,7 +502,11 @@ class NewtonSystem:
         sel, indices, indptr = _principal(keep, self.h_indices, self._h_cols)
         rows = np.flatnonzero(keep)
         A = sps.csc_matrix((data[sel], indices, indptr), shape=(rows.size, rows.size))
-        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A" if self._symmetric else "COLAMD")
+        spec = "MMD_AT_PLUS_A" if self._symmetric else "COLAMD"
+        lu = guarded(
+            self.budget, "a sparse LU (fresh ordering)", rows.size,
+            lambda: sparse_cost(indices, indptr, rows.size, True), lambda: spla.splu(A, permc_spec=spec),
+        )  # fmt: skip
         # rows outside K: those of low degree first (eliminating one joins only its few
         # neighbours), the others last (a dense row eliminated early would fill everything)
         out = np.flatnonzero(~keep)
@@ -532,14 +559,26 @@ class _Block:
         self.rows, self.ident = rows, ident
         self.size = int(rows.size)
         self.gather, self.indices, self.indptr = gather, indices, indptr
+        self._units: float | None = None  # the cost estimate of its factorisation, once computed
 
-    def splu(self, data: np.ndarray) -> spla.SuperLU | None:
-        """SuperLU of the block with :math:`H`'s values ``data``, in the block's (fill-reducing) order."""
+    def splu(self, data: np.ndarray, budget: FactorBudget | None = None) -> spla.SuperLU | None:
+        """SuperLU of the block with :math:`H`'s values ``data``, in the block's (fill-reducing) order.
+
+        Under a caller's ``budget`` it is estimated (once per block), refused or run stoppably
+        (:func:`~mcpkit.engines.factor_budget.guarded`).
+        """
         m = self.size
         if not m:
             return None
         A = sps.csc_matrix((data[self.gather], self.indices, self.indptr), shape=(m, m))
-        return spla.splu(A, permc_spec="NATURAL")
+        what = "a sparse LU (inherited ordering)"
+        return guarded(budget, what, m, self.units, lambda: spla.splu(A, permc_spec="NATURAL"))
+
+    def units(self) -> float:
+        """The cost estimate of factorising the block in its order (computed once)."""
+        if self._units is None:
+            self._units = sparse_cost(self.indices, self.indptr, self.size, False)
+        return self._units
 
 
 def _stale_factor() -> KeptFactor:

@@ -250,6 +250,12 @@ class _GamspyPath:
             if isinstance(fb, (SymbolicFunction, BlockFunction)):
                 # a block function (mcpkit.problems.blocks) enters GAMSPy as its expanded sympy rows
                 rows_sym = list(fb.exprs) if isinstance(fb, SymbolicFunction) else list(fb.expand())
+                if any(isinstance(r, sp.Basic) and r.has(sp.Piecewise) for r in rows_sym):
+                    raise MCPInputError(
+                        f"PATH through GAMSPy: block {b.name!r} has piecewise rows (if_else or "
+                        "comparisons), which the GAMSPy lowering cannot state; use method='newton' "
+                        "or an IPOPT homotopy ('scholtes', 'fb'), or PATH through pathampl"
+                    )
                 fn = sp.lambdify([syms], rows_sym, modules=[funcs, "math"])
                 rows = fn(vals)
                 for k, (row, v) in enumerate(zip(rows, self.vars[b.name], strict=True)):

@@ -48,6 +48,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sps
 
+from mcpkit.engines.factor_budget import (
+    DENSE_SECONDS_PER_FLOP,
+    GUARD_MIN_ORDER,
+    FactorBudget,
+    FactorRefused,
+    dense_cost,
+)
 from mcpkit.engines.newton_contact import ContactNewtonResult, siconos_error, solve_alart_curnier
 from mcpkit.errors import MCPInputError
 
@@ -171,6 +178,13 @@ def prox_point(
     outer = steps = 0
     # with a budget, the last JUDGE_ITERATIONS steps are kept for the final judging run
     inner_budget = budget - (JUDGE_ITERATIONS if max_newton is not None else 0)
+    if time_limit is not None and n >= GUARD_MIN_ORDER:
+        try:  # a dense step of order n that cannot fit the limit: no proximal loop (no copies of W)
+            FactorBudget(deadline).check(
+                "a dense proximal Newton step", n, dense_cost(n), DENSE_SECONDS_PER_FLOP
+            )
+        except FactorRefused:
+            max_outer = 0
     while not first.solved and outer < max_outer and time.perf_counter() < deadline and steps < inner_budget:
         Wa = Wd.copy()
         Wa[diag, diag] += alpha
@@ -180,6 +194,8 @@ def prox_point(
         )
         outer += 1
         steps += st.iterations
+        if st.message.startswith("time limit") and not st.iterations:
+            break  # the caller's limit refused the subproblem's first step (too large to fit)
         r = st.r
         err = siconos_error(q, mu, r, Wd @ r + q)
         if err < best_err:

@@ -66,6 +66,7 @@ import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.formats.io import file_kind, load_mcp, read_json
+from mcpkit.lowering.casadi_sympy import SOLVE_IT_DIRECTLY
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
@@ -329,7 +330,7 @@ def check_declarable(F: ca.Function, path: Path) -> None:
         last = (str(exc).strip().splitlines() or ["RuntimeError"])[-1]
         raise ProblemFileError(
             f"{path}: F cannot be expanded into scalar (SX) operations: {last}; the declaration cannot "
-            "state it (pass F to mcpkit.solve_mcp instead)"
+            f"state it ({SOLVE_IT_DIRECTLY})"
         ) from None
     depth: dict[int, int] = {}
     kind: dict[int, str] = {}
@@ -338,7 +339,7 @@ def check_declarable(F: ca.Function, path: Path) -> None:
         if op == ca.OP_CALL:
             raise ProblemFileError(
                 f"{path}: F calls another CasADi function (operation OP_CALL: a rootfinder, integrator or "
-                "external function); the declaration cannot state it (pass F to mcpkit.solve_mcp instead)"
+                f"external function); the declaration cannot state it ({SOLVE_IT_DIRECTLY})"
             )
         if op == ca.OP_OUTPUT:
             continue
@@ -351,7 +352,7 @@ def check_declarable(F: ca.Function, path: Path) -> None:
         if level > MAX_DECLARATION_DEPTH:
             raise ProblemFileError(
                 f"{path}: F nests more than {MAX_DECLARATION_DEPTH} operations deep ({fun.n_instructions()} "
-                "operations in all); the declaration cannot hold it (pass F to mcpkit.solve_mcp instead)"
+                f"operations in all); the declaration cannot hold it ({SOLVE_IT_DIRECTLY})"
             )
         depth[out[0]], kind[out[0]] = level, tag
 
@@ -364,7 +365,7 @@ def _declaration(f: MCPFile, path: Path) -> MCP:
         raise ProblemFileError(f"{path}: {exc}") from None
     except RecursionError:
         raise ProblemFileError(
-            f"{path}: F is nested too deeply for the declaration (pass F to mcpkit.solve_mcp instead)"
+            f"{path}: F is nested too deeply for the declaration ({SOLVE_IT_DIRECTLY})"
         ) from None
 
 

@@ -71,6 +71,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ShapeError, UnknownOptionError
+from mcpkit.lowering.casadi_sympy import undeclarable
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.problems.arrays import ArrayLike, as_float_vector, as_positive
 from mcpkit.problems.bounds import bound_kinds
@@ -328,8 +329,17 @@ def solve_mcp(
             )
         lo, hi, start = _box(lb, ub, z0, casadi_signature(F)[0])
         p0 = options.get("p0")
-        mcp = mcp_from_casadi(F, lo, hi, start, p0, name=F.name())
-        return _solve_declaration(mcp, _casadi_F(F, mcp.parameter_values), lo, hi, opts, method, backend)
+        why = undeclarable(F)
+        if why is None:
+            try:
+                mcp = mcp_from_casadi(F, lo, hi, start, p0, name=F.name())
+            except RecursionError:
+                why = "it is nested too deeply for the declaration"
+            else:
+                return _solve_declaration(
+                    mcp, _casadi_F(F, mcp.parameter_values), lo, hi, opts, method, backend
+                )
+        return _solve_undeclarable(F, why, lo, hi, start, p0, opts, method_name, backend)
     if "p0" in options:
         raise MCPInputError("solve_mcp: p0 is for a casadi.Function with a parameter input")
     if sps.issparse(F) or (not callable(F) and np.ndim(F) == 2):
@@ -361,6 +371,50 @@ def solve_mcp(
         )
     lo, hi, start = _box(lb, ub, z0, _size(lb, ub, z0))
     return _solve_callables(F, J, lo, hi, start, opts, options.get("jacobian_structure"), method_name)
+
+
+def _solve_undeclarable(
+    F: ca.Function,
+    why: str,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    z0: np.ndarray,
+    p0: Any,
+    opts: SolveOptions,
+    method: str,
+    backend: str,
+) -> MCPResult:
+    r"""Newton on the CasADi function itself: :math:`F(z; p_0)` and CasADi's :math:`\partial F/\partial z`.
+
+    For an ``F`` the declaration cannot state (``why``: a rootfinder or external call, an
+    operation without a sympy counterpart); only ``method="auto"``/``"newton"`` on backend
+    ``"auto"``/``"casadi"`` can run it, any other choice raises :class:`~mcpkit.errors.MCPInputError`.
+    """
+    if method not in ("auto", "newton") or backend not in ("auto", "casadi"):
+        raise MCPInputError(
+            f"solve_mcp: F = {F.name()!r} cannot become a declaration ({why}), which method "
+            f"{method!r} on backend {backend!r} needs; method='newton' solves it on the CasADi function "
+            "itself"
+        )
+    n, m = casadi_signature(F)
+    if m and p0 is None:
+        raise MCPInputError(f"F = {F.name()!r} takes parameters p ({m} values): pass p0")
+    p = as_float_vector(np.zeros(0) if p0 is None else p0, m, "p0", allow_inf=False)
+    z = ca.MX.sym("z", n)
+    out = ca.vec(F(z, p) if F.n_in() == 2 else F(z))
+    f_fun = ca.Function("F", [z], [out])
+    j_fun = ca.Function("J", [z], [ca.jacobian(out, z)])
+    sp_j = j_fun.sparsity_out(0)
+    structure = sps.csc_matrix(
+        (np.ones(sp_j.nnz()), np.array(sp_j.row(), dtype=np.int64), np.array(sp_j.colind(), dtype=np.int64)),
+        shape=(n, n),
+    )
+    note = f"; auto: F cannot become a declaration ({why}), so the semismooth Newton method ran on it"
+    return _solve_callables(
+        lambda v: np.asarray(f_fun(v), dtype=float).reshape(-1),
+        lambda v: j_fun(v).sparse(),
+        lb, ub, z0, opts, structure, method, note if method == "auto" else "",
+    )  # fmt: skip
 
 
 def header(n: int, route: str, opts: SolveOptions) -> str:
@@ -400,6 +454,7 @@ def _solve_callables(
     opts: SolveOptions,
     structure: Any,
     method: str,
+    note: str | None = None,
 ) -> MCPResult:
     from mcpkit.engines.newton import SemismoothNewton
 
@@ -427,5 +482,6 @@ def _solve_callables(
         blocks={"z": slice(0, lb.size)},
         extra=dict(out.extra),
     )
-    note = "; auto: Python callables, so the semismooth Newton method ran" if method == "auto" else ""
+    if note is None:
+        note = "; auto: Python callables, so the semismooth Newton method ran" if method == "auto" else ""
     return judged(out.z, funs.F, lb, ub, template, note)

@@ -129,7 +129,9 @@ class Solver:
             Start from the previous solution (and multipliers) of this solver.
         time_limit
             Seconds for this call (``None``: the options' ``time_limit``; ``inf``: none for this
-            call; ``0``: return the start point, judged); later calls are not affected. A bool,
+            call; ``0``, or a limit that passes before the first iteration: return the start
+            point, judged, so ``solved`` only when the start point is a solution); later calls
+            are not affected. A bool,
             a string, NaN or a negative number is an :class:`~mcpkit.errors.MCPInputError`
             (:func:`~mcpkit.solving.options.time_limit_seconds`).
         """
@@ -151,7 +153,9 @@ class Solver:
         t0 = time.perf_counter()
         kept = self.route.options
         if time_limit is not None:  # routes read their options at every solve (inf: none this call)
-            self.route.options = replace(kept, time_limit=None if limit is None else max(limit, 1e-3))
+            # a passed limit (0, or less than what is left) still runs the route: it stops before
+            # its first iteration (SPENT_LIMIT) and the start point is judged
+            self.route.options = replace(kept, time_limit=None if limit is None else max(limit, SPENT_LIMIT))
         try:
             # progress=True: a tqdm line; otherwise nothing to enter (progress.py is not called)
             bar = (
@@ -270,7 +274,7 @@ def solve(
     if isinstance(problem, MCP):
         mcp_solver = Solver(problem, backend=backend, method=method, options=options, **kwargs)
         limit = mcp_solver.options.time_limit
-        res = mcp_solver.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0))
+        res = mcp_solver.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0, SPENT_LIMIT))
         return note_overrun(res, limit, time.perf_counter() - t0)
     if _is_pyomo_model(problem):
         from mcpkit.frontends.pyomo_plugin import PyomoRoute
@@ -293,7 +297,14 @@ def _is_pyomo_model(obj: Any) -> bool:
     return isinstance(obj, BlockData)
 
 
-def time_left(limit: float | None, t0: float) -> float | None:
-    """What is left at this moment of a ``limit`` (seconds) counted from ``t0``; at least 1 ms, so
-    that a spent budget still returns the start point, judged."""
-    return None if limit is None else max(limit - (time.perf_counter() - t0), 1e-3)
+#: The limit an MCP route gets when the caller's has passed (or is below it): so small that every
+#: route stops before its first iteration and returns the start point, judged; a start point that
+#: solves the problem is reported solved (nothing was left to do), any other is ``time_limit``.
+SPENT_LIMIT = 1e-9
+
+
+def time_left(limit: float | None, t0: float, floor: float = 1e-3) -> float | None:
+    """What is left at this moment of a ``limit`` (seconds) counted from ``t0``; at least ``floor``
+    (1 ms for MPCC solves; :data:`SPENT_LIMIT` for MCP solves), so that a spent budget still
+    returns the start point, judged."""
+    return None if limit is None else max(limit - (time.perf_counter() - t0), floor)

@@ -20,8 +20,10 @@ Two reversible steps, composable with :class:`~mcpkit.lowering.base.Chain`:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 import casadi as ca
 import numpy as np
@@ -50,6 +52,46 @@ CASADI_FUNCTIONS: dict[str, object] = {
 
 _CASADI_SIGN = sp.Function("casadi_sign")
 CASADI_FUNCTIONS["casadi_sign"] = ca.sign
+# Piecewise and the logic operations: sympy prints them as Python's ``if``/``and``/``or``/``not``,
+# which ask a symbolic SX for its truth value; they become calls of these functions instead
+_CASADI_PIECEWISE = sp.Function("casadi_piecewise")
+_CASADI_LOGIC = {
+    sp.And: sp.Function("casadi_and"),
+    sp.Or: sp.Function("casadi_or"),
+    sp.Not: sp.Function("casadi_not"),
+}
+CASADI_FUNCTIONS["casadi_and"] = lambda *a: reduce(ca.logic_and, a)
+CASADI_FUNCTIONS["casadi_or"] = lambda *a: reduce(ca.logic_or, a)
+CASADI_FUNCTIONS["casadi_not"] = ca.logic_not
+
+
+def _casadi_piecewise(*args: Any) -> Any:
+    """``Piecewise((e1, c1), ..., (en, cn))`` as nested ``if_else`` (``args = c1, e1, ..., cn, en``).
+
+    No condition holding gives NaN, as sympy's Piecewise is then undefined."""
+    out: Any = math.nan
+    for k in range(len(args) - 2, -1, -2):
+        cond, expr = args[k], args[k + 1]
+        out = expr if cond is True else ca.if_else(cond, expr, out)
+    return out
+
+
+CASADI_FUNCTIONS["casadi_piecewise"] = _casadi_piecewise
+
+
+def _as_calls(e: sp.Basic) -> sp.Basic:
+    """``Piecewise``, ``And``, ``Or``, ``Not`` and ``sign`` in ``e`` as calls of the CasADi functions."""
+    e = e.replace(sp.sign, _CASADI_SIGN)
+    if not e.has(sp.Piecewise, sp.And, sp.Or, sp.Not):
+        return e
+    # Piecewise first: its conditions must stay Booleans until they are plain call arguments
+    e = e.replace(
+        lambda x: isinstance(x, sp.Piecewise),
+        lambda x: _CASADI_PIECEWISE(*[a for pair in x.args for a in (pair.cond, pair.expr)]),
+    )
+    for logic, call in _CASADI_LOGIC.items():
+        e = e.replace(lambda x, t=logic: isinstance(x, t), lambda x, f=call: f(*x.args))
+    return e
 
 
 def sparse_dm(M: sps.sparray | sps.spmatrix) -> ca.DM:
@@ -71,7 +113,7 @@ def sympy_to_casadi(exprs: list[sp.Expr], symbols: list[sp.Symbol], values: list
         return []
     # sympy's printer writes sign(a) as "0.0 if a == 0 else copysign(1, a)" whatever the module
     # says, which asks a symbolic SX for its truth value: hand it over as a plain function call
-    exprs = [e.replace(sp.sign, _CASADI_SIGN) if isinstance(e, sp.Basic) else e for e in exprs]
+    exprs = [_as_calls(e) if isinstance(e, sp.Basic) else e for e in exprs]
     fn = sp.lambdify([symbols], exprs, modules=[CASADI_FUNCTIONS, "math"], cse=True)
     out = fn(values)
     return [ca.SX(o) for o in out]

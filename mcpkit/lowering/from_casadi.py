@@ -19,9 +19,12 @@ How :math:`F` becomes a function block:
   :mod:`mcpkit.lowering.sx_replay`), in the declaration's own symbols. The expressions compute
   what CasADi computes, operation for operation (sympy may fold constants and merge equal terms).
 
-Limits: operations with no sympy counterpart that the lowerings can carry back (comparisons,
-``if_else``, ``fmod``, ``erf``, calls to external functions) raise
-:class:`~mcpkit.errors.MCPInputError` naming the operation. The replay costs sympy's speed (tens
+Nonsmooth :math:`F` (``if_else``, comparisons, logic, ``fmin``, ``fmax``, ``fabs``) become
+``Piecewise``, ``Min``, ``Max`` and ``Abs`` rows (a row with few ``Piecewise`` terms folded into
+one), never an affine block: the affinity test is structural. Limits: operations with no sympy
+counterpart that the lowerings can carry back (``fmod``, ``erf``, calls to external functions)
+raise :class:`~mcpkit.errors.MCPInputError` naming the operation; ``mcpkit.solve_mcp`` solves
+such a function on the CasADi function itself (``method="newton"``). The replay costs sympy's speed (tens
 of microseconds per operation), which is fine for the MCPLIB-size functions the file format
 carries; large affine functions never enter sympy.
 """
@@ -105,6 +108,21 @@ def affine_parts(F: ca.Function) -> tuple[sps.csc_matrix, ca.Function] | None:
     return M, q
 
 
+#: A row with at most this many ``Piecewise`` terms is folded into one ``Piecewise`` (up to
+#: :math:`2^k` branches for :math:`k` terms, so larger ones stay sums).
+PIECEWISE_FOLD_MAX = 3
+
+
+def _folded(e: Any) -> Any:
+    """``e`` with its ``Piecewise`` terms folded into one (``-z + 4 + Piecewise((-9, z > 2), (0, True))`` is
+    ``Piecewise((-z - 5, z > 2), (4 - z, True))``), when it has few (:data:`PIECEWISE_FOLD_MAX`)."""
+    if not isinstance(e, sp.Basic) or not e.has(sp.Piecewise):
+        return e
+    if len(e.atoms(sp.Piecewise)) > PIECEWISE_FOLD_MAX:
+        return e
+    return sp.piecewise_fold(e)
+
+
 def mcp_from_casadi(
     F: ca.Function,
     lb: ArrayLike,
@@ -160,5 +178,5 @@ def mcp_from_casadi(
     else:
         inputs = [z, p] if F.n_in() == 2 else [z]
         (exprs,) = casadi_to_sympy(F, inputs)
-        mcp.add_functions("z", exprs)
+        mcp.add_functions("z", [_folded(e) for e in exprs])
     return mcp

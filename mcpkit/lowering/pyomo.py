@@ -90,12 +90,48 @@ PYOMO_FUNCTIONS: dict[str, object] = {
 }  # fmt: skip
 
 
+def _ppiecewise(*args: Any) -> Any:
+    """``Piecewise((e1, c1), ..., (en, cn))`` as nested ``Expr_if`` (``args = c1, e1, ..., cn, en``)."""
+    out: Any = math.nan
+    for k in range(len(args) - 2, -1, -2):
+        cond, expr = args[k], args[k + 1]
+        out = expr if cond is True else pyo.Expr_if(IF=cond, THEN=expr, ELSE=out)
+    return out
+
+
+_PYOMO_PIECEWISE = sp.Function("pyomo_piecewise")
+PYOMO_FUNCTIONS["pyomo_piecewise"] = _ppiecewise
+
+
+def _pyomo_calls(e: Any) -> Any:
+    """``Piecewise`` in ``e`` as calls of :func:`_ppiecewise` (Pyomo's ``Expr_if``).
+
+    Its conditions must be comparisons (``Expr_if`` takes one inequality or equation);
+    ``And``, ``Or``, ``Not`` and ``!=`` raise :class:`~mcpkit.errors.MCPInputError`.
+    """
+    if not isinstance(e, sp.Basic) or not e.has(sp.Piecewise):
+        return e
+    if e.has(sp.And, sp.Or, sp.Not, sp.Ne):
+        raise MCPInputError(
+            "ToPyomo: a piecewise row with a logical condition (and, or, not, !=) has no Pyomo "
+            "counterpart; use backend='casadi'"
+        )
+    return e.replace(
+        lambda x: isinstance(x, sp.Piecewise),
+        lambda x: _PYOMO_PIECEWISE(*[a for pair in x.args for a in (pair.cond, pair.expr)]),
+    )
+
+
 def sympy_to_pyomo(
     exprs: Sequence[sp.Expr], symbols: Sequence[sp.Symbol], values: Sequence[Any]
 ) -> list[Any]:
-    """Evaluate sympy expressions with Pyomo components substituted for ``symbols``."""
+    """Evaluate sympy expressions with Pyomo components substituted for ``symbols``.
+
+    ``Piecewise`` rows (comparisons and ``if_else`` of a CasADi function) become ``Expr_if``.
+    """
     if not exprs:
         return []
+    exprs = [_pyomo_calls(e) for e in exprs]
     fn = sp.lambdify([list(symbols)], list(exprs), modules=[PYOMO_FUNCTIONS, "math"], cse=True)
     return list(fn(list(values)))
 

@@ -191,6 +191,8 @@ def test_mcplib_lcp_files(name: str) -> None:
 
 SICONOS = SHARED_DATA / "lcp-siconos"
 SICONOS_FILES = sorted(p.name for p in SICONOS.glob("*.json"))
+
+
 @pytest.mark.skipif(not SICONOS.is_dir(), reason=f"{SICONOS} not present (see ../shared/README.md)")
 @pytest.mark.parametrize("name", SICONOS_FILES or ["none"])
 def test_siconos_lcp_set(name: str) -> None:
@@ -232,8 +234,16 @@ def test_iteration_and_time_limits_are_reported() -> None:
     mcp = MCP.ncp(4, kojima_shindo, start=[0, 0, 0, 0])
     res = newton(mcp, max_inner_iter=1)
     assert not res.solved and res.termination is Termination.ITERATION_LIMIT and res.iterations == 1
+    # a limit passed before the first iteration: no iteration, the start point judged (whatever the
+    # machine's load; mcpkit.solve no longer raises it to 1 ms)
     res = newton(mcp, time_limit=1e-9)
-    assert not res.solved and res.termination is Termination.TIME_LIMIT
+    assert not res.solved and res.termination is Termination.TIME_LIMIT and res.iterations == 0
+    np.testing.assert_array_equal(res.z, np.zeros(4))
+    # ... and a start point that is a solution is reported solved under it (nothing was left to do)
+    solved_at_start = MCP.lcp(np.eye(2), -np.ones(2))
+    solved_at_start.set_start(z=[1.0, 1.0])
+    res = newton(solved_at_start, time_limit=1e-9)
+    assert res.solved and res.iterations == 0
 
 
 # ------------------------------------------------------------------ parametric and sparse
