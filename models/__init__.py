@@ -2,6 +2,8 @@
 
 * :mod:`~mcpkit.models.stepping`: one MCP per time step, ``simulate`` with per-step verdicts and
   one failure rule; step maps declared once (``DeclaredStep``) for simulation and horizons;
+* :mod:`~mcpkit.models.rollout`: whole trajectories (and batches of them) of a declared step
+  model in one compiled CasADi call, :func:`rollout`;
 * :mod:`~mcpkit.models.arrays`: the array namespaces (NumPy, CasADi) those step maps are written
   against;
 * :mod:`~mcpkit.models.ecp`: equivalent-contact-point planar sliding (seed 000);
@@ -11,3 +13,7 @@
 * :mod:`~mcpkit.models.friction`: contact patches, limit surfaces, the configuration-space
   friction cone and planar LuGre (seeds 001–003).
 """
+
+from mcpkit.models.rollout import CompiledRollout, RolloutOptions, RolloutResult, rollout
+
+__all__ = ["CompiledRollout", "RolloutOptions", "RolloutResult", "rollout"]
