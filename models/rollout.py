@@ -275,14 +275,23 @@ def newton_parts(F_fun: ca.Function, lb: np.ndarray, ub: np.ndarray, opt: Rollou
     J = ca.jacobian(r, z)
     m0 = 0.5 * ca.dot(r, r)
     delta = -ca.solve(J + opt.jacobian_shift * ca.SX.eye(n), r)
-    sigma = 1e-4
+    g = ca.mtimes(J.T, r)  # the gradient of the merit
+    delta_lm = -ca.solve(ca.mtimes(J.T, J) + ca.sqrt(2.0 * m0) * ca.SX.eye(n), g)
     floor = 0.5 * (1e-3 * opt.tol) ** 2  # a trial point this close to a root is always taken
-    step = ca.SX(0.0)
-    for a in reversed([2.0**-j for j in range(opt.line_search_halvings + 1)]):
-        ma = merit(z + a * delta)
-        ok = ca.logic_or(ma <= (1.0 - 2.0 * sigma * a) * m0, ma <= floor)
-        step = ca.if_else(ok, a, step)
-    it = ca.Function("fb_newton_iteration", [z, p], [ca.if_else(step > 0, z + step * delta, z)])
+    alphas = [2.0**-j for j in range(opt.line_search_halvings + 1)]
+
+    def armijo(d: ca.SX, trials: list[float]) -> ca.SX:
+        """The first accepted step length along ``d`` (0: none)."""
+        slope = ca.dot(g, d)
+        step = ca.SX(0.0)
+        for a in reversed(trials):
+            ma = merit(z + a * d)
+            step = ca.if_else(ca.logic_or(ma <= m0 + 1e-4 * a * slope, ma <= floor), a, step)
+        return step
+
+    a_n, a_lm = armijo(delta, alphas), armijo(delta_lm, alphas[::2])
+    z_next = ca.if_else(a_n > 0, z + a_n * delta, ca.if_else(a_lm > 0, z + a_lm * delta_lm, z))
+    it = ca.Function("fb_newton_iteration", [z, p], [z_next])
     zb = z
     for _ in range(opt.iterations_per_block):
         zb = it(zb, p)
@@ -416,13 +425,19 @@ class CompiledRollout:
         parts = [np.atleast_1d(np.asarray(values[nm], dtype=float)).reshape(-1) for nm in self.constant_names]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    def start(self, x0: np.ndarray, t0: float) -> np.ndarray:
-        """The first step's starting point: the model's ``set_start`` guess when it has one (the
-        model's stored start is restored), else the MCP's start."""
+    def start(
+        self, x0: np.ndarray, t0: float, controls: np.ndarray | None = None, design: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The first step's starting point: the model's ``set_start`` guess when it has one (at the
+        given inputs; the model's stored start is restored), else the MCP's start."""
         mcp = self.model.mcp
         set_start = getattr(self.model, "set_start", None)
         if not callable(set_start):
             return mcp.start.copy()
+        if self.nu or self.nth:
+            set_start = self.model.with_inputs(
+                controls if self.nu else None, design if self.nth else None
+            ).set_start
         saved = mcp.start.copy()
         try:
             set_start(x0, t0)
@@ -504,7 +519,7 @@ def _inputs(
     c = cr.constant_vector(constants)
     T = t0 + cr.model.h * np.arange(K)
     return {"x0": x, "K": K, "U": U, "T": T.reshape(1, -1), "theta": th, "c": c, "t0": t0,
-            "z0": cr.start(x, t0)}  # fmt: skip
+            "z0": cr.start(x, t0, U.T[:1], th)}  # fmt: skip
 
 
 def _cached(model: DeclaredStep, options: RolloutOptions) -> CompiledRollout:
@@ -517,14 +532,18 @@ def _cached(model: DeclaredStep, options: RolloutOptions) -> CompiledRollout:
     return cr
 
 
-def _batch_x0(cr: CompiledRollout, x0: Any, batch: Any) -> np.ndarray:
+def _batch_x0(model: DeclaredStep, x0: Any, batch: Any) -> np.ndarray:
     """``(B, n_state)`` initial states: ``batch`` when given, else ``x0`` as one row."""
     if batch is None:
-        return cr.model.check_state(x0).reshape(1, -1)
+        return model.check_state(x0).reshape(1, -1)
     refuse_text(batch, "batch")
-    X = np.asarray(batch, dtype=float)
-    if X.ndim != 2 or X.shape[1] != cr.nx or X.shape[0] < 1:
-        raise ShapeError(f"batch must have shape (B, {cr.nx}) with B >= 1, got {X.shape}")
+    try:
+        X = np.asarray(batch, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"batch: not numbers ({exc})") from None
+    nx = model.n_state
+    if X.ndim != 2 or X.shape[1] != nx or X.shape[0] < 1:
+        raise ShapeError(f"batch must have shape (B, {nx}) with B >= 1, got {X.shape}")
     if not np.isfinite(X).all():
         raise NonFiniteError("batch contains NaN or inf")
     return X
@@ -597,8 +616,12 @@ def rollout(
         raise MCPInputError("pass x0 or batch, not both")
     if not isinstance(model, DeclaredStep):
         raise MCPInputError(f"rollout needs a declared step model, got {type(model).__name__}")
+    X0 = _batch_x0(model, x0, batch)
+    if controls is None and model.control_rows is not None:  # controls bound with with_inputs
+        controls = model._controls
+    if design is None and model.n_design and model._design is not None:
+        design = model._design
     cr = _cached(model, opt)
-    X0 = _batch_x0(cr, x0, batch)
     per_rollout = controls is not None and np.ndim(controls) == 3
     if per_rollout and batch is None:
         raise ShapeError("controls of shape (B, K, n_control) need batch")
@@ -615,7 +638,11 @@ def rollout(
     else:
         U_all = np.broadcast_to(args["U"].T, (B, K, cr.nu))
     t_run = time.perf_counter()
-    Z0 = np.stack([cr.start(x, args["t0"]) for x in X0]) if B > 1 else args["z0"].reshape(1, -1)
+    Z0 = (
+        np.stack([cr.start(x, args["t0"], U_all[b, :1], args["theta"]) for b, x in enumerate(X0)])
+        if B > 1
+        else args["z0"].reshape(1, -1)
+    )
     t_c = time.perf_counter()
     if B == 1:
         X, Z, R = cr.rollout_function(K)(X0[0], Z0[0], args["U"], args["T"], args["theta"], args["c"])
