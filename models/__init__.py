@@ -14,6 +14,6 @@
   friction cone and planar LuGre (seeds 001–003).
 """
 
-from mcpkit.models.rollout import CompiledRollout, RolloutOptions, RolloutResult, rollout
+from mcpkit.models.rollout import CompiledRollout, RolloutJacobian, RolloutOptions, RolloutResult, rollout
 
-__all__ = ["CompiledRollout", "RolloutOptions", "RolloutResult", "rollout"]
+__all__ = ["CompiledRollout", "RolloutJacobian", "RolloutOptions", "RolloutResult", "rollout"]

@@ -74,7 +74,7 @@ from mcpkit.models.stepping import DeclaredStep
 from mcpkit.models.stepping_gradient import StepJacobians
 from mcpkit.problems.arrays import as_count, as_real, refuse_text
 
-__all__ = ["CompiledRollout", "RolloutOptions", "RolloutResult", "rollout"]
+__all__ = ["CompiledRollout", "RolloutJacobian", "RolloutOptions", "RolloutResult", "rollout"]
 
 
 @dataclass(frozen=True)
@@ -448,11 +448,13 @@ class CompiledRollout:
     def jacobian(
         self, x0: Any, controls: Any = None, steps: int | None = None, *, wrt: tuple[str, ...] = ("x0",),
         design: Any = None, constants: dict[str, Any] | None = None, t0: float = 0.0,
-    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        r"""``(x_K, dx_K/dw)``: the final state and its Jacobian by ``w`` = ``wrt`` stacked
-        (``"x0"``, ``"design"`` or constant names), by CasADi's AD through the compiled rollout
-        (forward or reverse mode, CasADi's choice). No fallback here: check the trajectory's
-        :attr:`RolloutResult.solved` from :func:`rollout` first."""
+    ) -> RolloutJacobian:  # fmt: skip
+        r""":math:`dx_K/dw` by CasADi's AD through the compiled rollout, ``w`` = ``wrt`` stacked
+        (``"x0"``, ``"design"`` or constant names), with the steps where it is one-sided.
+
+        Forward or reverse mode is CasADi's choice (``casadi.jacobian`` of the rollout's graph).
+        No fallback here: the derivative is that of the compiled solver's trajectory, so check
+        :attr:`RolloutJacobian.solved` (every step's residual within ``tol``)."""
         args = _inputs(self, x0, controls, steps, design, constants, t0)
         K = args["K"]
         names = (wrt,) if isinstance(wrt, str) else tuple(wrt)
@@ -468,13 +470,79 @@ class CompiledRollout:
         cv = ca.vertcat(*[
             syms[nm] if nm in syms else ca.MX(ca.DM(args["c"][sl])) for nm, sl in self.constant_slices.items()
         ]) if self.nc else ca.MX(0, 1)  # fmt: skip
-        X = self.rollout_function(K)(x0v, args["z0"], args["U"], args["T"], thv, cv)[0]
+        X, Z, R = self.rollout_function(K)(x0v, args["z0"], args["U"], args["T"], thv, cv)
         xK = X[:, K - 1]
         w = [syms[nm] for nm in names]
-        jf = ca.Function("rollout_jacobian", w, [xK, ca.jacobian(xK, ca.vertcat(*w))])
-        xk, Jk = jf(*[args["x0"] if nm == "x0" else args["theta"] if nm == "design" else args["c"][
-            self.constant_slices[nm]] for nm in names])  # fmt: skip
-        return np.asarray(xk, float).reshape(-1), np.asarray(Jk, float)
+        jf = ca.Function("rollout_jacobian", w, [xK, ca.jacobian(xK, ca.vertcat(*w)), X, Z, R])
+        values = [args["x0"] if nm == "x0" else args["theta"] if nm == "design" else args["c"][
+            self.constant_slices[nm]] for nm in names]  # fmt: skip
+        xk, Jk, Xv, Zv, Rv = (np.asarray(v, dtype=float) for v in jf(*values))
+        states = np.c_[args["x0"], Xv].T
+        P = np.asarray(self.P_fun.map(K)(states[:K].T, args["U"], args["theta"], args["T"], args["c"])[0])
+        F = np.asarray(self.F_fun.map(K)(Zv, P), dtype=float).T
+        tau = 10.0 * self.options.tol  # as mcpkit.solving.residuals.classify_pairs
+        with np.errstate(invalid="ignore"):
+            at_bound = (np.abs(Zv.T - self.lb) <= tau) | (np.abs(self.ub - Zv.T) <= tau)
+            degenerate = at_bound & (np.abs(F) <= tau)
+        blocks = {b.name: b.slice for b in self.model.mcp.blocks}
+        pairs = {
+            int(k): [f"{nm}[{i - sl.start}]" for nm, sl in blocks.items() for i in range(sl.start, sl.stop)
+                     if degenerate[k, i]]
+            for k in np.flatnonzero(degenerate.any(axis=1))
+        }  # fmt: skip
+        res = Rv.reshape(-1)
+        return RolloutJacobian(
+            xk.reshape(-1), Jk, tuple(names), states, res, bool((res <= self.options.tol).all()), pairs
+        )
+
+
+@dataclass(repr=False)
+class RolloutJacobian:
+    r""":math:`dx_K/dw` of a compiled rollout (:meth:`CompiledRollout.jacobian`).
+
+    Attributes
+    ----------
+    x_final
+        :math:`x_K`.
+    jacobian
+        :math:`dx_K/dw`, shape ``(n_state, n_w)``, ``w`` the blocks of :attr:`wrt` stacked.
+    wrt
+        What ``w`` is made of, in order.
+    states, residual
+        The trajectory (``(K+1, n_state)``) and every step's natural residual.
+    solved
+        Every step's residual within ``tol`` (else the derivative is that of an inexact trajectory).
+    degenerate_steps
+        Step -> its degenerate pairs (:math:`z_i` at a bound and :math:`F_i = 0` within
+        :math:`10\,\mathrm{tol}`): stick–slip switches, where the trajectory has a kink and
+        :attr:`jacobian` is one one-sided derivative (that of the element :math:`(1, 1)` of the
+        FB function's generalised Jacobian), not a derivative. Empty: differentiable.
+    """
+
+    x_final: np.ndarray
+    jacobian: np.ndarray
+    wrt: tuple[str, ...]
+    states: np.ndarray
+    residual: np.ndarray
+    solved: bool
+    degenerate_steps: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def note(self) -> str:
+        """One line: differentiable, or which steps are stick–slip switches."""
+        if not self.degenerate_steps:
+            return "no degenerate pair on the trajectory: the Jacobian is the derivative"
+        k, pairs = next(iter(self.degenerate_steps.items()))
+        return (
+            f"degenerate pairs at steps {list(self.degenerate_steps)[:10]} (first: step {k}, {pairs}): "
+            "a stick-slip switch, where the trajectory has a kink; the Jacobian is one one-sided derivative"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"RolloutJacobian(wrt={list(self.wrt)}, shape={self.jacobian.shape}, solved={self.solved}, "
+            f"degenerate_steps={list(self.degenerate_steps)[:10]})"
+        )
 
 
 def _inputs(

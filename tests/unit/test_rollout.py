@@ -165,8 +165,10 @@ def test_gradients_match_finite_differences(case: str, steps: int) -> None:
         speed = np.hypot(res.states[0, :, 3], res.states[0, :, 4])
         assert speed[20] > 0.1 and speed[-1] < 1e-9  # slides, then sticks
     cr = CompiledRollout(model)
-    xK, J = cr.jacobian(x0, steps=steps, wrt=("mu", "x0"))
-    np.testing.assert_allclose(xK, res.states[0, -1], rtol=0, atol=1e-13)
+    g = cr.jacobian(x0, steps=steps, wrt=("mu", "x0"))
+    assert g.solved and not g.degenerate_steps and "is the derivative" in g.note
+    J = g.jacobian
+    np.testing.assert_allclose(g.x_final, res.states[0, -1], rtol=0, atol=1e-13)
     theta = np.r_[mu, x0]
 
     def final_state(th: np.ndarray) -> np.ndarray:
@@ -230,3 +232,34 @@ def test_bad_inputs_raise_typed_errors() -> None:
         rollout(pushed, X0_SLIDE, np.ones((4, 2)))  # no design
     with pytest.raises(ShapeError):
         rollout(pushed, X0_SLIDE, np.ones((4, 2)), steps=5, design=[0.0])
+
+
+def test_stick_slip_switch_is_noted_and_the_jacobian_is_one_sided() -> None:
+    """A translation whose speed is exactly 5 mu g h stops at the end of step 4 with its friction
+    wrench on the ellipsoid (sigma = 0 and slack = 0: a degenerate pair). The Jacobian names
+    step 4 and sigma[0]; in each direction d it equals the one-sided difference quotient of one
+    side (1e-7 steps, error O(eps)) and the two sides differ: a kink, not a derivative."""
+    P = SliderParams(g=9.8)
+    dv = P.mu * P.g * P.h
+    x0 = np.array([0.0, 0.0, 0.0, 0.6 * 5 * dv, 0.8 * 5 * dv, 0.0])
+    model = make_model("complementarity", P)
+    N = 8
+    g = CompiledRollout(model).jacobian(x0, steps=N, wrt=("mu", "x0"))
+    assert g.solved and list(g.degenerate_steps) == [4] and g.degenerate_steps[4] == ["sigma[0]"]
+    assert "step 4" in g.note and "one-sided" in g.note
+
+    def final_state(th: np.ndarray) -> np.ndarray:
+        r = rollout(model, th[1:], steps=N, constants={"mu": th[0]}, resolve_failed=False)
+        assert r.solved
+        return r.final_states[0]
+
+    theta = np.r_[P.mu, x0]
+    base = final_state(theta)
+    eps = 1e-7
+    for d in (np.r_[1.0, np.zeros(6)], np.r_[0, 0, 0, 0, 1.0, 0, 0]):
+        plus = (final_state(theta + eps * d) - base) / eps
+        minus = (base - final_state(theta - eps * d)) / eps
+        scale = np.abs(plus).max()
+        assert np.abs(plus - minus).max() > 1e-2 * scale  # the kink is real
+        err = min(np.abs(g.jacobian @ d - plus).max(), np.abs(g.jacobian @ d - minus).max())
+        assert err <= 1e-5 * scale
