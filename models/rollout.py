@@ -731,7 +731,7 @@ def rollout(
         t=args["t0"] + model.h * np.arange(K + 1), states=states, z=z, residual=res, step_solved=ok,
         resolved=resolved, tol=opt.tol, blocks={b.name: b.slice for b in model.mcp.blocks}, notes=notes,
     )  # fmt: skip
-    compiled += _repair(cr, out, U_all, args, opt)
+    compiled += _repair(cr, out, U_all, Z0, args, opt)
     if opt.model_check:
         _model_check(cr, out, U_all, args)
     out.compiled_time_s = compiled
@@ -763,7 +763,12 @@ def _per_step_solver(model: DeclaredStep, opt: RolloutOptions) -> Solver:
 
 
 def _repair(
-    cr: CompiledRollout, out: RolloutResult, U_all: np.ndarray, args: dict[str, Any], opt: RolloutOptions
+    cr: CompiledRollout,
+    out: RolloutResult,
+    U_all: np.ndarray,
+    Z0: np.ndarray,
+    args: dict[str, Any],
+    opt: RolloutOptions,
 ) -> float:
     """Re-solve, rollout by rollout, the first step the compiled solver missed with the per-step
     route, then continue the compiled rollout from its state; returns the compiled time spent."""
@@ -787,8 +792,9 @@ def _repair(
                 solver = _per_step_solver(cr.model, opt)
             model_b = _bound_model(cr, U_all[b], args) if model_b is None else model_b
             tk = float(out.t[k])
-            warm = out.z[b, k - 1] if k > 0 and np.isfinite(out.z[b, k - 1]).all() else None
-            res = solver.solve(p=model_b.parameters(k, tk, x), z0=warm, warm_start=warm is None)
+            warm = out.z[b, k - 1] if k > 0 else Z0[b]  # the compiled step's own start
+            warm = warm if np.isfinite(warm).all() else None
+            res = solver.solve(p=model_b.parameters(k, tk, x), z0=warm, warm_start=False)
             out.z[b, k], out.residual[b, k] = res.z, res.natural_residual
             out.step_solved[b, k], out.resolved[b, k] = bool(res.solved), True
             if not res.solved:
