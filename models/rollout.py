@@ -83,7 +83,7 @@ class RolloutOptions:
 
     iterations_per_block: int = 3
     """Damped semismooth Newton iterations per block (fixed: a block has no early exit)."""
-    blocks: int = 6
+    blocks: int = 10
     """Most blocks per step: block 2, 3 ... runs only while the natural residual is above ``tol``
     (a conditional call in the graph), so at most ``blocks * iterations_per_block`` iterations,
     then one full Newton step (kept when it does not raise the merit)."""
