@@ -289,16 +289,24 @@ def newton_parts(F_fun: ca.Function, lb: np.ndarray, ub: np.ndarray, opt: Rollou
             step = ca.if_else(ca.logic_or(ma <= m0 + 1e-4 * a * slope, ma <= floor), a, step)
         return step
 
-    a_n, a_lm = armijo(delta, alphas), armijo(delta_lm, alphas[::2])
-    z_next = ca.if_else(a_n > 0, z + a_n * delta, ca.if_else(a_lm > 0, z + a_lm * delta_lm, z))
-    it = ca.Function("fb_newton_iteration", [z, p], [z_next])
-    zb = z
-    for _ in range(opt.iterations_per_block):
-        zb = it(zb, p)
-    block = ca.Function("fb_newton_block", [z, p], [zb], ["z", "p"], ["z_out"])
-    keep = ca.Function("fb_newton_keep", [z, p], [z], ["z", "p"], ["z_out"])
+    a_n, a_lm = armijo(delta, alphas[1:]), armijo(delta_lm, alphas[::2])
+    z_damped = ca.if_else(a_n > 0, z + a_n * delta, ca.if_else(a_lm > 0, z + a_lm * delta_lm, z))
     zn = z + delta
-    zf = ca.if_else(merit(zn) <= ca.fmax(m0, floor), zn, z)
+    mn = merit(zn)
+    full_ok = ca.logic_or(mn <= m0 + 1e-4 * ca.dot(g, delta), mn <= floor)
+    full = ca.Function("fb_newton_full", [z, p], [zn, full_ok])
+    zt = ca.SX.sym("z_trial", n)
+    take = ca.Function("fb_newton_take", [zt, z, p], [zt])
+    damped = ca.Function("fb_newton_damped", [zt, z, p], [z_damped])
+    step = ca.Function.if_else("fb_newton_step", take, damped)  # the line search only when needed
+    zm, pm = ca.MX.sym("z", n), ca.MX.sym("p", n_p)
+    zb = zm
+    for _ in range(opt.iterations_per_block):
+        z_full, ok = full(zb, pm)
+        zb = step(ok, z_full, zb, pm)
+    block = ca.Function("fb_newton_block", [zm, pm], [zb], ["z", "p"], ["z_out"])
+    keep = ca.Function("fb_newton_keep", [z, p], [z], ["z", "p"], ["z_out"])
+    zf = ca.if_else(mn <= ca.fmax(m0, floor), zn, z)
     res = natural_residual_sx(zf, F_fun(zf, p), lb, ub)
     polish = ca.Function("fb_newton_polish", [z, p], [zf, res], ["z", "p"], ["z_out", "residual"])
     residual = ca.Function("natural_residual", [z, p], [natural_residual_sx(z, F_fun(z, p), lb, ub)])
@@ -820,20 +828,24 @@ def _repair(
 
 def _model_check(cr: CompiledRollout, out: RolloutResult, U_all: np.ndarray, args: dict[str, Any]) -> None:
     """Judge every step the residual passed on the model's physical verdict too, when it has one
-    (``friction_residual(p, z)`` with a ``value``: the Stewart–Trinkle Coulomb residual)."""
-    check = getattr(cr.model, "friction_residual", None)
+    (``friction_residual_values(P, Z)``: the Stewart–Trinkle Coulomb residual, in NumPy over all
+    steps at once, with the parameters from the compiled :math:`P`)."""
+    check = getattr(cr.model, "friction_residual_values", None)
     if not callable(check):
         return
     B, K = out.residual.shape
     X = out.states[:, :K].reshape(B * K, -1).T
     T = np.tile(out.t[:K], B).reshape(1, -1)
     U = U_all.reshape(B * K, -1).T
-    P = np.asarray(cr.P_fun.map(B * K)(X, U, args["theta"], T, args["c"])[0], dtype=float).T.reshape(B, K, -1)
-    for b, k in np.argwhere(out.step_solved & ~out.resolved):
-        value = check(P[b, k], out.z[b, k]).value
-        if not (value <= out.tol):
-            out.step_solved[b, k] = False
-            out.notes.append(
-                f"rollout {b} step {k}: relative Coulomb residual {value:.2e} > {out.tol:.0e} "
-                "although the MCP met its natural residual"
-            )
+    P = np.asarray(cr.P_fun.map(B * K)(X, U, args["theta"], T, args["c"])[0], dtype=float).T
+    todo = (out.step_solved & ~out.resolved).reshape(-1)
+    values = np.full(B * K, np.nan)
+    if todo.any():
+        values[todo] = check(P[todo], out.z.reshape(B * K, -1)[todo])
+    for j in np.flatnonzero(todo & ~(values <= out.tol)):
+        b, k = divmod(int(j), K)
+        out.step_solved[b, k] = False
+        out.notes.append(
+            f"rollout {b} step {k}: relative Coulomb residual {values[j]:.2e} > {out.tol:.0e} "
+            "although the MCP met its natural residual"
+        )

@@ -263,3 +263,34 @@ def test_stick_slip_switch_is_noted_and_the_jacobian_is_one_sided() -> None:
         assert np.abs(plus - minus).max() > 1e-2 * scale  # the kink is real
         err = min(np.abs(g.jacobian @ d - plus).max(), np.abs(g.jacobian @ d - minus).max())
         assert err <= 1e-5 * scale
+
+
+def test_batched_coulomb_check_equals_the_per_step_one() -> None:
+    """NCPStep.friction_residual_values (all steps at once, used by rollout's model check)
+    equals friction_residual(p, z).value row by row: a particle's trajectory points and random
+    points (inside the cone, outside, in the polar cone), and a planar body with two contacts."""
+    from mcpkit.models.stewart_trinkle import LineSurface2D, PlanarBody
+
+    rng = np.random.default_rng(7)
+    st, x0 = _particle()
+    res = rollout(st, x0, steps=60)
+    cr = CompiledRollout(st)
+    body = PlanarBody(mass=2.0, inertia=2.0 * 5 / 12, gravity=9.81)
+    cs = [Contact(LineSurface2D(), 0.3, [-1.0, -0.5]), Contact(LineSurface2D(), 0.2, [1.0, -0.5])]
+    planar = NCPStep(body, cs, 1e-3)
+    cases = []
+    P = np.stack(
+        [st.mcp.parameter_vector(st.parameters(k, float(res.t[k]), res.states[0, k])) for k in range(60)]
+    )
+    cases.append((st, P, res.z[0]))
+    cases.append((st, P, res.z[0] + 0.05 * rng.normal(size=res.z[0].shape)))
+    xs = np.stack(
+        [planar.initial_state([0, 0.5 + 0.01 * j, 0.1 * j], [4.0, -0.2 * j, 1.0]) for j in range(8)]
+    )
+    Pp = np.stack([planar.mcp.parameter_vector(planar.parameters(0, 0.0, x)) for x in xs])
+    cases.append((planar, Pp, rng.normal(size=(8, planar.mcp.n))))
+    for model, PP, ZZ in cases:
+        got = model.friction_residual_values(PP, ZZ)
+        want = np.array([model.friction_residual(PP[j], ZZ[j]).value for j in range(PP.shape[0])])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert cr.nc == 1
