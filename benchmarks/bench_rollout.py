@@ -23,7 +23,7 @@ Routes, all in one process:
   (no Python per step: the stricter floor);
 * ``rollout``: :func:`mcpkit.models.rollout`, the whole call (input checks, first guess, the
   compiled rollout, the per-step residuals and verdicts; the particle also its Coulomb check
-  in NumPy, :attr:`~mcpkit.models.rollout.RolloutOptions.model_check`); per step = call / K;
+  in NumPy, :attr:`~mcpkit.models.compiled_rollout.RolloutOptions.model_check`); per step = call / K;
 * batches: ``rollout(model, batch=X0, steps=K)`` for B rollouts from perturbed initial
   velocities (``"thread"`` map, 2 threads), steps/s = B K / wall, against the loop's steps/s
   over ``--loop-rollouts`` of the same starts.

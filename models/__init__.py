@@ -2,7 +2,7 @@
 
 * :mod:`~mcpkit.models.stepping`: one MCP per time step, ``simulate`` with per-step verdicts and
   one failure rule; step maps declared once (``DeclaredStep``) for simulation and horizons;
-* :mod:`~mcpkit.models.rollout`: whole trajectories (and batches of them) of a declared step
+* :mod:`~mcpkit.models.compiled_rollout`: whole trajectories (and batches of them) of a declared step
   model in one compiled CasADi call, :func:`rollout`;
 * :mod:`~mcpkit.models.arrays`: the array namespaces (NumPy, CasADi) those step maps are written
   against;
@@ -14,6 +14,12 @@
   friction cone and planar LuGre (seeds 001–003).
 """
 
-from mcpkit.models.rollout import CompiledRollout, RolloutJacobian, RolloutOptions, RolloutResult, rollout
+from mcpkit.models.compiled_rollout import (
+    CompiledRollout,
+    RolloutJacobian,
+    RolloutOptions,
+    RolloutResult,
+    rollout,
+)
 
 __all__ = ["CompiledRollout", "RolloutJacobian", "RolloutOptions", "RolloutResult", "rollout"]

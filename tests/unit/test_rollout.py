@@ -12,9 +12,9 @@ import pytest
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
 from mcpkit.models import CompiledRollout, RolloutOptions, rollout
+from mcpkit.models.compiled_rollout import box_fb, natural_residual_sx
 from mcpkit.models.ecp import ComplementarityECPStep, EdgePusher, make_model
 from mcpkit.models.ecp.params import SliderParams
-from mcpkit.models.rollout import box_fb, natural_residual_sx
 from mcpkit.models.stewart_trinkle import Contact, NCPStep, Particle, PlaneSurface
 from mcpkit.solving.residuals import natural_residual_vector
 
