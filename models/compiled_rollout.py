@@ -453,6 +453,30 @@ class CompiledRollout:
         finally:
             mcp.set_start(**{b.name: saved[b.slice] for b in mcp.blocks})
 
+    def jax_rollout(self, steps: int, x_guess: Any, *, t0: float = 0.0) -> Any:
+        r"""The K-step rollout as a JAX function (:func:`mcpkit.jax.casadi_function`):
+        ``f(x0, controls, design, c) -> (states, residual)``.
+
+        ``x0`` ``(n_state,)``, ``controls`` ``(K, n_control)``, ``design`` ``(n_design,)``, ``c``
+        the constants stacked (:attr:`constant_slices`); ``states`` ``(K+1, n_state)`` and every
+        step's natural residual ``(1, K)``, to be checked against ``tol`` by the caller (no
+        fallback inside JAX). Reverse-mode derivatives come from CasADi's AD of the compiled
+        rollout. The first step starts from the model's guess at ``x_guess`` (fixed when the
+        function is made: it is computed in NumPy, not traced)."""
+        from mcpkit.jax import casadi_function
+
+        K = as_count(steps, "steps")
+        x_ref = self.model.check_state(x_guess)
+        t0 = as_real(t0, "t0")
+        z0 = self.start(x_ref, t0, np.zeros((1, self.nu)), np.zeros(self.nth))
+        T = (t0 + self.model.h * np.arange(K)).reshape(1, -1)
+        x0, U = ca.MX.sym("x0", self.nx), ca.MX.sym("controls", K, self.nu)
+        th, c = ca.MX.sym("design", self.nth), ca.MX.sym("c", self.nc)
+        X, _, R = self.rollout_function(K)(x0, z0, U.T, T, th, c)
+        names = (["x0", "controls", "design", "c"], ["states", "residual"])
+        g = ca.Function("jax_rollout", [x0, U, th, c], [ca.horzcat(x0, X).T, R], *names)
+        return casadi_function(g)
+
     def jacobian(
         self, x0: Any, controls: Any = None, steps: int | None = None, *, wrt: tuple[str, ...] = ("x0",),
         design: Any = None, constants: dict[str, Any] | None = None, t0: float = 0.0,
