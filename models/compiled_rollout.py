@@ -22,10 +22,13 @@ lowering, and compiles **the step's solver** into the graph:
   where it takes the element :math:`(1, 1)` of the generalised Jacobian);
 * semismooth Newton steps :math:`(J + \lambda I)\,\delta = -\Phi_{\rm FB}` with
   :math:`J = \partial\Phi_{\rm FB}/\partial z` (CasADi's Jacobian of the FB function,
-  :math:`\lambda` = :attr:`RolloutOptions.jacobian_shift`, tiny) and an Armijo backtracking line
-  search on :math:`\tfrac12\lVert\Phi_{\rm FB}\rVert^2` over
-  :math:`\alpha \in \{1, \tfrac12, \dots, 2^{-L}\}`: all trial points are evaluated and the
-  first acceptable one is chosen with ``if_else`` (no step when none is: the point stays);
+  :math:`\lambda` = :attr:`RolloutOptions.jacobian_shift`, tiny), taken whole when the Armijo
+  test on :math:`\tfrac12\lVert\Phi_{\rm FB}\rVert^2` accepts it; only when it does not (a
+  conditional call, ``casadi.Function.if_else``) are the lengths
+  :math:`\alpha \in \{\tfrac12, \dots, 2^{-L}\}` tried, then the Levenberg–Marquardt direction
+  :math:`(J^\top J + \lVert\Phi_{\rm FB}\rVert I)\,\delta = -J^\top\Phi_{\rm FB}` (a singular
+  :math:`J`); all trial points of that branch are evaluated and the first acceptable one chosen
+  with ``if_else`` (no step when none is: the point stays);
 * in blocks of :attr:`RolloutOptions.iterations_per_block` iterations: the first block always
   runs, each further block (up to :attr:`RolloutOptions.blocks`) only while the natural residual
   is above ``tol`` (a conditional call, ``casadi.Function.if_else``, so a converged step costs
@@ -50,7 +53,7 @@ met its tolerance, by either route.
 **Derivatives.** The rollout is a CasADi function of :math:`(x_0, U, \theta, c)`; its forward
 and reverse derivatives come from CasADi's AD through the fixed iterations
 (:meth:`CompiledRollout.jacobian`). At a converged, non-degenerate step the last Newton steps
-are full steps (:math:`\alpha = 1`, :math:`\lambda \to \lambda_0`), whose derivative at the
+are full Newton steps (:math:`\alpha = 1`), whose derivative at the
 fixed point is the implicit function's, :math:`-J^{-1}\partial_p\Phi_{\rm FB}`, whatever the
 derivative of the iterate before. At a stick–slip switch (a degenerate pair,
 :math:`z_i - l_i = F_i = 0`) the step's solution map has a kink and the derivative returned is
