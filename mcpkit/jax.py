@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError, SolveFailedError, SolverNotAvailableError
+from mcpkit.errors import MCPInputError, ShapeError, SolveFailedError, SolverNotAvailableError
 from mcpkit.frontends.solve import Solver
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.sensitivity import Linearization, linearize
 
-__all__ = ["mcp_function", "require_x64"]
+__all__ = ["casadi_function", "mcp_function", "require_x64"]
 
 try:
     import jax
@@ -166,4 +166,81 @@ def mcp_function(
 
     f.__doc__ = f"z*(p) of MCP {mcp.name!r} (n = {n}, n_p = {n_p}); see mcpkit.jax.mcp_function."
     f.solver = host.solver  # type: ignore[attr-defined]
+    return f
+
+
+def casadi_function(fn: Any) -> Callable[..., Any]:
+    r"""A ``casadi.Function`` as a JAX function, differentiable in reverse mode through CasADi's AD.
+
+    ``f(*inputs) -> tuple of outputs``, each input and output a float64 array of the CasADi shape
+    (``(rows, cols)``; a column vector may also be passed as ``(rows,)``). The forward pass
+    evaluates ``fn`` on the host (:func:`jax.pure_callback`), the backward pass its reverse-mode
+    derivative ``fn.reverse(1)``: :math:`\bar x_i = \sum_j (\partial y_j/\partial x_i)^\top \bar y_j`.
+    Used for compiled rollouts (:meth:`mcpkit.models.compiled_rollout.CompiledRollout.jax_rollout`:
+    the whole trajectory, its solver compiled, as one JAX function).
+
+    Raises
+    ------
+    SolverNotAvailableError
+        JAX is not installed.
+    MCPInputError
+        ``fn`` is not a ``casadi.Function``, or (when called) float64 is off or an input has the
+        wrong shape (:class:`~mcpkit.errors.ShapeError`).
+    """
+    _require_jax()
+    import casadi as ca
+
+    if not isinstance(fn, ca.Function):
+        raise MCPInputError(f"casadi_function expects a casadi.Function, got {type(fn).__name__}")
+    n_in, n_out = fn.n_in(), fn.n_out()
+    in_shapes = [(fn.size1_in(i), fn.size2_in(i)) for i in range(n_in)]
+    out_specs = tuple(
+        jax.ShapeDtypeStruct((fn.size1_out(j), fn.size2_out(j)), jnp.float64) for j in range(n_out)
+    )
+    in_specs = tuple(jax.ShapeDtypeStruct(sh, jnp.float64) for sh in in_shapes)
+    rev = fn.reverse(1)
+
+    def host(*args: Any) -> tuple[np.ndarray, ...]:
+        out = fn(*[np.asarray(a, dtype=float) for a in args])
+        out = out if isinstance(out, (list, tuple)) else [out]
+        return tuple(
+            np.asarray(o, dtype=np.float64).reshape(sp.shape) for o, sp in zip(out, out_specs, strict=True)
+        )
+
+    def host_vjp(*args: Any) -> tuple[np.ndarray, ...]:
+        out = rev(*[np.asarray(a, dtype=float) for a in args])
+        out = out if isinstance(out, (list, tuple)) else [out]
+        return tuple(
+            np.asarray(o, dtype=np.float64).reshape(sp.shape) for o, sp in zip(out, in_specs, strict=True)
+        )
+
+    @jax.custom_vjp
+    def call(*args: Any) -> Any:
+        return jax.pure_callback(host, out_specs, *args, vmap_method="sequential")
+
+    def forward(*args: Any) -> tuple[Any, tuple[Any, Any]]:
+        out = call(*args)
+        return out, (args, out)
+
+    def backward(res: tuple[Any, Any], g: Any) -> tuple[Any, ...]:
+        args, out = res
+        return jax.pure_callback(host_vjp, in_specs, *args, *out, *g, vmap_method="sequential")
+
+    call.defvjp(forward, backward)
+
+    def f(*args: Any) -> Any:
+        require_x64()
+        if len(args) != n_in:
+            raise MCPInputError(f"{fn.name()} takes {n_in} inputs, got {len(args)}")
+        xs = []
+        for i, (a, sh) in enumerate(zip(args, in_shapes, strict=True)):
+            x = jnp.asarray(a, dtype=jnp.float64)
+            if x.ndim == 1 and sh[1] == 1 and x.shape[0] == sh[0]:
+                x = x.reshape(sh)
+            if x.shape != sh:
+                raise ShapeError(f"{fn.name()}: input {fn.name_in(i)} must have shape {sh}, got {x.shape}")
+            xs.append(x)
+        return call(*xs)
+
+    f.__doc__ = f"casadi.Function {fn.name()} as a JAX function; see mcpkit.jax.casadi_function."
     return f

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from mcpkit.models.stewart_trinkle.step import StewartTrinkleStep, project_disc_cone
+from mcpkit.models.stewart_trinkle.step import SCALE_FLOOR, StewartTrinkleStep, project_disc_cone
 from mcpkit.problems.blocks import diag, named
 
 
@@ -86,3 +86,43 @@ class NCPStep(StewartTrinkleStep):
     def _project(self, x: tuple[float, ...], mu: float) -> tuple[float, ...]:
         """:func:`~.step.project_disc_cone`."""
         return project_disc_cone(x, mu)
+
+    def friction_residual_values(self, P: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        r""":math:`\max_i \hat e_i` of many step points (rows of ``P`` and ``Z``), the formulas of
+        :meth:`~.step.StewartTrinkleStep.friction_residual` on whole arrays: :math:`\nu_0 =
+        \hat M^{-1}b`, :math:`\hat u_i = (u_{n,i} + \mu_i\|u_{f,i}\|, u_{f,i})` and
+        :func:`~.step.project_disc_cone` (inside, polar cone, else
+        :math:`(c, \mu c\,b/\|b\|)`, :math:`c = (a + \mu\|b\|)/(1 + \mu^2)`). NaN where any
+        contact's value is not finite."""
+        P = np.asarray(P, dtype=float)
+        Z = np.asarray(Z, dtype=float)
+        m, nv, nc = P.shape[0], self.nv, self.nc
+        zs, ps = self._layout
+        pb = {k: P[:, sl] for k, sl in ps.items()}
+        v = Z[:, zs["v"]]
+        Mhat = pb["Mhat"].reshape(m, nv, nv)
+        v0 = np.linalg.solve(Mhat, pb["b"][:, :, None])[:, :, 0]
+
+        def rows(W: str, at: np.ndarray) -> np.ndarray:  # W_i^T x per contact, (m, nc)
+            return np.einsum("mvc,mv->mc", pb[W].reshape(m, nv, nc), at)
+
+        tang = [(rows(W, v) - pb[us], rows(W, v0) - pb[us]) for W, us in self._tangent_blocks]
+        uf = np.stack([t[0] for t in tang], axis=-1)
+        w = np.concatenate([rows("Wn", v0)[..., None], np.stack([t[1] for t in tang], axis=-1)], axis=-1)
+        r = np.stack(
+            [Z[:, zs["lam_n"]], Z[:, zs["lam_t"]]] + ([Z[:, zs["lam_o"]]] if self.three_d else []), -1
+        )
+        mu = pb["mu"]
+        nuf = np.sqrt(np.sum(uf * uf, axis=-1))
+        u_hat = np.concatenate([(rows("Wn", v) + pb["psi_h"] + mu * nuf)[..., None], uf], axis=-1)
+        x = r - u_hat
+        a, b = x[..., 0], x[..., 1:]
+        nb = np.sqrt(np.sum(b * b, axis=-1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = (a + mu * nb) / (1.0 + mu * mu)
+            edge = np.concatenate([c[..., None], (mu * c / nb)[..., None] * b], axis=-1)
+        proj = np.where((nb <= mu * a)[..., None], x, np.where((mu * nb <= -a)[..., None], 0.0, edge))
+        e = np.sqrt(np.sum((r - proj) ** 2, axis=-1))
+        scale = np.maximum(np.sqrt(np.sum(r * r, axis=-1)), np.sqrt(np.sum(w * w, axis=-1))).max(axis=-1)
+        rel = e / np.maximum(scale, SCALE_FLOOR)[:, None]
+        return np.where(np.isfinite(rel).all(axis=-1), rel.max(axis=-1), np.nan)

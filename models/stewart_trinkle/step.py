@@ -751,6 +751,13 @@ class StewartTrinkleStep(DeclaredStep):
             scale = max(scale, math.hypot(*r), math.hypot(*w))
         return FrictionResidual(np.array(e), scale)
 
+    def friction_residual_values(self, P: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        r""":math:`\max_i \hat e_i` (:attr:`FrictionResidual.value`) of many step points at once:
+        row :math:`j` of the stacked parameter vectors ``P`` (``(m, n_params)``) with row :math:`j`
+        of the points ``Z`` (``(m, n)``). Here one :meth:`friction_residual` per row; the NCP
+        evaluates the same formulas on whole arrays (:meth:`.ncp.NCPStep.friction_residual_values`)."""
+        return np.array([self.friction_residual(P[j], Z[j]).value for j in range(P.shape[0])])
+
     def judge(
         self, p: ArrayLike | dict[str, ArrayLike] | None, result: MCPResult, friction_tol: float | None = None
     ) -> StepResult:
