@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from mcpkit.errors import SolveFailedError
+from mcpkit.errors import MCPInputError, SolveFailedError
 from mcpkit.printing.tables import format_summary, format_value
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
@@ -382,7 +382,12 @@ class MCPResult(SolveResult):
         return self.F[self.blocks[name]]
 
     def sensitivity(
-        self, direction: Any = None, *, tol: float | None = None, sparse: bool | None = False
+        self,
+        wrt: str | Sequence[str] | None = None,
+        *,
+        direction: Any = None,
+        tol: float | None = None,
+        sparse: bool | None = False,
     ) -> Any:
         r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
 
@@ -393,6 +398,14 @@ class MCPResult(SolveResult):
 
         Parameters
         ----------
+        wrt
+            A parameter block name (``"mu"``) or a list of them (``["mu", "v0"]``): a
+            :class:`~mcpkit.solving.sensitivity.Sensitivity` labelled by block, ``s["mu"]`` being
+            :math:`dz/d\mu` (``(n, n_\mu)``) and ``s.block("v", "mu")`` :math:`dv/d\mu`; only
+            those columns are computed. An unknown name raises
+            :class:`~mcpkit.errors.UnknownOptionError` naming the declared blocks.
+            ``None``: the whole unlabelled :math:`dz/dp` (every block, stacked in declaration
+            order). A numeric vector here is taken as ``direction`` (the earlier signature).
         direction
             ``None``: the full Jacobian. An array of shape ``(n_p,)``: the directional derivative
             :math:`dz` in that direction, which exists also at degenerate pairs (:math:`z_i` at a
@@ -408,8 +421,9 @@ class MCPResult(SolveResult):
 
         Returns
         -------
-        numpy.ndarray or scipy.sparse.csc_array
-            Shape ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
+        Sensitivity, numpy.ndarray or scipy.sparse.csc_array
+            With ``wrt``: a :class:`~mcpkit.solving.sensitivity.Sensitivity`. Otherwise shape
+            ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
 
         Raises
         ------
@@ -422,9 +436,13 @@ class MCPResult(SolveResult):
             The MCP has no parameters, the result does not know its MCP, or ``direction`` has the
             wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
         """
-        from mcpkit.solving.sensitivity import result_sensitivity
+        from mcpkit.solving.sensitivity import is_names, result_sensitivity
 
-        return result_sensitivity(self, direction, tol, sparse=sparse)
+        if wrt is not None and not is_names(wrt):  # sensitivity(dp): the direction, as before
+            if direction is not None:
+                raise MCPInputError("give parameter block names or direction=, not both")
+            wrt, direction = None, wrt
+        return result_sensitivity(self, direction, tol, sparse=sparse, wrt=wrt)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
