@@ -211,6 +211,9 @@ class Solver:
             route.options = kept
         wall = time.perf_counter() - t0
         result = self._result(out, pv, wall, kept.tol, route)
+        if self.options.verbose:
+            for line in result.warnings:
+                print(f"mcpkit warning: {line}")
         if result.solved:
             self._last_z = result.z.copy()
         return result
@@ -266,6 +269,7 @@ class Solver:
             message=msg,
             blocks=self.problem.block_slices,
             extra=dict(out.extra),
+            warnings=tuple(out.warnings),
             problem=self.problem,
             p=p,
         )

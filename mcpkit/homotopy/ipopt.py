@@ -365,7 +365,7 @@ class IpoptNLP(InnerSolver):
         name: str = "nlp",
         deadlines: bool = False,
     ) -> None:
-        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False}
+        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False, "show_eval_warnings": verbose}
         for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
             opts[f"ipopt.{key}"] = value
         self.nx = int(x.numel())

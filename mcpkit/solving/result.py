@@ -208,6 +208,10 @@ class SolveResult:
         :class:`~mcpkit.solving.residuals.PairStates` that labels the pairs when first read).
     extra
         Route-specific documented extras (for example ``{"ipopt": "casadi"}``).
+    warnings
+        What went wrong on the way, one sentence each (a non-finite evaluation that ended a fast
+        path, ...). Solver libraries' own warnings are never printed during a solve; the ones
+        that matter are recorded here, and ``verbose=True`` prints them.
     """
 
     termination: Termination
@@ -222,6 +226,7 @@ class SolveResult:
     message: str = ""
     pair_states: Sequence[PairState] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     kind: ClassVar[str] = "solve"
 
@@ -316,6 +321,11 @@ SHOW_POINT = 20
 def pair_words(counts: dict[str, int]) -> str:
     """Pair counts (:meth:`SolveResult.pair_counts`) in words: ``"2 strictly between bounds (F = 0)"``."""
     return ", ".join(f"{n} {PAIR_WORDS.get(k, k)}" for k, n in counts.items()) or "none"
+
+
+def _warnings_text(warnings: Sequence[str]) -> str:
+    """``", warnings=2 (see .warnings)"`` when there are any, else ``""``."""
+    return f", warnings={len(warnings)} (see .warnings)" if warnings else ""
 
 
 def _point_text(name: str, v: np.ndarray) -> str:
@@ -457,7 +467,7 @@ class MCPResult(SolveResult):
             f"bound_violation={self.bound_violation:.2e}, tol={self.tol:.0e}, n={self.z.size}, "
             f"pairs: {pair_words(self.pair_counts())}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}, "
-            f"raw_status={self.raw_status!r}{_point_text('z', self.z)})"
+            f"raw_status={self.raw_status!r}{_warnings_text(self.warnings)}{_point_text('z', self.z)})"
         )
 
 
@@ -574,7 +584,7 @@ class MPCCResult(SolveResult):
             f"{self.constraint_violation:.2e}, tol={self.tol:.0e}, n={self.x.size}, "
             f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}"
-            f"{_point_text('x', self.x)})"
+            f"{_warnings_text(self.warnings)}{_point_text('x', self.x)})"
         )
 
 
