@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolveFailedError
-from mcpkit.printing.tables import format_summary, format_value
+from mcpkit.printing.tables import format_summary, format_value, outcome_repr
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
@@ -754,6 +754,18 @@ class FromParts:
     parts: Sequence[Outcome]
     part_name: ClassVar[str] = "part"
     """What one part is called in messages (``"step"``, ``"check"``, ``"attempt"``)."""
+    repr_keys: ClassVar[tuple[str, ...] | None] = None
+    """Summary figures the repr shows (``None``: those after :data:`RESULT_KEYS`, the first
+    :data:`~mcpkit.printing.tables.REPR_FIELDS`)."""
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary starting with :data:`RESULT_KEYS` (each result defines it)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        """A few lines: the verdict, the summary's key figures, array sizes and the message
+        (:func:`~mcpkit.printing.tables.outcome_repr`); the data stay in the attributes."""
+        return outcome_repr(type(self).__name__, self, self.summary(), self.repr_keys)
 
     @property
     def solved(self) -> bool:
@@ -858,7 +870,7 @@ class ToleranceCheck:
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False)
 class CompositeResult(FromParts):
     """A result made of parts (runs of a demo, problems of a file set), judged part by part.
 
