@@ -165,8 +165,8 @@ def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]
 #: pair per line (scripts read a line per pair).
 ROW_WIDTH = 64
 
-#: What starts a continued LaTeX row.
-CONTINUE = "\\\\\n  &\\qquad "
+#: What starts a continued LaTeX row (rows are indented by ``\\quad``, continuations further).
+CONTINUE = "\\\\\n  &\\qquad\\quad "
 
 
 def _visible(s: str, latex: bool) -> int:
@@ -607,14 +607,15 @@ class ToLatex(Lowering):
                 _names(problem, True)[1], problem.n
             )
         lines, index = _render(problem, True, self.max_rows)
-        body = " \\\\\n".join(f"  & {ln}" for ln in lines)
         find = f"z = ({', '.join(b.latex for b in problem.blocks)})"
         if problem.n_params:
             given = ", ".join(pb.latex for pb in problem.parameter_blocks)
             head = f"\\text{{Given the parameters }} {given},\\ \\text{{find }} {find}"
         else:
             head = f"\\text{{Find }} {find}"
-        text = f"{head}\\ \\text{{such that}}\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}"
+        # the sentence is the block's first row: beside the block it ran off the page
+        rows = [f"  &{head}\\ \\text{{such that}}"] + [f"  &\\quad {ln}" for ln in lines]
+        text = "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
         return text, NameMap(index, problem.n)
 
     def invert(self, solution: dict[str, float], inverse_data: NameMap) -> np.ndarray:

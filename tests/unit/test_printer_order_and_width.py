@@ -71,6 +71,9 @@ def test_header_reads_given_then_find() -> None:
         "MCP 'particle_lcp_4': given parameters (v_prev, h, mu), "
         "find z = (v, beta_n, beta_f, sigma) such that"
     )
-    assert m.to_latex().startswith(r"\text{Given the parameters } \nu^{\ell}, h, \mu,\ \text{find } z = (")
+    latex = m.to_latex()
+    # the sentence is the aligned block's first row (beside the block it ran off the page)
+    head = r"\text{Given the parameters } \nu^{\ell}, h, \mu,\ \text{find } z = ("
+    assert latex.startswith("\\begin{aligned}\n  &" + head)
     free = mcpkit.MCP.lcp(np.eye(2), [1.0, -1.0])
-    assert free.to_latex().startswith(r"\text{Find } z = (z)\ \text{such that}")
+    assert free.to_latex().startswith("\\begin{aligned}\n  &" + r"\text{Find } z = (z)\ \text{such that} \\")
