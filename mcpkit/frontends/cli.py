@@ -501,6 +501,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 #: ``mcpkit print --form`` choices (FCLIB files): the cone complementarity problem, or a formulation.
 PRINT_FORMS: tuple[str, ...] = ("cone", "alart-curnier", "fb-soc", "ncp")
+PRINT_FORM_HELP = (
+    "FCLIB files: the cone complementarity problem (cone, the default) or the equations mcpkit "
+    "solves (alart-curnier, fb-soc, ncp)"
+)
 
 
 def cmd_print(args: argparse.Namespace) -> int:
@@ -712,13 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
     p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
-    p_print.add_argument(
-        "--form",
-        choices=PRINT_FORMS,
-        default=None,
-        help="FCLIB files: the cone complementarity problem (cone, the default) or the equations "
-        "mcpkit solves (alart-curnier, fb-soc, ncp)",
-    )
+    p_print.add_argument("--form", choices=PRINT_FORMS, help=PRINT_FORM_HELP)
     p_print.set_defaults(func=cmd_print)
 
     p_demo = sub.add_parser(
