@@ -178,11 +178,24 @@ def _visible(s: str, latex: bool) -> int:
     return len(re.sub(r"[{}_^ ]", "", re.sub(r"\\[A-Za-z]+", "x", s)))
 
 
-Ranks = dict[sp.Symbol, tuple[int, int]]
-"""Symbol -> ``(1, j)`` (``j``-th parameter block) or ``(2, j)`` (``j``-th variable block)."""
+class Ranks:
+    """Symbol -> ``(1, j)`` (of the ``j``-th parameter block) or ``(2, j)`` (``j``-th variable block),
+    read off the symbol's name (``block_k``) as :class:`_SymbolNames` does: no symbol is made for
+    a whole block. ``order`` maps block names to their ``(group, j)``."""
+
+    def __init__(self, problem: MCPView, order: dict[str, tuple[int, int]]) -> None:
+        self.order = order
+        self.blocks = {b.name: b for b in (*problem.blocks, *problem.parameter_blocks)}
+
+    def get(self, s: sp.Symbol) -> tuple[int, int] | None:
+        head, _, k = s.name.rpartition("_")
+        b = self.blocks.get(head)
+        if b is None or head not in self.order or not k.isdigit() or int(k) >= b.size:
+            return None
+        return self.order[head] if b.symbols[int(k)] == s else None
 
 
-def term_rank(t: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks) -> tuple[int, int]:
+def term_rank(t: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks | None) -> tuple[int, int]:
     r"""Where a term of a row goes in the printed order, the order rows are usually written in
     (:math:`v - v^0 - h f - p_f`, :math:`\psi/h + v_2`):
 
@@ -195,7 +208,7 @@ def term_rank(t: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks) -> tuple[int, 
     syms = t.free_symbols
     if syms and syms <= own:
         return (0, 0)
-    places = [rank[s] for s in syms if s in rank]
+    places = [r for s in syms if rank is not None and (r := rank.get(s)) is not None]
     unknowns = [r for r in places if r[0] == 2]
     if unknowns:
         return min(unknowns)
@@ -204,19 +217,22 @@ def term_rank(t: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks) -> tuple[int, 
 
 def written_ranks(problem: MCPView, expr: bx.Expr) -> Ranks:
     """``(2, j)`` for the symbols of the ``j``-th block to appear in ``expr`` as written (pre-order)."""
-    order: dict[str, int] = {}
+    order: dict[str, tuple[int, int]] = {}
     for leaf in bx.walk(expr):
         if isinstance(leaf, (bx.Var, bx.Param)) and leaf.block.name not in order:
-            order[leaf.block.name] = len(order)
-    out: Ranks = {}
-    for b in (*problem.blocks, *problem.parameter_blocks):
-        j = order.get(b.name)
-        if j is not None and b.size <= 10_000:
-            out.update((s, (2, j)) for s in b.symbols)
-    return out
+            order[leaf.block.name] = (2, len(order))
+    return Ranks(problem, order)
 
 
-def _terms(e: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks) -> list[sp.Expr]:
+def symbol_ranks(problem: MCPView) -> Ranks:
+    """``(1, j)`` for the symbols of the ``j``-th parameter block, ``(2, j)`` for the ``j``-th variable
+    block (the ranks of :func:`term_rank` for rows declared row by row)."""
+    order = {pb.name: (1, j) for j, pb in enumerate(problem.parameter_blocks)}
+    order.update({b.name: (2, j) for j, b in enumerate(problem.blocks)})
+    return Ranks(problem, order)
+
+
+def _terms(e: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks | None) -> list[sp.Expr]:
     """The terms of ``e`` (tidied numbers) in :func:`term_rank` order (sympy's order among equals)."""
     e = tidy_numbers(e)
     if not isinstance(e, sp.Add):
@@ -242,7 +258,7 @@ def _expr(
         return sympy_latex(t, found) if latex else sympy_text(t.xreplace(plain))
 
     out, width = "", indent
-    for k, t in enumerate(_terms(e, own, rank or {})):
+    for k, t in enumerate(_terms(e, own, rank)):
         neg = k > 0 and t.could_extract_minus_sign()
         body = one(-t if neg else t)
         piece = body if k == 0 else (" - " if neg else " + ") + body
@@ -251,19 +267,6 @@ def _expr(
             width = 6
         out += piece
         width += _visible(piece, latex)
-    return out
-
-
-def symbol_ranks(problem: MCPView) -> Ranks:
-    """``(1, j)`` for the symbols of the ``j``-th parameter block, ``(2, j)`` for the ``j``-th variable
-    block (the keys of :func:`term_rank`); symbols are made only for blocks of at most 10^4 entries."""
-    out: Ranks = {}
-    for j, pb in enumerate(problem.parameter_blocks):
-        if pb.size <= 10_000:
-            out.update((s, (1, j)) for s in pb.symbols)
-    for j, b in enumerate(problem.blocks):
-        if b.size <= 10_000:
-            out.update((s, (2, j)) for s in b.symbols)
     return out
 
 
