@@ -137,7 +137,7 @@ def outcome_repr(
 
 
 def _array_sizes(obj: Any) -> str:
-    """``"  arrays: t 101, states 101x6,\n"`` for the array fields of a dataclass (at most six), or ``""``."""
+    """The sizes of the array fields of a dataclass (at most six) as a repr line, or ``""``."""
     import dataclasses
 
     if not dataclasses.is_dataclass(obj):
