@@ -72,6 +72,7 @@ from mcpkit.engines.factor_budget import (
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
+from mcpkit.models.fclib_print import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
@@ -189,21 +190,34 @@ class FCLIBProblem:
         """The problem in ``formulation`` declared at block level (:func:`fclib_mcp`)."""
         return fclib_mcp(self, formulation)
 
-    def to_text(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
-        """Plain text of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.to_text`)."""
+    def to_text(self, formulation: FCLIBFormulation | str = "cone", **kwargs: Any) -> str:
+        r"""Plain text: ``"cone"`` (default) the cone complementarity problem
+        :math:`K^* \ni \hat u \perp r \in K` (:mod:`mcpkit.models.fclib_print`); a formulation
+        (``"alart_curnier"``, ``"fb_soc"``, ``"ncp"``) its :meth:`declare` (``kwargs`` as
+        :meth:`mcpkit.MCP.to_text`)."""
+        if _is_cone(formulation):
+            return cone_text(self, **kwargs)
         return self.declare(formulation).to_text(**kwargs)
 
-    def to_latex(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
-        """LaTeX of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.to_latex`)."""
+    def to_latex(self, formulation: FCLIBFormulation | str = "cone", **kwargs: Any) -> str:
+        """LaTeX of what :meth:`to_text` prints (``kwargs`` as :meth:`mcpkit.MCP.to_latex`)."""
+        if _is_cone(formulation):
+            return cone_latex(self, **kwargs)
         return self.declare(formulation).to_latex(**kwargs)
 
-    def explain(self, formulation: FCLIBFormulation | str = "alart_curnier", **kwargs: Any) -> str:
-        """Prose of :meth:`declare` (``kwargs`` as :meth:`mcpkit.MCP.explain`)."""
+    def explain(self, formulation: FCLIBFormulation | str = "cone", **kwargs: Any) -> str:
+        """Prose of what :meth:`to_text` prints (``kwargs`` as :meth:`mcpkit.MCP.explain`)."""
+        if _is_cone(formulation):
+            return cone_explain(self, **kwargs)
         return self.declare(formulation).explain(**kwargs)
 
     def _repr_latex_(self) -> str:
-        """Notebook rendering: the default formulation at block level."""
+        """Notebook rendering: the cone complementarity problem."""
         return f"$${self.to_latex()}$$"
+
+
+def _is_cone(form: Any) -> bool:
+    return isinstance(form, str) and not isinstance(form, FCLIBFormulation) and form == CONE_FORM
 
 
 def load_fclib(path: str | Path) -> FCLIBProblem:

@@ -317,7 +317,7 @@ class StepOutcome:
         return out
 
 
-@dataclass
+@dataclass(repr=False)
 class SimulationResult(FromParts):
     """Arrays of a simulation, one row per step, with per-step verdicts (an ``Outcome``).
 

@@ -60,7 +60,7 @@ def resimulation_check(
                           wall_time_s=wall_time_s)  # fmt: skip
 
 
-@dataclass
+@dataclass(repr=False)
 class HorizonResult(FromParts):
     """A solved (or failed) horizon and its re-simulation check (an :class:`~mcpkit.solving.result.Outcome`).
 

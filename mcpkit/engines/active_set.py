@@ -41,7 +41,7 @@ class ActiveSetNewton:
             "active_set_newton",
             "newton",
             fun,
-            {"abstol": 0.1 * tol, "max_iter": max_iter, "error_on_fail": False},
+            {"abstol": 0.1 * tol, "max_iter": max_iter, "error_on_fail": False, "show_eval_warnings": False},
         )
         self.lb = cmcp.lb
         self.ub = cmcp.ub

@@ -90,6 +90,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from mcpkit.errors import MCPInputError, ShapeError
+from mcpkit.printing.tables import compact_repr
 
 #: Statuses of :class:`LemkeResult`.
 LEMKE_STATUSES: tuple[str, ...] = (
@@ -134,6 +135,12 @@ class LemkeResult:
         r""":math:`\|\min(z, Mz + q)\|_\infty` of the point (meaningful when ``z0 == 0``)."""
         wq = self.w - self.d * self.z0 if self.z0 else self.w
         return float(np.abs(np.minimum(self.z, wq)).max(initial=0.0))
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(
+            self, ("status", "pivots", "refactorizations", "wall_time_s", "message", "z", "w", "ray")
+        )
 
 
 def _as_lcp(M: Any, q: Any, d: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

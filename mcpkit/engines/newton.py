@@ -922,27 +922,37 @@ class NewtonRoute:
             from mcpkit.engines.newton_warm import CompiledWarmStep
 
             self._warm_ok = CompiledWarmStep.applies(self.casadi.z, self.casadi.n)
+        note = None
         if warm and self._warm_ok:
             fast = self._compiled_warm_step(p, z0)
-            if fast is not None:
+            if isinstance(fast, RouteOutcome):
                 return fast
+            note = fast
         out = self.engine.solve(p, z0, warm)
         kept = out.extra.get("newton_factor")
         if kept is not None and self.problem is not None:
             kept.version = self.problem.version  # sensitivity() checks the declaration is unchanged
+        if note:
+            out.warnings = (*out.warnings, note)
         return out
 
-    def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
-        """The fast path of :mod:`mcpkit.engines.newton_warm`: its point if it passes the check."""
+    def _compiled_warm_step(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | str | None:
+        """The fast path of :mod:`mcpkit.engines.newton_warm`: its point if it passes the check,
+        else ``None``, or a warning when it ended on a non-finite iterate (for the result)."""
         from mcpkit.engines.newton_warm import CompiledWarmStep
 
         if self._warm_step is None:
             c = self.casadi
-            self._warm_step = CompiledWarmStep(c.z, c.p, c.F, c.lb, c.ub, self.options.tol, c.name)
+            self._warm_step = CompiledWarmStep(
+                c.z, c.p, c.F, c.lb, c.ub, self.options.tol, c.name, verbose=self.options.verbose
+            )
         p = np.asarray(p, dtype=float).reshape(-1)
         z, iters, wall = self._warm_step.run(p, z0)
         if z is None:
-            return None
+            return (
+                "compiled warm step: a NaN in the Fischer-Burmeister map or its Jacobian at a Newton "
+                f"iterate (after {iters} steps); the engine's safeguarded Newton method took over"
+            )
         fun = self.engine.fun
         fun.set_parameters(p)
         F = fun.F(z)

@@ -86,6 +86,7 @@ from mcpkit.engines.factor_budget import (
     dense_cost,
 )
 from mcpkit.errors import MCPInputError
+from mcpkit.printing.tables import compact_repr
 
 SIGMA = 1e-4
 """Armijo constant of the line search."""
@@ -136,6 +137,11 @@ class ContactNewtonResult:
     """How many of them were Levenberg–Marquardt steps."""
     wall_time_s: float
     message: str
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        names = ("solved", "siconos_error", "natural_residual", "tol", "iterations", "lm_steps")
+        return compact_repr(self, (*names, "wall_time_s", "message", "r", "u"))
 
 
 def delassus_rho(W: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:

@@ -78,17 +78,36 @@ class CompiledWarmStep:
     tol
         Stopping tolerance of the compiled iteration on :math:`\|\Phi\|_\infty` (the acceptance
         test is the caller's, on the natural residual).
+    verbose
+        Let CasADi print its evaluation warnings (a NaN in :math:`\Phi` or its Jacobian at an
+        iterate); otherwise they are silent and :meth:`run` returns no point.
     """
 
     def __init__(
-        self, z: ca.SX, p: ca.SX, F: ca.SX, lb: np.ndarray, ub: np.ndarray, tol: float, name: str = "mcp"
+        self,
+        z: ca.SX,
+        p: ca.SX,
+        F: ca.SX,
+        lb: np.ndarray,
+        ub: np.ndarray,
+        tol: float,
+        name: str = "mcp",
+        verbose: bool = False,
     ) -> None:
         n = int(z.numel())
         self.n = n
         self.lb = np.asarray(lb, dtype=float)
         self.ub = np.asarray(ub, dtype=float)
         phi = ca.Function(casadi_name(f"{name}_fb_phi"), [z, p], [fb_map(z, F, self.lb, self.ub)])
-        opts = {"abstol": min(tol, 1e-12) * 1e-2, "max_iter": MAX_ITER, "error_on_fail": False}
+        # an iterate where Phi or its Jacobian is not finite ends the iteration (z = NaN: the caller
+        # falls back to the engine); CasADi's warning about it is printed only with ``verbose``
+        opts = {
+            "abstol": min(tol, 1e-12) * 1e-2,
+            "max_iter": MAX_ITER,
+            "error_on_fail": False,
+            "show_eval_warnings": bool(verbose),
+        }
+        self.tol = float(tol)
         self.rootfinder = ca.rootfinder(casadi_name(f"{name}_warm_newton"), "newton", phi, opts)
         self._z0 = np.zeros(n)
         self._p = np.zeros(int(p.numel()))

@@ -499,15 +499,29 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_SOLVED if summary["solved"] == summary["rows"] else EXIT_NOT_SOLVED
 
 
+#: ``mcpkit print --form`` choices (FCLIB files): the cone complementarity problem, or a formulation.
+PRINT_FORMS: tuple[str, ...] = ("cone", "alart-curnier", "fb-soc", "ncp")
+PRINT_FORM_HELP = (
+    "FCLIB files: the cone complementarity problem (cone, the default) or the equations mcpkit "
+    "solves (alart-curnier, fb-soc, ncp)"
+)
+
+
 def cmd_print(args: argparse.Namespace) -> int:
     """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP)."""
     from mcpkit.frontends.solve_file import load_declaration
 
     problem = load_declaration(args.file)
-    print(problem.to_latex(max_rows=args.max_rows) if args.latex else problem.to_text(max_rows=args.max_rows))
+    form: dict[str, str] = {}
+    if args.form is not None:
+        if type(problem).__name__ != "FCLIBProblem":
+            raise MCPInputError(f"--form applies to FCLIB files only; {args.file} is not one")
+        form["formulation"] = args.form.replace("-", "_")
+    kw = {**form, "max_rows": args.max_rows}
+    print(problem.to_latex(**kw) if args.latex else problem.to_text(**kw))
     if not args.latex:
         print()
-        print(problem.explain())
+        print(problem.explain(**form))
     return EXIT_SOLVED
 
 
@@ -702,6 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
     p_print.add_argument("--max-rows", type=int, default=8, help="rows shown per block")
+    p_print.add_argument("--form", choices=PRINT_FORMS, help=PRINT_FORM_HELP)
     p_print.set_defaults(func=cmd_print)
 
     p_demo = sub.add_parser(

@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError
+from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.homotopy.ipopt import check_ipopt_options
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
-from mcpkit.solving.options import Backend, Method, SolveOptions, time_limit_seconds
+from mcpkit.solving.options import Backend, Method, SolveOptions, did_you_mean, time_limit_seconds
 from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
@@ -44,6 +44,31 @@ from mcpkit.solving.result import (
     verdict_message,
 )
 from mcpkit.solving.route import RouteOutcome, RouteRunner
+
+#: The options :meth:`Solver.solve` takes per call; every other option is the solver's, set once
+#: in ``Solver(...)`` (it shapes the route that is built).
+PER_CALL: tuple[str, ...] = ("p", "z0", "warm_start", "time_limit", "tol")
+
+#: Per-call tolerances whose routes a :class:`Solver` keeps (:meth:`Solver.solve` ``tol=``).
+TOL_ROUTES = 4
+
+
+def _refuse_per_solver(options: dict[str, Any]) -> None:
+    """Raise :class:`~mcpkit.errors.UnknownOptionError` for keywords :meth:`Solver.solve` does not take:
+    an option of :class:`~mcpkit.solving.options.SolveOptions` is named as the solver's (set it in
+    ``Solver(...)``), any other name with the closest per-call or solver option."""
+    name = next(iter(options))
+    solver_options = [n for n in SolveOptions.names() if n not in PER_CALL]
+    if name in solver_options:
+        raise UnknownOptionError(
+            f"{name!r} is an option of the solver, not of one call: build Solver(problem, {name}=...) "
+            f"(or mcpkit.solve(problem, {name}=...)). Per call: {list(PER_CALL)}"
+        )
+    extra = did_you_mean(name, list(PER_CALL) + solver_options)
+    raise UnknownOptionError(
+        f"unknown option {name!r} of Solver.solve; per call: {list(PER_CALL)}, per solver (Solver(...)): "
+        f"{solver_options}.{extra}"
+    )
 
 
 class Solver:
@@ -100,6 +125,8 @@ class Solver:
         self._lb, self._ub = problem.lb, problem.ub
         self._F = problem.evaluator()  # F(z; p) of the declaration, for the verdict
         self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
+        self._ipopt = ipopt
+        self._tol_routes: dict[float, RouteRunner] = {}  # routes built for a per-call tol
         self._last_z: np.ndarray | None = None
 
     @property
@@ -115,6 +142,8 @@ class Solver:
         warm_start: bool = True,
         *,
         time_limit: float | None = None,
+        tol: float | None = None,
+        **options: Any,
     ) -> MCPResult:
         """Solve at parameter values ``p`` (dict by block, stacked array, or current values).
 
@@ -134,9 +163,22 @@ class Solver:
             are not affected. A bool,
             a string, NaN or a negative number is an :class:`~mcpkit.errors.MCPInputError`
             (:func:`~mcpkit.solving.options.time_limit_seconds`).
+        tol
+            The tolerance of this call (``None``: the solver's ``tol``): the route stops on it and
+            the point is judged against it. A route whose solver reads its tolerance when built
+            (the IPOPT homotopies) is built once more for each new ``tol`` and kept for the next
+            calls with that ``tol``; later calls without ``tol`` use the solver's.
+        **options
+            Nothing else is per call: any other option of
+            :class:`~mcpkit.solving.options.SolveOptions` raises
+            :class:`~mcpkit.errors.UnknownOptionError` saying it belongs to ``Solver(...)``
+            (:data:`PER_CALL`), and an unknown name names the option probably meant.
         """
+        if options:
+            _refuse_per_solver(options)
         if self.problem.version != self._version:
             raise MCPInputError("the MCP's structure changed after this Solver was built; build a new Solver")
+        route = self._route_for(tol)
         if not isinstance(warm_start, (bool, np.bool_)):
             raise MCPInputError(f"warm_start must be True or False, got {warm_start!r}")
         limit = None if time_limit is None else time_limit_seconds(time_limit, zero_ok=True)
@@ -151,11 +193,11 @@ class Solver:
             start = self.problem.start
         start = np.minimum(np.maximum(start, self._lb), self._ub)
         t0 = time.perf_counter()
-        kept = self.route.options
+        kept = route.options
         if time_limit is not None:  # routes read their options at every solve (inf: none this call)
             # a passed limit (0, or less than what is left) still runs the route: it stops before
             # its first iteration (SPENT_LIMIT) and the start point is judged
-            self.route.options = replace(kept, time_limit=None if limit is None else max(limit, SPENT_LIMIT))
+            route.options = replace(kept, time_limit=None if limit is None else max(limit, SPENT_LIMIT))
         try:
             # progress=True: a tqdm line; otherwise nothing to enter (progress.py is not called)
             bar = (
@@ -164,29 +206,50 @@ class Solver:
                 else contextlib.nullcontext()
             )
             with bar:
-                out = self.route.solve(pv, start, warm)
+                out = route.solve(pv, start, warm)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
                 raise
             out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
         finally:
-            self.route.options = kept
+            route.options = kept
         wall = time.perf_counter() - t0
-        result = self._result(out, pv, wall)
+        result = self._result(out, pv, wall, kept.tol, route)
+        if self.options.verbose:
+            for line in result.warnings:
+                print(f"mcpkit warning: {line}")
         if result.solved:
             self._last_z = result.z.copy()
         return result
 
-    def _result(self, out: RouteOutcome, p: np.ndarray, wall: float) -> MCPResult:
-        lb, ub, tol = self._lb, self._ub, self.options.tol
+    def _route_for(self, tol: float | None) -> RouteRunner:
+        """The route that solves at ``tol``: :attr:`route` for the solver's own, else one built
+        with ``tol`` (kept: up to :data:`TOL_ROUTES` tolerances, the oldest dropped first)."""
+        if tol is None:
+            return self.route
+        t = SolveOptions.from_kwargs(self.options, tol=tol).tol  # checked like Solver(tol=...)
+        if t == self.options.tol:
+            return self.route
+        if t not in self._tol_routes:
+            if len(self._tol_routes) >= TOL_ROUTES:
+                self._tol_routes.pop(next(iter(self._tol_routes)))
+            self._tol_routes[t] = build_mcp_route(
+                self.problem, self.resolved, replace(self.options, tol=t), self._ipopt
+            )
+        return self._tol_routes[t]
+
+    def _result(
+        self, out: RouteOutcome, p: np.ndarray, wall: float, tol: float, route: RouteRunner
+    ) -> MCPResult:
+        lb, ub = self._lb, self._ub
         # judged once: the chain's verdict on this very point at this tolerance, when it has one
         jp = out.judged
-        if jp is None or jp.z is not out.z or self.route.options.tol != tol:
+        if jp is None or jp.z is not out.z or route.options.tol != tol:
             jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)
-        method, backend = out.method or self.method.value, out.backend or self.route.backend
+        method, backend = out.method or self.method.value, out.backend or route.backend
         route = f"{method}/{backend}"
         msg = verdict_message(f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination)
         if self.choice_note:
@@ -210,6 +273,7 @@ class Solver:
             message=msg,
             blocks=self.problem.block_slices,
             extra=dict(out.extra),
+            warnings=tuple(out.warnings),
             problem=self.problem,
             p=p,
         )

@@ -176,8 +176,9 @@ def load_declaration(path: str | Path) -> Any:
     By the file's family (:func:`file_family` of :func:`~mcpkit.formats.io.file_kind`, the same
     dispatch as :func:`_load_and_solve`): an :class:`~mcpkit.MCP` for MCP files
     (:func:`~mcpkit.formats.mcp_file.load_any_mcp`), an :class:`~mcpkit.MPCC` for MPCC JSON
-    (:func:`~mcpkit.formats.mpcc_json.load_mpcc_json`), and for an FCLIB file the contact MCP
-    of its default formulation declared at block level (:func:`mcpkit.models.fclib.fclib_mcp`).
+    (:func:`~mcpkit.formats.mpcc_json.load_mpcc_json`), and for an FCLIB file its
+    :class:`~mcpkit.models.fclib.FCLIBProblem`, which prints the cone complementarity problem or,
+    given a formulation, the contact MCP declared at block level (:func:`mcpkit.models.fclib.fclib_mcp`).
     Each has ``to_text``, ``to_latex`` and ``explain``.
     """
     from mcpkit.formats.io import file_kind, parse_once
@@ -185,9 +186,9 @@ def load_declaration(path: str | Path) -> Any:
     with parse_once():  # kind detection and loading parse a JSON file once
         family = file_family(file_kind(path))
         if family == "fclib":
-            from mcpkit.models.fclib import fclib_mcp, load_fclib
+            from mcpkit.models.fclib import load_fclib
 
-            return fclib_mcp(load_fclib(path))
+            return load_fclib(path)
         if family == "mpcc":
             from mcpkit.formats.mpcc_json import load_mpcc_json
 

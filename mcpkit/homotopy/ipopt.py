@@ -386,7 +386,9 @@ class IpoptNLP(InnerSolver):
         deadlines: bool = False,
         derivatives: dict[str, ca.Function] | None = None,
     ) -> None:
-        opts: dict[str, Any] = {"print_time": False, "error_on_fail": False, **(derivatives or {})}
+        opts: dict[str, Any] = {
+            "print_time": False, "error_on_fail": False, "show_eval_warnings": verbose, **(derivatives or {}),
+        }  # fmt: skip
         for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
             opts[f"ipopt.{key}"] = value
         self.nx = int(x.numel())

@@ -316,7 +316,12 @@ class CasadiIpopt:
         t0 = time.perf_counter()
         nlp = import_pyomo_nl(model, kwargs.get("export_nonlinear_variables"))
         given = {**dict(self.options), **(options or {})}
-        opts: dict[str, Any] = {"print_time": False, "ipopt.print_level": 5 if tee else 0, "ipopt.sb": "yes"}
+        opts: dict[str, Any] = {
+            "print_time": False,
+            "ipopt.print_level": 5 if tee else 0,
+            "ipopt.sb": "yes",
+            "show_eval_warnings": bool(tee),  # CasADi's NaN warnings only with the log
+        }
         for k, v in given.items():
             opts[f"ipopt.{k}"] = v
         if timelimit is not None:

@@ -34,6 +34,7 @@ name can be put back into a stacked vector.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,7 @@ from mcpkit.printing.expressions import (
     sym_shape,
     sympy_latex,
     sympy_text,
+    tidy_numbers,
 )
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
@@ -158,11 +160,114 @@ def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]
     return names, index
 
 
-def _expr(e: sp.Expr, names: _SymbolNames, latex: bool) -> str:
+#: Printed characters (a control word counts one, braces and scripts none) of one LaTeX row before
+#: it continues on a new row of the ``aligned`` block, indented, at a term boundary. Text keeps one
+#: pair per line (scripts read a line per pair).
+ROW_WIDTH = 64
+
+#: What starts a continued LaTeX row (rows are indented by ``\\quad``, continuations further).
+CONTINUE = "\\\\\n  &\\qquad\\quad "
+
+
+def _visible(s: str, latex: bool) -> int:
+    """Rough printed width of ``s``: LaTeX counts a control word as one character and drops braces,
+    script marks and spacing commands."""
+    if not latex:
+        return len(s)
+    s = re.sub(r"\\(left|right|quad|qquad|[,;!])", "", s)
+    return len(re.sub(r"[{}_^ ]", "", re.sub(r"\\[A-Za-z]+", "x", s)))
+
+
+class Ranks:
+    """Symbol -> ``(1, j)`` (of the ``j``-th parameter block) or ``(2, j)`` (``j``-th variable block),
+    read off the symbol's name (``block_k``) as :class:`_SymbolNames` does: no symbol is made for
+    a whole block. ``order`` maps block names to their ``(group, j)``."""
+
+    def __init__(self, problem: MCPView, order: dict[str, tuple[int, int]]) -> None:
+        self.order = order
+        self.blocks = {b.name: b for b in (*problem.blocks, *problem.parameter_blocks)}
+
+    def get(self, s: sp.Symbol) -> tuple[int, int] | None:
+        head, _, k = s.name.rpartition("_")
+        b = self.blocks.get(head)
+        if b is None or head not in self.order or not k.isdigit() or int(k) >= b.size:
+            return None
+        return self.order[head] if b.symbols[int(k)] == s else None
+
+
+def term_rank(t: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks | None) -> tuple[int, int]:
+    r"""Where a term of a row goes in the printed order, the order rows are usually written in
+    (:math:`v - v^0 - h f - p_f`, :math:`\psi/h + v_2`):
+
+    ``(0, 0)`` a term of the row's own unknown alone (and numbers); then ``(2, j)`` a term with
+    unknowns, ``j`` the place of its first one, after ``(1, j)`` a term of parameters alone, ``j``
+    the place of its first one; ``(3, 0)`` a constant last. ``rank`` maps each symbol to
+    ``(1, j)`` (parameter) or ``(2, j)`` (variable); a row expanded from a block expression ranks
+    every symbol ``(2, j)`` by where its block first appears in the expression as written.
+    """
+    syms = t.free_symbols
+    if syms and syms <= own:
+        return (0, 0)
+    places = [r for s in syms if rank is not None and (r := rank.get(s)) is not None]
+    unknowns = [r for r in places if r[0] == 2]
+    if unknowns:
+        return min(unknowns)
+    return min(places) if places else (3, 0)
+
+
+def written_ranks(problem: MCPView, expr: bx.Expr) -> Ranks:
+    """``(2, j)`` for the symbols of the ``j``-th block to appear in ``expr`` as written (pre-order)."""
+    order: dict[str, tuple[int, int]] = {}
+    for leaf in bx.walk(expr):
+        if isinstance(leaf, (bx.Var, bx.Param)) and leaf.block.name not in order:
+            order[leaf.block.name] = (2, len(order))
+    return Ranks(problem, order)
+
+
+def symbol_ranks(problem: MCPView) -> Ranks:
+    """``(1, j)`` for the symbols of the ``j``-th parameter block, ``(2, j)`` for the ``j``-th variable
+    block (the ranks of :func:`term_rank` for rows declared row by row)."""
+    order = {pb.name: (1, j) for j, pb in enumerate(problem.parameter_blocks)}
+    order.update({b.name: (2, j) for j, b in enumerate(problem.blocks)})
+    return Ranks(problem, order)
+
+
+def _terms(e: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks | None) -> list[sp.Expr]:
+    """The terms of ``e`` (tidied numbers) in :func:`term_rank` order (sympy's order among equals)."""
+    e = tidy_numbers(e)
+    if not isinstance(e, sp.Add):
+        return [e]
+    terms = list(e.as_ordered_terms())
+    return sorted(terms, key=lambda t: term_rank(t, own, rank))
+
+
+def _expr(
+    e: sp.Expr,
+    names: _SymbolNames,
+    latex: bool,
+    own: frozenset[sp.Symbol] = frozenset(),
+    rank: Ranks | None = None,
+    indent: int = 0,
+) -> str:
+    """A row's expression in reading order (:func:`term_rank`); in LaTeX continued on a new row at a
+    term boundary after :data:`ROW_WIDTH` printed characters (``indent``: those already on the row)."""
     found = {s: nm for s in e.free_symbols if (nm := names.get(s)) is not None}
-    if latex:
-        return sympy_latex(e, found)
-    return sympy_text(e.xreplace({s: sp.Symbol(nm) for s, nm in found.items()}))
+    plain = {s: sp.Symbol(nm) for s, nm in found.items()}
+
+    def one(t: sp.Expr) -> str:
+        return sympy_latex(t, found) if latex else sympy_text(t.xreplace(plain))
+
+    out, width = "", indent
+    for k, t in enumerate(_terms(e, own, rank)):
+        neg = k > 0 and t.could_extract_minus_sign()
+        body = one(-t if neg else t)
+        piece = body if k == 0 else (" - " if neg else " + ") + body
+        if latex and k > 0 and width + _visible(piece, latex) > ROW_WIDTH:
+            out += CONTINUE
+            width = 6
+        out += piece
+        width += _visible(piece, latex)
+    return out
 
 
 def _affine_row(problem: MCPView, fb: AffineFunction, r: int) -> sp.Expr:
@@ -214,6 +319,8 @@ def _function_sources(problem: MCPView) -> dict[str, str]:
 def _render(problem: MCPView, latex: bool, max_rows: int) -> tuple[list[str], dict[str, int]]:
     problem.validate()
     names, index = _names(problem, latex)
+    rank = symbol_ranks(problem)
+    written: dict[str, Ranks] = {}  # rows expanded from a block expression: its order as written
     lb, ub = problem.lb, problem.ub
     lines: list[str] = []
     for b in problem.blocks:
@@ -247,9 +354,15 @@ def _render(problem: MCPView, latex: bool, max_rows: int) -> tuple[list[str], di
                 e = fb.exprs[k]
             elif isinstance(fb, BlockFunction):
                 e = fb.expand()[k]
+                if b.name not in written:
+                    written[b.name] = written_ranks(problem, fb.expr)
             else:
                 e = _affine_row(problem, fb, k)
-            lines.append(_condition(zname, _expr(e, names, latex), lb[i], ub[i], latex))
+            # M z + q prints column by column; other rows start with their own unknown
+            own = frozenset() if isinstance(fb, AffineFunction) else frozenset({b.symbols[k]})
+            lead = _visible(_condition(zname, "", lb[i], ub[i], latex), latex)
+            ranks = written[b.name] if b.name in written else rank
+            lines.append(_condition(zname, _expr(e, names, latex, own, ranks, lead), lb[i], ub[i], latex))
     return lines, index
 
 
@@ -344,6 +457,7 @@ def _value_text(values: np.ndarray, latex: bool, shape: tuple[int, ...] | None =
 def _block_printout(problem: MCPView, latex: bool, values: bool, max_rows: int) -> _Printout:
     problem.validate()
     names, _ = _names(problem, latex)
+    rank = symbol_ranks(problem)
     pairs: list[tuple[str, str]] = []
     defs: list[bx.Named] = []
     consts: dict[int, bx.Const] = {}
@@ -388,7 +502,8 @@ def _block_printout(problem: MCPView, latex: bool, values: bool, max_rows: int) 
                 if b.size > max_rows and k == b.size - 1:
                     pairs.append((r"\vdots" if latex else "...", ""))
                 i = b.start + k
-                row = _condition(names.name(b, k), _expr(fb.exprs[k], names, latex), lb[i], ub[i], latex)
+                fstr = _expr(fb.exprs[k], names, latex, frozenset({b.symbols[k]}), rank, 12)
+                row = _condition(names.name(b, k), fstr, lb[i], ub[i], latex)
                 pairs.append((row, size if k == shown[0] else ""))
     where = []
     for d in sorted(defs, key=lambda x: x.order):
@@ -495,14 +610,15 @@ class ToLatex(Lowering):
                 _names(problem, True)[1], problem.n
             )
         lines, index = _render(problem, True, self.max_rows)
-        body = " \\\\\n".join(f"  & {ln}" for ln in lines)
-        params = ""
+        find = f"z = ({', '.join(b.latex for b in problem.blocks)})"
         if problem.n_params:
-            params = ",\\ " + ", ".join(pb.latex for pb in problem.parameter_blocks) + r"\ \text{given}"
-        text = (
-            f"\\text{{Find }} z = ({', '.join(b.latex for b in problem.blocks)})"
-            f"{params}\\ \\text{{such that}}\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}"
-        )
+            given = ", ".join(pb.latex for pb in problem.parameter_blocks)
+            head = f"\\text{{Given the parameters }} {given},\\ \\text{{find }} {find}"
+        else:
+            head = f"\\text{{Find }} {find}"
+        # the sentence is the block's first row: beside the block it ran off the page
+        rows = [f"  &{head}\\ \\text{{such that}}"] + [f"  &\\quad {ln}" for ln in lines]
+        text = "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
         return text, NameMap(index, problem.n)
 
     def invert(self, solution: dict[str, float], inverse_data: NameMap) -> np.ndarray:
@@ -523,9 +639,10 @@ class ToText(ToLatex):
                 _names(problem, False)[1], problem.n
             )
         lines, index = _render(problem, False, self.max_rows)
-        head = f"MCP {problem.name!r}: find z = ({', '.join(b.name for b in problem.blocks)})"
+        find = f"find z = ({', '.join(b.name for b in problem.blocks)})"
         if problem.n_params:
-            head += f" given parameters ({', '.join(pb.name for pb in problem.parameter_blocks)})"
+            find = f"given parameters ({', '.join(pb.name for pb in problem.parameter_blocks)}), {find}"
+        head = f"MCP {problem.name!r}: {find}"
         return head + " such that\n" + "\n".join(f"  {ln}" for ln in lines), NameMap(index, problem.n)
 
 

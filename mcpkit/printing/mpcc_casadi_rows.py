@@ -6,6 +6,7 @@ a vector too long to show prints a summary from its Jacobian sparsity (:class:`_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,23 @@ from mcpkit.printing.expressions import format_number, sympy_latex, sympy_text
 from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, step_latex
 from mcpkit.problems.segments import Formula, Segment
 from mcpkit.problems.views import MPCCView
+
+
+# ------------------------------------------------------------------ the MPCC's own names
+def vector_name(v: Any, default: str) -> str:
+    """The name a problem gives its vector ``v`` (a CasADi column): an MX symbol's name, or the common
+    stem of SX entries named ``stem_0, stem_1, ...`` (a problem file's ``w``); else ``default``."""
+    n = int(v.numel())
+    if isinstance(v, ca.MX):
+        return str(v.name()) if v.is_symbolic() else default
+    if n == 0 or not all(v[i].is_symbolic() for i in range(min(n, 3))):
+        return default
+    first = str(v[0].name())
+    stem = re.sub(r"_0$", "", first)
+    if stem == first:
+        return first if n == 1 and re.fullmatch(r"[A-Za-z]\w*", first) else default
+    ok = all(v[i].is_symbolic() and str(v[i].name()) == f"{stem}_{i}" for i in range(n))
+    return stem if ok and re.fullmatch(r"[A-Za-z]\w*", stem) else default
 
 
 # ------------------------------------------------------------------ CasADi expressions as formulas
@@ -84,15 +102,15 @@ class _Jacobian:
     nnz: int
     affine: bool
 
-    def text(self, what: str) -> str:
+    def text(self, what: str, x: str = "x") -> str:
         form = "affine" if self.affine else "nonlinear"
-        return f"∂{what}/∂x is {self.rows}x{self.cols} with {_plural(self.nnz, 'nonzero')}, {form} in x"
+        return f"∂{what}/∂{x} is {self.rows}x{self.cols} with {_plural(self.nnz, 'nonzero')}, {form} in {x}"
 
-    def latex(self, what: str) -> str:
+    def latex(self, what: str, x: str = "x") -> str:
         form = "affine" if self.affine else "nonlinear"
         return (
-            rf"\partial {what}/\partial x \in \mathbb{{R}}^{{{self.rows} \times {self.cols}}}"
-            rf"\ \text{{with {_plural(self.nnz, 'nonzero')}, {form} in }} x"
+            rf"\partial {what}/\partial {x} \in \mathbb{{R}}^{{{self.rows} \times {self.cols}}}"
+            rf"\ \text{{with {_plural(self.nnz, 'nonzero')}, {form} in }} {x}"
         )
 
 
@@ -115,6 +133,8 @@ class _Casadi:
                 segs[seg.kind] += [(sl.start, sl.stop, seg, k) for k, sl in enumerate(seg.slices)]
         self._segs = {k: sorted(v, key=lambda t: t[0]) for k, v in segs.items()}
         self._starts = {k: [t[0] for t in v] for k, v in self._segs.items()}
+        self.vector = {"x": vector_name(mpcc.x, "x"), "p": vector_name(mpcc.p, "p")}
+        """Printed names of the vectors x and p: the problem's own (:func:`vector_name`)."""
 
     def _load(self) -> dict[str, Any] | None:
         if self._sx is not None or self._failed:
@@ -145,7 +165,10 @@ class _Casadi:
                 return tex if self.latex else base
             return step_latex(tex, i - start) if self.latex else f"{base}[{i - start}]"
         sx = self._load()
-        name = str(sx[kind][i].name()) if sx is not None and isinstance(self.m.x, ca.SX) else f"{kind}_{i}"
+        if sx is not None and isinstance(self.m.x, ca.SX):
+            name = str(sx[kind][i].name())  # a file's w_0, ..., beside its vector w (:attr:`vector`)
+        else:
+            name = f"{self.vector[kind]}_{i}"
         return sp.latex(sp.Symbol(name)) if self.latex else name
 
     def rows(self, what: str, idx: Sequence[int]) -> list[str]:
@@ -184,7 +207,8 @@ class _Casadi:
 
     def summary(self, what: str, idx: np.ndarray | None = None) -> str:
         j = self.jacobian(what, idx)
-        return j.latex(what) if self.latex else j.text(what)
+        x = self.vector["x"]
+        return j.latex(what, x) if self.latex else j.text(what, x)
 
     def objective(self) -> str:
         m = self.m
@@ -192,5 +216,6 @@ class _Casadi:
             return format_number(float(ca.evalf(m.f)) if isinstance(m.f, ca.MX) else float(m.f), self.latex)
         got = self.rows("f", [0])[0]
         if got.startswith("<") or got.startswith(r"\langle"):
-            return (rf"f(x)\quad ({self.summary('f')})") if self.latex else f"f(x)   [{self.summary('f')}]"
+            x, j = self.vector["x"], self.summary("f")
+            return rf"f({x})\quad ({j})" if self.latex else f"f({x})   [{j}]"
         return got

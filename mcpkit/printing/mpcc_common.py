@@ -39,6 +39,18 @@ _CASE_LATEX = {
 }
 
 
+#: What each case means (:data:`_CASE_WORDS`' second column), as mathematics for LaTeX.
+_CASE_MEANING_LATEX = {
+    "standard": r"G \ge 0,\ H \ge 0,\ G \circ H = 0\ \text{(one of each pair is zero)}",
+    "lower": r"H \ge H_l,\ G \ge 0,\ (H - H_l) \circ G = 0",
+    "upper": r"H \le H_u,\ G \le 0,\ (H_u - H) \circ G = 0",
+    "box": r"G_j \ge 0 \text{ if } H_j = H_{l,j},\ G_j = 0 \text{ if } H_{l,j} < H_j < H_{u,j},\ "
+    r"G_j \le 0 \text{ if } H_j = H_{u,j}",
+    "free": r"G = 0,\ H\ \text{unrestricted}",
+    "fixed": r"H = H_l,\ G\ \text{unrestricted}",
+}
+
+
 #: What each case of ``H_l <= H ⟂ G`` implies about ``G`` alone, as ``(lowest, highest)``.
 _IMPLIED = {"lower": (0.0, math.inf), "upper": (-math.inf, 0.0), "free": (0.0, 0.0)}
 

@@ -41,14 +41,14 @@ def explain(m: MPCCView, values: bool = False) -> str:
         out.append(f"Objective: the constant {ct.objective()} (a feasibility problem).")
     else:
         shown = declared if declared is not None else ct.rows("f", [0])[0]
-        shown = "f(x)" if shown.startswith("<") else shown
+        shown = f"f({ct.vector['x']})" if shown.startswith("<") else shown
         out.append(f"Objective: {shown}; {ct.summary('f')}.")
     if blocks is not None:
         out += _explain_blocks(m, blocks)
     else:
         if ng:
             out.append(f"Constraints: {_words_rows(m.lbg, m.ubg)}; {ct.summary('g')}.")
-        out.append(f"Bounds on x: {_words_bounds(m.lbx, m.ubx)}.")
+        out.append(f"Bounds on {ct.vector['x']}: {_words_bounds(m.lbx, m.ubx)}.")
         if nc:
             out.append(f"Pairs: {ct.summary('G')}; {ct.summary('H')}.")
     for case, count in _pair_kinds(m).items():
@@ -62,7 +62,8 @@ def explain(m: MPCCView, values: bool = False) -> str:
     implied = [w for w, f in (("G >= 0", m.G_implied_by_bounds), ("H >= 0", m.H_implied_by_bounds)) if f]
     if implied:
         out.append(
-            f"{' and '.join(implied)} already follow{'s' if len(implied) == 1 else ''} from the bounds on x."
+            f"{' and '.join(implied)} already follow{'s' if len(implied) == 1 else ''} from the bounds on "
+            f"{ct.vector['x']}."
         )
     if blocks is not None:
         for f, note in blocks.where:
@@ -72,7 +73,7 @@ def explain(m: MPCCView, values: bool = False) -> str:
         if blocks.sizes:
             out.append("Sizes: " + ", ".join(f"{k} = {v}" for k, v in blocks.sizes) + ".")
     if values and npar:
-        out.append(f"Parameter values p = {_vec(m.p0, False)}.")
+        out.append(f"Parameter values {ct.vector['p']} = {_vec(m.p0, False)}.")
     return "\n".join(out)
 
 

@@ -14,6 +14,7 @@ from mcpkit.printing.expressions import space
 from mcpkit.printing.mpcc_casadi_rows import _Casadi
 from mcpkit.printing.mpcc_common import (
     _CASE_LATEX,
+    _CASE_MEANING_LATEX,
     _CASE_WORDS,
     _bound_condition,
     _bounds_of,
@@ -140,7 +141,7 @@ def _pairs_footer(out: _Out, m: MPCCView) -> None:
     for case, count in kinds.items():
         form, words = _CASE_WORDS[case]
         if out.latex:
-            out.item(rf"\text{{{count} {case}: }} {_CASE_LATEX[case]}", rf"\text{{{_tt(words)}}}")
+            out.item(rf"\text{{{count} {case}: }} {_CASE_LATEX[case]}", _CASE_MEANING_LATEX[case])
         else:
             out.item(f"{count} {case}: {form}", words)
     extra = _plain_G(m)
@@ -149,18 +150,19 @@ def _pairs_footer(out: _Out, m: MPCCView) -> None:
         out.item(rf"\text{{{note} }} G_l \le G \le G_u" if out.latex else note + " G_l <= G <= G_u")
 
 
-def _sizes(m: MPCCView, latex: bool) -> list[str]:
+def _sizes(m: MPCCView, latex: bool, names: dict[str, str] | None = None) -> list[str]:
     s = _sym(latex)
-    out = [f"x{s['in']}{space((int(m.x.numel()),), latex)}"]
+    x, p = (names or {}).get("x", "x"), (names or {}).get("p", "p")
+    out = [f"{x}{s['in']}{space((int(m.x.numel()),), latex)}"]
     if m.p.numel():
-        out.append(f"p{s['in']}{space((int(m.p.numel()),), latex)}")
+        out.append(f"{p}{s['in']}{space((int(m.p.numel()),), latex)}")
     out += [f"g{s['in']}{space((int(m.g.numel()),), latex)}", f"G, H{s['in']}{space((m.n_pairs,), latex)}"]
     return out
 
 
-def _given_values(out: _Out, m: MPCCView, values: bool) -> None:
+def _given_values(out: _Out, m: MPCCView, values: bool, p: str = "p") -> None:
     if values and m.p.numel():
-        out.head(f"given p = {_vec(m.p0, False)}", rf"\text{{given }} p = {_vec(m.p0, True)}")
+        out.head(f"given {p} = {_vec(m.p0, False)}", rf"\text{{given }} {p} = {_vec(m.p0, True)}")
 
 
 # ------------------------------------------------------------------ plain MPCC
@@ -169,10 +171,11 @@ def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) ->
     out = _Out(latex)
     s = _sym(latex)
     nx, npar = int(m.x.numel()), int(m.p.numel())
-    xs = f"x{s['in']}{space((nx,), latex)}"
-    ps = f" given p{s['in']}{space((npar,), latex)}" if npar else ""
+    x, p = ct.vector["x"], ct.vector["p"]  # the problem's own names (a file's w)
+    xs = f"{x}{s['in']}{space((nx,), latex)}"
+    ps = f" given {p}{s['in']}{space((npar,), latex)}" if npar else ""
     if latex:
-        given = rf"\text{{ given }} p{s['in']}{space((npar,), True)}" if npar else ""
+        given = rf"\text{{ given }} {p}{s['in']}{space((npar,), True)}" if npar else ""
         out.head("", rf"\text{{find }} {xs}{given}\text{{ such that}}")
         out.item(rf"\min\ {ct.objective()}")
     else:
@@ -183,15 +186,15 @@ def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) ->
     if nx > max_rows and not (np.all(lo == lo[0]) and np.all(hi == hi[0])):
         words = _words_bounds(lo, hi)
         if latex:
-            out.item(rf"x_l \le x \le x_u\quad (\text{{{words}}})", xs)
+            out.item(rf"{x}_l \le {x} \le {x}_u\quad (\text{{{words}}})", xs)
         else:
-            out.item(f"x_l <= x <= x_u   ({words})", xs)
+            out.item(f"{x}_l <= {x} <= {x}_u   ({words})", xs)
     elif not (np.all(np.isneginf(lo)) and np.all(np.isposinf(hi))):
-        out.item(_bound_condition("x", lo, hi, latex), xs)
+        out.item(_bound_condition(x, lo, hi, latex), xs)
     _pairs_items(out, ct, np.arange(m.n_pairs), max_rows)
     _pairs_footer(out, m)
-    _given_values(out, m, values)
-    sizes = _sizes(m, latex)
+    _given_values(out, m, values, p)
+    sizes = _sizes(m, latex, ct.vector)
     out.head("sizes: " + ", ".join(sizes), r"\text{sizes: } " + r",\ ".join(sizes))
     return out.render()
 

@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from mcpkit.errors import SolveFailedError
-from mcpkit.printing.tables import format_summary, format_value
+from mcpkit.errors import MCPInputError, SolveFailedError
+from mcpkit.printing.tables import format_summary, format_value, outcome_repr
 from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
 
 
@@ -208,6 +208,10 @@ class SolveResult:
         :class:`~mcpkit.solving.residuals.PairStates` that labels the pairs when first read).
     extra
         Route-specific documented extras (for example ``{"ipopt": "casadi"}``).
+    warnings
+        What went wrong on the way, one sentence each (a non-finite evaluation that ended a fast
+        path, ...). Solver libraries' own warnings are never printed during a solve; the ones
+        that matter are recorded here, and ``verbose=True`` prints them.
     """
 
     termination: Termination
@@ -222,6 +226,7 @@ class SolveResult:
     message: str = ""
     pair_states: Sequence[PairState] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     kind: ClassVar[str] = "solve"
 
@@ -318,6 +323,11 @@ def pair_words(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {PAIR_WORDS.get(k, k)}" for k, n in counts.items()) or "none"
 
 
+def _warnings_text(warnings: Sequence[str]) -> str:
+    """``", warnings=2 (see .warnings)"`` when there are any, else ``""``."""
+    return f", warnings={len(warnings)} (see .warnings)" if warnings else ""
+
+
 def _point_text(name: str, v: np.ndarray) -> str:
     """``", z=[...]"`` (4 significant digits) if at most :data:`SHOW_POINT` entries, else ``""``."""
     v = np.asarray(v, dtype=float).reshape(-1)
@@ -382,7 +392,12 @@ class MCPResult(SolveResult):
         return self.F[self.blocks[name]]
 
     def sensitivity(
-        self, direction: Any = None, *, tol: float | None = None, sparse: bool | None = False
+        self,
+        wrt: str | Sequence[str] | None = None,
+        *,
+        direction: Any = None,
+        tol: float | None = None,
+        sparse: bool | None = False,
     ) -> Any:
         r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
 
@@ -393,6 +408,14 @@ class MCPResult(SolveResult):
 
         Parameters
         ----------
+        wrt
+            A parameter block name (``"mu"``) or a list of them (``["mu", "v0"]``): a
+            :class:`~mcpkit.solving.sensitivity.Sensitivity` labelled by block, ``s["mu"]`` being
+            :math:`dz/d\mu` (``(n, n_\mu)``) and ``s.block("v", "mu")`` :math:`dv/d\mu`; only
+            those columns are computed. An unknown name raises
+            :class:`~mcpkit.errors.UnknownOptionError` naming the declared blocks.
+            ``None``: the whole unlabelled :math:`dz/dp` (every block, stacked in declaration
+            order). A numeric vector here is taken as ``direction`` (the earlier signature).
         direction
             ``None``: the full Jacobian. An array of shape ``(n_p,)``: the directional derivative
             :math:`dz` in that direction, which exists also at degenerate pairs (:math:`z_i` at a
@@ -408,8 +431,9 @@ class MCPResult(SolveResult):
 
         Returns
         -------
-        numpy.ndarray or scipy.sparse.csc_array
-            Shape ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
+        Sensitivity, numpy.ndarray or scipy.sparse.csc_array
+            With ``wrt``: a :class:`~mcpkit.solving.sensitivity.Sensitivity`. Otherwise shape
+            ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
 
         Raises
         ------
@@ -422,9 +446,13 @@ class MCPResult(SolveResult):
             The MCP has no parameters, the result does not know its MCP, or ``direction`` has the
             wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
         """
-        from mcpkit.solving.sensitivity import result_sensitivity
+        from mcpkit.solving.sensitivity import is_names, result_sensitivity
 
-        return result_sensitivity(self, direction, tol, sparse=sparse)
+        if wrt is not None and not is_names(wrt):  # sensitivity(dp): the direction, as before
+            if direction is not None:
+                raise MCPInputError("give parameter block names or direction=, not both")
+            wrt, direction = None, wrt
+        return result_sensitivity(self, direction, tol, sparse=sparse, wrt=wrt)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
@@ -439,7 +467,7 @@ class MCPResult(SolveResult):
             f"bound_violation={self.bound_violation:.2e}, tol={self.tol:.0e}, n={self.z.size}, "
             f"pairs: {pair_words(self.pair_counts())}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}, "
-            f"raw_status={self.raw_status!r}{_point_text('z', self.z)})"
+            f"raw_status={self.raw_status!r}{_warnings_text(self.warnings)}{_point_text('z', self.z)})"
         )
 
 
@@ -556,7 +584,7 @@ class MPCCResult(SolveResult):
             f"{self.constraint_violation:.2e}, tol={self.tol:.0e}, n={self.x.size}, "
             f"pairs={self.G.size}, stationarity={self.stationarity}, iterations={self.iterations}, "
             f"wall_time_s={self.wall_time_s:.3f}, route={self.method}/{self.backend}"
-            f"{_point_text('x', self.x)})"
+            f"{_warnings_text(self.warnings)}{_point_text('x', self.x)})"
         )
 
 
@@ -726,6 +754,18 @@ class FromParts:
     parts: Sequence[Outcome]
     part_name: ClassVar[str] = "part"
     """What one part is called in messages (``"step"``, ``"check"``, ``"attempt"``)."""
+    repr_keys: ClassVar[tuple[str, ...] | None] = None
+    """Summary figures the repr shows (``None``: those after :data:`RESULT_KEYS`, the first
+    :data:`~mcpkit.printing.tables.REPR_FIELDS`)."""
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary starting with :data:`RESULT_KEYS` (each result defines it)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        """A few lines: the verdict, the summary's key figures, array sizes and the message
+        (:func:`~mcpkit.printing.tables.outcome_repr`); the data stay in the attributes."""
+        return outcome_repr(type(self).__name__, self, self.summary(), self.repr_keys)
 
     @property
     def solved(self) -> bool:
@@ -830,7 +870,7 @@ class ToleranceCheck:
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False)
 class CompositeResult(FromParts):
     """A result made of parts (runs of a demo, problems of a file set), judged part by part.
 

@@ -43,6 +43,9 @@ class RouteOutcome:
     """The verdict a chain already reached on exactly :attr:`z` with the same declaration and
     tolerance (the ``auto`` chain judges each attempt to decide whether to go on); the
     :class:`~mcpkit.Solver` then reuses it instead of judging the point a second time."""
+    warnings: tuple[str, ...] = ()
+    """What went wrong on the way, in words, for :attr:`~mcpkit.solving.result.SolveResult.warnings`
+    (a non-finite evaluation that ended a fast path, ...); never printed by the route."""
 
 
 class RouteRunner(Protocol):

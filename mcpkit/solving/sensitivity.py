@@ -67,6 +67,7 @@ Math. Programming 70 (1995) 159-172.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,7 @@ from mcpkit.problems.arrays import as_real
 from mcpkit.problems.functions import AffineFunction
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
+from mcpkit.solving.registry import unknown_name
 
 #: Pairs up to which :math:`J` is held and :math:`J_{II}` factorised densely (LAPACK), when
 #: :math:`J`'s pattern fills at least :data:`DENSE_DENSITY` of the matrix; sparse otherwise.
@@ -608,40 +610,49 @@ class Linearization:
         return np.asarray(self.Jp.toarray())
 
     # ------------------------------------------------------------------ products
-    def jacobian(self) -> np.ndarray:
-        r""":math:`dz/dp`, a dense :math:`n \times n_p` array (no degenerate pairs allowed)."""
+    def jacobian(self, cols: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`dz/dp`, a dense :math:`n \times n_p` array (no degenerate pairs allowed).
+
+        ``cols`` (indices into :math:`p`) restricts it to those columns, :math:`dz/dp_{\mathrm{cols}}`.
+        """
         self._require_nondegenerate("dz/dp")
-        out = np.zeros((self.z.size, self.p.size))
+        n_p = self.p.size if cols is None else cols.size
+        out = np.zeros((self.z.size, n_p))
         fr = self.free
-        if fr.size and self.p.size:
-            out[fr] = -self._factor()(self._jp_dense()[fr])
+        if fr.size and n_p:
+            JpI = self._jp_dense()[fr]
+            out[fr] = -self._factor()(JpI if cols is None else JpI[:, cols])
         return out
 
-    def jacobian_sparse(self) -> sps.csc_array:
-        r""":math:`dz/dp` as a ``scipy.sparse.csc_array`` (no degenerate pairs allowed).
+    def jacobian_sparse(self, cols: np.ndarray | None = None) -> sps.csc_array:
+        r""":math:`dz/dp` as a ``scipy.sparse.csc_array`` (no degenerate pairs allowed); ``cols``
+        restricts it to those columns of :math:`p`, as :meth:`jacobian`.
 
         Only the columns of :math:`J_{p,I}` with a stored entry are solved for, in chunks of at
         most :data:`SPARSE_CHUNK_ENTRIES` dense entries; exact zeros of the solves (rows outside
         the coupled components a parameter touches, and :math:`dz_A = 0`) are not stored.
         """
         self._require_nondegenerate("dz/dp")
-        n, n_p, fr = self.z.size, self.p.size, self.free
+        n, fr = self.z.size, self.free
+        n_p = self.p.size if cols is None else cols.size
         if not (fr.size and n_p):
             return sps.csc_array((n, n_p))
         if isinstance(self.Jp, np.ndarray):
-            JpI = sps.csc_array(self.Jp[fr])
+            JpI = sps.csc_array(self.Jp[fr] if cols is None else self.Jp[fr][:, cols])
         else:
             r, c, v, shape = _sparse_block(self.Jp, fr, None)
             JpI = sps.csc_array((v, (r, c)), shape=shape)
+            if cols is not None:
+                JpI = sps.csc_array(JpI[:, cols])
         JpI.eliminate_zeros()
-        cols = np.flatnonzero(np.diff(JpI.indptr))
+        touched = np.flatnonzero(np.diff(JpI.indptr))
         solve = self._factor()
         step = max(1, SPARSE_CHUNK_ENTRIES // fr.size)
         rr: list[np.ndarray] = []
         cc: list[np.ndarray] = []
         vv: list[np.ndarray] = []
-        for k in range(0, cols.size, step):
-            chunk = cols[k : k + step]
+        for k in range(0, touched.size, step):
+            chunk = touched[k : k + step]
             X = -np.asarray(solve(JpI[:, chunk].toarray())).reshape(fr.size, chunk.size)
             i, j = np.nonzero(X)
             rr.append(fr[i])
@@ -801,14 +812,98 @@ def result_linearization(result: Any, tol: float | None = None) -> Linearization
     return linearize(problem, result.z, p, check_tol(tol, result.tol), result.F, kept)
 
 
+@dataclass(frozen=True, repr=False)
+class Sensitivity(Mapping[str, Any]):
+    r""":math:`dz^*/dp` by name: one :math:`n \times n_B` array per parameter block :math:`p_B` asked for.
+
+    ``s["mu"]`` is :math:`dz^*/d\mu` (rows: all of :math:`z`, stacked in block order; columns: the
+    entries of :math:`\mu`, always two-dimensional), ``s.block("v", "mu")`` its rows of variable
+    block ``v``, :math:`dv^*/d\mu`, and :attr:`by_block` every such piece keyed by
+    ``(variable block, parameter block)``. It is a read-only mapping from parameter block names to
+    arrays (``list(s)``, ``s.items()``). Made by
+    :meth:`MCPResult.sensitivity("mu") <mcpkit.solving.result.MCPResult.sensitivity>`.
+    """
+
+    columns: dict[str, Any]
+    """Parameter block name -> :math:`dz^*/dp_B`, dense ``(n, n_B)`` or ``scipy.sparse.csc_array``."""
+    rows: dict[str, slice]
+    """Variable block name -> its rows of :math:`z` (declaration order)."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.columns:
+            unknown_name("parameter block", name, list(self.columns))
+        return self.columns[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def block(self, variable: str, parameter: str) -> Any:
+        r""":math:`dz_V^*/dp_B`: rows of variable block ``variable`` of :math:`dz^*/dp_B` (``parameter``)."""
+        cols = self[parameter]
+        if variable not in self.rows:
+            unknown_name("variable block", variable, list(self.rows))
+        return cols[self.rows[variable]]
+
+    @property
+    def by_block(self) -> dict[tuple[str, str], Any]:
+        r"""Every :math:`dz_V^*/dp_B`, keyed by ``(variable block, parameter block)``."""
+        return {(v, b): self.block(v, b) for b in self.columns for v in self.rows}
+
+    def __repr__(self) -> str:
+        n = sum(sl.stop - sl.start for sl in self.rows.values())
+        cols = ", ".join(f"{b}: {a.shape[0]}x{a.shape[1]}" for b, a in self.columns.items())
+        shown = list(self.rows.items())[:8]
+        var = ", ".join(f"{v}[{sl.stop - sl.start}]" for v, sl in shown)
+        more = f", ... ({len(self.rows)} blocks)" if len(self.rows) > len(shown) else ""
+        return f"Sensitivity(dz/dp by parameter block; {cols}; z = ({var}{more}), n={n})"
+
+
+def sensitivity_names(wrt: Any, problem: MCP) -> list[str]:
+    """``wrt`` (one parameter block name or a sequence of them) as a list of declared block names.
+
+    An unknown name raises :class:`~mcpkit.errors.UnknownOptionError` naming the declared blocks
+    and the closest one; an empty list or a name given twice is an
+    :class:`~mcpkit.errors.MCPInputError`.
+    """
+    names = [wrt] if isinstance(wrt, str) else list(wrt)
+    declared = [b.name for b in problem.parameter_blocks]
+    for name in names:
+        if not isinstance(name, str):
+            raise MCPInputError(f"parameter block names must be strings, got {name!r}")
+        if name not in declared:
+            unknown_name("parameter block", name, declared)
+    if not names or len(set(names)) != len(names):
+        raise MCPInputError(f"give one or more distinct parameter block names, got {wrt!r}")
+    return names
+
+
+def is_names(wrt: Any) -> bool:
+    """Whether ``wrt`` is a block name or a non-empty sequence of them (not a direction vector)."""
+    if isinstance(wrt, str):
+        return True
+    if isinstance(wrt, (list, tuple)):
+        return len(wrt) > 0 and all(isinstance(w, str) for w in wrt)
+    return False
+
+
 def result_sensitivity(
-    result: Any, direction: Any = None, tol: float | None = None, sparse: bool | None = False
+    result: Any,
+    direction: Any = None,
+    tol: float | None = None,
+    sparse: bool | None = False,
+    wrt: Any = None,
 ) -> Any:
     """:meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>` (see there)."""
     if sparse is not None and not isinstance(sparse, bool | np.bool_):
         raise MCPInputError(f"sparse must be True, False or None, got {sparse!r}")
     problem = getattr(result, "problem", None)
     check_tol(tol, 1.0)  # a bad tol is refused before the linearisation is built
+    if wrt is not None and direction is not None:
+        raise MCPInputError("give parameter block names or direction=, not both")
+    names = None if wrt is None or problem is None else sensitivity_names(wrt, problem)
     dp = None
     if direction is not None and problem is not None:
         dp = check_direction(direction, problem.n_params)  # before anything is evaluated
@@ -817,4 +912,12 @@ def result_sensitivity(
         return lin.jvp(dp)
     if sparse is None:
         sparse = lin.z.size * lin.p.size > SPARSE_AUTO_ENTRIES
-    return lin.jacobian_sparse() if sparse else lin.jacobian()
+    if names is None:
+        return lin.jacobian_sparse() if sparse else lin.jacobian()
+    assert problem is not None
+    blocks = {b.name: b for b in problem.parameter_blocks}
+    columns: dict[str, Any] = {}
+    for name in names:
+        idx = np.arange(blocks[name].start, blocks[name].start + blocks[name].size)
+        columns[name] = lin.jacobian_sparse(idx) if sparse else lin.jacobian(idx)
+    return Sensitivity(columns, {b.name: b.slice for b in problem.blocks})

@@ -35,7 +35,7 @@ ECPModel = QuadraticECPStep | ComplementarityECPStep
 _KINDS = ("quadratic", "complementarity")
 
 
-@dataclass
+@dataclass(repr=False)
 class ECPRun(OnePart):
     """Result of :func:`run_ecp`: the raw simulation plus the ECP quantities per step.
 

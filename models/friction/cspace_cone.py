@@ -35,6 +35,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
 from mcpkit.models.friction.patch import _check_scalar
+from mcpkit.printing.tables import compact_repr
 
 __all__ = [
     "Ambiguity",
@@ -111,6 +112,10 @@ class ReactionResult:
     mode: ContactMode
     ambiguity: Ambiguity
     alternatives: list[ModeSolution] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
 
 
 @dataclass

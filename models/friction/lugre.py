@@ -44,6 +44,7 @@ from mcpkit.models.friction.lugre_params import (
     LuGreParams,
     SimulationSettings,
 )
+from mcpkit.printing.tables import compact_repr
 
 __all__ = [
     "PatchArrays",
@@ -577,6 +578,10 @@ class LuGreTrajectory:
     """Bristle state at the final time."""
     n_rhs: int
     """Number of right-hand-side evaluations (or fixed steps) used."""
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
 
 
 TINY = 1e-100

@@ -56,6 +56,7 @@ from mcpkit.models.friction.lugre_reduced import (
     sphere_twists,
 )
 from mcpkit.models.friction.patch import ContactPatch
+from mcpkit.printing.tables import compact_repr
 
 __all__ = [
     "paper_velocity_profile",
@@ -159,6 +160,10 @@ class VelocityProfileResult:
     """Normalised RMSE [tangential, torque] of the ellipsoid reduced model."""
     precompute_seconds: float
     figure: Figure = field(repr=False)
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
 
 
 def _wrench_axes(fig: Figure, n: int) -> list[Any]:
@@ -452,6 +457,10 @@ class DriftResult:
     """(m, 4) applied f_x, f_y, tau, f_N."""
     figure: Figure = field(repr=False)
 
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
+
 
 def _drift_loads(load: str, fn0: float) -> Callable[[float], tuple[np.ndarray, float]]:
     def tangential(t: float) -> tuple[np.ndarray, float]:
@@ -553,6 +562,10 @@ class SlipStickResult:
     figure: Figure = field(repr=False)
     solver_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per run: ``fallbacks`` (hold intervals retried with another method) and ``failures``."""
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
 
 
 def grip_force(profile: int, t: float) -> float:
@@ -677,6 +690,10 @@ class EllipsoidErrorResult:
     precompute_seconds: np.ndarray
     """Table pre-computation time per shape [s]."""
     figure: Figure = field(repr=False)
+
+    def __repr__(self) -> str:
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        return compact_repr(self)
 
 
 def ellipsoid_error_experiment(

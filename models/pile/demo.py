@@ -101,7 +101,7 @@ def summarize(run: PileRun) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(repr=False)
 class PileDemoResult(CompositeResult):
     """:class:`~mcpkit.solving.result.CompositeResult` of the steps; :meth:`table` for the text output."""
 

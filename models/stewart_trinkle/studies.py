@@ -191,7 +191,7 @@ def vose_fit(
 
 
 # --------------------------------------------------------------------------- §3.1 simulation
-@dataclass
+@dataclass(repr=False)
 class VoseRun(OnePart):
     """Result of :func:`run_vose` (an :class:`~mcpkit.solving.result.Outcome` through its simulation)."""
 

@@ -542,7 +542,7 @@ def design_objective(task: PlateDesignTask, radii: Sequence[float], theta: Any) 
     return float(per.sum()), per
 
 
-@dataclass
+@dataclass(repr=False)
 class MultiDesignResult(FromParts):
     r"""Multi-scenario periodic design: one horizon per radius, one shared :math:`\theta`
     (an :class:`~mcpkit.solving.result.Outcome`).

@@ -242,7 +242,7 @@ def contact_modes(res: HorizonResult, tol: float = 1e-6) -> np.ndarray:
     return res.block("sigma")[:, 0] > tol
 
 
-@dataclass
+@dataclass(repr=False)
 class PushAttempt(OnePart):
     """One horizon solve of :func:`plan_pushing` (an :class:`~mcpkit.solving.result.Outcome` through its
     :class:`HorizonResult`).
@@ -311,7 +311,7 @@ def _num(v: float) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
-@dataclass
+@dataclass(repr=False)
 class PushingPlan(FromParts):
     """Result of :func:`plan_pushing`: the best reproduced plan and every attempt (an
     :class:`~mcpkit.solving.result.Outcome`).

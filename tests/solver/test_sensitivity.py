@@ -255,3 +255,21 @@ def test_sensitivity_tol_is_checked(tol: object) -> None:
         res.sensitivity(np.ones(2), tol=tol)
     with pytest.raises(mcpkit.MCPInputError, match="numbers expected"):
         mcpkit.Solver(m, method="newton").solve(p={"q": ["1", 2]})
+
+
+@pytest.mark.solver
+def test_per_call_tol_on_a_homotopy_route_and_sensitivity_by_name() -> None:
+    # Scholtes/IPOPT reads its tolerance when built: a per-call tol builds (and keeps) a route with it
+    m = mcpkit.MCP("cubic")
+    z = m.add_variables("z", 2, lb=0.0)
+    q = m.add_parameters("q", 2, value=[2.0, 3.0])
+    m.add_functions("z", [z[0] ** 3 + z[0] - q[0], z[1] ** 3 + 2 * z[1] - q[1]])
+    solver = mcpkit.Solver(m, method="scholtes", tol=1e-4)
+    loose = solver.solve()
+    tight = solver.solve(tol=1e-12)
+    assert loose.solved and tight.solved and tight.tol == 1e-12 and solver.solve().tol == 1e-4
+    assert tight.natural_residual <= 1e-12
+    s = tight.sensitivity("q")
+    # dz_i/dq_i = 1 / (3 z_i^2 + c_i) on the diagonal, 0 off it
+    expect = np.diag(1.0 / (3.0 * tight.z**2 + np.array([1.0, 2.0])))
+    np.testing.assert_allclose(s["q"], expect, rtol=1e-9, atol=1e-12)

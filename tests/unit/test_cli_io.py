@@ -173,12 +173,23 @@ def test_print_mpcc_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_print_fclib_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = _tiny_fclib(tmp_path / "tiny.hdf5")
-    assert main(["print", str(p)]) == 0
+    assert main(["print", str(p)]) == 0  # the cone complementarity problem by default
+    out = capsys.readouterr().out
+    assert "K* ∋ û ⟂ r ∈ K" in out and "sizes: n_c = 1" in out and "MCP" not in out
+    assert main(["print", str(p), "--latex"]) == 0
+    assert r"K^* \ni \hat u \perp r \in K" in capsys.readouterr().out
+    assert main(["print", str(p), "--form", "alart-curnier"]) == 0
     out = capsys.readouterr().out
     assert "MCP 'fclib_alart_curnier'" in out and "r_n - p_n = 0   (r_n free)" in out
     assert "sizes: n_c = 1" in out and "3 pairs (z_i, F_i) in 3 blocks" in out
-    assert main(["print", str(p), "--latex"]) == 0
+    assert main(["print", str(p), "--form", "alart-curnier", "--latex"]) == 0
     assert r"\mathbb{R}^{n_c}" in capsys.readouterr().out
+
+
+def test_print_form_is_for_fclib_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = _tiny_mpcc_json(tmp_path / "tiny.json")
+    assert main(["print", str(p), "--form", "cone"]) == 2
+    assert "--form applies to FCLIB files only" in capsys.readouterr().err
 
 
 SHARED = Path("/work/shared/data")
@@ -193,6 +204,6 @@ def test_print_macmpec_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.skipif(not (SHARED / "fclib" / "local_problem_test.hdf5").is_file(), reason="FCLIB data absent")
 def test_print_fclib_data_file(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["print", str(SHARED / "fclib" / "local_problem_test.hdf5")]) == 0
+    assert main(["print", str(SHARED / "fclib" / "local_problem_test.hdf5"), "--form", "alart-curnier"]) == 0
     out = capsys.readouterr().out
     assert "sizes: n_c = 48" in out and "144 pairs" in out

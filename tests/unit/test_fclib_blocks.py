@@ -257,10 +257,24 @@ def test_direct_contact_newton_solves_the_declared_law():
 
 def test_problem_prints_itself():
     prob = _problem(2)
-    assert prob.to_text() == fclib_mcp(prob).to_text()
+    assert prob.to_text("alart_curnier") == fclib_mcp(prob).to_text()
     assert prob.to_text("ncp") == fclib_ncp(prob)[0].to_text()
-    assert prob._repr_latex_() == f"$${fclib_mcp(prob, 'alart_curnier').to_latex()}$$"
     assert prob.explain("fb_soc") == fclib_mcp(prob, "fb_soc").explain()
+
+
+def test_problem_prints_the_cone_complementarity_problem_by_default():
+    """K* ∋ û ⟂ r ∈ K with û = u + mu ||u_t|| e_n, u = W r + q; the same lines for any n_c."""
+    prob = _problem(2)
+    text = prob.to_text()
+    assert "K* ∋ û ⟂ r ∈ K" in text and "u = W @ r + q" in text
+    assert "û_i = u_i + mu_i * ||(u_t,i, u_o,i)|| * e_n" in text
+    assert "K_i = {r_i : ||(r_t,i, r_o,i)|| <= mu_i * r_n,i}" in text
+    assert text.splitlines()[-1] == "sizes: n_c = 2"
+    assert len(_problem(40).to_text().splitlines()) == len(text.splitlines())
+    latex = prob.to_latex()
+    assert r"K^* \ni \hat u \perp r \in K" in latex and r"\hat u_i = u_i + \mu_i" in latex
+    assert prob._repr_latex_() == f"$${latex}$$"
+    assert "Alart–Curnier" in prob.explain() and "cone" in prob.explain()
 
 
 def test_a_sparse_problem_is_checked_without_densifying_it() -> None:

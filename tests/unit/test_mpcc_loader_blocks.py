@@ -54,16 +54,16 @@ def test_parameters_are_named_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "w",
+    ("w", "vector"),
     [
-        ca.SX.sym("w", 5),  # MacMPEC / MPECLib: w_0 ... w_4, one generic run
-        ca.vertcat(ca.SX.sym("a", 2), ca.SX.sym("a", 2)),  # a_0, a_1 twice: names repeat
+        (ca.SX.sym("w", 5), "w"),  # MacMPEC / MPECLib: w_0 ... w_4, one generic run
+        (ca.vertcat(ca.SX.sym("a", 2), ca.SX.sym("a", 2)), "w"),  # a_0, a_1 twice: saved as the file's w
     ],
 )
-def test_uninformative_names_attach_nothing(tmp_path: Path, w: ca.SX) -> None:
+def test_uninformative_names_attach_nothing(tmp_path: Path, w: ca.SX, vector: str) -> None:
     m = load_mpcc_json(_write(tmp_path, w))
     assert m.block_structure() is None
-    assert "x ∈ R^" in m.to_text()
+    assert f"find {vector} ∈ R^" in m.to_text()
 
 
 def test_name_segments_of_non_symbols_is_none() -> None:

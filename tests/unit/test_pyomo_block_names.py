@@ -38,7 +38,7 @@ def test_blocks_carry_the_component_names() -> None:
     assert [pb.name for pb in mcp.parameter_blocks] == ["demand"]
     assert mcp.function_sources == {"price": "market", "level": "balance"}
     text = mcp.to_text()
-    assert text.startswith("MCP 'pyomo': find z = (price, level) given parameters (demand)")
+    assert text.startswith("MCP 'pyomo': given parameters (demand), find z = (price, level) such that")
     assert "# price: F from market" in text and "# level: F from balance" in text
     assert "0 <= price[0] ⟂" in text and "(level free)" in text
     assert "unknown" not in text and " z[" not in text and "p[" not in text
