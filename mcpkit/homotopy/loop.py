@@ -212,6 +212,29 @@ class HomotopyOutcome:
     path: list[np.ndarray] = field(default_factory=list)
     """The finite points of the relaxed subproblems, in order (the homotopy path, in the MPCC's
     variables); the B-stationarity refinement restarts from them (:mod:`mcpkit.stationarity.refine`)."""
+    last_parameter: float = math.nan
+    """The parameter of the last relaxed subproblem this run solved or tried (NaN: none)."""
+    target_parameter: float | None = None
+    """The parameter value the run was to reach (``sigma_min``; ``None`` for a penalty, whose
+    weight has no target)."""
+    parameter_name: str = "sigma"
+
+    def cut_note(self, solved: bool) -> str:
+        """``""``, or, when the time limit cut the homotopy before its parameter reached its
+        target, a clause that says so, naming the last parameter and the target: a point
+        returned there is not a converged plan, whatever its residuals."""
+        last, target = self.last_parameter, self.target_parameter
+        if self.termination is not Termination.TIME_LIMIT or math.isnan(last):
+            return ""
+        if target is not None and last <= target * (1 + 1e-9):
+            return ""
+        name = self.parameter_name
+        aim = f"its target {target:.3g}" if target is not None else "the pairs met the tolerance"
+        point = "feasible and complementary but" if solved else "the best found,"
+        return (
+            f"time limit: the homotopy was cut at {name} = {last:.3g} before {aim}; "
+            f"the point is {point} not a converged plan"
+        )
 
 
 def inner_settings(options: SolveOptions, tol: float, warm: bool, name: str) -> InnerSettings:
@@ -645,9 +668,14 @@ class HomotopySolver:
             termination = Termination.STALLED
         if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
             lam_x = lam_g = None
+        name = self.reformulation.parameter_name
+        tried = [s.parameter for s in trace if s.phase == "relax"]  # the cut_note of the outcome
         return HomotopyOutcome(
-            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path
-        )
+            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path,
+            last_parameter=tried[-1] if tried else math.nan,
+            target_parameter=None if name == "rho" else opts.sigma_min,
+            parameter_name=name,
+        )  # fmt: skip
 
 
 class RecoveringHomotopy:

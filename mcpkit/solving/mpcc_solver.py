@@ -174,6 +174,8 @@ class MPCCSolver:
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
         result.problem, result.p = orig, pv  # for value_gradient()
+        if note := out.cut_note(result.solved):  # the time limit cut the homotopy before its target
+            result.message += f"; {note}"
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
             if self.recovery.skipped:

@@ -1,4 +1,4 @@
-"""The iteration caps of :mod:`mcpkit.homotopy.loop` on large problems.
+"""The iteration caps of :mod:`mcpkit.homotopy.loop` on large problems, and the time-limit note.
 
 No IPOPT runs: a scripted :class:`~mcpkit.homotopy.ipopt.InnerSolver` stands in for it, so the
 iteration counts, statuses and the clock are the test's. The toy MPCC is
@@ -28,7 +28,7 @@ from mcpkit.homotopy.inner import InnerSettings
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, HomotopySolver
 from mcpkit.homotopy.reformulation import NLPTemplate
-from mcpkit.mpcc import MPCC
+from mcpkit.mpcc import MPCC, solve_mpcc
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.result import Termination
@@ -136,6 +136,7 @@ def test_a_first_warm_step_far_above_the_growth_cap_is_kept(monkeypatch: pytest.
     assert caps[:2] == [None, None]
     assert caps[2] == max(loop.RELAX_MIN_ITER, growth * FIRST_WARM_ITERATIONS)
     assert all(c == max(loop.RELAX_MIN_ITER, growth * WARM_ITERATIONS) for c in caps[3:])
+    assert out.last_parameter == relax[-1].parameter
 
 
 def test_a_late_runaway_is_still_capped_and_the_homotopy_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,3 +163,63 @@ def test_a_polish_stopped_at_its_cap_is_not_taken(monkeypatch: pytest.MonkeyPatc
     assert polishes and polishes[0][2] is not None and polishes[0][3] == "Maximum_Iterations_Exceeded"
     assert out.termination is Termination.CONVERGED and out.x is not None
     assert out.x[0] == pytest.approx(1.0, abs=1e-5) and out.x[1] == pytest.approx(0.0, abs=1e-5)
+
+
+def test_a_run_cut_by_the_time_limit_names_its_last_sigma(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the (scripted) clock past the limit after four subproblems, the run ends with
+    ``TIME_LIMIT``; the outcome names the last sigma and the target, and its note says that the
+    point is not a converged plan."""
+    solver, _ = _solver(monkeypatch)
+    out = _run(solver, time_limit=3.5)
+    relax = [s for s in out.trace if s.phase == "relax"]
+    assert out.termination is Termination.TIME_LIMIT
+    assert [s.parameter for s in relax] == pytest.approx([1.0, 0.1, 0.01, 1e-3])
+    assert out.last_parameter == pytest.approx(1e-3)
+    assert out.target_parameter == solver.options.sigma_min
+    note = out.cut_note(solved=False)
+    assert note.startswith("time limit: the homotopy was cut at sigma = 0.001 before its target 1e-14")
+    assert note.endswith("the point is the best found, not a converged plan")
+    assert "feasible and complementary but not a converged plan" in out.cut_note(solved=True)
+    # a run that finished says nothing
+    done, _ = _solver(monkeypatch)
+    assert _run(done).cut_note(solved=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("termination", "last", "target", "says"),
+    [
+        (Termination.TIME_LIMIT, 1e-3, 1e-8, True),
+        (Termination.TIME_LIMIT, 1e-8, 1e-8, False),  # the target was reached
+        (Termination.TIME_LIMIT, math.nan, 1e-8, False),  # no subproblem ran
+        (Termination.TIME_LIMIT, 100.0, None, True),  # a penalty: no target, still cut
+        (Termination.ITERATION_LIMIT, 1e-3, 1e-8, False),
+        (Termination.CONVERGED, 1e-3, 1e-8, False),
+    ],
+)
+def test_cut_note_only_for_a_homotopy_cut_short_by_the_time_limit(
+    termination: Termination, last: float, target: float | None, says: bool
+) -> None:
+    out = HomotopyOutcome(
+        np.zeros(2), Assessment(0.0, 0.0), termination, "", 0, last_parameter=last, target_parameter=target
+    )
+    assert bool(out.cut_note(solved=True)) is says
+
+
+def test_the_mpcc_result_message_carries_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`mcpkit.mpcc.solve_mpcc` adds the note to the message; the termination stays
+    ``time_limit`` and ``solved`` is the residual check's (here the point is the solution)."""
+
+    def cut(self: Any, x0: np.ndarray, p: np.ndarray, assess: Any, **_: Any) -> HomotopyOutcome:
+        x, a = assess(np.array([1.0, 0.0]), p)
+        return HomotopyOutcome(
+            x, a, Termination.TIME_LIMIT, "", 7, reformulation="scholtes",
+            last_parameter=1e-3, target_parameter=1e-8,
+        )  # fmt: skip
+
+    monkeypatch.setattr(loop.RecoveringHomotopy, "run", cut)
+    res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, stationarity=False, time_limit=10.0)
+    assert res.termination is Termination.TIME_LIMIT and res.solved
+    assert (
+        "time limit: the homotopy was cut at sigma = 0.001 before its target 1e-08; "
+        "the point is feasible and complementary but not a converged plan"
+    ) in res.message
