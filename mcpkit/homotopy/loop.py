@@ -218,6 +218,7 @@ class HomotopyOutcome:
     """The parameter value the run was to reach (``sigma_min``; ``None`` for a penalty, whose
     weight has no target)."""
     parameter_name: str = "sigma"
+    """The reformulation's name of its parameter (``sigma``, ``epsilon``, ``rho``, ...)."""
 
     def cut_note(self, solved: bool) -> str:
         """``""``, or, when the time limit cut the homotopy before its parameter reached its
@@ -535,7 +536,12 @@ class HomotopySolver:
                 return False
             if a.key(opts.tol) < best_a.key(opts.tol):
                 best_x, best_a, raw = xr, a, res.status
-            return a.meets(opts.tol)
+            # a polish the deadline (or a stop request) ended did not solve its branch NLP: its
+            # point may be the best so far, even feasible and complementary, but the run does not
+            # end "converged" on it; the loop ends at the deadline with TIME_LIMIT and the result
+            # says the plan was cut short (HomotopyOutcome.cut_note)
+            stopped = ipopt_termination(res.status) in (Termination.TIME_LIMIT, Termination.INTERRUPTED)
+            return a.meets(opts.tol) and not stopped
 
         try:
             if best_a.meets(opts.tol) and warm_start:

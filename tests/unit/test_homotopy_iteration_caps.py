@@ -91,7 +91,10 @@ class _Scripted(InnerSolver):
         need, x = self._needed(call, sigma)
         self.world.clock += 1.0  # one "second" per call (the loop's clock is the world's)
         status, its = "Solve_Succeeded", need
-        if call.max_iter is not None and need > call.max_iter:
+        if self.polish and call.deadline is not None and self.world.clock > call.deadline:
+            # stopped by its deadline at a feasible, complementary point that is no branch solution
+            status, its, x = "User_Requested_Stop", 3, np.array([0.0, 1.0])
+        elif call.max_iter is not None and need > call.max_iter:
             status, its = "Maximum_Iterations_Exceeded", call.max_iter - 1
             if not self.polish:
                 x = 0.5 * (np.asarray(call.x0[:2]) + x)  # a mid-iterate
@@ -183,6 +186,22 @@ def test_a_run_cut_by_the_time_limit_names_its_last_sigma(monkeypatch: pytest.Mo
     # a run that finished says nothing
     done, _ = _solver(monkeypatch)
     assert _run(done).cut_note(solved=True) == ""
+
+
+def test_a_polish_stopped_by_the_deadline_is_no_converged_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A polish that the deadline stops at a feasible, complementary point (f = 4, not the
+    branch's solution) may leave that point as the best so far, but the run ends with
+    ``TIME_LIMIT``, not ``CONVERGED``, and its note says the plan was cut short at sigma = 0.01.
+    Ending "converged" there returned such points as solved plans."""
+    solver, w = _solver(monkeypatch, polish=True)
+    out = _run(solver, time_limit=3.5)  # three subproblems, then the polish passes the deadline
+    polishes = [entry for entry in w.log if entry[0] == "polish"]
+    assert [entry[3] for entry in polishes] == ["User_Requested_Stop"]
+    assert out.termination is Termination.TIME_LIMIT
+    assert out.assessment.meets(1e-6)  # the point is feasible and complementary ...
+    assert out.last_parameter == pytest.approx(0.01)
+    note = out.cut_note(solved=True)  # ... and the note says it is not a converged plan
+    assert "cut at sigma = 0.01 before its target 1e-14" in note and "not a converged plan" in note
 
 
 @pytest.mark.parametrize(
