@@ -98,12 +98,12 @@ POLISH_CAP_ABOVE_VARS = 1000
 #: iterations; a subproblem that runs away from it does not come back: the block-pushing
 #: horizon of ``mcpkit.mpec`` at N = 100 (2,206 variables) took 3,000 iterations and 14 s at
 #: sigma = 1e-7 after steps of 10-11 iterations, where the polish from the point before solved it.
-#: The first warm subproblem is not capped: it is measured against a cold one, the step from
-#: sigma0 is the longest of the path, and its growth over the cold one rises with the horizon
-#: (6.4x on NOSBENCH 3CPTF_002_020, 166 then 1,055 iterations; 6.5x on 3CPTF_001_030, 146 then
-#: 952). A cap there discards the run's largest piece of work for a restart from the cold point:
-#: with the factor at 5, 3CPTF_002_020 lost three capped steps and ended unsolved at f = 22.5
-#: (f = 95.24 uncapped). Warm-to-warm growth after it stays far below the cap on NOSBENCH-large.
+#: The first warm subproblem is not capped: it is measured against a cold one, not a warm one,
+#: and the step from sigma0 is the longest of the path; its legitimate growth over the cold one
+#: already comes near the factor (6.4x on NOSBENCH 3CPTF_002_020, 166 then 1,055 iterations;
+#: 6.5x on 3CPTF_001_030, 146 then 952), and nothing bounds it on other problems. A cap there
+#: discards the run's largest piece of work for a restart from the cold point: with the factor
+#: at 5, 3CPTF_002_020 lost three capped steps and ended unsolved at f = 22.5 (95.24 uncapped).
 RELAX_MIN_ITER = 200
 RELAX_ITER_GROWTH = 10
 
