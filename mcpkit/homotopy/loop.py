@@ -87,7 +87,10 @@ POLISH_BACKOFF = 1e-2
 #: solver's report of its cap), not by comparing IPOPT's iteration count with the cap: that count
 #: can end below the cap (NOSBENCH 3CPTF_002_020: 1,431 at a cap of 1,432, 299 at 300), and the
 #: stopped polish's point was then taken like a converged one, "solved" when it happened to be
-#: feasible and complementary.
+#: feasible and complementary (NOSBENCH-large DSCOB_003_031: a polish stopped at 1,690 of a cap
+#: of 1,790 ended the run at f = 692.45; recognised, the homotopy goes on to f = 638.49). Such a
+#: point that meets the tolerance is still returned when the time limit cuts the run before a
+#: better one, with termination ``time_limit`` and the result's note that it is no converged plan.
 POLISH_MIN_ITER = 1000
 POLISH_CAP_ABOVE_VARS = 1000
 
@@ -502,9 +505,13 @@ class HomotopySolver:
         path: list[np.ndarray] = []
         large = mp.x.numel() > POLISH_CAP_ABOVE_VARS
         last_ok_iterations: int | None = None  # of the last warm subproblem that succeeded (RELAX_*)
+        # a capped polish's point that met the tolerance: not taken (POLISH_MIN_ITER), but returned
+        # when the time limit cuts the run before a better one (the result's cut_note says so)
+        stopped_x: np.ndarray | None = None
+        stopped_a: Assessment | None = None
 
         def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
-            nonlocal best_x, best_a, iterations, raw
+            nonlocal best_x, best_a, iterations, raw, stopped_x, stopped_a
             if not (opts.polish and nc) or not self.fits(self._polisher is not None, deadline):
                 return False
             polisher = self.polisher()
@@ -532,7 +539,9 @@ class HomotopySolver:
             trace.append(
                 HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
             )
-            if at_cap:  # not taken (POLISH_MIN_ITER)
+            if at_cap:  # not taken (POLISH_MIN_ITER); kept aside for a run cut by the time limit
+                if a.meets(opts.tol) and (stopped_a is None or a.key(opts.tol) < stopped_a.key(opts.tol)):
+                    stopped_x, stopped_a = xr, a
                 return False
             if a.key(opts.tol) < best_a.key(opts.tol):
                 best_x, best_a, raw = xr, a, res.status
@@ -670,6 +679,8 @@ class HomotopySolver:
             # a last polish from the best point before giving up
             if best_x is not None and try_polish(best_x, len(trace)):
                 termination = Termination.CONVERGED
+        if termination is Termination.TIME_LIMIT and stopped_a is not None and not best_a.meets(opts.tol):
+            best_x, best_a = stopped_x, stopped_a  # feasible and complementary, not converged
         if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
             termination = Termination.STALLED
         if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
@@ -853,7 +864,12 @@ class RecoveringHomotopy:
                 replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace
             )
             tol = self.options.tol
-            if out.x is not None and (best.x is None or out.assessment.key(tol) < best.assessment.key(tol)):
+            # a converged run beats the unconverged ones before it (one the time limit cut may
+            # hold a feasible, complementary point of lower residual that is no converged plan)
+            converged = out.termination is Termination.CONVERGED
+            if out.x is not None and (
+                best.x is None or converged or out.assessment.key(tol) < best.assessment.key(tol)
+            ):
                 best = out
             if best.termination is Termination.CONVERGED:
                 break

@@ -168,6 +168,21 @@ def test_a_polish_stopped_at_its_cap_is_not_taken(monkeypatch: pytest.MonkeyPatc
     assert out.x[0] == pytest.approx(1.0, abs=1e-5) and out.x[1] == pytest.approx(0.0, abs=1e-5)
 
 
+def test_a_capped_polish_point_is_returned_only_when_the_time_limit_cuts_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The capped polish's feasible, complementary point (0, 1) is not taken while the homotopy
+    goes on; when the time limit cuts the run (after one more subproblem) before any point meets
+    the tolerance, it is returned, with ``TIME_LIMIT`` and a note naming sigma = 0.001."""
+    solver, w = _solver(monkeypatch, polish=True)
+    out = _run(solver, time_limit=4.5)  # k = 0, 1, 2, the capped polish, k = 3, then the limit
+    assert [e[3] for e in w.log if e[0] == "polish"] == ["Maximum_Iterations_Exceeded"]
+    assert out.termination is Termination.TIME_LIMIT and out.x is not None
+    np.testing.assert_allclose(out.x, [0.0, 1.0])
+    assert out.assessment.meets(1e-6)
+    assert "cut at sigma = 0.001" in out.cut_note(solved=True)
+
+
 def test_a_run_cut_by_the_time_limit_names_its_last_sigma(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the (scripted) clock past the limit after four subproblems, the run ends with
     ``TIME_LIMIT``; the outcome names the last sigma and the target, and its note says that the
@@ -242,3 +257,28 @@ def test_the_mpcc_result_message_carries_the_note(monkeypatch: pytest.MonkeyPatc
         "time limit: the homotopy was cut at sigma = 0.001 before its target 1e-08; "
         "the point is feasible and complementary but not a converged plan"
     ) in res.message
+
+
+def test_a_converged_fallback_beats_a_cut_primary_of_lower_residual() -> None:
+    """A primary cut by its time share may hold a feasible, complementary point (a capped or
+    deadline-stopped polish's) of lower residual than a fallback's converged one; the converged
+    run is kept."""
+    from mcpkit.homotopy.loop import RecoveringHomotopy
+
+    class _Fixed:
+        def __init__(self, termination: Termination, residual: float, name: str) -> None:
+            self.termination, self.residual, self.name = termination, residual, name
+
+        def run(self, x0: np.ndarray, p: np.ndarray, assess: Any, **_: Any) -> HomotopyOutcome:
+            a = Assessment(self.residual, 0.0)
+            return HomotopyOutcome(np.asarray(x0, float), a, self.termination, "", 0, reformulation=self.name)
+
+    opts = SolveOptions(tol=1e-6, time_limit=1e6, fallback_methods=("fb",))
+    rec = RecoveringHomotopy(_toy(), "scholtes", opts, fallbacks=("fb",))
+    template = rec.primary.template
+    rec.primary = _Fixed(Termination.TIME_LIMIT, 1e-9, "scholtes")  # type: ignore[assignment]
+    rec._fallbacks = {"fb": _Fixed(Termination.CONVERGED, 1e-7, "fb")}  # type: ignore[dict-item]
+    for r in (rec.primary, rec._fallbacks["fb"]):
+        r.template = template  # type: ignore[union-attr]
+    out = rec.run(np.zeros(2), np.zeros(0), _assess)
+    assert out.termination is Termination.CONVERGED and out.reformulation == "fb"
