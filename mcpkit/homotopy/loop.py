@@ -84,18 +84,30 @@ POLISH_BACKOFF = 1e-2
 #: ``bartruss3_5``: 1,270 iterations; with a cap of 1,000 the run ended at f = 10166.6 instead of
 #: 3.6e-7). The cap counts iterations, not seconds, so the outcome does not depend on the machine.
 #: The warm-start polish (before any step) and the last polish before giving up are not capped.
+#: A polish stopped there is recognised by its status, ``Maximum_Iterations_Exceeded`` (the inner
+#: solver's report of its cap), not by comparing IPOPT's iteration count with the cap: that count
+#: can end below the cap (NOSBENCH 3CPTF_002_020: 1,431 at a cap of 1,432, 299 at 300), and the
+#: stopped polish's point was then taken like a converged one, "solved" when it happened to be
+#: feasible and complementary (NOSBENCH-large DSCOB_003_031: a polish stopped at 1,690 of a cap
+#: of 1,790 ended the run at f = 692.45; recognised, the homotopy goes on to f = 638.49). Such a
+#: point that meets the tolerance is still returned when the time limit cuts the run before a
+#: better one, with termination ``time_limit`` and the result's note that it is no converged plan.
 POLISH_MIN_ITER = 1000
 POLISH_CAP_ABOVE_VARS = 1000
 
 #: On problems of more than :data:`POLISH_CAP_ABOVE_VARS` variables a warm-started subproblem
-#: (every step after the first) stops after ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * n)`` IPOPT
-#: iterations, ``n`` those of the last subproblem that succeeded, and counts as a failed step
-#: (its point is still measured, and may be polished). Late in the homotopy a warm start needs a
-#: few dozen iterations; a subproblem that runs away from it does not come back: the block-pushing
+#: stops after ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * n)`` IPOPT iterations, ``n`` those of the
+#: last *warm-started* subproblem that succeeded, and counts as a failed step (its point is still
+#: measured, and may be polished). Late in the homotopy a warm start needs a few dozen
+#: iterations; a subproblem that runs away from it does not come back: the block-pushing
 #: horizon of ``mcpkit.mpec`` at N = 100 (2,206 variables) took 3,000 iterations and 14 s at
 #: sigma = 1e-7 after steps of 10-11 iterations, where the polish from the point before solved it.
-#: Legitimate growth stays under the cap on NOSBENCH-large (at most 6.4x: 3CPTF_002_020, 166 then
-#: 1,055 iterations).
+#: The first warm subproblem is not capped: it is measured against a cold one, not a warm one,
+#: and the step from sigma0 is the longest of the path; its legitimate growth over the cold one
+#: already comes near the factor (6.4x on NOSBENCH 3CPTF_002_020, 166 then 1,055 iterations;
+#: 6.5x on 3CPTF_001_030, 146 then 952), and nothing bounds it on other problems. A cap there
+#: discards the run's largest piece of work for a restart from the cold point: with the factor
+#: at 5, 3CPTF_002_020 lost three capped steps and ended unsolved at f = 22.5 (95.24 uncapped).
 RELAX_MIN_ITER = 200
 RELAX_ITER_GROWTH = 10
 
@@ -204,6 +216,30 @@ class HomotopyOutcome:
     path: list[np.ndarray] = field(default_factory=list)
     """The finite points of the relaxed subproblems, in order (the homotopy path, in the MPCC's
     variables); the B-stationarity refinement restarts from them (:mod:`mcpkit.stationarity.refine`)."""
+    last_parameter: float = math.nan
+    """The parameter of the last relaxed subproblem this run solved or tried (NaN: none)."""
+    target_parameter: float | None = None
+    """The parameter value the run was to reach (``sigma_min``; ``None`` for a penalty, whose
+    weight has no target)."""
+    parameter_name: str = "sigma"
+    """The reformulation's name of its parameter (``sigma``, ``epsilon``, ``rho``, ...)."""
+
+    def cut_note(self, solved: bool) -> str:
+        """``""``, or, when the time limit cut the homotopy before its parameter reached its
+        target, a clause that says so, naming the last parameter and the target: a point
+        returned there is not a converged plan, whatever its residuals."""
+        last, target = self.last_parameter, self.target_parameter
+        if self.termination is not Termination.TIME_LIMIT or math.isnan(last):
+            return ""
+        if target is not None and last <= target * (1 + 1e-9):
+            return ""
+        name = self.parameter_name
+        aim = f"its target {target:.3g}" if target is not None else "the pairs met the tolerance"
+        point = "feasible and complementary but" if solved else "the best found,"
+        return (
+            f"time limit: the homotopy was cut at {name} = {last:.3g} before {aim}; "
+            f"the point is {point} not a converged plan"
+        )
 
 
 def inner_settings(options: SolveOptions, tol: float, warm: bool, name: str) -> InnerSettings:
@@ -478,10 +514,14 @@ class HomotopySolver:
         nc = mp.n_pairs
         path: list[np.ndarray] = []
         large = mp.x.numel() > POLISH_CAP_ABOVE_VARS
-        last_ok_iterations: int | None = None  # of the last subproblem that succeeded (RELAX_*)
+        last_ok_iterations: int | None = None  # of the last warm subproblem that succeeded (RELAX_*)
+        # a capped polish's point that met the tolerance: not taken (POLISH_MIN_ITER), but returned
+        # when the time limit cuts the run before a better one (the result's cut_note says so)
+        stopped_x: np.ndarray | None = None
+        stopped_a: Assessment | None = None
 
         def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
-            nonlocal best_x, best_a, iterations, raw
+            nonlocal best_x, best_a, iterations, raw, stopped_x, stopped_a
             if not (opts.polish and nc) or not self.fits(self._polisher is not None, deadline):
                 return False
             polisher = self.polisher()
@@ -499,7 +539,7 @@ class HomotopySolver:
                 cap = max(POLISH_MIN_ITER, iterations)
             res = polisher.polish(xc, p, mask, deadline, cap)
             iterations += res.iterations
-            at_cap = cap is not None and res.iterations >= cap and res.status == "User_Requested_Stop"
+            at_cap = cap is not None and res.status == "Maximum_Iterations_Exceeded"
             if not np.isfinite(res.x).all():
                 trace.append(
                     HomotopyStep(k, 0.0, np.inf, res.status, res.iterations, res.wall_time_s, "polish")
@@ -509,11 +549,18 @@ class HomotopySolver:
             trace.append(
                 HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
             )
-            if at_cap:  # not taken (POLISH_MIN_ITER)
+            if at_cap:  # not taken (POLISH_MIN_ITER); kept aside for a run cut by the time limit
+                if a.meets(opts.tol) and (stopped_a is None or a.key(opts.tol) < stopped_a.key(opts.tol)):
+                    stopped_x, stopped_a = xr, a
                 return False
             if a.key(opts.tol) < best_a.key(opts.tol):
                 best_x, best_a, raw = xr, a, res.status
-            return a.meets(opts.tol)
+            # a polish the deadline (or a stop request) ended did not solve its branch NLP: its
+            # point may be the best so far, even feasible and complementary, but the run does not
+            # end "converged" on it; the loop ends at the deadline with TIME_LIMIT and the result
+            # says the plan was cut short (HomotopyOutcome.cut_note)
+            stopped = ipopt_termination(res.status) in (Termination.TIME_LIMIT, Termination.INTERRUPTED)
+            return a.meets(opts.tol) and not stopped
 
         try:
             if best_a.meets(opts.tol) and warm_start:
@@ -575,8 +622,6 @@ class HomotopySolver:
                     deadline=step_deadline,
                     max_iter=cap,
                 )
-                if cap is not None and res.iterations >= cap and res.status == "User_Requested_Stop":
-                    res = replace(res, status="Maximum_Iterations_Exceeded")  # the cap, not a user
                 iterations += res.iterations
                 raw = res.status
                 finite = bool(np.isfinite(res.x).all())
@@ -609,7 +654,8 @@ class HomotopySolver:
                 deadline = hard if on_track else soft  # also the polish's, just below
                 if finite and res.ok:
                     failures = 0
-                    last_ok_iterations = res.iterations
+                    if warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
+                        last_ok_iterations = res.iterations
                     x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
                 else:
                     # recovery: keep the last good point; the controller backs the parameter off
@@ -643,13 +689,20 @@ class HomotopySolver:
             # a last polish from the best point before giving up
             if best_x is not None and try_polish(best_x, len(trace)):
                 termination = Termination.CONVERGED
+        if termination is Termination.TIME_LIMIT and stopped_a is not None and not best_a.meets(opts.tol):
+            best_x, best_a = stopped_x, stopped_a  # feasible and complementary, not converged
         if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
             termination = Termination.STALLED
         if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
             lam_x = lam_g = None
+        name = self.reformulation.parameter_name
+        tried = [s.parameter for s in trace if s.phase == "relax"]  # the cut_note of the outcome
         return HomotopyOutcome(
-            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path
-        )
+            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path,
+            last_parameter=tried[-1] if tried else math.nan,
+            target_parameter=None if name == "rho" else opts.sigma_min,
+            parameter_name=name,
+        )  # fmt: skip
 
 
 class RecoveringHomotopy:
@@ -821,7 +874,12 @@ class RecoveringHomotopy:
                 replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace
             )
             tol = self.options.tol
-            if out.x is not None and (best.x is None or out.assessment.key(tol) < best.assessment.key(tol)):
+            # a converged run beats the unconverged ones before it (one the time limit cut may
+            # hold a feasible, complementary point of lower residual that is no converged plan)
+            converged = out.termination is Termination.CONVERGED
+            if out.x is not None and (
+                best.x is None or converged or out.assessment.key(tol) < best.assessment.key(tol)
+            ):
                 best = out
             if best.termination is Termination.CONVERGED:
                 break

@@ -180,6 +180,8 @@ class MPCCSolver:
         result.problem, result.p = orig, pv  # for value_gradient()
         lift_map = self.plan.lift_map
         result.extra["lifted_pair_sides"] = 0 if lift_map is None else lift_map.n_new
+        if note := out.cut_note(result.solved):  # the time limit cut the homotopy before its target
+            result.message += f"; {note}"
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
             if self.recovery.skipped:

@@ -47,9 +47,23 @@ def test_per_call_iteration_cap(factory: object) -> None:
     free = _solve(solver, None)
     assert free.status == "Solve_Succeeded" and free.iterations > 5  # type: ignore[attr-defined]
     capped = _solve(solver, 3)
-    assert capped.iterations <= 3 and capped.status != "Solve_Succeeded"  # type: ignore[attr-defined]
+    assert capped.iterations <= 3  # type: ignore[attr-defined]
+    # the cap reports itself as an iteration limit (not as a user's stop), on either inner solver
+    assert capped.status == "Maximum_Iterations_Exceeded"  # type: ignore[attr-defined]
     again = _solve(solver, None)  # the cap was for that call only
     assert again.iterations == free.iterations  # type: ignore[attr-defined]
+
+
+def test_a_deadline_stop_is_not_reported_as_the_cap() -> None:
+    """A call the deadline (not the cap) stopped stays ``User_Requested_Stop``, even with a cap."""
+    t = _rosenbrock()
+    solver = IpoptNLP(t.x, t.p, t.f, t.g, tol=1e-8, deadlines=True)
+    inf = np.full(2, np.inf)
+    res = solver.solve(np.array([-1.2, 1.0]), np.zeros(1), -inf, inf, t.lbg, t.ubg, deadline=0.0, max_iter=5)
+    assert res.status == "User_Requested_Stop"
+    again = _solve(solver, 5)  # the flag of the cap is per call
+    assert again.status == "Maximum_Iterations_Exceeded"  # type: ignore[attr-defined]
+    assert _solve(solver, None).status == "Solve_Succeeded"  # type: ignore[attr-defined]
 
 
 def test_monitor_only_where_asked() -> None:
@@ -125,14 +139,16 @@ def test_polish_stopped_at_its_cap_is_not_taken(monkeypatch: pytest.MonkeyPatch)
     def stopped(self: homotopy.Polisher, x, p, mask, deadline=None, max_iter=None):  # type: ignore[no-untyped-def]
         if max_iter is None:
             return original(self, x, p, mask, deadline, max_iter)
-        point = np.array([0.0, 1.0])
-        return InnerResult(point, np.zeros(2), np.zeros(2), 4.0, "User_Requested_Stop", max_iter, 0.0)
+        point = np.array([0.0, 1.0])  # as the inner solver reports its cap (iterations may end below it)
+        its = max_iter - 1
+        return InnerResult(point, np.zeros(2), np.zeros(2), 4.0, "Maximum_Iterations_Exceeded", its, 0.0)
 
     monkeypatch.setattr(homotopy.Polisher, "polish", stopped)
     monkeypatch.setattr(homotopy, "POLISH_CAP_ABOVE_VARS", 0)
     res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, fallback_methods=())
     polishes = [s for s in res.trace if s.phase == "polish"]
-    assert any(s.inner_status == "User_Requested_Stop" and s.residual == 0.0 for s in polishes), polishes
+    at_cap = [s for s in polishes if s.inner_status == "Maximum_Iterations_Exceeded"]
+    assert any(s.residual == 0.0 for s in at_cap), polishes
     assert res.solved and res.f == pytest.approx(2.0, abs=1e-5)
     np.testing.assert_allclose(res.x, [1.0, 0.0], atol=1e-6)
 
@@ -150,9 +166,10 @@ def test_stop_from_another_thread() -> None:
 
 @pytest.mark.parametrize("growth", [10, 0])
 def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.MonkeyPatch, growth: int) -> None:
-    """Above ``POLISH_CAP_ABOVE_VARS`` variables each warm subproblem gets
-    ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * iterations of the last successful one)``; the first
-    (cold) one none. A capped stop counts as an iteration limit, not as a user's stop."""
+    """Above ``POLISH_CAP_ABOVE_VARS`` variables each warm subproblem after the first warm one gets
+    ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * iterations of the last successful warm one)``; the
+    cold one and the first warm one none. A capped stop counts as an iteration limit, not as a
+    user's stop."""
     from mcpkit.homotopy.ipopt import InnerSolver
 
     calls: list[tuple[int | None, int, str]] = []
@@ -170,12 +187,14 @@ def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.Monk
     res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, polish=False, fallback_methods=())
     relax = [s for s in res.trace if s.phase == "relax"]
     assert len(relax) >= 3 and calls[0][0] is None
-    last_ok = calls[0][1]
+    last_ok: int | None = None  # of the last warm subproblem that succeeded
     for (cap, its, _), step in zip(calls[1 : len(relax)], relax[1:], strict=True):
-        assert cap == max(1, growth * last_ok)
-        assert its <= cap and step.inner_status != "User_Requested_Stop"
-        if its == cap:
-            assert step.inner_status == "Maximum_Iterations_Exceeded"
+        assert cap == (None if last_ok is None else max(1, growth * last_ok))
+        assert step.inner_status != "User_Requested_Stop"
+        if cap is not None:
+            assert its <= cap
+            if its == cap:
+                assert step.inner_status == "Maximum_Iterations_Exceeded"
         if step.inner_status == "Solve_Succeeded":
             last_ok = its
     if growth == 0:
