@@ -644,7 +644,7 @@ def _direct_result(d: ContactNewtonResult, F_at: Callable[[np.ndarray], np.ndarr
         complementarity_violation=r.complementarity, bound_violation=r.bounds, pair_states=states,
         tol=tol, iterations=int(d.iterations), wall_time_s=time.perf_counter() - t0, backend="lapack",
         method="newton_contact", raw_status=d.message,
-        message=verdict_message(who, jp.status, r.natural, r.complementarity, r.bounds, tol, term),
+        message=verdict_message(who, jp.status, r.natural, r.complementarity, r.bounds, tol, term, jp.floor),
         extra={"lm_steps": int(d.lm_steps)},
     )  # fmt: skip
 

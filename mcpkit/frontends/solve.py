@@ -99,6 +99,8 @@ class Solver:
         self.choice_note = self.resolved.note
         self._lb, self._ub = problem.lb, problem.ub
         self._F = problem.evaluator()  # F(z; p) of the declaration, for the verdict
+        amap = problem.affine_map()  # and the rounding floor of its evaluation (affine F: exact bound)
+        self._F_err = None if amap is None else amap.rounding_floor
         self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._last_z: np.ndarray | None = None
 
@@ -178,13 +180,15 @@ class Solver:
         # judged once: the chain's verdict on this very point at this tolerance, when it has one
         jp = out.judged
         if jp is None or jp.z is not out.z or self.route.options.tol != tol:
-            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F)
+            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F, self._F_err)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)
         method, backend = out.method or self.method.value, out.backend or self.route.backend
         route = f"{method}/{backend}"
-        msg = verdict_message(f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination)
+        msg = verdict_message(
+            f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination, jp.floor
+        )
         if self.choice_note:
             msg += f"; {self.choice_note}"
         return MCPResult(

@@ -130,7 +130,6 @@ class Route:
         return self.entry.kind == "reformulation"
 
 
-
 #: What ``method="auto"`` tries after its first choice for an MCP (:class:`FallbackRoute`).
 AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
@@ -324,8 +323,10 @@ class FallbackRoute:
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
         F_at = self.problem.evaluator()  # F of the declaration (mcpkit.problems.mcp.MCP.evaluator)
+        amap = self.problem.affine_map()
+        err = None if amap is None else amap.rounding_floor
         jp = judge_point(
-            out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
+            out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F, err
         )
         out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
@@ -403,7 +404,6 @@ class FallbackRoute:
             chosen, termination=out.termination, raw_status=out.raw_status, trace=trace,
             iterations=iterations, extra=extra, method=chosen_spec.method, backend=chosen_spec.backend,
         )  # fmt: skip
-
 
 
 def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto") -> RouteRunner:
