@@ -9,7 +9,8 @@
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
   the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
   and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
-  before anything is solved (suffix, folder, name length, a probe file); the verdict is written
+  before anything is solved (suffix, folder, name length, a probe file, a FIFO or device refused,
+  an empty name refused); the verdict is written
   whatever it is (a stopped or failed solve replaces an older file too); should the write still
   fail after the solve, the solution is printed on stdout instead and the exit status is 2.
   ``--time-limit`` bounds the whole call: loading, lowering, solving and checking (the solver
