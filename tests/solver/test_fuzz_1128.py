@@ -69,3 +69,79 @@ def test_corpus_q1e14_exits_1_with_the_floor(method: str) -> None:
     assert out["solved"] is False
     assert out["solution_status"] == "uncertified"
     assert "rounding floor" in out["message"]
+
+
+# ------------------------------------------------------------ fclib_hugeq_hides_contact.hdf5
+@pytest.mark.parametrize("method", ["auto", "fb"])
+def test_huge_q_contact_does_not_hide_an_interpenetrating_one(method: str) -> None:
+    from mcpkit.models.fclib import FCLIBProblem, solve_fclib
+    from tests.unit.test_fuzz_corpus_1128 import HUGE_MU, HUGE_Q
+
+    res = solve_fclib(FCLIBProblem(np.eye(6), HUGE_Q, HUGE_MU), method=method)
+    s = res.summary()
+    assert s["contact_residual"] is not None and s["friction_residual"] is not None
+    if res.solved:  # only with the interpenetration gone: r_2n = 1
+        np.testing.assert_allclose(res.reactions[3], 1.0, atol=1e-6, rtol=0)
+        assert s["contact_residual"] <= 1e-8
+    else:
+        assert s["contact_residual"] > 1e-8
+        assert "worst contact error" in res.message
+
+
+@needs_corpus
+def test_corpus_huge_q_is_not_solved_and_reports_both_errors() -> None:
+    run = cli("solve", str(FUZZ / "fclib_hugeq_hides_contact.hdf5"), "--json")
+    out = json.loads(run.stdout)
+    assert run.returncode == (0 if out["solved"] else 1)
+    assert out["friction_residual"] <= 1e-8  # the normalised error alone passes
+    assert out["solved"] is (out["contact_residual"] <= 1e-8)
+
+
+# ------------------------------------------------------------------- fclib_solution_inf.hdf5
+@needs_corpus
+def test_corpus_reference_inf_solves_without_warnings() -> None:
+    run = cli("solve", str(FUZZ / "fclib_solution_inf.hdf5"), "--json")
+    assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
+    out = json.loads(run.stdout)
+    assert out["reference_friction_residual"] is None and out["reference_consistency"] is None
+
+
+# ------------------------------------------------ fclib_zero_contacts / pile_dump_zero_contacts
+@needs_corpus
+@pytest.mark.parametrize("name", ["fclib_zero_contacts.hdf5", "pile_dump_zero_contacts.hdf5"])
+def test_corpus_zero_contacts_exit_2_with_one_line(name: str) -> None:
+    run = cli("solve", str(FUZZ / name))
+    lines = run.stderr.splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and lines[0].startswith("mcpkit: error: "), run.stderr
+    assert "0 contacts" in lines[0]
+
+
+def test_pile_dump_of_a_step_without_contacts_writes_nothing(tmp_path: Path) -> None:
+    seed = "99999999999999999999999"  # two spheres that never touch in two steps
+    run = cli("demo", "pile", "--bodies", "2", "--steps", "2", "--seed", seed, "--dump-fclib", "0",
+              "--out", str(tmp_path))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "step 0 has no contacts: no FCLIB file written" in run.stdout
+    assert not list(tmp_path.glob("*.hdf5"))
+
+
+# ------------------------------------------------------------------- mpcc_G_structural_zero.json
+def test_structural_zero_G_solves() -> None:
+    import casadi as ca
+
+    from mcpkit.mpcc import MPCC
+
+    x = ca.SX.sym("x", 2)
+    m = MPCC.from_casadi(x, ca.SX(1, 1), x[1], f=(x[0] - 1) ** 2 + (x[1] - 2) ** 2)
+    res = mcpkit.solve(m)
+    assert res.solved, res.message
+    np.testing.assert_allclose(res.x, [1.0, 2.0], atol=1e-5, rtol=0)  # G = 0: H is free to be 2
+
+
+@needs_corpus
+def test_corpus_structural_zero_G_solves() -> None:
+    from mcpkit.mpcc import load_mpcc_json
+
+    res = mcpkit.solve(load_mpcc_json(FUZZ / "mpcc_G_structural_zero.json"))
+    assert res.solved, res.message
+    assert res.comp_residual <= 1e-6 and res.constraint_violation <= 1e-6
