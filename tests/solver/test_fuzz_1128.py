@@ -145,3 +145,25 @@ def test_corpus_structural_zero_G_solves() -> None:
     res = mcpkit.solve(load_mpcc_json(FUZZ / "mpcc_G_structural_zero.json"))
     assert res.solved, res.message
     assert res.comp_residual <= 1e-6 and res.constraint_violation <= 1e-6
+
+
+# ------------------------------------------------------------------- progress_always_no_stderr.py
+@pytest.mark.parametrize("stderr", ["none", "closed"])
+@pytest.mark.parametrize("kind", ["mcp", "mpcc"])
+def test_progress_always_without_a_stderr_returns_the_result(
+    monkeypatch: pytest.MonkeyPatch, stderr: str, kind: str
+) -> None:
+    import io
+
+    import casadi as ca
+
+    if kind == "mcp":
+        problem = MCP.lcp(np.array([[2.0, 1], [1, 2]]), np.array([-1.0, -1]))
+    else:
+        x = ca.SX.sym("x", 2)
+        problem = mcpkit.MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2)
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr(sys, "stderr", None if stderr == "none" else closed)
+    res = mcpkit.solve(problem, progress="always")
+    assert res.solved, res.message

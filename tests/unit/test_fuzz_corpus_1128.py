@@ -209,3 +209,14 @@ def test_corpus_F_nan_at_z0_exits_2_with_one_line() -> None:
     lines = run.stderr.splitlines()
     assert run.returncode == 2 and len(lines) == 1, run.stderr[-2000:]
     assert lines[0].startswith("mcpkit: error: ") and "F is NaN at the start point z0" in lines[0]
+
+
+def test_no_display_on_a_missing_or_closed_stream() -> None:
+    import io
+
+    from mcpkit.solving.progress import shows_on
+
+    closed = io.StringIO()
+    closed.close()
+    assert not shows_on(None, "always") and not shows_on(closed, "always") and not shows_on(closed, True)
+    assert shows_on(io.StringIO(), "always")
