@@ -167,3 +167,28 @@ def test_progress_always_without_a_stderr_returns_the_result(
     monkeypatch.setattr(sys, "stderr", None if stderr == "none" else closed)
     res = mcpkit.solve(problem, progress="always")
     assert res.solved, res.message
+
+
+# ----------------------------------------------------------- minor (d): sensitivity direction shape
+def test_two_dimensional_direction_is_a_shape_error() -> None:
+    import casadi as ca
+
+    from mcpkit.errors import ShapeError
+
+    m = MCP("scalar")
+    z = m.add_variables("z", 1, lb=0.0)
+    (p,) = m.add_parameters("p", 1, value=[1.0])
+    m.add_functions("z", [z[0] - p])
+    res = mcpkit.solve(m)
+    assert res.solved
+    np.testing.assert_allclose(res.sensitivity(direction=[1.0]), [1.0], atol=1e-10, rtol=0)
+    for bad in ([[1.0]], np.ones((1, 1))):
+        with pytest.raises(ShapeError, match=r"shape \(1,\)"):
+            res.sensitivity(direction=bad)
+    x, q = ca.SX.sym("x", 2), ca.SX.sym("q", 1)
+    mp = mcpkit.MPCC.from_casadi(x, x[0], x[1], f=(x[0] - q[0]) ** 2 + (x[1] + 1) ** 2, p=q, p0=[1.0])
+    rm = mcpkit.solve(mp)
+    assert rm.solved, rm.message
+    for bad in ([[1.0]], np.ones((1, 1))):
+        with pytest.raises(ShapeError, match=r"shape \(1,\)"):
+            rm.sensitivity(direction=bad)
