@@ -501,14 +501,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP)."""
+    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP).
+
+    Loading evaluates the file's functions at its start point (a NaN there is refused), and a
+    function may embed a solver (a CasADi ``nlpsol``) that prints its banner from native code:
+    loading and rendering run with stdout sent to stderr, so stdout holds the mathematics only.
+    """
     from mcpkit.frontends.solve_file import load_declaration
 
-    problem = load_declaration(args.file)
-    print(problem.to_latex(max_rows=args.max_rows) if args.latex else problem.to_text(max_rows=args.max_rows))
-    if not args.latex:
-        print()
-        print(problem.explain())
+    with _stdout_to_stderr():
+        problem = load_declaration(args.file)
+        rows = args.max_rows
+        text = problem.to_latex(max_rows=rows) if args.latex else problem.to_text(max_rows=rows)
+        if not args.latex:
+            text += "\n\n" + problem.explain()
+    print(text)
     return EXIT_SOLVED
 
 

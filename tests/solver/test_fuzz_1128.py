@@ -192,3 +192,12 @@ def test_two_dimensional_direction_is_a_shape_error() -> None:
     for bad in ([[1.0]], np.ones((1, 1))):
         with pytest.raises(ShapeError, match=r"shape \(1,\)"):
             rm.sensitivity(direction=bad)
+
+
+# ------------------------------------------------------------------- mpcc_G_nlpsol_print.json
+@needs_corpus
+def test_print_keeps_an_embedded_solver_off_stdout() -> None:
+    run = cli("print", str(FUZZ / "mpcc_G_nlpsol_print.json"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("MPCC 'mpcc_G_nlpsol_print'"), run.stdout[:500]
+    assert "Ipopt" not in run.stdout and "Ipopt" in run.stderr
