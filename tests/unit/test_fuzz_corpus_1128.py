@@ -220,3 +220,63 @@ def test_no_display_on_a_missing_or_closed_stream() -> None:
     closed.close()
     assert not shows_on(None, "always") and not shows_on(closed, "always") and not shows_on(closed, True)
     assert shows_on(io.StringIO(), "always")
+
+
+# ------------------------------------------------------------------- sweep_truncated_part.parquet
+def _bad_part(folder: Path, kind: str) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mcpkit.sweep.sink import write_rows
+
+    write_rows(folder, [{"key": "a", "task": "t", "solved": True}])  # one good part
+    good = next(folder.glob("part-*.parquet"))
+    bad = folder / "part-zz-bad.parquet"
+    if kind == "truncated":
+        data = good.read_bytes()
+        bad.write_bytes(data[: len(data) // 2])
+    elif kind == "empty":
+        bad.write_bytes(b"")
+    elif kind == "text":
+        bad.write_text("not parquet\n")
+    else:  # an integer key column
+        pq.write_table(pa.table({"key": pa.array([1, 2]), "task": pa.array(["t", "t"])}), bad)
+    return bad
+
+
+@pytest.mark.parametrize("kind", ["truncated", "empty", "text", "int_key"])
+def test_bad_sweep_part_is_a_typed_error_naming_it(tmp_path: Path, kind: str) -> None:
+    from mcpkit.sweep import read_results
+    from mcpkit.sweep.sink import ParquetSink
+
+    folder = tmp_path / "results.parquet"
+    bad = _bad_part(folder, kind)
+    with pytest.raises(ProblemFileError, match="part-zz-bad.parquet") as info:
+        read_results(folder)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ProblemFileError, match="part-zz-bad.parquet"):
+        ParquetSink(folder)  # before any solve of a resumed sweep
+    ParquetSink(folder, resume=False)  # starting afresh removes it
+    assert not bad.exists()
+
+
+@pytest.mark.parametrize("kind", ["truncated", "int_key"])
+def test_cli_sweep_refuses_a_bad_part_in_one_line(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / "results.parquet"
+    _bad_part(folder, kind)
+    run = _cli("sweep", str(ROOT / "examples" / "lcp.json"), "--out", str(folder), "--workers", "1")
+    lines = run.stderr.splitlines()
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("mcpkit: error: ") and "part-zz-bad.parquet" in lines[0]
+
+
+@needs_corpus
+def test_corpus_truncated_part_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    from mcpkit.sweep import read_results
+
+    folder = tmp_path / "sweep_truncated_part.parquet"
+    shutil.copytree(FUZZ / "sweep_truncated_part.parquet", folder)
+    with pytest.raises(ProblemFileError, match="merged.parquet is not a readable Parquet file"):
+        read_results(folder)
