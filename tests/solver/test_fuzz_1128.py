@@ -201,3 +201,14 @@ def test_print_keeps_an_embedded_solver_off_stdout() -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.startswith("MPCC 'mpcc_G_nlpsol_print'"), run.stdout[:500]
     assert "Ipopt" not in run.stdout and "Ipopt" in run.stderr
+
+
+# ------------------------------------------------------------ minor (b): plan_pushing out of time
+def test_plan_pushing_out_of_time_says_time_limit() -> None:
+    from mcpkit.mpec.examples.pushing import plan_pushing
+    from mcpkit.solving.result import Termination
+
+    plan = plan_pushing(time_limit=1e-9)
+    assert not plan.solved and plan.attempts == []
+    assert plan.termination is Termination.TIME_LIMIT
+    assert "time limit" in plan.message and plan.summary()["status"] == "time_limit"
