@@ -189,6 +189,8 @@ class Solver:
         msg = verdict_message(
             f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination, jp.floor
         )
+        if termination is Termination.TIME_LIMIT and out.raw_status.startswith("not started"):
+            msg += f" ({out.raw_status})"  # why no step ran: the reason the time limit is reported
         if self.choice_note:
             msg += f"; {self.choice_note}"
         return MCPResult(

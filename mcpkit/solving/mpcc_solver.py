@@ -174,6 +174,8 @@ class MPCCSolver:
             extra={"ipopt": self.ipopt_used, "reformulation": out.reformulation},
         )  # fmt: skip
         result.problem, result.p = orig, pv  # for value_gradient()
+        if out.termination is Termination.TIME_LIMIT and out.raw_status.startswith("not started"):
+            result.message += f" ({out.raw_status})"  # why no step ran
         if self.route.note:
             result.message += f"; {self.route.note} (point from {out.reformulation})"
             if self.recovery.skipped:

@@ -212,3 +212,20 @@ def test_plan_pushing_out_of_time_says_time_limit() -> None:
     assert not plan.solved and plan.attempts == []
     assert plan.termination is Termination.TIME_LIMIT
     assert "time limit" in plan.message and plan.summary()["status"] == "time_limit"
+
+
+# --------------------------------------------- minor (e): a homotopy not started says why in its message
+@pytest.mark.parametrize("method", ["scholtes", "fb"])
+def test_not_started_homotopy_says_why(method: str) -> None:
+    import casadi as ca
+
+    from mcpkit.solving.result import Termination
+
+    res = mcpkit.Solver(MCP.lcp(np.array([[2.0, 1], [1, 2]]), [-1.0, -1]), method=method).solve(time_limit=0)
+    assert res.termination is Termination.TIME_LIMIT and res.raw_status.startswith("not started")
+    assert f"({res.raw_status})" in res.message
+    x = ca.SX.sym("x", 2)
+    m = mcpkit.MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2)
+    rm = mcpkit.MPCCSolver(m, method="scholtes").solve(time_limit=0)
+    assert rm.termination is Termination.TIME_LIMIT and rm.raw_status.startswith("not started")
+    assert f"({rm.raw_status})" in rm.message
