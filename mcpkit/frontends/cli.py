@@ -27,7 +27,9 @@
   solves many problem files on Dask (:mod:`mcpkit.sweep`; ``--time-limit`` is per file), streams
   one row per file to the Parquet folder ``--out``, resumes what a previous run left, and prints
   a summary (solved / not solved / errors, time quantiles); ``--plot`` draws the solved-vs-time
-  profile. Exit status 0 when every file is solved.
+  profile. Exit status 0 when every file is solved. Ctrl-C (status 130) or SIGTERM (143) stops
+  it with one line on stderr; the rows written are kept (the Dask workers ignore Ctrl-C: the
+  sweep stops them).
 * ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
   figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
   prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
@@ -444,6 +446,29 @@ def _write_out(
     return f"--out {out}: the solution could not be written ({why}); it is printed on stdout instead{stale}"
 
 
+class _SweepTerminated(KeyboardInterrupt):
+    """SIGTERM during ``mcpkit sweep``: stopped as Ctrl-C stops it (the cluster closed, the rows
+    written kept), then status :data:`EXIT_TERMINATED`."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """In the block, SIGTERM raises :class:`_SweepTerminated` (once: a second one ends the process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise _SweepTerminated
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from mcpkit.sweep.api import expand_files, sweep
     from mcpkit.sweep.report import format_summary, plot_profile, summarize
@@ -457,24 +482,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.tol is not None:
         options["tol"] = args.tol
     try:
-        df = sweep(
-            "solve-file",
-            files,
-            time_limit=args.time_limit,
-            out=args.out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            resume=not args.no_resume,
-            progress=not args.no_progress and not args.json,
-            **options,
-        )
-    except KeyboardInterrupt:
+        with _sigterm_interrupts():
+            df = sweep(
+                "solve-file",
+                files,
+                time_limit=args.time_limit,
+                out=args.out,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                resume=not args.no_resume,
+                progress=not args.no_progress and not args.json,
+                **options,
+            )
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_SweepTerminated): the rows written stay
         have = read_results(args.out)
+        how = "terminated (SIGTERM)" if isinstance(exc, _SweepTerminated) else "interrupted"
         print(
-            f"interrupted: {len(have)} rows kept in {args.out}; run the same command again to resume",
+            f"{how}: {len(have)} rows kept in {args.out}; run the same command again to resume",
             file=sys.stderr,
         )
-        return 130
+        return EXIT_TERMINATED if isinstance(exc, _SweepTerminated) else EXIT_INTERRUPTED
     summary = summarize(df)
     if args.plot is not None:
         limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s per file"

@@ -229,3 +229,46 @@ def test_not_started_homotopy_says_why(method: str) -> None:
     rm = mcpkit.MPCCSolver(m, method="scholtes").solve(time_limit=0)
     assert rm.termination is Termination.TIME_LIMIT and rm.raw_status.startswith("not started")
     assert f"({rm.raw_status})" in rm.message
+
+
+# ------------------------------------------------------------ minor (a): mcpkit sweep and signals
+@pytest.mark.parametrize(
+    ("name", "code", "word"), [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")]
+)
+def test_sweep_stopped_by_a_signal_says_one_line_and_keeps_rows(
+    tmp_path: Path, name: str, code: int, word: str
+) -> None:
+    import signal
+    import time
+
+    rng = np.random.default_rng(0)
+    for k in range(40):  # enough work that the signal comes while solving
+        A = rng.normal(size=(120, 120))
+        M = A @ A.T / 120 + np.eye(120)
+        (tmp_path / f"lcp{k:02d}.json").write_text(
+            json.dumps({"M": M.tolist(), "q": rng.normal(size=120).tolist()})
+        )
+    out = tmp_path / "res.parquet"
+    args = [sys.executable, "-m", "mcpkit.frontends.cli", "sweep", str(tmp_path / "lcp*.json"), "--method",
+            "scholtes", "--out", str(out), "--workers", "2", "--no-progress"]  # fmt: skip
+    env = os.environ | {"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env
+    )
+    while proc.poll() is None and not (
+        out.is_dir() and any(p.name.startswith("part-") for p in out.iterdir())
+    ):
+        time.sleep(0.05)  # polling for the first written rows, not a time assertion
+    if name == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    if proc.returncode == 0:
+        pytest.skip("the sweep finished before the signal arrived")
+    lines = err.decode().splitlines()
+    assert proc.returncode == code, err.decode()[-3000:]
+    assert len(lines) == 1 and lines[0].startswith(word) and "rows kept" in lines[0], err.decode()[-3000:]
+    from mcpkit.sweep import read_results
+
+    assert len(read_results(out)) >= 1
