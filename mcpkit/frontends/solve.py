@@ -99,8 +99,7 @@ class Solver:
         self.choice_note = self.resolved.note
         self._lb, self._ub = problem.lb, problem.ub
         self._F = problem.evaluator()  # F(z; p) of the declaration, for the verdict
-        amap = problem.affine_map()  # and the rounding floor of its evaluation (affine F: exact bound)
-        self._F_err = None if amap is None else amap.rounding_floor
+        self._floor = problem.rounding_floor_function()  # the verdict's floor (MCP.rounding_floor_function)
         self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._last_z: np.ndarray | None = None
 
@@ -180,7 +179,9 @@ class Solver:
         # judged once: the chain's verdict on this very point at this tolerance, when it has one
         jp = out.judged
         if jp is None or jp.z is not out.z or self.route.options.tol != tol:
-            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F, self._F_err)
+            floor = self._floor
+            err = None if floor is None else (lambda z: floor(z, p))
+            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F, err)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)

@@ -119,6 +119,7 @@ class MCP:
     _slices: dict[str, slice] = field(default_factory=dict, repr=False, compare=False)
     _kinds: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
     _affine_cache: tuple[int, AffineMap | None] | None = field(default=None, repr=False, compare=False)
+    _floor_cache: tuple[int, Any] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ declare
     def add_variables(
@@ -877,6 +878,25 @@ class MCP:
         F_fun = lower_to_casadi(self).F_fun
         return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
 
+    def rounding_floor_function(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        r"""``(z, p) -> e``, a bound of the rounding error of each :math:`F_i(z; p)` (the verdict's floor).
+
+        The :meth:`AffineMap.rounding_floor` when there is an affine map; else, up to
+        :data:`FLOOR_JACOBIAN_MAX_N` variables, :class:`JacobianFloor` (the same bound on the
+        linearisation at the point: :math:`\varepsilon(\sum_j |J_{ij} z_j| + |F_i - (Jz)_i|)`, which
+        for :math:`F = Mz + q(p)` is the affine bound); ``None`` beyond (the verdict then uses
+        :math:`\varepsilon |F_i|`). Built once per structure, the Jacobian on first use.
+        """
+        cached = self._floor_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        amap = self.affine_map()
+        floor = amap.rounding_floor if amap is not None else None
+        if amap is None and self.n <= FLOOR_JACOBIAN_MAX_N:
+            floor = JacobianFloor(self)
+        self._floor_cache = (self._version, floor)
+        return floor
+
     def evaluate(self, z: ArrayLike, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
         """Numerical value of :math:`F(z; p)` (through :meth:`evaluator`)."""
         zz = np.asarray(z, dtype=float).reshape(-1)
@@ -909,6 +929,40 @@ class MCP:
     def __str__(self) -> str:
         kinds = ", ".join(f"{b.name}[{b.size}]" for b in self._vars.values())
         return f"MCP {self.name!r}: n={self.n}, params={self.n_params}, blocks: {kinds}"
+
+
+#: Largest ``n`` whose verdict bounds the rounding of a non-affine :math:`F` through its Jacobian
+#: (:class:`JacobianFloor`; beyond, the Jacobian's construction could cost more than the solve).
+FLOOR_JACOBIAN_MAX_N = 2000
+
+
+class JacobianFloor:
+    r""":math:`e = \varepsilon\,(|J|\,|z| + |F - Jz|)` at :math:`(z, p)`, :math:`J = \partial F/\partial z`.
+
+    The size of the terms a first-order model of :math:`F` sums at the point: for :math:`F = Mz + q(p)`
+    it is :meth:`AffineMap.rounding_floor` (with a parametric :math:`q`), for a nonlinear :math:`F`
+    the magnitude of its linear part and of the rest. The CasADi lowering's Jacobian function is
+    built on the first call; an evaluation that fails gives :math:`\varepsilon |F|`.
+    """
+
+    def __init__(self, mcp: MCP) -> None:
+        self._mcp = mcp
+        self._funs: tuple[Any, Any] | None = None
+
+    def __call__(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
+        if self._funs is None:
+            from mcpkit.lowering.casadi import lower_to_casadi
+
+            cas = lower_to_casadi(self._mcp)
+            self._funs = (cas.F_fun, cas.jacobian_function())
+        F_fun, J_fun = self._funs
+        F = np.asarray(F_fun(z, p), dtype=float).reshape(-1)
+        try:
+            J = J_fun(z, p).sparse()
+        except (RuntimeError, NotImplementedError):
+            return EPS * np.abs(F)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return EPS * (abs(J) @ np.abs(z) + np.abs(F - J @ z))
 
 
 #: One block of an :class:`AffineMap`: its rows, the columns of :math:`z_S`, :math:`M_B`, :math:`q_B`.

@@ -323,8 +323,8 @@ class FallbackRoute:
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
         F_at = self.problem.evaluator()  # F of the declaration (mcpkit.problems.mcp.MCP.evaluator)
-        amap = self.problem.affine_map()
-        err = None if amap is None else amap.rounding_floor
+        floor = getattr(self.problem, "rounding_floor_function", lambda: None)()  # as the Solver's
+        err = None if floor is None else (lambda z: floor(z, p))
         jp = judge_point(
             out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F, err
         )

@@ -611,10 +611,10 @@ def judge_point(
     :class:`mcpkit.Solver`, :func:`mcpkit.solve_mcp` and the ``auto`` chain alike.
 
     The check knows its own rounding floor: ``F_err(z)`` bounds :math:`|\mathrm{fl}(F_i) - F_i|`
-    (:meth:`AffineMap.rounding_floor <mcpkit.problems.mcp.AffineMap.rounding_floor>`,
-    :math:`\varepsilon(\sum_j |M_{ij} z_j| + |q_i|)`, for an affine :math:`F`); without it
-    :math:`\varepsilon |F_i|`, the rounding of the last operation only (what can be had for any
-    :math:`F` at no cost; cancellation inside a nonlinear :math:`F` is not seen). A point that passes
+    (:meth:`MCP.rounding_floor_function <mcpkit.problems.mcp.MCP.rounding_floor_function>`:
+    :math:`\varepsilon(\sum_j |M_{ij} z_j| + |q_i|)` for an affine :math:`F`, the same on the
+    Jacobian otherwise); without it :math:`\varepsilon |F_i|`, the rounding of the last operation
+    only (what can be had for any :math:`F` at no cost). A point that passes
     every measure but whose :func:`~mcpkit.solving.residuals.certified_residual` exceeds ``tol`` is
     ``UNCERTIFIED``.
     """

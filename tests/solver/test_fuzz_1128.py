@@ -272,3 +272,15 @@ def test_sweep_stopped_by_a_signal_says_one_line_and_keeps_rows(
     from mcpkit.sweep import read_results
 
     assert len(read_results(out)) >= 1
+
+
+def test_q1e14_as_a_parameter_is_not_called_solved() -> None:
+    from tests.unit.test_rounding_floor import Q14 as q14
+
+    m = MCP("lcp")
+    m.add_variables("z", 3, lb=-np.inf, ub=np.inf)
+    q = m.add_parameters("q", 3, value=q14)
+    m.add_affine("z", M14, list(q))
+    res = mcpkit.solve(m, tol=1e-8)
+    assert exact_residual(M14, q14, res.z) > 1e-8
+    assert not res.solved

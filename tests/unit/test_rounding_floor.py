@@ -96,3 +96,19 @@ def test_default_floor_of_a_nonlinear_F_is_its_last_rounding() -> None:
     z = np.array([1.0])
     jp = judge_point(z, lambda x: np.array([1e-9]), lb, ub, 1e-8)
     assert jp.status is SolutionStatus.SOLUTION and jp.floor <= 1e-9 * (1 + 1e-15)
+
+
+def test_parametric_q_gets_the_same_floor_through_the_jacobian() -> None:
+    """``q`` as a parameter: no affine map, the floor comes from the Jacobian (JacobianFloor)."""
+    m = MCP("lcp")
+    m.add_variables("z", 3, lb=-np.inf, ub=np.inf)
+    q = m.add_parameters("q", 3, value=Q14)
+    m.add_affine("z", M14, list(q))
+    assert m.affine_map() is None
+    floor = m.rounding_floor_function()
+    assert floor is not None
+    expected = MCP.lcp(M14, Q14, lb=-np.inf, ub=np.inf).affine_map().rounding_floor(Z14)
+    np.testing.assert_allclose(floor(Z14, Q14), expected, rtol=1e-6, atol=0)
+    F = m.evaluate(Z14)
+    jp = judge_point(Z14, lambda z: F, m.lb, m.ub, 1e-8, F, lambda z: floor(z, Q14))
+    assert jp.status is SolutionStatus.UNCERTIFIED
