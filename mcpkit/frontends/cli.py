@@ -49,7 +49,9 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 :mod:`mcpkit.solving.registry` (``mcpkit info`` lists them).
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
-within about a second (:data:`INTERRUPT_GRACE`) with exit status 130, printing the best point so
+within about a second (:data:`INTERRUPT_GRACE`) with exit status 130 (while the program is
+still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.frontends.entry` ends it
+with the same line and status), printing the best point so
 far when the solver returned one (every IPOPT solver built by the command carries the iteration
 monitor of :mod:`mcpkit.solving.stop`, so a homotopy subproblem stops at its next iteration and the
 homotopy reports its best point; engines with a step hook stop at their next step); SIGTERM to a
@@ -77,6 +79,7 @@ from typing import Any, TextIO
 
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
+from mcpkit.frontends.entry import release
 from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
@@ -789,6 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
+    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.frontends.entry)
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         try:
             code = _run_bounded(args)  # the program: a hard bound even on native code

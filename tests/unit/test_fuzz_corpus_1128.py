@@ -280,3 +280,50 @@ def test_corpus_truncated_part_is_refused(tmp_path: Path) -> None:
     shutil.copytree(FUZZ / "sweep_truncated_part.parquet", folder)
     with pytest.raises(ProblemFileError, match="merged.parquet is not a readable Parquet file"):
         read_results(folder)
+
+
+# --------------------------------------------------------------------- sigint_during_import.py
+#: A program run as the ``mcpkit`` command that sends itself SIGINT while SciPy is being imported
+#: (inside ``import mcpkit``), then runs the command: the deterministic form of a Ctrl-C 0.3-1 s
+#: after ``mcpkit solve`` starts.
+SIGINT_IN_IMPORT = """
+import importlib.abc, os, signal, sys
+class Kick(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "scipy":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Kick())
+sys.argv = ["mcpkit", "solve", sys.argv[1]]
+from mcpkit.frontends.entry import main
+sys.exit(main())
+"""
+
+
+def test_sigint_while_importing_is_one_line_and_130() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", SIGINT_IN_IMPORT, str(ROOT / "examples" / "lcp.json")],
+        capture_output=True, text=True, timeout=120, env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.returncode == 130, run.stderr[-2000:]
+    assert [line for line in run.stderr.splitlines() if line] == ["mcpkit: interrupted"], run.stderr[-2000:]
+    assert run.stdout == ""
+
+
+def test_library_import_keeps_pythons_sigint_handler() -> None:
+    code = "import signal, mcpkit; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.stdout.strip() == "True", run.stderr[-2000:]
+
+
+def test_program_detection() -> None:
+    from mcpkit.frontends.entry import is_program
+
+    assert is_program(["/venv/bin/mcpkit", "solve"], [])
+    assert is_program(["-m"], ["python", "-m", "mcpkit.frontends.cli", "solve"])
+    assert not is_program(["-c"], ["python", "-c", "import mcpkit"])
+    assert not is_program(["script.py"], ["python", "script.py"])
+    assert not is_program(["-m"], ["python", "-m", "pytest"])
