@@ -580,7 +580,11 @@ DEMOS: dict[str, Callable[..., Any]] = {
 #: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
 DEMO_OPTIONS: dict[str, dict[str, str]] = {
     "pile": {
-        "bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib", "engine": "engine",
+        "bodies": "bodies",
+        "steps": "steps",
+        "seed": "seed",
+        "dump_fclib": "dump_fclib",
+        "engine": "engine",
     },  # fmt: skip
 }
 

@@ -649,9 +649,7 @@ class Linearization:
             vv.append(X[i, j])
         if not rr:
             return sps.csc_array((n, n_p))
-        return sps.csc_array(
-            (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p)
-        )
+        return sps.csc_array((np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p))
 
     def vjp(self, w: np.ndarray) -> np.ndarray:
         r""":math:`w^\top dz/dp = -(J_{II}^{-\top} w_I)^\top J_{p,I}`, shape :math:`(n_p,)` (one solve)."""

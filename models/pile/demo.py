@@ -69,9 +69,17 @@ def summarize(run: PileRun) -> dict[str, Any]:
         "engine": run.params.engine.value,
         "min_gap": min((r.min_gap for r in recs), default=math.inf),
         "per_step": [
-            {"step": r.step, "contacts": r.contacts, "solved": r.solved, "siconos_error": r.siconos_error,
-             "iterations": r.iterations, "runs": r.runs, "solve_s": r.solve_s, "lu_s": r.lu_s,
-             "lu_ratio": r.lu_ratio}  # fmt: skip
+            {
+                "step": r.step,
+                "contacts": r.contacts,
+                "solved": r.solved,
+                "siconos_error": r.siconos_error,
+                "iterations": r.iterations,
+                "runs": r.runs,
+                "solve_s": r.solve_s,
+                "lu_s": r.lu_s,
+                "lu_ratio": r.lu_ratio,
+            }  # fmt: skip
             for r in recs
         ],
     }
