@@ -68,9 +68,6 @@ from mcpkit.problems.variables import (
     default_latex,
 )
 
-EPS = float(np.finfo(float).eps)
-"""Machine epsilon :math:`2^{-52}` of a double (:meth:`AffineMap.rounding_floor`)."""
-
 
 def _block_value(pb: ParameterBlock, value: Any, what: str) -> np.ndarray:
     """A parameter block's value as its flat storage (matrix blocks accept ``(m, n)`` and sparse values)."""
@@ -879,23 +876,12 @@ class MCP:
         return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
 
     def rounding_floor_function(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
-        r"""``(z, p) -> e``, a bound of the rounding error of each :math:`F_i(z; p)` (the verdict's floor).
+        """``(z, p) -> e``: :func:`mcpkit.problems.floor.rounding_floor_function`, once per structure."""
+        from mcpkit.problems.floor import rounding_floor_function
 
-        The :meth:`AffineMap.rounding_floor` when there is an affine map; else, up to
-        :data:`FLOOR_JACOBIAN_MAX_N` variables, :class:`JacobianFloor` (the same bound on the
-        linearisation at the point: :math:`\varepsilon(\sum_j |J_{ij} z_j| + |F_i - (Jz)_i|)`, which
-        for :math:`F = Mz + q(p)` is the affine bound); ``None`` beyond (the verdict then uses
-        :math:`\varepsilon |F_i|`). Built once per structure, the Jacobian on first use.
-        """
-        cached = self._floor_cache
-        if cached is not None and cached[0] == self._version:
-            return cached[1]
-        amap = self.affine_map()
-        floor = amap.rounding_floor if amap is not None else None
-        if amap is None and self.n <= FLOOR_JACOBIAN_MAX_N:
-            floor = JacobianFloor(self)
-        self._floor_cache = (self._version, floor)
-        return floor
+        if self._floor_cache is None or self._floor_cache[0] != self._version:
+            self._floor_cache = (self._version, rounding_floor_function(self))
+        return self._floor_cache[1]
 
     def evaluate(self, z: ArrayLike, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
         """Numerical value of :math:`F(z; p)` (through :meth:`evaluator`)."""
@@ -929,40 +915,6 @@ class MCP:
     def __str__(self) -> str:
         kinds = ", ".join(f"{b.name}[{b.size}]" for b in self._vars.values())
         return f"MCP {self.name!r}: n={self.n}, params={self.n_params}, blocks: {kinds}"
-
-
-#: Largest ``n`` whose verdict bounds the rounding of a non-affine :math:`F` through its Jacobian
-#: (:class:`JacobianFloor`; beyond, the Jacobian's construction could cost more than the solve).
-FLOOR_JACOBIAN_MAX_N = 2000
-
-
-class JacobianFloor:
-    r""":math:`e = \varepsilon\,(|J|\,|z| + |F - Jz|)` at :math:`(z, p)`, :math:`J = \partial F/\partial z`.
-
-    The size of the terms a first-order model of :math:`F` sums at the point: for :math:`F = Mz + q(p)`
-    it is :meth:`AffineMap.rounding_floor` (with a parametric :math:`q`), for a nonlinear :math:`F`
-    the magnitude of its linear part and of the rest. The CasADi lowering's Jacobian function is
-    built on the first call; an evaluation that fails gives :math:`\varepsilon |F|`.
-    """
-
-    def __init__(self, mcp: MCP) -> None:
-        self._mcp = mcp
-        self._funs: tuple[Any, Any] | None = None
-
-    def __call__(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
-        if self._funs is None:
-            from mcpkit.lowering.casadi import lower_to_casadi
-
-            cas = lower_to_casadi(self._mcp)
-            self._funs = (cas.F_fun, cas.jacobian_function())
-        F_fun, J_fun = self._funs
-        F = np.asarray(F_fun(z, p), dtype=float).reshape(-1)
-        try:
-            J = J_fun(z, p).sparse()
-        except (RuntimeError, NotImplementedError):
-            return EPS * np.abs(F)
-        with np.errstate(invalid="ignore", over="ignore"):
-            return EPS * (abs(J) @ np.abs(z) + np.abs(F - J @ z))
 
 
 #: One block of an :class:`AffineMap`: its rows, the columns of :math:`z_S`, :math:`M_B`, :math:`q_B`.
@@ -1006,8 +958,8 @@ class AffineMap:
         self._given = parts
         self._csr: list[AffinePart] | None = None
         self._jacobian: sps.csc_array | None = None
-        whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
-        self._whole = whole
+        self._abs: AffineMap | None = None  # |M|, |q| (rounding_floor)
+        self._whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
 
     @property
     def parts(self) -> list[AffinePart]:
@@ -1031,24 +983,11 @@ class AffineMap:
         return self._jacobian
 
     def rounding_floor(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        r""":math:`e_i = \varepsilon\,(\sum_j |M_{ij} z_j| + |q_i|)`: the rounding error of :math:`F_i`.
-
-        A bound on :math:`|\mathrm{fl}(F_i) - F_i|` for :meth:`__call__` (or any other order of the
-        same sums), with :math:`\varepsilon = 2^{-52}` (twice the unit roundoff): the deterministic
-        bound for rows of up to two terms and, beyond, the size rounding errors of a sum reach in
-        practice (they grow like :math:`\sqrt{k}` times the unit roundoff, not :math:`k`). The verdict
-        (:func:`~mcpkit.solving.result.judge_point`) uses it to refuse a "solved" its own evaluation
-        cannot resolve. ``p`` is not used.
-        """
-        parts = self._csr if self._csr is not None else self.parts
-        za = np.abs(z)
-        if self._whole:
-            mag = abs(parts[0][2]) @ za + np.abs(parts[0][3])
-        else:
-            mag = np.empty(self.n)
-            for rows, cols, M, q in parts:
-                mag[rows] = abs(M) @ za[cols] + np.abs(q)
-        return EPS * mag
+        r""":math:`e_i = \varepsilon\,(\sum_j |M_{ij} z_j| + |q_i|)` bounds :math:`|\mathrm{fl}(F_i) - F_i|`
+        (:mod:`mcpkit.problems.floor`; the verdict's floor). ``p`` is not used."""
+        if self._abs is None:  # |M| z + |q| is this map's product on |M|, |q|
+            self._abs = AffineMap(self.n, [(r, c, abs(M), np.abs(q)) for r, c, M, q in self.parts])
+        return float(np.finfo(float).eps) * self._abs(np.abs(z))
 
     def __call__(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
         """:math:`F(z) = Mz + q` (a new array; ``p`` is not used: :math:`q` is numeric)."""
