@@ -52,6 +52,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector, refuse_text
 from mcpkit.problems.bounds import bound_kinds as classify_bounds
+from mcpkit.problems.floor import rounding_floor_function
 from mcpkit.problems.functions import (
     AffineFunction,
     BlockFunction,
@@ -876,9 +877,9 @@ class MCP:
         return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
 
     def rounding_floor_function(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
-        """``(z, p) -> e``: :func:`mcpkit.problems.floor.rounding_floor_function`, once per structure."""
-        from mcpkit.problems.floor import rounding_floor_function
-
+        """``(z, p) -> e``: :func:`mcpkit.problems.floor.rounding_floor_function` (an LCP: its map's)."""
+        if (amap := self.affine_map()) is not None:  # the plain solve's spine: no other module
+            return amap.rounding_floor
         if self._floor_cache is None or self._floor_cache[0] != self._version:
             self._floor_cache = (self._version, rounding_floor_function(self))
         return self._floor_cache[1]
@@ -983,8 +984,7 @@ class AffineMap:
         return self._jacobian
 
     def rounding_floor(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        r""":math:`e_i = \varepsilon\,(\sum_j |M_{ij} z_j| + |q_i|)` bounds :math:`|\mathrm{fl}(F_i) - F_i|`
-        (:mod:`mcpkit.problems.floor`; the verdict's floor). ``p`` is not used."""
+        r""":math:`\varepsilon(\sum_j |M_{ij} z_j| + |q_i|)`, the rounding of :math:`F` (see floor.py)."""
         if self._abs is None:  # |M| z + |q| is this map's product on |M|, |q|
             self._abs = AffineMap(self.n, [(r, c, abs(M), np.abs(q)) for r, c, M, q in self.parts])
         return float(np.finfo(float).eps) * self._abs(np.abs(z))
