@@ -7,6 +7,10 @@ solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what
 :mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
+# first: the mcpkit program's Ctrl-C guard, before the heavy imports below (mcpkit.frontends.entry)
+from mcpkit.frontends import entry as _entry
+
+# isort: split
 from mcpkit import (
     _moved,  # noqa: F401  # installs the old import paths of moved modules (one release)
     sweep,  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
@@ -42,6 +46,7 @@ from mcpkit.solving.result import (
 )
 
 _install_pyomo_registration()  # SolverFactory("mcpkit"): see mcpkit.frontends.pyomo_plugin
+del _entry
 
 __version__ = "0.1.0"
 

@@ -43,7 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError, ShapeError, SolveFailedError, SolverNotAvailableError
+from mcpkit.errors import (
+    MCPInputError,
+    NonFiniteError,
+    ShapeError,
+    SolveFailedError,
+    SolverNotAvailableError,
+)
 from mcpkit.frontends.solve import Solver
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.sensitivity import Linearization, linearize
@@ -101,6 +107,17 @@ class _HostSolver:
         return self._lin[1].vjp(np.asarray(g, dtype=float).reshape(-1)).astype(np.float64)
 
 
+def _dtype_kind(p: Any) -> str:
+    """NumPy's kind letter of ``p``'s dtype (``"f"``, ``"c"``, ``"U"``, ...), also for a JAX tracer."""
+    dtype = getattr(p, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(p).dtype
+        except (TypeError, ValueError):
+            return "O"
+    return np.dtype(dtype).kind
+
+
 def mcp_function(
     mcp: MCP, *, backend: str = "auto", method: str = "auto", **solve_options: Any
 ) -> Callable[[Any], Any]:
@@ -127,8 +144,10 @@ def mcp_function(
     SolverNotAvailableError
         JAX is not installed (this module imports without it).
     MCPInputError
-        The MCP has no parameters, or (when ``f`` is called) JAX is not in float64 mode or ``p``
-        has the wrong shape.
+        The MCP has no parameters, or (when ``f`` is called) JAX is not in float64 mode, or ``p``
+        has the wrong shape, is complex or is not numbers (checked before the solver runs).
+    NonFiniteError
+        ``p`` holds NaN or inf (checked when ``p`` is concrete, i.e. outside ``jax.jit``).
     """
     _require_jax()
     if not isinstance(mcp, MCP):
@@ -142,9 +161,17 @@ def mcp_function(
 
     def check(p: Any) -> Any:
         require_x64()
+        kind = _dtype_kind(p)
+        if kind == "c":
+            raise MCPInputError("mcp_function: p is complex; the MCP's parameters are real numbers")
+        if kind not in "fiub":
+            raise MCPInputError(f"mcp_function: p must hold real numbers, got {type(p).__name__} {p!r:.60}")
         p = jnp.asarray(p, dtype=jnp.float64)
         if p.shape != (n_p,):
             raise MCPInputError(f"mcp_function: p must have shape ({n_p},), got {p.shape}")
+        if not isinstance(p, jax.core.Tracer) and not np.isfinite(np.asarray(p)).all():  # concrete p
+            bad = np.flatnonzero(~np.isfinite(np.asarray(p)))
+            raise NonFiniteError(f"mcp_function: p has NaN or inf (entries {bad[:10].tolist()})")
         return p
 
     @jax.custom_vjp

@@ -69,6 +69,7 @@ from mcpkit.engines.factor_budget import (
     FactorRefused,
     dense_cost,
 )
+from mcpkit.engines.newton_contact import contact_errors, siconos_error
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
@@ -244,20 +245,31 @@ def friction_residual(
 ) -> float:
     r"""Siconos ``fc3d_compute_error`` residual (module docstring) of reactions ``r``.
 
-    ``u`` defaults to :math:`Wr + q`; passing a stored ``u`` evaluates the pair as given.
+    ``u`` defaults to :math:`Wr + q`; passing a stored ``u`` evaluates the pair as given. The one
+    implementation is :func:`mcpkit.engines.newton_contact.siconos_error` (the engines' own).
     """
     r = np.asarray(r, dtype=float).reshape(-1)
     u = W @ r + q if u is None else np.asarray(u, dtype=float).reshape(-1)
-    err2 = 0.0
-    for i in range(mu.size):
-        ri, ui = r[3 * i : 3 * i + 3], u[3 * i : 3 * i + 3]
-        uh = ui.copy()
-        uh[0] += mu[i] * np.linalg.norm(ui[1:])
-        d = ri - project_cone(ri - uh, float(mu[i]))
-        err2 += float(d @ d)
-    nq = float(np.linalg.norm(q))
-    e = math.sqrt(err2)
-    return e / nq if nq > np.finfo(float).eps else e
+    return siconos_error(
+        np.asarray(q, dtype=float), np.asarray(mu, dtype=float), r, np.asarray(u, dtype=float)
+    )
+
+
+def worst_contact_error(
+    W: np.ndarray, q: np.ndarray, mu: np.ndarray, r: np.ndarray, u: np.ndarray | None = None
+) -> float:
+    r""":math:`\max_i e_i`, the worst per-contact error
+    (:func:`~mcpkit.engines.newton_contact.contact_errors`) of reactions ``r`` (0 without contacts).
+
+    ``u`` defaults to :math:`Wr + q`.
+    """
+    r = np.asarray(r, dtype=float).reshape(-1)
+    u = W @ r + q if u is None else np.asarray(u, dtype=float).reshape(-1)
+    terms = abs(W) @ np.abs(r)  # the size of the products summed into u = Wr + q
+    e = contact_errors(
+        np.asarray(q, dtype=float), np.asarray(mu, dtype=float), r, np.asarray(u, dtype=float), terms
+    )
+    return float(e.max(initial=0.0))
 
 
 #: Components of a contact in FCLIB's order: normal, first and second tangential.
@@ -394,7 +406,8 @@ class FCLIBStage:
     Newton steps of all its subproblems);
     ``eps`` the Tikhonov term relative to :math:`\overline{\mathrm{diag}\,W}`; ``tol`` the MCP
     tolerance of the stage; ``solved`` the MCP verdict at that tolerance; ``friction_residual``
-    the Siconos error of its point (``None`` without a finite point).
+    the larger of the Siconos error and the worst per-contact error of its point, the error the
+    stages steer by (``None`` without a finite point).
     """
 
     name: str
@@ -434,7 +447,8 @@ class FCLIBResult(FromParts):
         Unscaled reactions :math:`(r_n, r_t, r_o)_i` (``None`` without a point).
     reference_friction_residual, reference_friction_residual_stored_u, reference_consistency
         The file's reference solution: its residual with :math:`u = Wr + q`, with the stored
-        :math:`u`, and :math:`\max|Wr_\mathrm{ref} + q - u_\mathrm{ref}|` (``None`` when absent).
+        :math:`u`, and :math:`\max|Wr_\mathrm{ref} + q - u_\mathrm{ref}|` (``None`` when absent or
+        not finite).
     n_contacts, title
         From the file.
     wall_time_s
@@ -443,6 +457,10 @@ class FCLIBResult(FromParts):
         The :class:`FCLIBFormulation` value.
     stages
         The Newton solves of an equation formulation in order (empty for ``ncp``).
+    contact
+        The per-contact check (:func:`worst_contact_error` at most ``tol``): one contact with a
+        huge :math:`q_i` makes the normalised Siconos error blind to the others, so a solved
+        result meets the tolerance contact by contact too (``None``: not measured).
     """
 
     path: str
@@ -457,21 +475,28 @@ class FCLIBResult(FromParts):
     wall_time_s: float
     formulation: str = FCLIBFormulation.NCP.value
     stages: tuple[FCLIBStage, ...] = field(default_factory=tuple)
+    contact: ToleranceCheck | None = None
 
     kind = "fclib"
     part_name = "check"
 
     @property
     def parts(self) -> list[Any]:
-        """The MCP solve, then the friction check."""
-        return [self.solve, self.friction]
+        """The MCP solve, then the friction check and the per-contact check."""
+        return [self.solve, self.friction] + ([] if self.contact is None else [self.contact])
 
     @property
     def message(self) -> str:
         """The friction residual and the solve's message when solved; the first failure otherwise."""
         if self.solved:
-            return f"solved: {self.friction.message}; {self.solve.message}"
+            per = "" if self.contact is None else f", {self.contact.message}"
+            return f"solved: {self.friction.message}{per}; {self.solve.message}"
         return super().message
+
+    @property
+    def contact_residual(self) -> float | None:
+        """The worst per-contact error (``None`` without a point)."""
+        return self.contact.value if self.contact is not None and self.contact.finite else None
 
     @property
     def friction_residual(self) -> float | None:
@@ -502,6 +527,7 @@ class FCLIBResult(FromParts):
         out.update({k: s[k] for k in SUMMARY_KEYS if k not in RESULT_KEYS})
         out.update(
             friction_residual=self.friction_residual,
+            contact_residual=self.contact_residual,
             reference_friction_residual=self.reference_friction_residual,
             reference_friction_residual_stored_u=self.reference_friction_residual_stored_u,
             reference_consistency=self.reference_consistency,
@@ -515,9 +541,12 @@ class FCLIBResult(FromParts):
 
 
 def _err(prob: FCLIBProblem, r: np.ndarray | None) -> float | None:
+    """The error the stages steer by: the larger of the Siconos error and the worst per-contact
+    error (both must meet ``tol`` for a solved result); ``None`` without a finite point."""
     if r is None or not np.isfinite(r).all():
         return None
-    return friction_residual(prob.W, prob.q, prob.mu, r)
+    e = max(friction_residual(prob.W, prob.q, prob.mu, r), worst_contact_error(prob.W, prob.q, prob.mu, r))
+    return e if math.isfinite(e) else None
 
 
 class _Stages:
@@ -608,7 +637,7 @@ class _Stages:
         its Siconos error, and the stage ``name`` recorded with ``newton_steps`` charged to the
         iteration budget; ``t0`` is the stage's start."""
         res = _direct_result(d, lambda z: self.exact.F(z), t0)
-        err = d.siconos_error if math.isfinite(d.siconos_error) else None
+        err = _err(self.prob, d.r) if math.isfinite(d.siconos_error) else None
         self.iterations_left -= newton_steps
         stage = FCLIBStage(
             name, 0.0, tol, bool(res.solved), newton_steps, float(res.natural_residual), err,
@@ -684,7 +713,7 @@ def _direct_result(d: ContactNewtonResult, F_at: Callable[[np.ndarray], np.ndarr
         complementarity_violation=r.complementarity, bound_violation=r.bounds, pair_states=states,
         tol=tol, iterations=int(d.iterations), wall_time_s=time.perf_counter() - t0, backend="lapack",
         method="newton_contact", raw_status=d.message,
-        message=verdict_message(who, jp.status, r.natural, r.complementarity, r.bounds, tol, term),
+        message=verdict_message(who, jp.status, r.natural, r.complementarity, r.bounds, tol, term, jp.floor),
         extra={"lm_steps": int(d.lm_steps)},
     )  # fmt: skip
 
@@ -728,8 +757,9 @@ def solve_equations(
        point close to the solution set), then ``polish`` at
        :math:`\varepsilon = 0`; the better of the :math:`\varepsilon = 0` results is kept;
     3. ``tighten`` (at most :data:`TIGHTEN_ROUNDS`): when the MCP met its tolerance but the Siconos
-       error did not meet ``tol``, re-solve from that point with the MCP tolerance multiplied by
-       :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`;
+       error or the worst per-contact error (``err``, the larger) did not meet ``tol``, re-solve
+       from that point with the MCP tolerance set to the smaller of the last tolerance and the
+       natural residual reached, times :math:`\max(10^{-3}, \tfrac12\,\mathtt{tol}/\mathrm{err})`;
     4. ``prox`` (Alart–Curnier law): when no stage met both measures, the proximal point
        iteration :func:`~mcpkit.engines.prox_contact.prox_point` (subproblems on
        :math:`W + \alpha I`, :math:`q - \alpha r_k` by the direct Newton method; at most
@@ -793,7 +823,7 @@ def _solve_equations(
         res, err = best
         if not res.solved or err is None or err <= tol or run.expired():
             break
-        mcp_tol *= max(1e-3, 0.5 * tol / err)
+        mcp_tol = min(mcp_tol, res.natural_residual) * max(1e-3, 0.5 * tol / err)  # below what it met
         tightened = run.run("tighten", exact, res.z, mcp_tol)
         if _better(tightened, best) or (tightened[0].solved and tightened[1] is not None):
             best = tightened
@@ -950,6 +980,20 @@ def _prepare(
     return form, method, backend, options
 
 
+def _reference(prob: FCLIBProblem) -> tuple[float | None, float | None, float | None]:
+    """The reference residuals of :class:`FCLIBResult` (``None`` each when absent or not finite: a
+    stored ``solution/r`` or ``u`` with NaN or inf is reported as null, never computed with)."""
+    r, u = prob.r_ref, prob.u_ref
+    if r is None or not np.isfinite(r).all():
+        return None, None, None
+    ref = friction_residual(prob.W, prob.q, prob.mu, r)
+    if u is None or not np.isfinite(u).all():
+        return ref, None, None
+    ref_stored = friction_residual(prob.W, prob.q, prob.mu, r, u)
+    consistency = float(np.abs(prob.W @ r + prob.q - u).max())
+    return ref, ref_stored, consistency
+
+
 def _solve_loaded(
     prob: FCLIBProblem,
     form: FCLIBFormulation,
@@ -974,16 +1018,14 @@ def _solve_loaded(
     else:
         res, r, stages = solve_equations(prob, ContactLaw(form.value), options, direct=direct)
     wall = time.perf_counter() - t0
-    fr = _err(prob, r)
-    ref = ref_stored = consistency = None
-    if prob.r_ref is not None:
-        ref = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref)
-        ref_stored = friction_residual(prob.W, prob.q, prob.mu, prob.r_ref, prob.u_ref)
-        consistency = float(np.abs(prob.W @ prob.r_ref + prob.q - prob.u_ref).max())
+    fr = None if r is None or not np.isfinite(r).all() else friction_residual(prob.W, prob.q, prob.mu, r)
+    ref, ref_stored, consistency = _reference(prob)
     check = ToleranceCheck("friction residual", fr, float(options.tol), kind="friction")
+    worst = None if r is None or not np.isfinite(r).all() else worst_contact_error(prob.W, prob.q, prob.mu, r)
+    per = ToleranceCheck("worst contact error", worst, float(options.tol), kind="contact")
     return FCLIBResult(
         path=path, solve=res, friction=check, reactions=r,
         reference_friction_residual=ref, reference_friction_residual_stored_u=ref_stored,
         reference_consistency=consistency, n_contacts=prob.nc, title=prob.title, wall_time_s=wall,
-        formulation=form.value, stages=tuple(stages),
+        formulation=form.value, stages=tuple(stages), contact=per,
     )  # fmt: skip

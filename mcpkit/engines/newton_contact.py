@@ -277,9 +277,37 @@ def _siconos_error_small(mu: list[float], r: list[float], u: list[float]) -> flo
     return math.sqrt(d2)
 
 
+def contact_errors(
+    q: np.ndarray, mu: np.ndarray, r: np.ndarray, u: np.ndarray, terms: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Per-contact Siconos error :math:`e_i = \|r_i - \Pi_{K_i}(r_i - \hat u_i)\|_2 / s_i`.
+
+    The numerator is contact :math:`i`'s term of :func:`siconos_error`; the scale is the size of
+    what enters the contact's own map, :math:`s_i = \max(\|q_i\|_2, \|t_i\|_2, \|r_i\|_2)` with
+    ``terms`` :math:`t = |W|\,|r|` (the size of the products summed into :math:`u = Wr + q`;
+    default :math:`|u - q|`), and the division is skipped when :math:`s_i` is below machine
+    epsilon. Unlike the global error, normalised by :math:`\|q\|_2`, one contact with a huge
+    :math:`q_i` cannot hide another that interpenetrates (``docs/fclib.md``); and a contact whose
+    :math:`u_i` is a small difference of large terms is judged relative to those terms, the
+    precision its evaluation has. A NaN gives :math:`+\infty`. ``r``, ``u``, ``q``, ``terms`` in
+    FCLIB's order (flat).
+    """
+    r3, u3, q3 = (np.asarray(x, dtype=float).reshape(-1, 3) for x in (r, u, q))
+    t3 = np.abs(u3 - q3) if terms is None else np.asarray(terms, dtype=float).reshape(-1, 3)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.sqrt(_siconos_terms(np.asarray(mu, dtype=float), r3, u3))
+        s = np.maximum.reduce([np.linalg.norm(a, axis=1) for a in (q3, t3, r3)])
+        e = np.where(s > np.finfo(float).eps, d / np.where(s > 0.0, s, 1.0), d)
+    return np.where(np.isnan(e), np.inf, e)
+
+
 def _siconos_error_vector(mu: np.ndarray, r: np.ndarray, u: np.ndarray) -> float:
     """The numerator of :func:`siconos_error`, vectorised over the contacts."""
-    r3, u3 = r.reshape(-1, 3), u.reshape(-1, 3)
+    return math.sqrt(float(_siconos_terms(mu, r.reshape(-1, 3), u.reshape(-1, 3)).sum()))
+
+
+def _siconos_terms(mu: np.ndarray, r3: np.ndarray, u3: np.ndarray) -> np.ndarray:
+    r"""Squared per-contact terms :math:`\|r_i - \Pi_{K_i}(r_i - \hat u_i)\|_2^2` (rows of ``r3``, ``u3``)."""
     zn = r3[:, 0] - (u3[:, 0] + mu * np.hypot(u3[:, 1], u3[:, 2]))
     zT = r3[:, 1:] - u3[:, 1:]
     nt = np.hypot(zT[:, 0], zT[:, 1])
@@ -289,8 +317,7 @@ def _siconos_error_vector(mu: np.ndarray, r: np.ndarray, u: np.ndarray) -> float
     pn = np.where(inside, zn, np.where(polar, 0.0, a))
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(inside, 1.0, np.where(polar, 0.0, mu * a / nt))
-    d2 = (r3[:, 0] - pn) ** 2 + ((r3[:, 1:] - t[:, None] * zT) ** 2).sum(axis=1)
-    return math.sqrt(float(d2.sum()))
+    return (r3[:, 0] - pn) ** 2 + ((r3[:, 1:] - t[:, None] * zT) ** 2).sum(axis=1)
 
 
 @lru_cache(maxsize=32)

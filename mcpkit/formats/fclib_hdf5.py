@@ -246,6 +246,8 @@ def read_fclib_local(path: str | Path) -> FCLIBData:
             raise ProblemFileError(
                 f"FCLIB: {path}: inconsistent sizes W {m}x{n}, q {q.size}, mu {mu.size} (need 3*nc)"
             )
+        if m == 0:
+            raise ProblemFileError(f"FCLIB: {path} has 0 contacts (W 0x0): nothing to solve")
         _check_allocation(m * n, 8, f"W ({m}x{n}, built dense)", path)
         i = _array(g, "W/i", path, integer=True)
         p = _array(g, "W/p", path, integer=True)
@@ -329,6 +331,8 @@ def write_fclib_local(
         raise ProblemFileError(
             f"FCLIB: cannot write {path}: W {Wc.shape}, q {q.shape}, mu {mu.shape} do not fit (need 3*nc)"
         )
+    if n == 0:  # read_fclib_local refuses such a file: never write one
+        raise ProblemFileError(f"FCLIB: cannot write {path}: the problem has 0 contacts")
     bad = data_error(Wc.data, q, mu)
     if bad:
         raise ProblemFileError(f"FCLIB: cannot write {path}: {bad}")

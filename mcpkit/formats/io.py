@@ -48,6 +48,7 @@ import enum
 import json
 import math
 import os
+import stat
 import struct
 import tempfile
 import tokenize
@@ -630,9 +631,14 @@ def check_solution_path(path: str | Path, kind: str, source: str | Path | None =
     (:data:`SOLUTION_SUFFIXES`), a file name longer than the file system allows
     (``PC_NAME_MAX``), a missing parent folder, a folder at ``path``, a folder in which no file
     can be created (no permission, a read-only or virtual file system such as ``/proc``: a
-    probe file is created and removed), or ``path`` being the problem file ``source`` itself.
-    A symbolic link is checked (and later written) through: its target counts.
+    probe file is created and removed), ``path`` being the problem file ``source`` itself, an
+    empty name, or a target that exists but is not a regular file (a FIFO, a device, a socket:
+    the file is written whole beside it and renamed over it, which would replace the special
+    file, so it is refused). A symbolic link is checked (and later written) through: its target
+    counts.
     """
+    if str(path) == "":
+        raise MCPInputError("--out is empty; give a file name")
     p = Path(path)
     allowed = SOLUTION_SUFFIXES[kind]
     if p.suffix.lower() not in allowed:
@@ -653,6 +659,9 @@ def check_solution_path(path: str | Path, kind: str, source: str | Path | None =
             )
     if target.is_dir():
         raise MCPInputError(f"--out {p} is a folder; give a file name")
+    special = _special_file(target)
+    if special:
+        raise MCPInputError(f"--out {p} is {special}, not a regular file; give the name of a regular file")
     if not folder.is_dir():
         raise MCPInputError(f"--out {p}: the folder {folder} does not exist")
     if source is not None and p.exists() and target == Path(source).resolve():
@@ -727,6 +736,25 @@ def _umask() -> int:
     return mask
 
 
+def _special_file(target: Path) -> str:
+    """What ``target`` is when it exists but is not a regular file (``"a FIFO"``, ...), else ``""``."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return "a special file"
+
+
 def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """``write`` to a temporary file beside ``path``, then rename it over ``path``.
 
@@ -736,6 +764,9 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     that the file system accepts must not fail for its temporary sibling).
     """
     target = Path(os.path.realpath(path))
+    special = _special_file(target)  # made since the check: still never renamed over
+    if special:
+        raise MCPInputError(f"--out {path} is {special}, not a regular file; nothing was written")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.stem[:32]}.", suffix=target.suffix, dir=target.parent)
     os.close(fd)
     try:

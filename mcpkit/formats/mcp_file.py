@@ -357,8 +357,29 @@ def check_declarable(F: ca.Function, path: Path) -> None:
         depth[out[0]], kind[out[0]] = level, tag
 
 
+def check_start(f: MCPFile, path: Path) -> None:
+    r""":math:`F(\Pi_{[l,u]}(z_0); p_0)` has no NaN, or refuse the file before any solver runs.
+
+    A NaN there stops every engine at its first evaluation (CasADi and IPOPT then print a warning
+    per attempt); one evaluation here says so in one line, as MPCC JSON does for ``G``. An
+    infinite entry is left to the solvers (a barrier may start there).
+    """
+    z0 = np.clip(f.z0, f.lb, f.ub)
+    try:
+        value = np.asarray(ca.DM(f.F(z0, f.p0)), dtype=float).reshape(-1)
+    except (RuntimeError, NotImplementedError) as exc:
+        raise ProblemFileError(f"{path}: cannot evaluate F at z0: {str(exc).splitlines()[-1]}") from None
+    nan = np.flatnonzero(np.isnan(value))
+    if nan.size:
+        raise ProblemFileError(
+            f"{path}: F is NaN at the start point z0 (entries {nan[:10].tolist()}); no solver can start "
+            "there: give a z0 where F is defined"
+        )
+
+
 def _declaration(f: MCPFile, path: Path) -> MCP:
     check_declarable(f.F, path)
+    check_start(f, path)
     try:
         return f.to_mcp()
     except MCPInputError as exc:

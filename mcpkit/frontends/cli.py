@@ -9,7 +9,8 @@
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
   the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
   and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
-  before anything is solved (suffix, folder, name length, a probe file); the verdict is written
+  before anything is solved (suffix, folder, name length, a probe file, a FIFO or device refused,
+  an empty name refused); the verdict is written
   whatever it is (a stopped or failed solve replaces an older file too); should the write still
   fail after the solve, the solution is printed on stdout instead and the exit status is 2.
   ``--time-limit`` bounds the whole call: loading, lowering, solving and checking (the solver
@@ -26,7 +27,9 @@
   solves many problem files on Dask (:mod:`mcpkit.sweep`; ``--time-limit`` is per file), streams
   one row per file to the Parquet folder ``--out``, resumes what a previous run left, and prints
   a summary (solved / not solved / errors, time quantiles); ``--plot`` draws the solved-vs-time
-  profile. Exit status 0 when every file is solved.
+  profile. Exit status 0 when every file is solved. Ctrl-C (status 130) or SIGTERM (143) stops
+  it with one line on stderr; the rows written are kept (the Dask workers ignore Ctrl-C: the
+  sweep stops them).
 * ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
   figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
   prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
@@ -46,7 +49,9 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 :mod:`mcpkit.solving.registry` (``mcpkit info`` lists them).
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
-within about a second (:data:`INTERRUPT_GRACE`) with exit status 130, printing the best point so
+within about a second (:data:`INTERRUPT_GRACE`) with exit status 130 (while the program is
+still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.frontends.entry` ends it
+with the same line and status), printing the best point so
 far when the solver returned one (every IPOPT solver built by the command carries the iteration
 monitor of :mod:`mcpkit.solving.stop`, so a homotopy subproblem stops at its next iteration and the
 homotopy reports its best point; engines with a step hook stop at their next step); SIGTERM to a
@@ -74,6 +79,7 @@ from typing import Any, TextIO
 
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
+from mcpkit.frontends.entry import release
 from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
@@ -443,6 +449,29 @@ def _write_out(
     return f"--out {out}: the solution could not be written ({why}); it is printed on stdout instead{stale}"
 
 
+class _SweepTerminated(KeyboardInterrupt):
+    """SIGTERM during ``mcpkit sweep``: stopped as Ctrl-C stops it (the cluster closed, the rows
+    written kept), then status :data:`EXIT_TERMINATED`."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """In the block, SIGTERM raises :class:`_SweepTerminated` (once: a second one ends the process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise _SweepTerminated
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from mcpkit.sweep.api import expand_files, sweep
     from mcpkit.sweep.report import format_summary, plot_profile, summarize
@@ -456,24 +485,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.tol is not None:
         options["tol"] = args.tol
     try:
-        df = sweep(
-            "solve-file",
-            files,
-            time_limit=args.time_limit,
-            out=args.out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            resume=not args.no_resume,
-            progress=not args.no_progress and not args.json,
-            **options,
-        )
-    except KeyboardInterrupt:
+        with _sigterm_interrupts():
+            df = sweep(
+                "solve-file",
+                files,
+                time_limit=args.time_limit,
+                out=args.out,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                resume=not args.no_resume,
+                progress=not args.no_progress and not args.json,
+                **options,
+            )
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_SweepTerminated): the rows written stay
         have = read_results(args.out)
+        how = "terminated (SIGTERM)" if isinstance(exc, _SweepTerminated) else "interrupted"
         print(
-            f"interrupted: {len(have)} rows kept in {args.out}; run the same command again to resume",
+            f"{how}: {len(have)} rows kept in {args.out}; run the same command again to resume",
             file=sys.stderr,
         )
-        return 130
+        return EXIT_TERMINATED if isinstance(exc, _SweepTerminated) else EXIT_INTERRUPTED
     summary = summarize(df)
     if args.plot is not None:
         limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s per file"
@@ -508,20 +539,26 @@ PRINT_FORM_HELP = (
 
 
 def cmd_print(args: argparse.Namespace) -> int:
-    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP)."""
+    """``mcpkit print FILE``: the problem in the file as mathematics (MCP, MPCC or FCLIB contact MCP).
+
+    Loading evaluates the file's functions at its start point (a NaN there is refused), and a
+    function may embed a solver (a CasADi ``nlpsol``) that prints its banner from native code:
+    loading and rendering run with stdout sent to stderr, so stdout holds the mathematics only.
+    """
     from mcpkit.frontends.solve_file import load_declaration
 
-    problem = load_declaration(args.file)
-    form: dict[str, str] = {}
-    if args.form is not None:
-        if type(problem).__name__ != "FCLIBProblem":
-            raise MCPInputError(f"--form applies to FCLIB files only; {args.file} is not one")
-        form["formulation"] = args.form.replace("-", "_")
-    kw = {**form, "max_rows": args.max_rows}
-    print(problem.to_latex(**kw) if args.latex else problem.to_text(**kw))
-    if not args.latex:
-        print()
-        print(problem.explain(**form))
+    with _stdout_to_stderr():
+        problem = load_declaration(args.file)
+        form: dict[str, str] = {}
+        if args.form is not None:
+            if type(problem).__name__ != "FCLIBProblem":
+                raise MCPInputError(f"--form applies to FCLIB files only; {args.file} is not one")
+            form["formulation"] = args.form.replace("-", "_")
+        kw = {**form, "max_rows": args.max_rows}
+        text = problem.to_latex(**kw) if args.latex else problem.to_text(**kw)
+        if not args.latex:
+            text += "\n\n" + problem.explain(**form)
+    print(text)
     return EXIT_SOLVED
 
 
@@ -556,7 +593,11 @@ DEMOS: dict[str, Callable[..., Any]] = {
 #: Demo-specific flags: demo name -> {argparse dest: keyword of the demo function}.
 DEMO_OPTIONS: dict[str, dict[str, str]] = {
     "pile": {
-        "bodies": "bodies", "steps": "steps", "seed": "seed", "dump_fclib": "dump_fclib", "engine": "engine",
+        "bodies": "bodies",
+        "steps": "steps",
+        "seed": "seed",
+        "dump_fclib": "dump_fclib",
+        "engine": "engine",
     },  # fmt: skip
 }
 
@@ -769,6 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
+    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.frontends.entry)
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         try:
             code = _run_bounded(args)  # the program: a hard bound even on native code

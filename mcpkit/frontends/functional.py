@@ -162,7 +162,7 @@ def judged(
     zz, F, r, status, have = jp.z, jp.F, jp.residuals, jp.status, jp.have_point
     term = mcp_termination(template.termination, status, template.extra)
     who = f"by {template.method}/{template.backend} (solve_mcp, judged on the given F)"
-    message = verdict_message(who, status, r.natural, r.complementarity, r.bounds, tol, term) + note
+    message = verdict_message(who, status, r.natural, r.complementarity, r.bounds, tol, term, jp.floor) + note
     return dataclasses.replace(
         template,
         z=zz,

@@ -124,6 +124,7 @@ class Solver:
         self.choice_note = self.resolved.note
         self._lb, self._ub = problem.lb, problem.ub
         self._F = problem.evaluator()  # F(z; p) of the declaration, for the verdict
+        self._floor = problem.rounding_floor_function()  # the verdict's floor (MCP.rounding_floor_function)
         self.route: RouteRunner = build_mcp_route(problem, self.resolved, self.options, ipopt)
         self._ipopt = ipopt
         self._tol_routes: dict[float, RouteRunner] = {}  # routes built for a per-call tol
@@ -245,13 +246,19 @@ class Solver:
         # judged once: the chain's verdict on this very point at this tolerance, when it has one
         jp = out.judged
         if jp is None or jp.z is not out.z or route.options.tol != tol:
-            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F)
+            floor = self._floor
+            err = None if floor is None else (lambda z: floor(z, p))
+            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F, err)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)
         method, backend = out.method or self.method.value, out.backend or route.backend
         route = f"{method}/{backend}"
-        msg = verdict_message(f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination)
+        msg = verdict_message(
+            f"by {route}", status, r.natural, r.complementarity, r.bounds, tol, termination, jp.floor
+        )
+        if termination is Termination.TIME_LIMIT and out.raw_status.startswith("not started"):
+            msg += f" ({out.raw_status})"  # why no step ran: the reason the time limit is reported
         if self.choice_note:
             msg += f"; {self.choice_note}"
         return MCPResult(

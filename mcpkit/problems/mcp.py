@@ -52,6 +52,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import ArrayLike, as_affine_matrix, as_float_vector, refuse_text
 from mcpkit.problems.bounds import bound_kinds as classify_bounds
+from mcpkit.problems.floor import rounding_floor_function
 from mcpkit.problems.functions import (
     AffineFunction,
     BlockFunction,
@@ -116,6 +117,7 @@ class MCP:
     _slices: dict[str, slice] = field(default_factory=dict, repr=False, compare=False)
     _kinds: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
     _affine_cache: tuple[int, AffineMap | None] | None = field(default=None, repr=False, compare=False)
+    _floor_cache: tuple[int, Any] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ declare
     def add_variables(
@@ -874,6 +876,14 @@ class MCP:
         F_fun = lower_to_casadi(self).F_fun
         return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
 
+    def rounding_floor_function(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """``(z, p) -> e``: :func:`mcpkit.problems.floor.rounding_floor_function` (an LCP: its map's)."""
+        if (amap := self.affine_map()) is not None:  # the plain solve's spine: no other module
+            return amap.rounding_floor
+        if self._floor_cache is None or self._floor_cache[0] != self._version:
+            self._floor_cache = (self._version, rounding_floor_function(self))
+        return self._floor_cache[1]
+
     def evaluate(self, z: ArrayLike, p: ArrayLike | dict[str, ArrayLike] | None = None) -> np.ndarray:
         """Numerical value of :math:`F(z; p)` (through :meth:`evaluator`)."""
         zz = np.asarray(z, dtype=float).reshape(-1)
@@ -949,8 +959,8 @@ class AffineMap:
         self._given = parts
         self._csr: list[AffinePart] | None = None
         self._jacobian: sps.csc_array | None = None
-        whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
-        self._whole = whole
+        self._abs: AffineMap | None = None  # |M|, |q| (rounding_floor)
+        self._whole = len(parts) == 1 and parts[0][0] == slice(0, n) and parts[0][1] == slice(0, n)
 
     @property
     def parts(self) -> list[AffinePart]:
@@ -972,6 +982,12 @@ class AffineMap:
             J.sort_indices()
             self._jacobian = J
         return self._jacobian
+
+    def rounding_floor(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`\varepsilon(\sum_j |M_{ij} z_j| + |q_i|)`, the rounding of :math:`F` (see floor.py)."""
+        if self._abs is None:  # |M| z + |q| is this map's product on |M|, |q|
+            self._abs = AffineMap(self.n, [(r, c, abs(M), np.abs(q)) for r, c, M, q in self.parts])
+        return float(np.finfo(float).eps) * self._abs(np.abs(z))
 
     def __call__(self, z: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
         """:math:`F(z) = Mz + q` (a new array; ``p`` is not used: :math:`q` is numeric)."""

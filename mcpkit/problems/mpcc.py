@@ -98,6 +98,12 @@ class MPCC:
     blocks: MPCCBlocks | Callable[[], MPCCBlocks] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # structural zeros (``casadi.SX(1, 1)``: no stored entry) are zeros: stored densely, so that
+        # every solver (IPOPT's interface wants dense vectors) and printer takes them as values
+        for key in ("f", "g", "G", "H"):
+            value = getattr(self, key)
+            if isinstance(value, (ca.SX, ca.MX, ca.DM)) and not value.is_dense():
+                setattr(self, key, ca.densify(value))
         nx, ng, nc = self.x.numel(), self.g.numel(), self.G.numel()
         if self.H.numel() != nc:
             raise ShapeError(f"MPCC {self.name!r}: G has {nc} rows but H has {self.H.numel()}")

@@ -180,6 +180,8 @@ class MPCCSolver:
         result.problem, result.p = orig, pv  # for value_gradient()
         lift_map = self.plan.lift_map
         result.extra["lifted_pair_sides"] = 0 if lift_map is None else lift_map.n_new
+        if out.termination is Termination.TIME_LIMIT and out.raw_status.startswith("not started"):
+            result.message += f" ({out.raw_status})"  # why no step ran
         if note := out.cut_note(result.solved):  # the time limit cut the homotopy before its target
             result.message += f"; {note}"
         if self.route.note:

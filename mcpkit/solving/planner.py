@@ -131,7 +131,6 @@ class Route:
         return self.entry.kind == "reformulation"
 
 
-
 #: What ``method="auto"`` tries after its first choice for an MCP (:class:`FallbackRoute`).
 AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
@@ -325,8 +324,10 @@ class FallbackRoute:
         if out.z is None or not np.isfinite(out.z).all():
             return False, float("inf")
         F_at = self.problem.evaluator()  # F of the declaration (mcpkit.problems.mcp.MCP.evaluator)
+        floor = getattr(self.problem, "rounding_floor_function", lambda: None)()  # as the Solver's
+        err = None if floor is None else (lambda z: floor(z, p))
         jp = judge_point(
-            out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F
+            out.z, lambda z: F_at(z, p), self.problem.lb, self.problem.ub, self.options.tol, out.F, err
         )
         out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
@@ -404,7 +405,6 @@ class FallbackRoute:
             chosen, termination=out.termination, raw_status=out.raw_status, trace=trace,
             iterations=iterations, extra=extra, method=chosen_spec.method, backend=chosen_spec.backend,
         )  # fmt: skip
-
 
 
 def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto") -> RouteRunner:

@@ -58,7 +58,11 @@ def in_notebook() -> bool:
 
 def shows_on(stream: Any, setting: Any) -> bool:
     """The terminal rule: a display for ``setting`` is drawn on ``stream`` when forced
-    (``"always"``), or when asked for (``True``) and ``stream`` is a terminal or a notebook's."""
+    (``"always"``), or when asked for (``True``) and ``stream`` is a terminal or a notebook's.
+    Never on a stream that is ``None`` (``sys.stderr`` under ``pythonw`` or some daemons) or
+    closed: there is nowhere to draw, and the solve goes on without a display."""
+    if stream is None or getattr(stream, "closed", False):
+        return False
     if setting == "always":
         return True
     if setting is not True:

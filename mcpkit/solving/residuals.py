@@ -96,6 +96,29 @@ def natural_residual_vector(z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np
     return np.where(np.isnan(r) | ~np.isfinite(F), np.inf, r)
 
 
+def certified_residual(
+    z: np.ndarray, F: np.ndarray, lb: np.ndarray, ub: np.ndarray, err: np.ndarray | float
+) -> float:
+    r"""An upper bound of the natural residual that survives the rounding of :math:`F`:
+    :math:`\max_i \max_{\pm} |\operatorname{mid}(z_i - l_i, z_i - u_i, F_i \pm e_i)|`.
+
+    ``err`` is :math:`e_i \ge |\mathrm{fl}(F_i) - F_i|`, a bound of the evaluation error of each
+    :math:`F_i` (:meth:`~mcpkit.problems.mcp.AffineMap.rounding_floor` for an affine :math:`F`).
+    The min-map is nondecreasing in :math:`F_i`, so over :math:`[F_i - e_i, F_i + e_i]` its absolute
+    value is largest at an end: the bound is exact for the data, and a pair whose bound is active
+    with :math:`F_i` clearly of the right sign (:math:`F_i > e_i` at a lower bound) keeps its
+    residual whatever :math:`e_i`. The subtractions :math:`z_i - l_i`, :math:`z_i - u_i` carry a
+    relative error of at most the unit roundoff and are not widened. NaN counts as infinite.
+    """
+    z = np.asarray(z, dtype=float)
+    F = np.asarray(F, dtype=float)
+    e = np.asarray(err, dtype=float)
+    lo = natural_residual_vector(z, F - e, lb, ub)
+    hi = natural_residual_vector(z, F + e, lb, ub)
+    worst = np.maximum(lo, hi)
+    return float(np.where(np.isnan(worst), np.inf, worst).max(initial=0.0))
+
+
 SMALL = 32
 """Largest ``n`` measured element by element in Python floats (:func:`compute_residuals`)."""
 

@@ -27,7 +27,16 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolveFailedError
 from mcpkit.printing.tables import format_summary, format_value, outcome_repr
-from mcpkit.solving.residuals import PairState, Residuals, compute_residuals, finite_in_box
+from mcpkit.solving.residuals import (
+    PairState,
+    Residuals,
+    certified_residual,
+    compute_residuals,
+    finite_in_box,
+)
+
+EPS = float(np.finfo(float).eps)
+"""Machine epsilon :math:`2^{-52}`: the default rounding bound :math:`\varepsilon |F_i|` of judge_point."""
 
 
 class Termination(enum.Enum):
@@ -68,6 +77,11 @@ class SolutionStatus(enum.Enum):
     violation, bound violation; MPCC: complementarity residual, constraint violation)."""
     INACCURATE = "inaccurate"
     """Within the bounds (<= tol) but a residual on the pairs exceeds tol (or is not finite)."""
+    UNCERTIFIED = "uncertified"
+    """Every measure is <= tol as computed, but the rounding error of evaluating :math:`F` (its
+    floor, :func:`~mcpkit.solving.residuals.certified_residual`) exceeds tol: the check cannot
+    certify the point at this tolerance (data of very different magnitudes, e.g. :math:`q \\sim
+    10^{14}`). Never counted as success; a looser tol or rescaled data can be certified."""
     INFEASIBLE_POINT = "infeasible_point"
     """The point violates its bounds by more than tol."""
     NO_SOLUTION = "no_solution"
@@ -602,6 +616,9 @@ class JudgedPoint:
     """:func:`judge` of those residuals."""
     have_point: bool
     """A finite point was given."""
+    floor: float = 0.0
+    """The natural residual bounded above through the rounding error of :math:`F`
+    (:func:`~mcpkit.solving.residuals.certified_residual`; 0 without a point)."""
 
 
 def judge_point(
@@ -611,6 +628,7 @@ def judge_point(
     ub: np.ndarray,
     tol: float,
     F: np.ndarray | None = None,
+    F_err: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> JudgedPoint:
     r"""The one verdict on an MCP point: clip, evaluate, measure, :func:`judge`.
 
@@ -619,21 +637,35 @@ def judge_point(
     :func:`~mcpkit.solving.residuals.compute_residuals` and :func:`judge` with every measure. ``z`` that
     is ``None`` or not finite is no point: NaN arrays, ``NO_SOLUTION``. Used by
     :class:`mcpkit.Solver`, :func:`mcpkit.solve_mcp` and the ``auto`` chain alike.
+
+    The check knows its own rounding floor: ``F_err(z)`` bounds :math:`|\mathrm{fl}(F_i) - F_i|`
+    (:meth:`MCP.rounding_floor_function <mcpkit.problems.mcp.MCP.rounding_floor_function>`:
+    :math:`\varepsilon(\sum_j |M_{ij} z_j| + |q_i|)` for an affine :math:`F`, the same on the
+    Jacobian otherwise); without it :math:`\varepsilon |F_i|`, the rounding of the last operation
+    only (what can be had for any :math:`F` at no cost). A point that passes
+    every measure but whose :func:`~mcpkit.solving.residuals.certified_residual` exceeds ``tol`` is
+    ``UNCERTIFIED``.
     """
     if isinstance(z, np.ndarray) and F is not None and finite_in_box(z, lb, ub):  # the route's F at z
-        zz = np.array(z, dtype=float)
-        r = compute_residuals(zz, F, lb, ub)
-        return JudgedPoint(zz, F, r, judge(r.natural, r.bounds, tol, True, r.complementarity), True)
-    have = z is not None and bool(np.isfinite(z).all())
-    if have:
-        assert z is not None
-        zz = np.minimum(np.maximum(np.asarray(z, dtype=float), lb), ub)
-        same = F is not None and np.array_equal(zz, z)
-        FF = F if same else np.asarray(F_at(zz), dtype=float).reshape(-1)
+        zz, FF, have = np.array(z, dtype=float), F, True
     else:
-        zz, FF = np.full(lb.size, np.nan), np.full(lb.size, np.nan)
+        have = z is not None and bool(np.isfinite(z).all())
+        if have:
+            assert z is not None
+            zz = np.minimum(np.maximum(np.asarray(z, dtype=float), lb), ub)
+            same = F is not None and np.array_equal(zz, z)
+            FF = F if same else np.asarray(F_at(zz), dtype=float).reshape(-1)
+        else:
+            zz, FF = np.full(lb.size, np.nan), np.full(lb.size, np.nan)
     r = compute_residuals(zz, FF, lb, ub)
-    return JudgedPoint(zz, FF, r, judge(r.natural, r.bounds, tol, have, r.complementarity), have)
+    status = judge(r.natural, r.bounds, tol, have, r.complementarity)
+    floor = 0.0
+    if status is SolutionStatus.SOLUTION:
+        err = np.abs(FF) * EPS if F_err is None else np.asarray(F_err(zz), dtype=float)
+        floor = certified_residual(zz, FF, lb, ub, err)
+        if not floor <= tol:
+            status = SolutionStatus.UNCERTIFIED
+    return JudgedPoint(zz, FF, r, status, have, floor)
 
 
 def _fmt(v: float | None) -> str:
@@ -729,8 +761,13 @@ def verdict_message(
     bounds: float,
     tol: float,
     termination: Termination,
+    floor: float = 0.0,
 ) -> str:
-    """``"solved <who>: natural residual ... (tol ...), termination ..."``, naming every failed measure."""
+    """``"solved <who>: natural residual ... (tol ...), termination ..."``, naming every failed measure.
+
+    An ``UNCERTIFIED`` status says ``cannot certify at this tolerance`` with ``floor``, the natural
+    residual the rounding of :math:`F` may hide (:attr:`JudgedPoint.floor`).
+    """
     verdict = "solved" if status is SolutionStatus.SOLUTION else "NOT solved"
     msg = f"{verdict} {who}: natural residual {natural:.2e} (tol {tol:.0e})"
     failed = [
@@ -740,6 +777,11 @@ def verdict_message(
     ]
     if failed and status is not SolutionStatus.NO_SOLUTION:
         msg += ", " + ", ".join(failed)
+    if status is SolutionStatus.UNCERTIFIED:
+        msg += (
+            f", cannot certify at this tolerance: the rounding error of evaluating F allows a natural "
+            f"residual up to {floor:.2e} (rounding floor above tol; loosen tol or rescale the data)"
+        )
     return f"{msg}, termination {termination.value}"
 
 

@@ -660,9 +660,7 @@ class Linearization:
             vv.append(X[i, j])
         if not rr:
             return sps.csc_array((n, n_p))
-        return sps.csc_array(
-            (np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p)
-        )
+        return sps.csc_array((np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(n, n_p))
 
     def vjp(self, w: np.ndarray) -> np.ndarray:
         r""":math:`w^\top dz/dp = -(J_{II}^{-\top} w_I)^\top J_{p,I}`, shape :math:`(n_p,)` (one solve)."""
@@ -772,13 +770,12 @@ def check_tol(tol: Any, default: float) -> float:
 
 
 def check_direction(direction: Any, n_params: int) -> np.ndarray:
-    """``direction`` as a finite float vector of length ``n_params`` (typed errors otherwise)."""
+    """``direction`` as a finite float vector of length ``n_params`` (typed errors otherwise; a 2-D
+    array is a wrong shape even with ``n_params`` entries, as for any other vector input)."""
     try:
         dp = np.asarray(direction, dtype=float)
     except (TypeError, ValueError) as exc:
         raise MCPInputError(f"direction must be numeric, got {direction!r}") from exc
-    if dp.ndim > 1 and dp.size == n_params and max(dp.shape) == dp.size:
-        dp = dp.reshape(-1)
     if dp.shape != (n_params,):
         raise ShapeError(f"direction must have shape ({n_params},) (one entry per parameter), got {dp.shape}")
     if not np.isfinite(dp).all():

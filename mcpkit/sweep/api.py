@@ -20,14 +20,17 @@ what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
@@ -110,12 +113,17 @@ def _row(key: str, spec: TaskSpec, inp: Any, result: Mapping[str, Any]) -> dict[
 
 
 def _local_client(workers: int | None, retries: int) -> tuple[Any, Any]:
-    """A :class:`distributed.LocalCluster` of single-threaded worker processes and its client."""
+    """A :class:`distributed.LocalCluster` of single-threaded worker processes and its client.
+
+    The worker processes are started with SIGINT ignored (they inherit it): a Ctrl-C at a
+    terminal reaches the whole process group, and the workers would each print Dask's tracebacks
+    of a broken connection; the sweep itself (this process) stops them when it stops.
+    """
     import dask
     from distributed import Client, LocalCluster
 
     n = workers or os.cpu_count() or 1
-    with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": retries}), _sigint_ignored():
         cluster = LocalCluster(
             n_workers=n,
             threads_per_worker=1,  # IPOPT (and MUMPS inside it) is not thread-safe
@@ -125,6 +133,19 @@ def _local_client(workers: int | None, retries: int) -> tuple[Any, Any]:
             preload=["mcpkit.sweep.tasks"],  # import mcpkit once per worker, at start
         )
     return cluster, Client(cluster)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in the block (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _connect(address: str) -> Any:

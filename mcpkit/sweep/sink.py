@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mcpkit.errors import MCPInputError
+from mcpkit.errors import MCPInputError, ProblemFileError
 from mcpkit.sweep.tasks import RESULT_COLUMNS
 
 #: Arrow types of the columns every part has: the row key, the task's name, then the results.
@@ -44,6 +44,42 @@ def part_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.parquet") if p.is_file() and not p.name.startswith((".", "_")))
+
+
+def check_part(part: Path) -> pa.Schema:
+    """The schema of a part file, or a :class:`~mcpkit.errors.ProblemFileError` naming the part.
+
+    A part that is not a whole Parquet file (truncated, 0 bytes, text named ``part-*.parquet``)
+    or whose ``key`` column is not text (keys are strings; another sweep's or a foreign file's
+    integer keys cannot be merged) is refused: the message says to move it away or to start
+    afresh (``mcpkit sweep --no-resume``, ``resume=False``).
+    """
+    why = "move it out of the folder, or start afresh with --no-resume (resume=False)"
+    try:
+        schema = pq.read_schema(part)
+    except (pa.ArrowException, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProblemFileError(
+            f"results part {part} is not a readable Parquet file (truncated or foreign: {first}); {why}"
+        ) from None
+    if "key" in schema.names and not (
+        pa.types.is_string(schema.field("key").type) or pa.types.is_null(schema.field("key").type)
+    ):
+        raise ProblemFileError(
+            f"results part {part} has a key column of type {schema.field('key').type}, not text "
+            f"(not a part mcpkit wrote); {why}"
+        )
+    return schema
+
+
+def _read_part(part: Path, columns: list[str] | None = None) -> pa.Table:
+    """``pq.read_table`` of a checked part (:func:`check_part`; a read error names the part too)."""
+    check_part(part)
+    try:
+        return pq.read_table(part, columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProblemFileError(f"results part {part} cannot be read ({first})") from None
 
 
 def _column(name: str, values: list[Any]) -> pa.Array:
@@ -79,12 +115,13 @@ def read_results(path: str | os.PathLike[str], columns: list[str] | None = None)
 
     Part files whose columns differ (input columns of different sweeps, summary fields of
     different result kinds) are unified; a missing column is null. An absent folder gives an
-    empty frame with the :data:`CORE_SCHEMA` columns.
+    empty frame with the :data:`CORE_SCHEMA` columns. A part that cannot be read or merged
+    (:func:`check_part`) raises :class:`~mcpkit.errors.ProblemFileError` naming it.
     """
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
-        return pq.read_table(folder, columns=columns).to_pandas()
-    tables = [pq.read_table(p, columns=columns) for p in part_files(folder)]
+        return _read_part(folder, columns).to_pandas()
+    tables = [_read_part(p, columns) for p in part_files(folder)]
     if not tables:
         return (
             CORE_SCHEMA.empty_table().to_pandas()
@@ -137,6 +174,8 @@ class ParquetSink:
         if not resume:
             for p in part_files(self.path):
                 p.unlink()
+        for p in part_files(self.path):  # every part kept must merge: checked before anything runs
+            check_part(p)
         self.batch_rows = max(1, int(batch_rows))
         self.flush_seconds = float(flush_seconds)
         self.run = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
@@ -149,8 +188,8 @@ class ParquetSink:
         """Keys of the rows already in the folder."""
         out: set[str] = set()
         for p in part_files(self.path):
-            if "key" in pq.read_schema(p).names:
-                out.update(k for k in pq.read_table(p, columns=["key"]).column("key").to_pylist() if k)
+            if "key" in check_part(p).names:
+                out.update(k for k in _read_part(p, ["key"]).column("key").to_pylist() if k)
         return out
 
     def add(self, row: dict[str, Any]) -> None:
@@ -195,7 +234,7 @@ class ParquetSink:
         total = sum(pq.read_metadata(p).num_rows for p in parts)
         if total > COMPACT_MAX_ROWS:
             return
-        tables = [pq.read_table(p) for p in parts]
+        tables = [_read_part(p) for p in parts]
         table = pa.concat_tables(tables, promote_options="permissive")
         if "key" in table.column_names:  # keep the last row of each key
             keys = table.column("key").to_pylist()

@@ -122,7 +122,7 @@ class PileDemoResult(CompositeResult):
             ("steps needing a fallback", d["fallback_steps"]),
             ("wall time", f"{d['wall_s']:.1f} s"),
             ("figures", ", ".join(d["figures"]) or "-"),
-            ("FCLIB dump", d["fclib_file"] or "-"),
+            ("FCLIB dump", d["fclib_file"] or d.get("fclib_note", "-")),
         ]
         w = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
@@ -163,7 +163,11 @@ def demo_pile(
         ]
     details["figures"] = files
     details["fclib_file"] = None
-    if run.dumped is not None:
+    if run.dumped is not None and run.dumped.problem.nc == 0:  # an FCLIB file needs a contact
+        details["fclib_note"] = f"step {run.dumped.step} has no contacts: no FCLIB file written"
+        if progress:
+            print(details["fclib_note"], flush=True)
+    elif run.dumped is not None:
         d = run.dumped
         path = out_dir / f"pile_{bodies}_step{d.step}.hdf5"
         write_fclib_local(

@@ -49,7 +49,7 @@ from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstr
 from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.problems.arrays import as_count, as_real
 from mcpkit.solving.options import time_limit_seconds
-from mcpkit.solving.result import FromParts, OnePart, summary_head
+from mcpkit.solving.result import FromParts, OnePart, Termination, summary_head
 from mcpkit.stationarity.refine import RefineOptions
 
 __all__ = [
@@ -333,6 +333,8 @@ class PushingPlan(FromParts):
         All attempts in the order they ran.
     wall_s
         Total wall time.
+    time_ran_out
+        ``time_limit`` ended the plan before an attempt that was due could start.
     """
 
     task: PushTask
@@ -341,8 +343,16 @@ class PushingPlan(FromParts):
     best_attempt: int
     attempts: list[PushAttempt]
     wall_s: float
+    time_ran_out: bool = False
 
     part_name = "attempt"
+
+    @property
+    def termination(self) -> Termination:
+        """``TIME_LIMIT`` when the time limit ran out before any attempt; else from the parts."""
+        if not self.attempts and self.time_ran_out:
+            return Termination.TIME_LIMIT
+        return super().termination
 
     @property
     def parts(self) -> list[PushAttempt]:
@@ -352,6 +362,10 @@ class PushingPlan(FromParts):
     @property
     def message(self) -> str:
         """The winner (attempt, start, objective and its message), or why no attempt won."""
+        if not self.attempts and self.time_ran_out:
+            return (
+                f"no attempt ran: the time limit ran out first ({self.wall_s:.3g} s); termination time_limit"
+            )
         if not self.solved:
             return super().message
         a = self.attempts[self.best_attempt]
@@ -451,12 +465,14 @@ def plan_pushing(
     options.setdefault("fallback_methods", ())
     end = None if whole is None else t_all + whole
     attempts: list[PushAttempt] = []
+    ran_out = False
     for i, st in enumerate(starts):
         U0, th0 = st.controls(task), st.design(task)
         for r in range(restarts + 1):
             t = time.perf_counter()
             left = each if end is None else (end - t if each is None else min(each, end - t))
             if left is not None and left <= 0:
+                ran_out = True
                 break
             options["time_limit"] = left
             res = hz.solve(U0, th0, simulator=sim, deviation_tol=deviation_tol, **options)
@@ -471,8 +487,9 @@ def plan_pushing(
     good = [k for k, a in enumerate(attempts) if a.solved]
     best = min(good, key=lambda k: attempts[k].objective) if good else -1
     return PushingPlan(
-        task, hz, attempts[best].result if good else None, best, attempts, time.perf_counter() - t_all
-    )
+        task, hz, attempts[best].result if good else None, best, attempts, time.perf_counter() - t_all,
+        time_ran_out=ran_out,
+    )  # fmt: skip
 
 
 #: The short horizon :math:`N_s` of :func:`solve_pushing`'s continuation. Measured 2026-11-27

@@ -104,3 +104,19 @@ def test_input_errors() -> None:
     jax.config.update("jax_enable_x64", False)
     with pytest.raises(MCPInputError, match="jax_enable_x64"):
         f(np.zeros(3))
+
+
+def test_bad_p_is_refused_before_the_callback() -> None:
+    """jax_bad_p.py of the 2026-11-28 fuzz corpus: complex, text and NaN ``p``."""
+    from mcpkit.errors import NonFiniteError
+
+    f = mcpkit_jax.mcp_function(nonlinear_mcp())
+    calls = []
+    f.solver.solve = lambda *a, **k: calls.append(a)  # type: ignore[attr-defined]  # must not be reached
+    with pytest.raises(MCPInputError, match="complex"):
+        f(np.array([1 + 7j, 0.5, 1.0]))
+    with pytest.raises(MCPInputError, match="real numbers"):
+        f("abc")
+    with pytest.raises(NonFiniteError, match=r"entries \[0\]"):
+        f(np.array([np.nan, 0.0, 0.0]))
+    assert calls == []

@@ -127,7 +127,7 @@ def test_singular_free_block_is_not_differentiable() -> None:
         res.sensitivity()
 
 
-@pytest.mark.parametrize("direction", [[1.0, 2.0], [[1.0], [2.0]], [], 3.0])
+@pytest.mark.parametrize("direction", [[1.0, 2.0], [[1.0], [2.0]], [], 3.0, [[1.0]], np.ones((1, 1))])
 def test_wrong_direction_shape(direction: object) -> None:
     res = exact_result(scalar_mcp(), np.array([1.0]), np.array([1.0]))
     with pytest.raises(ShapeError, match=r"shape \(1,\)"):
