@@ -419,7 +419,12 @@ def _positive(v: Any, what: str) -> float:
 
 
 def _validate(
-    mpcc: Any, x: Any, p: Any, tol: Any, max_biactive: Any, lowered: MPCC | None,
+    mpcc: Any,
+    x: Any,
+    p: Any,
+    tol: Any,
+    max_biactive: Any,
+    lowered: MPCC | None,
     lift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> tuple[MPCC, np.ndarray, np.ndarray, float]:
     if not isinstance(mpcc, MPCC):
