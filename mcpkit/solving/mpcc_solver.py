@@ -45,7 +45,7 @@ from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
-from mcpkit.stationarity.refine import RefinementReport, RefineOptions, Refiner
+from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
 #: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
@@ -254,9 +254,14 @@ class MPCCSolver:
         refiner.check_deadline = hard
         ro = self.refine_options
         large = self.standard.x.numel() > ro.large_vars
-        factor = ro.large_time_factor if large else ro.time_factor
-        spent = time.perf_counter() - t0
-        limits = [ro.time_limit, max(factor * spent, ro.min_time)]
+        factor = ro.large_iteration_factor if large else ro.iteration_factor
+        # budgets in IPOPT iterations (the same plan under any load); the clock only for the
+        # user's refinement time_limit and the solve's own limit
+        flip_factor = min(ro.flip_iteration_factor, factor) if large else ro.flip_iteration_factor
+        refiner.budget = IterationBudget(
+            max(ro.min_iterations, int(factor * out.iterations)), int(flip_factor * out.iterations)
+        )
+        limits = [ro.time_limit]
         if hard is not None:
             # a large point's refinement (branch NLPs as costly as the homotopy's subproblems) takes
             # at most half of what the limit leaves: the call returns before its limit, not at it
@@ -266,11 +271,8 @@ class MPCCSolver:
         finite = [v for v in limits if v is not None]
         deadline = time.perf_counter() + max(min(finite), 0.0) if finite else None
         lift = self.plan.lift
-        elapsed = time.perf_counter() - t0
-        budget = (min(ro.flip_time_factor, factor) if large else ro.flip_time_factor) * elapsed
-        if hard is not None:
-            # flips only lower f further: they never take more than half of what the limit leaves
-            budget = min(budget, 0.5 * max(hard - time.perf_counter(), 0.0))
+        # flips only lower f further: under a limit they never take more than half of what it leaves
+        budget = None if hard is None else 0.5 * max(hard - time.perf_counter(), 0.0)
         best = refiner.run(lift(x, p), p, deadline, flip_budget=budget)
         if not best[2].certified and self.refine_options.multistart and out.path:
             path = [lift(self._orig_x(pt), p) for pt in out.path]

@@ -109,26 +109,26 @@ class RefineOptions:
     all ended within 3e-9 of ``f`` (0.5 s of a 2.0-s call); on MacMPEC and MPECLib one flip of
     190 left ``f`` unchanged (MacMPEC's ``bilevel1m``, its last), so the rule changes nothing
     there (2026-11-27)."""
-    flip_time_factor: float = 0.5
-    """Time budget of the flip search: this multiple of the time the homotopy took and, under a
-    solve's ``time_limit``, at most half of what it leaves (each flip's IPOPT is stopped at the
-    budget's end); ``0`` switches the search off. On problems solved in tens of milliseconds
-    the budget is that small too, so whether a flip finishes in it depends on the machine's
-    load (MacMPEC's ``bilevel1m`` ends at f = 0 or f = 5, both certified S); a floor of 0.25 s
-    made this deterministic but tripled MacMPEC's median time (0.06 → 0.18 s), so there is none."""
+    flip_iteration_factor: float = 0.5
+    """Budget of the flip search in IPOPT iterations: this multiple of the homotopy's iterations
+    (and, under a solve's ``time_limit``, at most half of the time it leaves); ``0`` switches
+    the search off. Counted in iterations, not seconds, so the search, and the plan it returns,
+    is the same on any machine and under any load (with a budget in seconds MacMPEC's
+    ``bilevel1m`` ended at f = 0 or f = 5 depending on the load)."""
     multistart: int = 3
     """Largest number of homotopy-path points tried when the point stays uncertified
     (0: no escape)."""
     time_limit: float | None = None
     """Wall-clock cap of the whole refinement, seconds (``None``: none beyond the others)."""
-    time_factor: float = 2.0
-    """The refinement (LPECs, branch NLPs, flips, escape) gets at most ``time_factor`` times the
-    homotopy's wall time, and at least :attr:`min_time`; also never more than the solve's
-    ``time_limit`` leaves. When it runs out the point keeps its class, reason ``"time limit"``."""
-    min_time: float = 0.5
-    """Smallest refinement budget, seconds (small problems: a few branch NLPs)."""
+    iteration_factor: float = 2.0
+    """The refinement (branch NLPs, flips, escape) spends at most ``iteration_factor`` times the
+    homotopy's IPOPT iterations, and at least :attr:`min_iterations`; also never more than the
+    solve's ``time_limit`` leaves. When the budget is spent the point keeps its class, reason
+    ``"iteration budget"``. Iterations, not seconds: the same plan under any load."""
+    min_iterations: int = 500
+    """Smallest refinement budget, IPOPT iterations (small problems: a few branch NLPs)."""
     large_vars: int = 1000
-    """Above this many variables :attr:`large_time_factor` replaces :attr:`time_factor`. (At 500
+    """Above this many variables :attr:`large_iteration_factor` replaces :attr:`iteration_factor`. (At 500
     MacMPEC's ``pack-rig3c-16``, 527 variables, stayed uncertified: its one branch step needs more
     than 0.1x the homotopy.)"""
     keep_certified_above: int = 500
@@ -139,9 +139,9 @@ class RefineOptions:
     once: 13.2 s with them, 11.2 s without, 9.2 s for the homotopy alone; on CARTIM_001_040 a flip
     ran into its 2.3 s budget and was stopped). An uncertified point is still refined (LPEC
     steps, escape)."""
-    large_time_factor: float = 1.0
-    """The refinement budget of a large MPCC, as a multiple of the homotopy's wall time (and at
-    least :attr:`min_time`). Above :attr:`keep_certified_above` a certified point does no
+    large_iteration_factor: float = 1.0
+    """The refinement budget of a large MPCC, as a multiple of the homotopy's IPOPT iterations
+    (and at least :attr:`min_iterations`). Above :attr:`keep_certified_above` a certified point does no
     objective search, so this budget is spent only on points the homotopy left uncertified (LPEC
     steps, branch NLPs, escape), each branch NLP as costly as a homotopy subproblem. It was 0.1
     until 2026-11-27, which left NOSBENCH's MWFOCP_001_050 (2,605 variables) M-stationary at
@@ -155,7 +155,7 @@ class RefineOptions:
 
         for name in (
             "max_steps", "lpec_max_biactive", "multistart", "flip_pairs", "large_vars",
-            "keep_certified_above", "flip_unchanged_stop",
+            "keep_certified_above", "flip_unchanged_stop", "min_iterations",
         ):  # fmt: skip
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -163,15 +163,41 @@ class RefineOptions:
         if not isinstance(self.enabled, bool):
             raise MCPInputError(f"RefineOptions.enabled must be a bool, got {self.enabled!r}")
         for name in (
-            "lpec_time_limit", "time_limit", "near_biactive_tol", "snap_tol", "flip_time_factor",
-            "time_factor", "min_time", "large_time_factor",
+            "lpec_time_limit", "time_limit", "near_biactive_tol", "snap_tol", "flip_iteration_factor",
+            "iteration_factor", "large_iteration_factor",
         ):  # fmt: skip
             v = getattr(self, name)
-            zero_ok = ("near_biactive_tol", "snap_tol", "flip_time_factor")
+            zero_ok = ("near_biactive_tol", "snap_tol", "flip_iteration_factor")
             if (v is None and name == "time_limit") or (name in zero_ok and v == 0):
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise MCPInputError(f"RefineOptions.{name} must be a number > 0, got {v!r}")
+
+
+@dataclass
+class IterationBudget:
+    """IPOPT iterations a refinement may spend in all (``total``) and in its flip search
+    (``flips``); ``None``: no limit. Counted, not timed, so the refinement's outcome does not
+    depend on the machine or its load; only the caller's time limit reads the clock."""
+
+    total: int | None
+    """Iterations of the whole refinement (``None``: no limit)."""
+    flips: int | None
+    """Iterations of the flip search (``None``: no limit)."""
+    spent: int = 0
+    """Iterations spent so far."""
+    flip_spent: int = 0
+    """Iterations spent so far in flips."""
+
+    def spend(self, iterations: int) -> None:
+        """Count the iterations of one IPOPT call."""
+        self.spent += max(int(iterations), 0)
+
+    def spent_all(self, flip: bool = False) -> bool:
+        """Whether the budget (with ``flip``: also the flip search's) is spent."""
+        if self.total is not None and self.spent >= self.total:
+            return True
+        return flip and self.flips is not None and self.flip_spent >= self.flips
 
 
 @dataclass(frozen=True)
@@ -303,6 +329,9 @@ class Refiner:
         self.scaled_polisher = scaled_polisher
         self._scaled: dict[float, Polisher] = {}
         self._flip_deadline: float | None = None
+        self.budget = IterationBudget(None, None)
+        """IPOPT iterations the refinement and its flip search may still spend (set by the
+        caller per refinement; no limit by default)."""
         self.check_deadline: float | None = None
         """Deadline of every classification (the solve's time limit; ``None``: none). The
         refinement's own, shorter deadline bounds its LPECs and branch NLPs; a classification
@@ -321,6 +350,7 @@ class Refiner:
         self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None
     ) -> tuple[np.ndarray | None, float, str]:
         res = self.polisher.solve(x, p, mask, deadline)
+        self.budget.spend(res.iterations)
         if not np.isfinite(res.x).all():
             return None, np.inf, res.status
         # IPOPT relaxes bounds slightly: the clipped and the raw point are both judged
@@ -364,10 +394,14 @@ class Refiner:
         for j in cand:
             if counter[0] >= self.options.max_steps or (stop is not None and time.perf_counter() > stop):
                 return None
+            if self.budget.spent_all(flip=True):
+                return None
             counter[0] += 1
             mask = base.copy()
             mask[j] = 1.0 - mask[j]
+            before = self.budget.spent
             xn, fn, status = self._branch_nlp(x, p, mask, stop)
+            self.budget.flip_spent += self.budget.spent - before
             ok = xn is not None and fn < f - self.tol * max(1.0, abs(f))
             side = "G=0" if mask[j] else "H=0"
             steps.append(
@@ -440,6 +474,7 @@ class Refiner:
         ] = -np.inf  # the piece's rows as "<= 0" (with the sign rows: = 0), as few equalities as possible
         x0 = np.clip(x, lbx, ubx)
         res = pol.nlp.solve(x0, np.concatenate([p, mask]), lbx, ubx, lbg, ubg, deadline=deadline)
+        self.budget.spend(res.iterations)
         if not np.isfinite(res.x).all():
             return None, np.inf, res.status
         xn = np.asarray(res.x, dtype=float)
@@ -506,6 +541,8 @@ class Refiner:
             x, f, rep, reason = self._descend(x, f, rep, p, deadline, start, steps, counter)
             stuck = reason.startswith("piece NLP failed") and rep.feasible and self.options.snap_tol > 0
             if not stuck or snaps_left == 0 or (deadline is not None and time.perf_counter() > deadline):
+                break
+            if self.budget.spent_all():
                 break
             snaps_left -= 1
             if self._rescale(x, p):
@@ -589,6 +626,8 @@ class Refiner:
                 return x, f, rep, "step limit"
             if deadline is not None and time.perf_counter() > deadline:
                 return x, f, rep, "time limit"
+            if self.budget.spent_all():
+                return x, f, rep, "iteration budget"
             lp = near if near is not None else rep.lpec
             d = near.d if near is not None else rep.descent_direction
             loc = _evaluate(self.mpcc, x, p)
@@ -641,7 +680,7 @@ class Refiner:
         for k in range(len(path) - 1, -1, -1):
             if tried >= self.options.multistart:
                 break
-            if deadline is not None and time.perf_counter() > deadline:
+            if (deadline is not None and time.perf_counter() > deadline) or self.budget.spent_all():
                 break
             xk = path[k]
             mask = self.polisher.active_mask(xk, p)

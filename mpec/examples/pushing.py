@@ -500,9 +500,9 @@ def plan_pushing(
 CONTINUATION_STEPS = 25
 
 
-PUSHING_REFINE = RefineOptions(time_factor=6.0, large_time_factor=3.0)
+PUSHING_REFINE = RefineOptions(iteration_factor=6.0, large_iteration_factor=3.0)
 """The B-stationarity refinement of :func:`solve_pushing`'s plans (``refine=`` of the caller
-wins): three times the default budgets relative to the homotopy's time. With the defaults the
+wins): three times the default budgets relative to the homotopy's IPOPT iterations. With the defaults the
 refinement walked down through pieces (each LPEC step switched one pair and lowered f by
 0.002-0.017) and was stopped by its budget in a piece NLP, leaving the plans at N = 50 and 200
 ``not_stationary``. Measured 2026-11-27 (session 17, whole calls, 90 s, one run each), N = 25 /

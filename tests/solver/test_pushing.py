@@ -186,7 +186,7 @@ def test_solve_pushing_hands_its_refinement_budget_unless_given(monkeypatch: pyt
     task = PushTask(n_steps=20)
     solve_pushing(task)
     assert seen[-1]["refine"] is PUSHING_REFINE
-    mine = RefineOptions(time_factor=1.0)
+    mine = RefineOptions(iteration_factor=1.0)
     solve_pushing(task, refine=mine)
     assert seen[-1]["refine"] is mine
     solve_pushing(task, refine=False)
