@@ -40,7 +40,7 @@ from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import SolveOptions, time_limit_seconds
+from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
 from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
@@ -159,8 +159,17 @@ class MPCCSolver:
         if limit is not None and not np.isfinite(limit):
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
-        with display(self.options.progress, orig.name):  # progress=True: a tqdm line
+        # progress=True: one tqdm line over the whole call (homotopy, refinement, classification)
+        with display(self.options.progress, orig.name):
             out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+            result = self._finish(out, pv, t0, hard)
+        result.wall_time_s = time.perf_counter() - t0
+        return result
+
+    def _finish(self, out: HomotopyOutcome, pv: np.ndarray, t0: float, hard: float | None) -> MPCCResult:
+        """The result of a homotopy's outcome: refined, judged on the user's problem, classified
+        (every check ends by ``hard``, the call's time limit)."""
+        orig = self.problem
         x = None if out.x is None else self._orig_x(out.x)
         refinement: RefinementReport | None = None
         stat_rep = None
@@ -216,7 +225,6 @@ class MPCCSolver:
                 result.extra["refinement"] = RefinementReport(None, why, "homotopy", f, f)
         else:
             result.stationarity = "not checked"
-        result.wall_time_s = time.perf_counter() - t0
         return result
 
     def refiner(self) -> Refiner:
@@ -252,6 +260,8 @@ class MPCCSolver:
         classification ends by ``hard`` (the solve's time limit)."""
         refiner = self.refiner()
         refiner.check_deadline = hard
+        reported = progress_trace(self.options)  # the live display's, not the result's trace
+        refiner.on_step = None if type(reported) is list else reported.append
         ro = self.refine_options
         large = self.standard.x.numel() > ro.large_vars
         factor = ro.large_iteration_factor if large else ro.iteration_factor

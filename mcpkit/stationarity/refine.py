@@ -53,6 +53,7 @@ import numpy as np
 
 from mcpkit.homotopy.loop import Assessment, Polisher, clipped_or_given
 from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving.result import HomotopyStep
 from mcpkit.stationarity.certificate import (
     LPEC_ENUMERATE_MAX,
     Stationarity,
@@ -329,6 +330,9 @@ class Refiner:
         self.scaled_polisher = scaled_polisher
         self._scaled: dict[float, Polisher] = {}
         self._flip_deadline: float | None = None
+        self.on_step: Callable[[HomotopyStep], None] | None = None
+        """Called with each branch NLP as a :class:`~mcpkit.solving.result.HomotopyStep` of phase
+        ``"refine"`` (a live progress display; ``None``: nobody listens)."""
         self.budget = IterationBudget(None, None)
         """IPOPT iterations the refinement and its flip search may still spend (set by the
         caller per refinement; no limit by default)."""
@@ -352,14 +356,22 @@ class Refiner:
         res = self.polisher.solve(x, p, mask, deadline)
         self.budget.spend(res.iterations)
         if not np.isfinite(res.x).all():
+            self._report(res.status, res.iterations, res.wall_time_s, np.inf)
             return None, np.inf, res.status
         # IPOPT relaxes bounds slightly: the clipped and the raw point are both judged
         xn, f, a = clipped_or_given(
             res.x, self.mpcc.lbx, self.mpcc.ubx, lambda xs: self.assess(xs, p), self.tol
         )
+        self._report(res.status, res.iterations, res.wall_time_s, a.residual)
         if not a.meets(self.tol) or not np.isfinite(f):
             return None, np.inf, f"{res.status} (point off by {max(a.residual, a.violation):.1e})"
         return xn, f, res.status
+
+    def _report(self, status: str, iterations: int, wall_time_s: float, residual: float) -> None:
+        """Hand one branch NLP to :attr:`on_step`, if someone listens."""
+        if self.on_step is not None:
+            k = self.budget.spent  # a running count for the display
+            self.on_step(HomotopyStep(k, 0.0, residual, status, iterations, wall_time_s, "refine"))
 
     def _flip(
         self,

@@ -39,3 +39,15 @@ def test_refined_point_does_not_depend_on_the_refinements_speed(monkeypatch: pyt
         (s.lpec_method, s.f_after, s.accepted) for s in b.steps
     ]
     assert late.f == pytest.approx(normal.f, abs=1e-12) and late.stationarity == normal.stationarity
+
+
+@pytest.mark.skipif(not BILEVEL1M.is_file(), reason="macmpec-dev set not present (../shared/data)")
+def test_progress_covers_the_refinement() -> None:
+    """A progress listener hears the refinement's branch NLPs (phase "refine") after the
+    homotopy's steps; the result's trace keeps the homotopy's steps only."""
+    heard: list[Any] = []
+    res = solve_mpcc(load_mpcc_json(BILEVEL1M), "auto", "casadi", tol=1e-6, progress=heard.append)
+    phases = [s.phase for s in heard]
+    assert "refine" in phases and phases.index("refine") > phases.index("relax")
+    assert len([p for p in phases if p == "refine"]) == len(res.extra["refinement"].steps)
+    assert "refine" not in {s.phase for s in res.trace}
