@@ -138,7 +138,10 @@ def test_engines_report_each_step_to_progress() -> None:
         assert res.solved and seen and seen == res.trace, method
     seen = []
     res = mcpkit.solve(mcpkit.load_mpcc_json(EXAMPLES / "mpcc.json"), progress=seen.append)
-    assert res.solved and len(seen) == len(res.trace) > 0
+    # the homotopy's steps (the result's trace), then the refinement's branch NLPs (phase "refine")
+    n = len(res.trace)
+    assert res.solved and n > 0 and seen[:n] == list(res.trace)
+    assert all(s.phase == "refine" for s in seen[n:])
 
 
 def test_time_limit_bounds_the_whole_program(tmp_path: Path) -> None:
