@@ -83,6 +83,7 @@ from mcpkit.mpec.horizon import (
     StepSpec,
     resimulation_check,
     spent_building,
+    with_horizon_ipopt_options,
 )
 from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.problems.arrays import as_count, as_positive, as_real
@@ -493,7 +494,8 @@ def solve_plate_design(
     there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
     :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
     ``primary_time_share`` / ``rho0`` (or a whole
-    ``options=SolveOptions(...)``) say otherwise.
+    ``options=SolveOptions(...)``) say otherwise. Every run gets
+    :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` under those (the caller's win).
     """
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
@@ -508,6 +510,7 @@ def solve_plate_design(
         options.setdefault("primary_time_share", PENALTY_PRIMARY_SHARE)
         options.setdefault("rho0", PENALTY_RHO0)
         options["ipopt_options"] = {**PENALTY_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
+    options = with_horizon_ipopt_options(options)  # under PENALTY_IPOPT_OPTIONS and the caller's
     res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
     return res, hz, time.perf_counter() - t0
@@ -625,7 +628,7 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
     per horizon, the indices of its decision vector in the stacked one.
     """
     th_sl = horizons[0].layout["theta_copies"]
-    th0 = horizons[0].mpcc.x[th_sl]
+    th0 = horizons[0].mpcc.x[th_sl.tolist()]  # positions (stage order, Horizon.layout)
     if any(hz.n_design_copies != horizons[0].n_design_copies for hz in horizons):
         raise MCPInputError("the horizons sharing a design need the same number of design copies (same N)")
     xs, fs, gs, Gs, Hs = [], [], [], [], []
@@ -644,10 +647,10 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
         where = np.empty(n, dtype=int)
         where[keep] = offset + np.arange(local.size)
         if s > 0:
-            where[sl] = np.arange(th_sl.start, th_sl.stop)
+            where[sl] = th_sl  # the first horizon's copies (it keeps all its variables, at offset 0)
             lbx[0][th_sl] = np.maximum(lbx[0][th_sl], mp.lbx[sl])
             ubx[0][th_sl] = np.minimum(ubx[0][th_sl], mp.ubx[sl])
-            f, g, G, H = ca.substitute([mp.f, mp.g, mp.G, mp.H], [mp.x[sl]], [th0])
+            f, g, G, H = ca.substitute([mp.f, mp.g, mp.G, mp.H], [mp.x[sl.tolist()]], [th0])
         else:
             f, g, G, H = mp.f, mp.g, mp.G, mp.H
         offset += local.size
@@ -704,7 +707,7 @@ def solve_plate_design_multi(
         x0[where] = hz.initial_guess(U0, th0, deadline=deadline, **sopts)
     x0 = np.clip(x0, mp.lbx, mp.ubx)
     spent_building(options, t0)  # builds, settling and initial simulations come off the limit
-    res = MPCCSolver(mp, method, tol=tol, **options).solve(x0=x0)
+    res = MPCCSolver(mp, method, tol=tol, **with_horizon_ipopt_options(options)).solve(x0=x0)
     xsol = res.x if np.isfinite(res.x).all() else x0
     scen: list[HorizonResult] = []
     for t, hz, where in zip(tasks, horizons, idx, strict=True):
