@@ -141,10 +141,12 @@ times were 5-15x the CPU times on the shared machine and are not compared:
   iterations against 3,029 / 708 / 216, 6.1 / 6.3 s CPU against 8.6 / 7.2 s at N = 200 / 400,
   the same objectives (324.066523 at N = 200, 324.060898 at N = 400; 327.089 at N = 10);
 * plate (:func:`~mcpkit.mpec.examples.plate_design.solve_plate_design`, one period), N = 200:
-  201 iterations, 9.0 s CPU, J = 4.22e-6 (``mu_strategy=adaptive`` with it: 228, 11.3 s,
-  4.81e-6); PLATE400;
+  201 / 261 iterations against 251 / 343, 9.0 / 20.0 s CPU against 10.2 / 22.4 s, but
+  J = 4.22e-6 / 4.74e-6 against 4.00e-6 / 4.31e-6 (5 % and 10 % worse; the stage order with
+  IPOPT's defaults: N = 200 not solved in 120 s, N = 400 J = 4.69e-6);
 * pushing without continuation, N = 20 (the test task) / 50: 6,880 / 5,085 iterations against
-  9,811 / 4,908, f = 0.686510 / 0.875878 against 0.730826 / 0.875877.
+  9,811 / 4,908, f = 0.686510 / 0.875878 against 0.730826 / 0.875877, 33.0 s CPU against 23.6 s
+  at N = 50: mixed, so pushing (which plans N >= 50 by continuation) keeps IPOPT's defaults.
 
 The stage order alone (IPOPT's defaults) was worse: block N = 10 ended at a worse local minimum
 (f = 438.3), block and plate N = 200 were not solved within 120 s. Not in the settings,
