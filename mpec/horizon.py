@@ -160,12 +160,12 @@ METIS, 6 QAMD and 7 automatic; 3 (SCOTCH) and 4 (PORD) fall back to the default,
 
 
 def with_horizon_ipopt_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with ``ipopt_options`` = :data:`HORIZON_IPOPT_OPTIONS` under the caller's own
-    (those of a ``SolveOptions`` passed as ``options=``, then an ``ipopt_options`` keyword)."""
-    base = options.get("options")
-    own = dict(getattr(base, "ipopt_options", None) or {})
-    merged = {**HORIZON_IPOPT_OPTIONS, **own, **(options.get("ipopt_options") or {})}
-    return {**options, "ipopt_options": merged}
+    """``options`` with ``ipopt_options`` = :data:`HORIZON_IPOPT_OPTIONS` under the caller's
+    ``ipopt_options``; a whole ``SolveOptions`` passed as ``options=`` is taken as it is (as the
+    plate planner's penalty defaults are)."""
+    if options.get("options") is not None:
+        return dict(options)
+    return {**options, "ipopt_options": {**HORIZON_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}}
 
 
 #: From this many steps on, :class:`Horizon` gives every step its own copy of the design

@@ -494,7 +494,7 @@ def solve_plate_design(
     there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
     :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
     ``primary_time_share`` / ``rho0`` (or a whole
-    ``options=SolveOptions(...)``) say otherwise. Every run gets
+    ``options=SolveOptions(...)``) say otherwise. Every run without a whole ``options=`` gets
     :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` under those (the caller's win).
     """
     task = PlateDesignTask() if task is None else task

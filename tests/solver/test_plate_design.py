@@ -30,7 +30,7 @@ from mcpkit.mpec.examples.plate_design import (
     solve_plate_design_multi,
     time_to_reach,
 )
-from mcpkit.mpec.horizon import Horizon
+from mcpkit.mpec.horizon import HORIZON_IPOPT_OPTIONS, Horizon
 from mcpkit.solving.options import SolveOptions
 
 pytestmark = pytest.mark.solver
@@ -114,24 +114,26 @@ def test_long_horizon_uses_penalty_and_design_copies() -> None:
 def test_penalty_runs_get_their_ipopt_options_and_share(monkeypatch: pytest.MonkeyPatch) -> None:
     """A penalty run of the plate planner is handed PENALTY_IPOPT_OPTIONS, PENALTY_PRIMARY_SHARE and
     PENALTY_RHO0 unless the caller sets them (key by key for ipopt_options, or a whole SolveOptions); a
-    scholtes run gets neither."""
+    scholtes run gets neither. Every run but one with a whole SolveOptions gets HORIZON_IPOPT_OPTIONS
+    under those."""
     seen: list[dict] = []
     monkeypatch.setattr(Horizon, "solve", lambda self, *a, **kw: seen.append(kw))
     long = PlateDesignTask(periods=1, steps_per_period=PENALTY_FROM_STEPS)
     solve_plate_design(long)
     assert seen[-1]["method"] == "penalty"
-    assert seen[-1]["ipopt_options"] == PENALTY_IPOPT_OPTIONS
+    assert seen[-1]["ipopt_options"] == {**HORIZON_IPOPT_OPTIONS, **PENALTY_IPOPT_OPTIONS}
     assert seen[-1]["primary_time_share"] == PENALTY_PRIMARY_SHARE
     assert seen[-1]["rho0"] == PENALTY_RHO0
     mine = {"perturb_dec_fact": 0.5, "max_iter": 7}
     solve_plate_design(long, ipopt_options=mine, primary_time_share=0.3, rho0=2)
-    assert seen[-1]["ipopt_options"] == {**PENALTY_IPOPT_OPTIONS, "perturb_dec_fact": 0.5, "max_iter": 7}
+    assert seen[-1]["ipopt_options"] == {**HORIZON_IPOPT_OPTIONS, **PENALTY_IPOPT_OPTIONS, **mine}
     assert seen[-1]["primary_time_share"] == 0.3 and seen[-1]["rho0"] == 2
     solve_plate_design(long, options=SolveOptions(tol=1e-6))
     assert not {"ipopt_options", "primary_time_share", "rho0"} & set(seen[-1])
     solve_plate_design(TINY)
     assert seen[-1]["method"] == "scholtes"
-    assert not {"ipopt_options", "primary_time_share", "rho0"} & set(seen[-1])
+    assert seen[-1]["ipopt_options"] == HORIZON_IPOPT_OPTIONS  # every plate run: the horizons' settings
+    assert not {"primary_time_share", "rho0"} & set(seen[-1])
 
 
 def test_models_of_one_design_share_the_plate_and_its_numbers() -> None:
