@@ -213,6 +213,12 @@ class Horizon:
         pivoting then fills. Pushing at N = 200 took up to 300 ms per IPOPT iteration with one
         :math:`\theta` and 10-15 ms with the copies (a banded KKT matrix).
 
+    stage_order
+        ``True`` (default): variables and rows stage by stage (module docstring); ``False``: blocked
+        by kind (all states, all controls, the design, all step variables; all step rows, all
+        dynamics, all path rows, the copy rows), the layout before the stage order, kept for the
+        pushing planner (:func:`~mcpkit.mpec.examples.pushing.pushing_horizon`).
+
     Attributes
     ----------
     layout, rows
@@ -236,6 +242,7 @@ class Horizon:
         path: list[PathConstraint] | None = None,
         t0: float = 0.0,
         lift_design: bool | None = None,
+        stage_order: bool = True,
     ) -> None:
         if not isinstance(spec, StepSpec):
             raise MCPInputError(f"Horizon needs a StepSpec, got {type(spec).__name__}")
@@ -268,6 +275,9 @@ class Horizon:
             raise MCPInputError(f"lift_design must be True, False or None, got {lift_design!r}")
         if lift_design is None:
             lift_design = N >= LIFT_DESIGN_MIN_STEPS
+        if not isinstance(stage_order, bool):
+            raise MCPInputError(f"stage_order must be True or False, got {stage_order!r}")
+        self.stage_order = stage_order
         #: copies of the design in the decision vector: N when lifted (and there is a design), else 1
         self.n_design_copies = N if (lift_design and nth and N > 1) else 1
         self.t = self.t0 + spec.h * np.arange(N + 1)
@@ -374,6 +384,8 @@ class Horizon:
         ubg = np.concatenate([np.tile(step.ubg, N), np.zeros(nx * N), *ubg_path, np.zeros(nl)])
         # stage order: the blocks above were stacked kind by kind; permute them stage by stage
         order, rorder = self._stage_order(nxs, m_step, sum(int(c.numel()) for c in g_path) // N)
+        if not self.stage_order:  # blocked by kind, as stacked above
+            order, rorder = np.sort(order), np.sort(rorder)
         inv, rinv = np.argsort(order), np.argsort(rorder)
         self.layout = {
             "x": inv[:o_u], "u": inv[o_u:o_th], "theta": inv[o_th : o_th + nth],

@@ -591,3 +591,27 @@ def test_horizon_ipopt_options_sit_under_the_callers() -> None:
     assert with_horizon_ipopt_options({"ipopt_options": {key: "mine"}})["ipopt_options"][key] == "mine"
     base = SolveOptions(ipopt_options={"max_cpu_time": 5.0})
     assert with_horizon_ipopt_options({"options": base, "sigma0": 0.1}) == {"options": base, "sigma0": 0.1}
+
+
+def test_blocked_layout_is_the_same_mpcc() -> None:
+    """``stage_order=False`` stacks by kind (all states first, all step rows first); at the same
+    packed point every named block of rows, the objective and the pairs equal the stage order's."""
+    N = 4
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + th[0]), -1.0, 1.0)
+    rng = np.random.default_rng(7)
+    X, U = rng.normal(size=(N + 1, 2)), rng.normal(size=(N, 1))
+    th, S = rng.normal(size=1), rng.normal(size=(N, 7))
+    for lift in (False, True):
+        st = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=lift)
+        bl = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=lift, stage_order=False)
+        np.testing.assert_array_equal(bl.layout["x"], np.arange(2 * (N + 1)))
+        np.testing.assert_array_equal(bl.rows["step"], np.arange(3 * N))
+        vs = st.mpcc.evaluate(st.pack(X, U, th, S), np.zeros(0))
+        vb = bl.mpcc.evaluate(bl.pack(X, U, th, S), np.zeros(0))
+        for name in ("step", "dynamics", "path", "design"):
+            np.testing.assert_array_equal(vb["g"][bl.rows[name]], vs["g"][st.rows[name]])
+        for key in ("f", "G", "H"):
+            np.testing.assert_array_equal(vb[key], vs[key])
+        assert bl.to_text() == st.to_text()
+    with pytest.raises(MCPInputError, match="stage_order"):
+        Horizon(_spec(), N, [0.5, 0.0], stage_order=1)  # type: ignore[arg-type]
