@@ -26,7 +26,11 @@ seed 004 §4), :class:`Horizon` stacks the :math:`N` steps into the single MPCC
     & F_i(z_k; P_k) - w_{k,i} + v_{k,i} = 0,\quad
       0 \le z_{k,i} - l_i \perp w_{k,i} \ge 0,\quad 0 \le u_i - z_{k,i} \perp v_{k,i} \ge 0,
 
-over :math:`X = (x_0..x_N, u_0..u_{N-1}, \theta, (z_k, w_k, v_k)_{k<N})`. (From
+over :math:`X`, stacked **stage by stage**: :math:`(x_k, u_k, [\theta_k], z_k, w_k, v_k)` for
+:math:`k = 0..N-1`, then :math:`x_N`, then a single :math:`\theta` last; the rows likewise, per step
+the step MCP's rows, the path rows and the dynamics (the only rows that reach the next stage).
+IPOPT's KKT matrix is then block-banded in the order it is given (:attr:`Horizon.layout`,
+:attr:`Horizon.rows` give the positions). (From
 :data:`LIFT_DESIGN_MIN_STEPS` steps on each step has its own copy :math:`\theta_k`, with
 :math:`\theta_{k+1} = \theta_k`: the same problem with a banded KKT matrix; see ``lift_design``.)
 The last line is the
@@ -80,6 +84,7 @@ from mcpkit.problems.arrays import as_count, as_float_vector, as_positive
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 
 __all__ = [
+    "HORIZON_IPOPT_OPTIONS",
     "Horizon",
     "HorizonResult",
     "PathConstraint",
@@ -89,6 +94,7 @@ __all__ = [
     "forward_simulate",
     "resimulation_check",
     "spent_building",
+    "with_horizon_ipopt_options",
 ]
 
 
@@ -119,6 +125,50 @@ process each, ``benchmarks/bench_horizon_length.py``, :math:`\sigma_0 = 1` again
   a 25-step plan extended by rest steps is complementary, and the long horizon starts from it
   with this :math:`\sigma_0`.
 """
+
+HORIZON_IPOPT_OPTIONS: dict[str, Any] = {"mumps_pivtol": 1e-8}
+r"""IPOPT settings of the block planner (:func:`with_horizon_ipopt_options`; the caller's
+``ipopt_options`` win); the plate design and pushing keep IPOPT's defaults and the layout blocked
+by kind (below: their plans were worse in stage order).
+
+MUMPS's relative pivot threshold ``mumps_pivtol`` (IPOPT's default :math:`10^{-6}`) lowered to
+:math:`10^{-8}`: fewer delayed pivots, so less fill and fewer factorisations per iteration, and a
+different (here shorter) path. Measured 2026-11-28 on the stage-ordered horizons, whole planner
+calls, one process each, IPOPT iterations (all subproblems and the polish), CPU seconds of the
+process and plan objective, against the blocked layout with IPOPT's defaults (``old``); wall
+times were 5-15x the CPU times on the shared machine and are not compared:
+
+* block (:func:`~mcpkit.mpec.examples.block.solve_block`), N = 10 / 200 / 400: 37 / 365 / 219
+  iterations against 3,029 / 708 / 216, 6.1 / 6.3 s CPU against 8.6 / 7.2 s at N = 200 / 400,
+  the same objectives (324.066523 at N = 200, 324.060898 at N = 400; 327.089 at N = 10);
+* plate (:func:`~mcpkit.mpec.examples.plate_design.solve_plate_design`, one period), N = 200:
+  201 / 261 iterations against 251 / 343, 9.0 / 20.0 s CPU against 10.2 / 22.4 s, but
+  J = 4.22e-6 / 4.74e-6 against 4.00e-6 / 4.31e-6 (5 % and 10 % worse; the stage order with
+  IPOPT's defaults: N = 200 not solved in 120 s, N = 400 J = 4.69e-6): the plate keeps the
+  blocked layout and IPOPT's defaults;
+* pushing without continuation, N = 20 (the test task) / 50: 6,880 / 5,085 iterations against
+  9,811 / 4,908, f = 0.686510 / 0.875878 against 0.730826 / 0.875877, 33.0 s CPU against 23.6 s
+  at N = 50: mixed, so pushing (which plans N >= 50 by continuation) keeps IPOPT's defaults.
+
+The stage order alone (IPOPT's defaults) was worse: block N = 10 ended at a worse local minimum
+(f = 438.3), block and plate N = 200 were not solved within 120 s. Not in the settings,
+``mu_strategy=adaptive`` (also with ``mu_oracle=quality-function``): 3-4x fewer iterations for
+pushing at N = 50 / 100 (1,160 / 1,531 against 4,908 / 5,496 for ``old``, the same f to 2e-6),
+but the N = 20 pushing task was no longer solved, block N = 400 took 821 iterations instead of
+219, plate N = 100 346-405 instead of 120 and plate N = 400 was not solved (1,018 iterations, J =
+0.067). MUMPS orderings that CasADi's IPOPT accepts (``mumps_pivot_order``): 0 AMD, 2 AMF, 5
+METIS, 6 QAMD and 7 automatic; 3 (SCOTCH) and 4 (PORD) fall back to the default, 1 fails.
+"""
+
+
+def with_horizon_ipopt_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with ``ipopt_options`` = :data:`HORIZON_IPOPT_OPTIONS` under the caller's
+    ``ipopt_options``; a whole ``SolveOptions`` passed as ``options=`` is taken as it is (as the
+    plate planner's penalty defaults are)."""
+    if options.get("options") is not None:
+        return dict(options)
+    return {**options, "ipopt_options": {**HORIZON_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}}
+
 
 #: From this many steps on, :class:`Horizon` gives every step its own copy of the design
 #: (``lift_design=None``). Pushing's mean cost of an IPOPT iteration with one :math:`\theta`
@@ -164,6 +214,19 @@ class Horizon:
         Jacobian and a dense row and column of IPOPT's KKT matrix, whose factors MUMPS's
         pivoting then fills. Pushing at N = 200 took up to 300 ms per IPOPT iteration with one
         :math:`\theta` and 10-15 ms with the copies (a banded KKT matrix).
+
+    stage_order
+        ``True`` (default): variables and rows stage by stage (module docstring); ``False``: blocked
+        by kind (all states, all controls, the design, all step variables; all step rows, all
+        dynamics, all path rows, the copy rows), the layout before the stage order, kept for the
+        pushing planner (:func:`~mcpkit.mpec.examples.pushing.pushing_horizon`).
+
+    Attributes
+    ----------
+    layout, rows
+        Positions (integer arrays) of the variable blocks ``x, u, theta, theta_copies, s`` and the
+        row blocks ``step, dynamics, path, design`` in the stage-ordered decision vector and rows
+        (:meth:`_stage_order`), each block's entries step-major, as :meth:`unpack` reads them.
     """
 
     def __init__(
@@ -181,6 +244,7 @@ class Horizon:
         path: list[PathConstraint] | None = None,
         t0: float = 0.0,
         lift_design: bool | None = None,
+        stage_order: bool = True,
     ) -> None:
         if not isinstance(spec, StepSpec):
             raise MCPInputError(f"Horizon needs a StepSpec, got {type(spec).__name__}")
@@ -213,6 +277,9 @@ class Horizon:
             raise MCPInputError(f"lift_design must be True, False or None, got {lift_design!r}")
         if lift_design is None:
             lift_design = N >= LIFT_DESIGN_MIN_STEPS
+        if not isinstance(stage_order, bool):
+            raise MCPInputError(f"stage_order must be True or False, got {stage_order!r}")
+        self.stage_order = stage_order
         #: copies of the design in the decision vector: N when lifted (and there is a design), else 1
         self.n_design_copies = N if (lift_design and nth and N > 1) else 1
         self.t = self.t0 + spec.h * np.arange(N + 1)
@@ -258,14 +325,10 @@ class Horizon:
         nlift = self.n_design_copies
         THL = ca.SX.sym("theta", nth, nlift)  # column k: the design copy of step k (one column unlifted)
         XS = ca.SX.sym("s", nxs, N)
-        dec = ca.vertcat(ca.vec(X), ca.vec(U), ca.vec(THL), ca.vec(XS))
+        dec = ca.vertcat(ca.vec(X), ca.vec(U), ca.vec(THL), ca.vec(XS))  # blocked; permuted below
         o_u = nx * (N + 1)
         o_th = o_u + nu * N
         o_s = o_th + nth * nlift
-        self.layout = {
-            "x": slice(0, o_u), "u": slice(o_u, o_th), "theta": slice(o_th, o_th + nth),
-            "theta_copies": slice(o_th, o_s), "s": slice(o_s, o_s + nxs * N),
-        }  # fmt: skip
         lbx = np.concatenate(
             [
                 self.x_initial, np.tile(self.x_lo, N - 1), self.xT_lo if N else [],
@@ -321,6 +384,19 @@ class Horizon:
         g = ca.vertcat(*g_step, *g_dyn, *g_path, *g_lift)
         lbg = np.concatenate([np.tile(step.lbg, N), np.zeros(nx * N), *lbg_path, np.zeros(nl)])
         ubg = np.concatenate([np.tile(step.ubg, N), np.zeros(nx * N), *ubg_path, np.zeros(nl)])
+        # stage order: the blocks above were stacked kind by kind; permute them stage by stage
+        order, rorder = self._stage_order(nxs, m_step, sum(int(c.numel()) for c in g_path) // N)
+        if not self.stage_order:  # blocked by kind, as stacked above
+            order, rorder = np.sort(order), np.sort(rorder)
+        inv, rinv = np.argsort(order), np.argsort(rorder)
+        self.layout = {
+            "x": inv[:o_u], "u": inv[o_u:o_th], "theta": inv[o_th : o_th + nth],
+            "theta_copies": inv[o_th:o_s], "s": inv[o_s:],
+        }  # fmt: skip
+        self.rows = {name: rinv[sl] for name, sl in self.rows.items()}
+        self._order = order
+        dec, lbx, ubx = dec[order.tolist()], lbx[order], ubx[order]
+        g, lbg, ubg = g[rorder.tolist()], lbg[rorder], ubg[rorder]
         x0 = np.clip(np.zeros(dec.numel()), lbx, ubx)
         self.mpcc = MPCC(
             x=dec, p=ca.SX(0, 1), f=f, g=g, lbg=lbg, ubg=ubg, lbx=lbx, ubx=ubx,
@@ -328,6 +404,43 @@ class Horizon:
             G_implied_by_bounds=step.G_implied_by_bounds, H_implied_by_bounds=step.H_implied_by_bounds,
             name=f"horizon_{spec.mcp.name}_N{N}", blocks=lambda: _horizon_blocks(self),
         )  # fmt: skip
+
+    def _stage_order(self, nxs: int, m_step: int, n_path: int) -> tuple[np.ndarray, np.ndarray]:
+        r"""Stage order of the decision vector and the rows, as positions in the blocked stacking.
+
+        Variables :math:`(x_k, u_k, \theta_k, s_k)_{k<N}`, then :math:`x_N`, then a single
+        :math:`\theta` (only when the design is not copied per step); rows, per step
+        :math:`k`: the step MPCC's rows, the path rows, the dynamics
+        :math:`x_{k+1} - \Phi(x_k, \dots) = 0` and (copies, :math:`k < N-1`) the copy row
+        :math:`\theta_{k+1} - \theta_k = 0`. The blocked stacking is
+        :math:`(X, U, \Theta, S)` and (step rows, dynamics, path, copy rows), each step-major.
+        The dynamics (and the copy rows) are then the only rows that reach past a stage, so
+        the KKT matrix is block-banded in this order.
+        """
+        N, nx, nu, nth = self.N, self.spec.n_state, self.spec.n_control, self.spec.n_design
+        nlift = self.n_design_copies
+        o_u = nx * (N + 1)
+        o_th = o_u + nu * N
+        o_s = o_th + nth * nlift
+        k = np.arange(N)[:, None]
+        cols = [k * nx + np.arange(nx), o_u + k * nu + np.arange(nu)]
+        if nlift > 1:
+            cols.append(o_th + k * nth + np.arange(nth))
+        cols.append(o_s + k * nxs + np.arange(nxs))
+        tail = [N * nx + np.arange(nx)] + ([o_th + np.arange(nth)] if nlift == 1 else [])
+        order = np.concatenate([np.hstack(cols).reshape(-1), *tail])
+        r_dyn = m_step * N
+        r_path = r_dyn + nx * N
+        r_des = r_path + n_path * N
+        body = np.hstack([k * m_step + np.arange(m_step), r_path + k * n_path + np.arange(n_path),
+                          r_dyn + k * nx + np.arange(nx)])  # fmt: skip
+        rows: list[np.ndarray] = []
+        for j in range(N):
+            rows.append(body[j])
+            if nlift > 1 and j < N - 1:
+                rows.append(r_des + j * nth + np.arange(nth))
+        rorder = np.concatenate(rows) if rows else np.zeros(0, dtype=int)
+        return order.astype(int), rorder.astype(int)
 
     # ---------------------------------------------------------------- printing
     def to_text(self, **kwargs: Any) -> str:
@@ -362,8 +475,8 @@ class Horizon:
         }
 
     def pack(self, states: np.ndarray, controls: np.ndarray, design: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """Inverse of :meth:`unpack` (column-major stacking of the CasADi matrices)."""
-        return np.concatenate(
+        """Inverse of :meth:`unpack`: the decision vector in stage order (:attr:`layout`)."""
+        blocked = np.concatenate(
             [
                 np.asarray(states, dtype=float).reshape(-1),
                 np.asarray(controls, dtype=float).reshape(-1),
@@ -371,6 +484,7 @@ class Horizon:
                 np.asarray(s, dtype=float).reshape(-1),
             ]
         )
+        return blocked[self._order]
 
     def _controls(self, U: Any, what: str) -> np.ndarray:
         N, nu = self.N, self.spec.n_control
@@ -442,7 +556,8 @@ class Horizon:
             initial guess; recovery and polish on by default; so is the B-stationarity refinement of
             :mod:`mcpkit.stationarity.refine`, ``refine=False`` or a
             :class:`~mcpkit.stationarity.refine.RefineOptions` to change it; the plan's class is
-            ``result.mpcc.stationarity``).
+            ``result.mpcc.stationarity``). The block and plate planners pass
+            :data:`HORIZON_IPOPT_OPTIONS` (:func:`with_horizon_ipopt_options`).
         deviation_tol
             The plan passes the re-simulation check when
             :math:`\max|x^{\rm sim} - x^{\rm plan}| \le` ``deviation_tol`` (state units).
@@ -492,6 +607,24 @@ class Horizon:
             solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
             guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
         )  # fmt: skip
+
+
+def _starts(idx: np.ndarray, n: int, size: int) -> list[int]:
+    """First positions of the ``n`` runs of ``size`` entries of ``idx`` (see :func:`_runs`)."""
+    return [sl.start for sl in _runs(idx, n, size)]
+
+
+def _runs(idx: np.ndarray, n: int, size: int) -> tuple[slice, ...]:
+    """``idx`` (positions in stage order, run by run) as ``n`` slices of ``size`` entries each; every
+    run is contiguous in stage order (:meth:`Horizon._stage_order`)."""
+    out = []
+    for i in range(n):
+        run = idx[i * size : (i + 1) * size]
+        a = int(run[0]) if size else 0
+        if size and not np.array_equal(run, np.arange(a, a + size)):
+            raise AssertionError(f"run {i} of a horizon block is not contiguous")
+        out.append(slice(a, a + size))
+    return tuple(out)
 
 
 def _named_column(name: str, tex: str, n: int) -> tuple[ca.SX, list[tuple[ca.SX, Formula]]]:
@@ -559,15 +692,14 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
 
     sblocks, defs, given = declaration_parts(mcp, rename, per_step, index=k)
 
-    def per(offset: int, stride: int) -> Callable[[slice], tuple[slice, ...]]:
-        return lambda sl: tuple(
-            slice(offset + i * stride + sl.start, offset + i * stride + sl.stop) for i in range(N)
-        )
+    def per(starts: list[int]) -> Callable[[slice], tuple[slice, ...]]:
+        return lambda sl: tuple(slice(a + sl.start, a + sl.stop) for a in starts)
 
     nxs, L = hz.n_step_vars, hz.layout
     m_step, nc = int(hz.step_mpcc.g.numel()), int(hz.step_mpcc.G.numel())
     variables, cons, bounds = slack_segments(
-        sblocks, hz.slack_map, x_at=per(L["s"].start, nxs), g_at=per(0, m_step), pair_at=per(0, nc), index=k
+        sblocks, hz.slack_map, x_at=per(_starts(L["s"], N, nxs)),
+        g_at=per(_starts(hz.rows["step"], N, m_step)), pair_at=per([i * nc for i in range(N)]), index=k,
     )
     where: list[tuple[Formula, Formula]] = []
     uses_t = False
@@ -588,11 +720,10 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     phi = spec.update_fun(xs, zs, us, ths, t)
     uses_t = uses_t or bool(ca.depends_on(phi, t))
     args = _args(phi, columns)
-    d0 = hz.rows["dynamics"].start
     dyn = Segment(
         "g",
         "dynamics",
-        tuple(slice(d0 + i * nx, d0 + (i + 1) * nx) for i in range(N)),
+        _runs(hz.rows["dynamics"], N, nx),
         latex=r"\mathrm{dynamics}",
         statement=(f"x_{{k+1}} = Phi({args[0]})", rf"x_{{k+1}} = \Phi({args[1]})"),
     )
@@ -603,13 +734,14 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     if hz.path:
         cols = [as_column(pc.fn(xs, us, ths), f"path constraint {j}") for j, pc in enumerate(hz.path)]
         sizes = [int(c.numel()) for c in cols]
-        stride, off = sum(sizes), hz.rows["path"].start
+        stride, off = sum(sizes), 0
+        p0 = _starts(hz.rows["path"], N, stride)
         for j, (c, n) in enumerate(zip(cols, sizes, strict=True)):
             f = casadi_formulas(c, symbols)
             if f is None:
                 a = _args(c, columns)
                 f = (f"c_{j}({a[0]})", f"c_{{{j}}}({a[1]})")
-            at = tuple(slice(off + i * stride, off + i * stride + n) for i in range(N))
+            at = tuple(slice(a + off, a + off + n) for a in p0)
             path.append(Segment("g", f"c{j}", at, latex=f"c_{{{j}}}", body=f))
             off += n
     obj_t, obj_l = [], []
@@ -637,20 +769,18 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     if uses_t:
         t0 = f"{hz.t0:g} + " if hz.t0 else ""
         where.insert(0, ((f"t_k = {t0}{spec.h:g}*k", rf"t_k = {t0}{spec.h:g}\,k"), ("", "")))
-    o_u, o_th = L["u"].start, L["theta"].start
-    head = [Segment("x", "x", tuple(slice(i * nx, (i + 1) * nx) for i in range(N + 1)))]
+    head = [Segment("x", "x", _runs(L["x"], N + 1, nx))]
     if nu:
-        head.append(Segment("x", "u", tuple(slice(o_u + i * nu, o_u + (i + 1) * nu) for i in range(N))))
+        head.append(Segment("x", "u", _runs(L["u"], N, nu)))
     tail: list[Segment] = []
     copies: list[Segment] = []
     if not lifted:
-        tail = [Segment("x", "theta", slice(o_th, o_th + nth), latex=r"\theta")] if nth else []
+        tail = [Segment("x", "theta", _runs(L["theta"], 1, nth)[0], latex=r"\theta")] if nth else []
     else:  # lift_design: step k's copy theta_k, all equal
-        at = tuple(slice(o_th + i * nth, o_th + (i + 1) * nth) for i in range(N))
-        head.append(Segment("x", "theta", at, latex=r"\theta"))
+        head.append(Segment("x", "theta", _runs(L["theta_copies"], N, nth), latex=r"\theta"))
         copies.append(
             Segment(
-                "g", "design_copies", hz.rows["design"], latex=r"\mathrm{design\ copies}",
+                "g", "design_copies", _runs(hz.rows["design"], N - 1, nth), latex=r"\mathrm{design\ copies}",
                 statement=("theta_{k+1} = theta_k, k = 0..N-2 (one design, a copy per step)",
                            r"\theta_{k+1} = \theta_k,\ k = 0, \dots, N-2"
                            r"\quad (\text{one design, a copy per step})"),

@@ -143,7 +143,8 @@ class MPCCBlocks:
                         f"MPCC {name!r}: segment {seg.name!r} slice {sl} outside {seg.kind} (length {n}) "
                         f"or of another size than its first ({seg.size})"
                     )
-            counts = (self.steps, self.steps + 1) if self.steps is not None else ()
+            # N steps, N + 1 grid points, or N - 1 links between consecutive steps (theta_{k+1} = theta_k)
+            counts = (self.steps - 1, self.steps, self.steps + 1) if self.steps is not None else ()
             if counts and seg.per_step and len(seg.slices) not in counts:
                 raise ShapeError(
                     f"MPCC {name!r}: per-step segment {seg.name!r} has {len(seg.slices)} slices for "

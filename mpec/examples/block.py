@@ -36,7 +36,14 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
-from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, StepSpec, spent_building
+from mcpkit.mpec.horizon import (
+    TIGHT_SIGMA0,
+    Horizon,
+    HorizonResult,
+    StepSpec,
+    spent_building,
+    with_horizon_ipopt_options,
+)
 from mcpkit.mpec.resimulation import limit_seconds
 from mcpkit.problems.arrays import as_count, as_real
 
@@ -181,7 +188,8 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     throughout; the guess misses the terminal conditions). The homotopy starts at
     ``sigma0=``\\ :data:`~mcpkit.mpec.horizon.TIGHT_SIGMA0` (that guess is complementary) with
     the equality form of the Scholtes relaxation, ``method="scholtes_eq"``
-    (:math:`G_j H_j = \\sigma`), unless ``options`` say otherwise.
+    (:math:`G_j H_j = \\sigma`), and IPOPT gets :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS`,
+    unless ``options`` say otherwise.
 
     Why the equality form: from the tight start, IPOPT declares the inequality form's
     subproblems (:math:`G_j H_j \\le \\sigma`) locally infeasible after each decrease of
@@ -201,6 +209,7 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     options.setdefault("deviation_tol", 1e-4)
     options.setdefault("sigma0", TIGHT_SIGMA0)  # the forward simulation is complementary
     options.setdefault("method", "scholtes_eq")  # see the docstring: N >= 200 from the tight start
+    options = with_horizon_ipopt_options(options)  # MUMPS's pivot tolerance (measured there)
     res = hz.solve(np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g),
                    simulator=model_simulator(task), **options)  # fmt: skip
     return res, hz

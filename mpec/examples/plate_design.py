@@ -429,6 +429,7 @@ def plate_design_horizon(task: PlateDesignTask, lift_design: bool | None = None)
     hz = Horizon(
         spec, N, x0, control_bounds=(ulo, uhi), design_bounds=(task.theta_lo, task.theta_hi),
         terminal_bounds=(xT_lo, xT_hi), terminal_cost=terminal, lift_design=lift_design,
+        stage_order=False,  # blocked by kind: in stage order its plans were 5-11 % worse (mpec_planning.md)
     )  # fmt: skip
     return hz, model
 
@@ -497,7 +498,9 @@ def solve_plate_design(
     there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
     :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
     ``primary_time_share`` / ``rho0`` (or a whole
-    ``options=SolveOptions(...)``) say otherwise.
+    ``options=SolveOptions(...)``) say otherwise. The plate keeps IPOPT's other defaults and the
+    layout blocked by kind: the block's :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` in stage
+    order ended its plans 5-11 % higher at N = 50, 200 and 400 (``docs/mpec_planning.md``).
     """
     task = PlateDesignTask() if task is None else task
     t0 = time.perf_counter()
@@ -630,7 +633,7 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
     per horizon, the indices of its decision vector in the stacked one.
     """
     th_sl = horizons[0].layout["theta_copies"]
-    th0 = horizons[0].mpcc.x[th_sl]
+    th0 = horizons[0].mpcc.x[th_sl.tolist()]  # positions (stage order, Horizon.layout)
     if any(hz.n_design_copies != horizons[0].n_design_copies for hz in horizons):
         raise MCPInputError("the horizons sharing a design need the same number of design copies (same N)")
     xs, fs, gs, Gs, Hs = [], [], [], [], []
@@ -649,10 +652,10 @@ def _stack_shared_design(horizons: list[Horizon]) -> tuple[MPCC, list[np.ndarray
         where = np.empty(n, dtype=int)
         where[keep] = offset + np.arange(local.size)
         if s > 0:
-            where[sl] = np.arange(th_sl.start, th_sl.stop)
+            where[sl] = th_sl  # the first horizon's copies (it keeps all its variables, at offset 0)
             lbx[0][th_sl] = np.maximum(lbx[0][th_sl], mp.lbx[sl])
             ubx[0][th_sl] = np.minimum(ubx[0][th_sl], mp.ubx[sl])
-            f, g, G, H = ca.substitute([mp.f, mp.g, mp.G, mp.H], [mp.x[sl]], [th0])
+            f, g, G, H = ca.substitute([mp.f, mp.g, mp.G, mp.H], [mp.x[sl.tolist()]], [th0])
         else:
             f, g, G, H = mp.f, mp.g, mp.G, mp.H
         offset += local.size

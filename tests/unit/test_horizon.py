@@ -12,12 +12,14 @@ import pytest
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.horizon import (
+    HORIZON_IPOPT_OPTIONS,
     LIFT_DESIGN_MIN_STEPS,
     Horizon,
     HorizonResult,
     PathConstraint,
     StepSpec,
     resimulation_check,
+    with_horizon_ipopt_options,
 )
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.result import (
@@ -87,9 +89,19 @@ def test_sizes_of_tiny_horizon() -> None:
     assert mp.g.numel() == 3 * N + 2 * N + 2 * N + (N - 1)
     assert mp.n_pairs == one.mpcc.n_pairs == 3 * N
     assert mp.G_implied_by_bounds and mp.H_implied_by_bounds
-    assert hz.rows["dynamics"] == one.rows["dynamics"] == slice(9, 15)
-    assert hz.rows["path"] == one.rows["path"] == slice(15, 21)
-    assert hz.rows["design"] == slice(21, 23) and one.rows["design"] == slice(21, 21)
+    # stage order: per step the 3 step rows, the 2 path rows, the 2 dynamics rows (and the copy row)
+    k = np.arange(N)[:, None]
+    np.testing.assert_array_equal(one.rows["step"], (7 * k + np.arange(3)).ravel())
+    np.testing.assert_array_equal(one.rows["path"], (7 * k + 3 + np.arange(2)).ravel())
+    np.testing.assert_array_equal(one.rows["dynamics"], (7 * k + 5 + np.arange(2)).ravel())
+    np.testing.assert_array_equal(hz.rows["dynamics"], (8 * k + 5 + np.arange(2)).ravel())
+    np.testing.assert_array_equal(hz.rows["design"], [7, 15])
+    assert one.rows["design"].size == 0
+    # variables: per step (x_k, u_k, theta_k, s_k), then x_N; a single theta last
+    np.testing.assert_array_equal(one.layout["x"], np.r_[0, 1, 10, 11, 20, 21, 30, 31])
+    np.testing.assert_array_equal(one.layout["theta"], [32])
+    np.testing.assert_array_equal(hz.layout["theta_copies"], [3, 14, 25])
+    np.testing.assert_array_equal(hz.layout["s"][:7], np.arange(4, 11))
     # x0 fixed by bounds, terminal free, step bounds repeated
     L = hz.layout
     np.testing.assert_array_equal(mp.lbx[L["x"]][:2], [0.5, 0.0])
@@ -119,13 +131,14 @@ def test_coupling_and_step_rows_evaluate_to_hand_values() -> None:
     t = 0.3 + 0.1 * np.arange(N)
     for k in range(N):
         a, b, _d, c, wa, wb, vb = S[k]
+        r = 7 * k  # stage order: step rows, path rows, dynamics rows
         np.testing.assert_allclose(
-            g[3 * k : 3 * k + 3], [a - (X[k, 0] + U[k, 0]) - wa, b - th[0] * t[k] - wb + vb, c - 2 * a],
+            g[r : r + 3], [a - (X[k, 0] + U[k, 0]) - wa, b - th[0] * t[k] - wb + vb, c - 2 * a],
             rtol=0, atol=1e-12,
         )  # fmt: skip
-        np.testing.assert_allclose(g[6 + 2 * k : 8 + 2 * k], X[k + 1] - [a, X[k, 1] + c], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(g[r + 5 : r + 7], X[k + 1] - [a, X[k, 1] + c], rtol=0, atol=1e-12)
         np.testing.assert_allclose(
-            g[10 + 2 * k : 12 + 2 * k], [U[k, 0] - X[k, 0], U[k, 0] + X[k, 0]], rtol=0, atol=1e-12
+            g[r + 3 : r + 5], [U[k, 0] - X[k, 0], U[k, 0] + X[k, 0]], rtol=0, atol=1e-12
         )
         np.testing.assert_allclose(G[3 * k : 3 * k + 3], [a, b + 1, 1 - b], rtol=0, atol=1e-12)
         np.testing.assert_allclose(H[3 * k : 3 * k + 3], [wa, wb, vb], rtol=0, atol=1e-12)
@@ -166,10 +179,10 @@ def test_design_copies_are_the_same_mpcc() -> None:
     assert hz.unpack(x)["design"].tolist() == [1.0]
     # step k's rows use its own copy only (what makes the KKT matrix banded)
     timed = Horizon(_spec(), N, [0.5, 0.0], lift_design=True, t0=0.3, **kw)
-    th_k = timed.mpcc.x[timed.layout["theta_copies"]]
-    m = timed.rows["step"].stop // N
+    th_k = timed.mpcc.x[timed.layout["theta_copies"].tolist()]
+    m = timed.rows["step"].size // N
     for k in range(N):
-        rows_k = timed.mpcc.g[m * k : m * (k + 1)]
+        rows_k = timed.mpcc.g[timed.rows["step"][m * k : m * (k + 1)].tolist()]
         assert [bool(ca.depends_on(rows_k, th_k[j])) for j in range(N)] == [j == k for j in range(N)]
     assert "theta_{k+1} = theta_k" in hz.to_text() and "theta_{k+1}" not in one.to_text()
     with pytest.raises(MCPInputError, match="lift_design"):
@@ -427,8 +440,8 @@ def test_update_with_time_argument() -> None:
     X, S = rng.normal(size=(3, 2)), rng.normal(size=(2, 7))
     g = hz.mpcc.evaluate(hz.pack(X, rng.normal(size=(2, 1)), [0.1], S), np.zeros(0))["g"]
     for k in range(2):
-        np.testing.assert_allclose(g[6 + 2 * k : 8 + 2 * k], X[k + 1] - [S[k, 0] + 0.3 + 0.1 * k, X[k, 1]],
-                                   rtol=0, atol=1e-12)  # fmt: skip
+        dyn = g[hz.rows["dynamics"][2 * k : 2 * k + 2]]
+        np.testing.assert_allclose(dyn, X[k + 1] - [S[k, 0] + 0.3 + 0.1 * k, X[k, 1]], rtol=0, atol=1e-12)
 
 
 # --------------------------------------------------------------------------- verdicts from parts
@@ -535,3 +548,70 @@ def test_run_simulator_passes_the_deadline_only_where_it_is_taken() -> None:
     run_simulator(with_deadline, U, th, None)
     run_simulator(with_kwargs, U, th, None)
     assert seen == [None, "absent"]
+
+
+@pytest.mark.parametrize("lift", [False, True])
+def test_stage_order_makes_the_jacobian_block_banded(lift: bool) -> None:
+    r"""In stage order the rows of step :math:`k` reach only the variables of step :math:`k`
+    (:math:`x_k, u_k, \theta_k, s_k`), :math:`x_{k+1}` (dynamics) and :math:`\theta_{k+1}` (copy
+    row), or the single :math:`\theta`, which is the last variable; the rows come step by step."""
+    N = 5
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + th[0]), -1.0, 1.0)
+    hz = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=lift)
+    L, R = hz.layout, hz.rows
+    nv = int(hz.mpcc.x.numel())
+    stage_of = np.full(nv, -1)
+    stage_of[L["x"]] = np.repeat(np.arange(N + 1), 2)
+    stage_of[L["u"]] = np.arange(N)
+    stage_of[L["s"]] = np.repeat(np.arange(N), hz.n_step_vars)
+    stage_of[L["theta_copies"]] = np.arange(N) if lift else N
+    assert (np.diff(stage_of) >= 0).all()  # variables stage by stage, theta (unlifted) last
+    assert lift or L["theta"].tolist() == [nv - 1]
+    row_stage = np.full(int(hz.mpcc.g.numel()), -1)
+    for name, per in (("step", 3), ("path", 2), ("dynamics", 2)):
+        row_stage[R[name]] = np.repeat(np.arange(N), per)
+    row_stage[R["design"]] = np.arange(R["design"].size)
+    assert (np.diff(row_stage) >= 0).all() and (row_stage >= 0).all()
+    jac = ca.jacobian(hz.mpcc.g, hz.mpcc.x).sparsity()
+    rows, cols = np.array(jac.get_triplet()[0]), np.array(jac.get_triplet()[1])
+    reach = stage_of[cols] - row_stage[rows]
+    single_theta = np.isin(cols, L["theta"]) & (not lift)
+    assert set(reach[~single_theta].tolist()) == {0, 1}
+
+
+def test_horizon_ipopt_options_sit_under_the_callers() -> None:
+    """The horizon's IPOPT settings fill in what the caller did not set (an ``ipopt_options``
+    keyword wins key by key); a whole ``SolveOptions`` is taken as it is; nothing else moves."""
+    from mcpkit.solving.options import SolveOptions
+
+    assert with_horizon_ipopt_options({})["ipopt_options"] == HORIZON_IPOPT_OPTIONS
+    key = next(iter(HORIZON_IPOPT_OPTIONS))
+    out = with_horizon_ipopt_options({"sigma0": 0.1, "ipopt_options": {"tol": 1e-3}})
+    assert out == {"sigma0": 0.1, "ipopt_options": {**HORIZON_IPOPT_OPTIONS, "tol": 1e-3}}
+    assert with_horizon_ipopt_options({"ipopt_options": {key: "mine"}})["ipopt_options"][key] == "mine"
+    base = SolveOptions(ipopt_options={"max_cpu_time": 5.0})
+    assert with_horizon_ipopt_options({"options": base, "sigma0": 0.1}) == {"options": base, "sigma0": 0.1}
+
+
+def test_blocked_layout_is_the_same_mpcc() -> None:
+    """``stage_order=False`` stacks by kind (all states first, all step rows first); at the same
+    packed point every named block of rows, the objective and the pairs equal the stage order's."""
+    N = 4
+    pc = PathConstraint(lambda x, u, th: ca.vertcat(u[0] - x[0], u[0] + th[0]), -1.0, 1.0)
+    rng = np.random.default_rng(7)
+    X, U = rng.normal(size=(N + 1, 2)), rng.normal(size=(N, 1))
+    th, S = rng.normal(size=1), rng.normal(size=(N, 7))
+    for lift in (False, True):
+        st = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=lift)
+        bl = Horizon(_spec(), N, [0.5, 0.0], path=[pc], lift_design=lift, stage_order=False)
+        np.testing.assert_array_equal(bl.layout["x"], np.arange(2 * (N + 1)))
+        np.testing.assert_array_equal(bl.rows["step"], np.arange(3 * N))
+        vs = st.mpcc.evaluate(st.pack(X, U, th, S), np.zeros(0))
+        vb = bl.mpcc.evaluate(bl.pack(X, U, th, S), np.zeros(0))
+        for name in ("step", "dynamics", "path", "design"):
+            np.testing.assert_array_equal(vb["g"][bl.rows[name]], vs["g"][st.rows[name]])
+        for key in ("f", "G", "H"):
+            np.testing.assert_array_equal(vb[key], vs[key])
+        assert bl.to_text() == st.to_text()
+    with pytest.raises(MCPInputError, match="stage_order"):
+        Horizon(_spec(), N, [0.5, 0.0], stage_order=1)  # type: ignore[arg-type]
