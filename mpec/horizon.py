@@ -82,6 +82,7 @@ from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segme
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import as_count, as_float_vector, as_positive
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
+from mcpkit.solving.progress import display
 
 __all__ = [
     "HORIZON_IPOPT_OPTIONS",
@@ -579,11 +580,34 @@ class Horizon:
         limit = solver.options.time_limit
         deadline = None if limit is None else t_call + limit
         sopts = dict(step_options or {})
-        t_guess = time.perf_counter()
-        x0 = self.initial_guess(controls0, design0, deadline=deadline, **sopts)
-        guess_time = time.perf_counter() - t_guess
-        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-        res = solver.solve(x0=x0, time_limit=left)
+        # progress=True: one line over the whole plan (guess, MPCC solve, re-simulation)
+        with display(solver.options.progress, self.mpcc.name):
+            t_guess = time.perf_counter()
+            x0 = self.initial_guess(controls0, design0, deadline=deadline, **sopts)
+            guess_time = time.perf_counter() - t_guess
+            left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+            res = solver.solve(x0=x0, time_limit=left)
+            Xs, late, resim_time, Xp, Up, th, Zp = self._resimulate(res, x0, simulator, deadline, sopts)
+        check = resimulation_check(Xs, Xp, dtol, wall_time_s=resim_time)
+        if late or (deadline is not None and not np.isfinite(Xs).all() and time.perf_counter() >= deadline):
+            check = replace(check, not_checked="time limit: the plan was not re-simulated in full")
+        return HorizonResult(
+            t=self.t.copy(), states=Xp.copy(), controls=Up.copy(), design=th.copy(), z=Zp.copy(),
+            objective=float(res.f), mpcc=res, resim_states=Xs, resim=check,
+            solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
+            guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
+        )  # fmt: skip
+
+    def _resimulate(
+        self,
+        res: Any,
+        x0: np.ndarray,
+        simulator: Simulator | None,
+        deadline: float | None,
+        sopts: dict[str, Any],
+    ) -> tuple[np.ndarray, bool, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The plan's parts and its re-simulation (NaN rows when the deadline has passed):
+        ``(Xs, late, resim_time, states, controls, design, z)``."""
         parts = self.unpack(res.x if np.isfinite(res.x).all() else x0)
         Xp, Up, th = parts["states"], parts["controls"], parts["design"]
         Zp = parts["s"][:, : self.casadi_mcp.n]
@@ -598,15 +622,7 @@ class Horizon:
             if Xs.shape != Xp.shape:
                 raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
         resim_time = time.perf_counter() - t_sim
-        check = resimulation_check(Xs, Xp, dtol, wall_time_s=resim_time)
-        if late or (deadline is not None and not np.isfinite(Xs).all() and time.perf_counter() >= deadline):
-            check = replace(check, not_checked="time limit: the plan was not re-simulated in full")
-        return HorizonResult(
-            t=self.t.copy(), states=Xp.copy(), controls=Up.copy(), design=th.copy(), z=Zp.copy(),
-            objective=float(res.f), mpcc=res, resim_states=Xs, resim=check,
-            solve_time_s=float(res.wall_time_s), build_time_s=self.build_time_s,
-            guess_time_s=guess_time, resim_time_s=resim_time, blocks=self.spec.blocks,
-        )  # fmt: skip
+        return Xs, late, resim_time, Xp, Up, th, Zp
 
 
 def _starts(idx: np.ndarray, n: int, size: int) -> list[int]:
@@ -698,8 +714,12 @@ def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
     nxs, L = hz.n_step_vars, hz.layout
     m_step, nc = int(hz.step_mpcc.g.numel()), int(hz.step_mpcc.G.numel())
     variables, cons, bounds = slack_segments(
-        sblocks, hz.slack_map, x_at=per(_starts(L["s"], N, nxs)),
-        g_at=per(_starts(hz.rows["step"], N, m_step)), pair_at=per([i * nc for i in range(N)]), index=k,
+        sblocks,
+        hz.slack_map,
+        x_at=per(_starts(L["s"], N, nxs)),
+        g_at=per(_starts(hz.rows["step"], N, m_step)),
+        pair_at=per([i * nc for i in range(N)]),
+        index=k,
     )
     where: list[tuple[Formula, Formula]] = []
     uses_t = False
