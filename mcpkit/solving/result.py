@@ -36,7 +36,7 @@ from mcpkit.solving.residuals import (
 )
 
 EPS = float(np.finfo(float).eps)
-"""Machine epsilon :math:`2^{-52}`: the default rounding bound :math:`\varepsilon |F_i|` of judge_point."""
+r"""Machine epsilon :math:`2^{-52}`: the default rounding bound :math:`\varepsilon |F_i|` of judge_point."""
 
 
 class Termination(enum.Enum):
