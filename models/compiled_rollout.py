@@ -73,7 +73,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.frontends.solve import Solver
 from mcpkit.lowering.casadi import lower_to_casadi
-from mcpkit.models.stepping import DeclaredStep
+from mcpkit.models.stepping import DeclaredStep, control_table
 from mcpkit.models.stepping_gradient import StepJacobians
 from mcpkit.problems.arrays import as_count, as_real, refuse_text
 
@@ -596,14 +596,7 @@ def _inputs(
         K = as_count(steps, "steps")
         U = np.zeros((0, K))
     else:
-        refuse_text(controls, "controls")
-        Ua = np.asarray(controls, dtype=float)
-        if Ua.ndim == 1 and nu == 1:
-            Ua = Ua.reshape(-1, 1)
-        if Ua.ndim != 2 or Ua.shape[1] != nu:
-            raise ShapeError(f"controls must have shape (K, {nu}), got {Ua.shape}")
-        if not np.isfinite(Ua).all():
-            raise NonFiniteError("controls contain NaN or inf")
+        Ua = control_table(controls, nu, "K")
         K = Ua.shape[0] if steps is None else as_count(steps, "steps")
         if Ua.shape[0] < K:
             raise ShapeError(f"{K} steps need {K} rows of controls; {Ua.shape[0]} were given")

@@ -212,15 +212,7 @@ class DeclaredStep:
                 raise MCPInputError(f"{type(self).__name__} takes {nu} controls per step; pass controls")
             out._controls = None
         else:
-            refuse_text(controls, "controls")
-            U = np.asarray(controls, dtype=float)
-            if U.ndim == 1 and nu == 1:
-                U = U.reshape(-1, 1)
-            if U.ndim != 2 or U.shape[1] != nu:
-                raise ShapeError(f"controls must have shape (N, {nu}), got {U.shape}")
-            if not np.isfinite(U).all():
-                raise NonFiniteError("controls contain NaN or inf")
-            out._controls = U.copy()
+            out._controls = control_table(controls, nu, "N")
         if design is None:
             if nth:
                 raise MCPInputError(f"{type(self).__name__} takes a design of {nth} values; pass design")
@@ -425,6 +417,21 @@ class SimulationResult(FromParts):
             }
         )
         return out
+
+
+def control_table(controls: Any, nu: int, rows: str = "N") -> np.ndarray:
+    """``controls`` as a finite ``(rows, nu)`` array (a vector when ``nu == 1``), or a typed error:
+    :class:`~mcpkit.errors.MCPInputError` for text, :class:`~mcpkit.errors.ShapeError`,
+    :class:`~mcpkit.errors.NonFiniteError`."""
+    refuse_text(controls, "controls")
+    U = np.array(controls, dtype=float)
+    if U.ndim == 1 and nu == 1:
+        U = U.reshape(-1, 1)
+    if U.ndim != 2 or U.shape[1] != nu:
+        raise ShapeError(f"controls must have shape ({rows}, {nu}), got {U.shape}")
+    if not np.isfinite(U).all():
+        raise NonFiniteError("controls contain NaN or inf")
+    return U
 
 
 def _finite_or_none(v: float) -> float | None:
