@@ -11,10 +11,7 @@ solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what
 from mcpkit.frontends import entry as _entry
 
 # isort: split
-from mcpkit import (
-    _moved,  # noqa: F401  # installs the old import paths of moved modules (one release)
-    sweep,  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
-)
+from mcpkit import sweep  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
 from mcpkit.errors import (
     BoundsError,
     MCPInputError,

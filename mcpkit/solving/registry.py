@@ -364,25 +364,3 @@ def describe() -> list[dict[str, Any]]:
                      "availability": status.name, "problems": sorted(m.problems),
                      "backends": list(m.backends), "detail": reason, "doc": m.doc})  # fmt: skip
     return rows
-
-
-#: Names that moved to :mod:`mcpkit.solving.planner` (issue 27: the planner makes every choice),
-#: still readable here for one release, with a :class:`DeprecationWarning` (:func:`__getattr__`).
-MOVED_TO_PLANNER: frozenset[str] = frozenset({
-    "Route", "resolve", "require_available", "path_first", "forget_path_probe",
-    "AUTO_MCP_FALLBACKS", "AUTO_MPCC_METHODS", "AUTO_LPEC_METHODS",
-})  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """``registry.resolve`` and the other names of :data:`MOVED_TO_PLANNER`: the planner's, with a
-    :class:`DeprecationWarning` (removed, with :mod:`mcpkit._moved`, in the next release).
-
-    The planner is imported here by its string, at the first such access only: it imports the
-    homotopy, which imports this module (see :mod:`mcpkit._moved`).
-    """
-    if name not in MOVED_TO_PLANNER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from mcpkit._moved import moved_name
-
-    return moved_name(__name__, name, "mcpkit.solving.planner")

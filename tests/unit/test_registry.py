@@ -215,19 +215,12 @@ def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPat
     assert resolve("mpcc", "auto", "auto").fallbacks == ()
 
 
-def test_the_registry_makes_no_choice_and_its_old_names_point_to_the_planner() -> None:
-    """Issue 27: every choice is the planner's; ``registry.resolve`` & co. are the planner's names,
-    with a DeprecationWarning, for one release; the registry defines none of them itself."""
+def test_the_registry_makes_no_choice() -> None:
+    """Every choice is the planner's: the registry defines none of its names."""
     from mcpkit.solving import planner
 
-    for name in sorted(registry.MOVED_TO_PLANNER):
-        assert name not in vars(registry), name  # not defined there: read through __getattr__
-        with pytest.warns(DeprecationWarning, match=f"registry.{name} moved to mcpkit.solving.planner"):
-            assert getattr(registry, name) is getattr(planner, name)
-    with pytest.warns(DeprecationWarning):
-        from mcpkit.registry import resolve as old  # old module path and moved name at once
-    assert old is planner.resolve
-    assert not hasattr(registry, "no_such_name")
+    for name in ("Route", "resolve", "require_available", "path_first", "AUTO_MCP_FALLBACKS"):
+        assert name not in vars(registry) and hasattr(planner, name), name
 
 
 def test_a_target_is_imported_once_and_kept_on_its_entry() -> None:
