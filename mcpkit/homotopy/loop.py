@@ -265,7 +265,11 @@ def equality_count(lbg: np.ndarray, ubg: np.ndarray) -> int:
 class Polisher:
     r"""The active-set NLP of the module docstring, built once with the mask as a parameter."""
 
-    def __init__(self, mpcc: MPCC, options: SolveOptions, inner: InnerFactory | None = None) -> None:
+    def __init__(
+        self, mpcc: MPCC, options: SolveOptions, inner: InnerFactory | None = None, *, capped: bool = False
+    ) -> None:
+        """``capped``: with the iteration monitor whatever the size, so that every :meth:`solve`
+        can take a ``max_iter`` cap (the refinement's budgets in iterations)."""
         self.mpcc = mpcc
         nc = mpcc.n_pairs
         mask = mpcc.sym("mask", nc)
@@ -296,7 +300,7 @@ class Polisher:
             self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)
         else:
             settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
-            if mpcc.x.numel() > POLISH_CAP_ABOVE_VARS:
+            if capped or mpcc.x.numel() > POLISH_CAP_ABOVE_VARS:
                 # the iteration monitor, for the cap of POLISH_MIN_ITER (about 45 us per
                 # iteration: nothing against 10-30 ms there, but a tenth of a small time step's)
                 settings = replace(settings, deadlines=True)

@@ -230,10 +230,10 @@ class MPCCSolver:
     def refiner(self) -> Refiner:
         """The :class:`~mcpkit.stationarity.refine.Refiner` on the standard form (built on first use)."""
         if self._refiner is None:
-            if self.backend == "pyomo":  # the branch NLPs on the lifted form, CasADi's IPOPT
-                polisher = Polisher(self.lifted, self.options)
-            else:
-                polisher = self.homotopy.polisher()
+            # its own polisher (a few ms to build: the derivatives are shared), with the iteration
+            # monitor, so that a flip's branch NLP stops at the flip search's iteration budget;
+            # on backend pyomo too: the branch NLPs on the lifted form, CasADi's IPOPT
+            polisher = Polisher(self.lifted, self.options, capped=True)
             nx = self.problem.x.numel()
 
             def assess(xs: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
@@ -242,7 +242,7 @@ class MPCCSolver:
 
             def scaled(scale: float) -> Polisher:
                 io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
-                return Polisher(self.lifted, replace(self.options, ipopt_options=io))
+                return Polisher(self.lifted, replace(self.options, ipopt_options=io), capped=True)
 
             ro = self.refine_options
             if self.standard.x.numel() > ro.keep_certified_above:  # no objective search after a certificate

@@ -194,6 +194,11 @@ class IterationBudget:
         """Count the iterations of one IPOPT call."""
         self.spent += max(int(iterations), 0)
 
+    def flips_left(self) -> int | None:
+        """Iterations the flip search may still spend (``None``: no limit); a flip's branch NLP
+        stops there, its point not taken."""
+        return None if self.flips is None else max(self.flips - self.flip_spent, 1)
+
     def spent_all(self, flip: bool = False) -> bool:
         """Whether the budget (with ``flip``: also the flip search's) is spent."""
         if self.total is not None and self.spent >= self.total:
@@ -351,13 +356,21 @@ class Refiner:
         )  # fmt: skip
 
     def _branch_nlp(
-        self, x: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: float | None
+        self,
+        x: np.ndarray,
+        p: np.ndarray,
+        mask: np.ndarray,
+        deadline: float | None,
+        max_iter: int | None = None,
     ) -> tuple[np.ndarray | None, float, str]:
-        res = self.polisher.solve(x, p, mask, deadline)
+        res = self.polisher.solve(x, p, mask, deadline, max_iter)
         self.budget.spend(res.iterations)
         if not np.isfinite(res.x).all():
             self._report(res.status, res.iterations, res.wall_time_s, np.inf)
             return None, np.inf, res.status
+        if max_iter is not None and res.status == "Maximum_Iterations_Exceeded":  # stopped at the cap
+            self._report(res.status, res.iterations, res.wall_time_s, np.inf)
+            return None, np.inf, f"{res.status} (iteration budget of {max_iter})"
         # IPOPT relaxes bounds slightly: the clipped and the raw point are both judged
         xn, f, a = clipped_or_given(
             res.x, self.mpcc.lbx, self.mpcc.ubx, lambda xs: self.assess(xs, p), self.tol
@@ -412,7 +425,7 @@ class Refiner:
             mask = base.copy()
             mask[j] = 1.0 - mask[j]
             before = self.budget.spent
-            xn, fn, status = self._branch_nlp(x, p, mask, stop)
+            xn, fn, status = self._branch_nlp(x, p, mask, stop, self.budget.flips_left())
             self.budget.flip_spent += self.budget.spent - before
             ok = xn is not None and fn < f - self.tol * max(1.0, abs(f))
             side = "G=0" if mask[j] else "H=0"

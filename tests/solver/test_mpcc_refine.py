@@ -163,7 +163,9 @@ def test_flip_search_stops_after_flips_that_leave_f_unchanged(
     refiner = MPCCSolver(m, refine=RefineOptions(flip_unchanged_stop=stop)).refiner()
     calls: list[np.ndarray] = []
 
-    def unchanged(xs: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: object) -> tuple:
+    def unchanged(
+        xs: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: object, cap: object = None
+    ) -> tuple:
         calls.append(mask)
         return xs, refiner.assess(xs, p)[0], "Solve_Succeeded"
 
