@@ -291,6 +291,8 @@ class Polisher:
             extra_rows=ca.vertcat(*rows),
         )
         self.lbg, self.ubg = self.template.lbg, self.template.ubg
+        self.capped = True  # an LP (HiGHS) or an IPOPT with the iteration monitor (set below)
+        """Whether :meth:`solve` honours a ``max_iter`` cap."""
         tol = options.inner_tol_factor * options.tol
         # an LPEC's branch problem is an LP: HiGHS solves it exactly and proves a wrong branch
         # infeasible at once (mcpkit.homotopy.lp_inner); anything else goes to IPOPT
@@ -300,7 +302,8 @@ class Polisher:
             self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)
         else:
             settings = inner_settings(options, tol, True, f"{mpcc.name}_polish")
-            if capped or mpcc.x.numel() > POLISH_CAP_ABOVE_VARS:
+            self.capped = capped or mpcc.x.numel() > POLISH_CAP_ABOVE_VARS
+            if self.capped:
                 # the iteration monitor, for the cap of POLISH_MIN_ITER (about 45 us per
                 # iteration: nothing against 10-30 ms there, but a tenth of a small time step's)
                 settings = replace(settings, deadlines=True)

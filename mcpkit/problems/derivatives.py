@@ -84,8 +84,8 @@ def shared_functions(
     base: MPCC | None, x: Any, p: Any, f: Any, extra_rows: Any, name: str
 ) -> dict[str, ca.Function] | None:
     """The ``nlpsol`` derivative options of an NLP on ``base`` (see :class:`SharedDerivatives`),
-    or ``None`` when they cannot be shared: no base, an MX problem, other variables or another
-    objective than the base's, or an objective scaled by the caller."""
+    or ``None`` when they cannot be shared: no base, an MX problem, or other variables or another
+    objective than the base's (IPOPT's own scaling options apply to what these return)."""
     if base is None or not isinstance(base.x, ca.SX) or extra_rows is None:
         return None
     if not (isinstance(x, ca.SX) and isinstance(p, ca.SX) and isinstance(extra_rows, ca.SX)):

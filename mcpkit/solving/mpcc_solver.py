@@ -230,10 +230,13 @@ class MPCCSolver:
     def refiner(self) -> Refiner:
         """The :class:`~mcpkit.stationarity.refine.Refiner` on the standard form (built on first use)."""
         if self._refiner is None:
-            # its own polisher (a few ms to build: the derivatives are shared), with the iteration
-            # monitor, so that a flip's branch NLP stops at the flip search's iteration budget;
-            # on backend pyomo too: the branch NLPs on the lifted form, CasADi's IPOPT
-            polisher = Polisher(self.lifted, self.options, capped=True)
+            # a polisher with the iteration monitor, so that a flip's branch NLP stops at the flip
+            # search's iteration budget: the homotopy's when it has one (above 1,000 variables),
+            # else its own (a few ms to build: the derivatives are shared); on backend pyomo the
+            # branch NLPs run on the lifted form with CasADi's IPOPT
+            polisher = self.homotopy.polisher() if self.backend != "pyomo" else None
+            if polisher is None or not polisher.capped:
+                polisher = Polisher(self.lifted, self.options, capped=True)
             nx = self.problem.x.numel()
 
             def assess(xs: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
