@@ -601,18 +601,20 @@ class HomotopySolver:
                     cap = t_start + first_step_limit
                     step_deadline = cap if deadline is None else min(deadline, cap)
                 if step_deadline is not None and time.perf_counter() > step_deadline:
-                    termination, raw = Termination.TIME_LIMIT, "not started: no time left"
+                    termination = Termination.TIME_LIMIT
+                    raw = "not started: the time limit left no time"
                     break
                 if not self.fits(warm in self._solvers, step_deadline):
                     termination = Termination.TIME_LIMIT
-                    raw = f"not started: building the NLP takes at least {self.build_seconds:.1f} s"
+                    build = f"{self.build_seconds:.1f} s"
+                    raw = f"not started: the NLP build ({build} at least) exceeds the time limit"
                     break
                 solver = self._nlp(warm)
                 if step_deadline is not None and time.perf_counter() > step_deadline:
                     # an IPOPT run stops at its first iteration at the soonest, after a
                     # factorization that can take many seconds on a large problem
                     termination = Termination.TIME_LIMIT
-                    raw = "not started: building the NLP used up the time"
+                    raw = "not started: building the NLP used up the time limit"
                     break
                 cap = None
                 if warm and last_ok_iterations is not None and large:
