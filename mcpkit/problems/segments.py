@@ -150,4 +150,3 @@ class MPCCBlocks:
                     f"MPCC {name!r}: per-step segment {seg.name!r} has {len(seg.slices)} slices for "
                     f"{self.steps} steps"
                 )
-
