@@ -111,6 +111,7 @@ def run_isolated(
     method: str = "auto",
     refine: bool = True,
     save_point: Path | None = None,
+    warm_start: str | None = None,
 ) -> dict[str, Any]:
     """One solve in a fresh process of ``python`` (this checkout's or an older mcpkit's venv).
 
@@ -122,7 +123,8 @@ def run_isolated(
     contract of every entry point; ``false_solved``: mcpkit said solved where the file says not.
     A process still running at ``3 * time_limit + 30`` s is killed and counted unsolved.
     ``save_point``: write the returned point there (``.npy``), e.g. for
-    ``benchmarks/stationarity_check.py``.
+    ``benchmarks/stationarity_check.py``. ``warm_start``: ``SolveOptions.warm_start`` (the current
+    API only: not passed to a baseline).
     """
     import subprocess
     import sys
@@ -133,6 +135,8 @@ def run_isolated(
     cmd = [python, str(ONE), str(path), "--time-limit", str(time_limit), "--method", method]
     if not refine:
         cmd.append("--no-refine")
+    if warm_start is not None:
+        cmd += ["--warm-start", warm_start]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     t = time.perf_counter()
     try:
@@ -519,12 +523,13 @@ def main() -> None:
         help="python of an older mcpkit (its own venv) run side by side, isolated (implies --isolate)",
     )  # fmt: skip
     ap.add_argument("--baseline-name", default="9d59f9c", help="what the baseline is called in outputs")
+    ap.add_argument("--warm-start", default=None, help="mcpkit's SolveOptions.warm_start (implies --isolate)")
     ap.add_argument("--jobs", type=int, default=1, help="isolated solves run at once (mcpkit and baseline)")
     ap.add_argument(
         "--save-points", type=Path, default=None, help="isolated: save mcpkit's points (.npy) here"
     )  # fmt: skip
     args = ap.parse_args()
-    if args.baseline_python:
+    if args.baseline_python or args.warm_start is not None:
         args.isolate = True
     if args.from_json is not None:
         saved = json.loads(args.from_json.read_text())
@@ -580,7 +585,8 @@ def main() -> None:
 
             futures = {
                 (who, f): pool.submit(
-                    run_isolated, py, f, args.time_limit, args.method, not args.no_refine, point(who, f)
+                    run_isolated, py, f, args.time_limit, args.method, not args.no_refine, point(who, f),
+                    args.warm_start if who == "mcpkit" else None,
                 )
                 for who, py, f in tasks
             }  # fmt: skip
@@ -619,6 +625,7 @@ def main() -> None:
     out = {"set": args.set, "files": len(files), "tol": TOL, "time_limit_s": args.time_limit}
     out["mcpkit_backend"], out["mcpkit_method"] = args.backend, args.method
     out["mcpkit_refine"] = not args.no_refine
+    out["mcpkit_warm_start"] = args.warm_start or "standard"
     out["mcpkit"] = summarise(rows, "mcpkit")
     if args.baseline_python:
         out["baseline"] = {"name": args.baseline_name, **summarise(rows, "baseline")}

@@ -4,7 +4,8 @@ Run by :mod:`bench_mpcc_sets` in a fresh process per solve (``--isolate``), with
 Python or another one (``--baseline-python``: an older mcpkit in its own venv, such as 9d59f9c,
 run side by side in the same benchmark run). It imports whichever mcpkit that Python has:
 
-* the current API, :func:`mcpkit.mpcc.solve_mpcc` (``--method``, ``--no-refine``);
+* the current API, :func:`mcpkit.mpcc.solve_mpcc` (``--method``, ``--no-refine``,
+  ``--warm-start``: ``SolveOptions.warm_start``);
 * the 2026-11-23 API (9d59f9c), ``mcpkit.mpec.engine.solve_general``.
 
 It prints ``{"x": [...], "call_s": ..., "solved": ..., "objective": ..., "status": ...,
@@ -12,7 +13,7 @@ It prints ``{"x": [...], "call_s": ..., "solved": ..., "objective": ..., "status
 checks) is timed; the verdict is mcpkit's own and is re-judged from the file by the caller
 (:func:`mpcc_checks.file_residuals`).
 
-Usage: ``python benchmarks/mpcc_one.py FILE --time-limit S [--method M] [--no-refine]``.
+Usage: ``python benchmarks/mpcc_one.py FILE --time-limit S [--method M] [--no-refine] [--warm-start P]``.
 """
 
 from __future__ import annotations
@@ -41,12 +42,15 @@ def _float(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def solve_current(path: str, time_limit: float, method: str, refine: bool) -> dict[str, Any]:
+def solve_current(
+    path: str, time_limit: float, method: str, refine: bool, warm_start: str | None = None
+) -> dict[str, Any]:
     from mcpkit.mpcc import load_mpcc_json, solve_mpcc
 
     t = time.perf_counter()
     prob = load_mpcc_json(path)
-    res = solve_mpcc(prob, method, "casadi", time_limit=time_limit, tol=1e-6, refine=refine)
+    extra = {} if warm_start is None else {"warm_start": warm_start}  # SolveOptions.warm_start
+    res = solve_mpcc(prob, method, "casadi", time_limit=time_limit, tol=1e-6, refine=refine, **extra)
     call = time.perf_counter() - t
     return {
         "api": "current",
@@ -149,6 +153,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--method", default="auto")
     ap.add_argument("--no-refine", action="store_true")
+    ap.add_argument("--warm-start", default=None, help="SolveOptions.warm_start (current API only)")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     sink = io.StringIO()
@@ -160,7 +165,7 @@ def main() -> None:
         except ImportError:
             current = False
         if current:
-            row = solve_current(args.file, args.time_limit, args.method, not args.no_refine)
+            row = solve_current(args.file, args.time_limit, args.method, not args.no_refine, args.warm_start)
         else:
             row = solve_9d59f9c(args.file, args.time_limit, args.method)
     sys.stdout.write(json.dumps(row) + "\n")

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from mcpkit.errors import SolverNotAvailableError, UnknownOptionError
 from mcpkit.homotopy.ipopt import InnerResult, InnerSolver, IpoptNLP
 from mcpkit.homotopy.reformulation import NLPTemplate
+from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.problems.derivatives import shared_functions
 
 __all__ = [
@@ -66,6 +67,8 @@ class InnerSettings:
     """Calls may pass a ``deadline`` (the solve has a time limit)."""
     name: str = "nlp"
     """Label of the solver (CasADi function name, Pyomo model name)."""
+    warm_start: WarmStart = WarmStart.STANDARD
+    """The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.homotopy.warm_start.WarmStart`)."""
 
     def with_warm(self, warm: bool, name: str) -> InnerSettings:
         """The same settings with ``warm`` and ``name`` replaced."""
@@ -105,6 +108,7 @@ class CasadiInner:
             name=settings.name,
             deadlines=settings.deadlines,
             derivatives=shared,
+            warm_start=settings.warm_start,
         )
 
 

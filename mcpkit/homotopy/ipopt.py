@@ -18,6 +18,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
+from mcpkit.homotopy.warm_start import WarmStart, warm_start_options
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
 from mcpkit.solving.result import Termination
@@ -117,16 +118,9 @@ class InnerResult:
 
 
 #: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
-#: parameter small, iterates pushed off the bounds as little as possible).
-WARM_START_OPTIONS: dict[str, Any] = {
-    "warm_start_init_point": "yes",
-    "mu_init": 1e-5,
-    "warm_start_bound_push": 1e-9,
-    "warm_start_bound_frac": 1e-9,
-    "warm_start_mult_bound_push": 1e-9,
-    "warm_start_slack_bound_frac": 1e-9,
-    "warm_start_slack_bound_push": 1e-9,
-}
+#: parameter small, iterates pushed off the bounds as little as possible): the default profile,
+#: :attr:`~mcpkit.homotopy.warm_start.WarmStart.STANDARD`.
+WARM_START_OPTIONS: dict[str, Any] = warm_start_options(WarmStart.STANDARD)
 
 
 @functools.lru_cache(maxsize=64)
@@ -164,12 +158,14 @@ def ipopt_option_dict(
     warm: bool = False,
     verbose: bool = False,
     options: dict[str, Any] | None = None,
+    warm_start: WarmStart | str = WarmStart.STANDARD,
 ) -> dict[str, Any]:
     """IPOPT options by IPOPT name, the same for every inner solver of a subproblem.
 
     ``tol`` is IPOPT's ``tol`` and also its ``constr_viol_tol`` and ``compl_inf_tol`` (so the
-    subproblem is solved to the accuracy the outer loop needs); ``warm`` adds
-    :data:`WARM_START_OPTIONS`; ``options`` (the user's, by IPOPT name, with or without an
+    subproblem is solved to the accuracy the outer loop needs); ``warm`` adds the settings of the
+    profile ``warm_start`` (:data:`~mcpkit.homotopy.warm_start.WARM_START_PROFILES`; by default
+    :data:`WARM_START_OPTIONS`); ``options`` (the user's, by IPOPT name, with or without an
     ``ipopt.`` prefix) come last and win.
     """
     opts: dict[str, Any] = {
@@ -182,7 +178,7 @@ def ipopt_option_dict(
         "max_iter": int(max_iter),
     }
     if warm:
-        opts.update(WARM_START_OPTIONS)
+        opts.update(warm_start_options(warm_start))
     for key, value in (options or {}).items():
         opts[key.removeprefix("ipopt.")] = value
     return opts
@@ -376,6 +372,8 @@ class IpoptNLP(InnerSolver):
         IPOPT's ``grad_f``, ``jac_g`` and ``hess_lag`` functions, when they are shared with
         other solvers on the same rows (:mod:`mcpkit.problems.derivatives`); ``None``: CasADi
         differentiates the NLP itself.
+    warm_start
+        The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.homotopy.warm_start.WarmStart`).
     """
 
     def __init__(
@@ -393,11 +391,12 @@ class IpoptNLP(InnerSolver):
         name: str = "nlp",
         deadlines: bool = False,
         derivatives: dict[str, ca.Function] | None = None,
+        warm_start: WarmStart | str = WarmStart.STANDARD,
     ) -> None:
         opts: dict[str, Any] = {
             "print_time": False, "error_on_fail": False, "show_eval_warnings": verbose, **(derivatives or {}),
         }  # fmt: skip
-        for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options).items():
+        for key, value in ipopt_option_dict(tol, max_iter, warm, verbose, options, warm_start).items():
             opts[f"ipopt.{key}"] = value
         self.nx = int(x.numel())
         self.ng = int(g.numel())

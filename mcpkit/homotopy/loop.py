@@ -254,6 +254,7 @@ def inner_settings(options: SolveOptions, tol: float, warm: bool, name: str) -> 
         options=dict(options.ipopt_options),
         deadlines=options.time_limit is not None,
         name=name,
+        warm_start=options.warm_start,  # the IPOPT settings of the warm subproblems (issue 42)
     )
 
 

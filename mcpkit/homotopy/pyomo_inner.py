@@ -216,7 +216,12 @@ class PyomoNLP(InnerSolver):
         self.settings = settings
         self.solver = solver
         self.options = ipopt_option_dict(
-            settings.tol, settings.max_iter, settings.warm, settings.verbose, settings.options
+            settings.tol,
+            settings.max_iter,
+            settings.warm,
+            settings.verbose,
+            settings.options,
+            settings.warm_start,
         )
         if getattr(solver, "name", "") == "ipopt":  # the executable: its summary holds the iterations
             self.options["print_level"] = max(int(self.options["print_level"]), 3)

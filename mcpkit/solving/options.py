@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
+from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.solving import registry
 from mcpkit.solving.progress import AMBIENT, reporters
 
@@ -216,6 +217,11 @@ class SolveOptions:
     ``False``."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
+    warm_start: WarmStart | str = WarmStart.STANDARD
+    """IPOPT settings of the homotopy's warm-started subproblems (every one after the first,
+    started from the previous point and multipliers): ``"standard"`` (default) or
+    ``"adaptive"`` (IPOPT's adaptive barrier update; a different path, see
+    :class:`~mcpkit.homotopy.warm_start.WarmStart`). ``ipopt_options`` still win."""
     path_options: dict[str, Any] = field(default_factory=dict)
     """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
     verbose: bool = False
@@ -233,6 +239,7 @@ class SolveOptions:
 
     def __post_init__(self) -> None:
         self._check_types()
+        object.__setattr__(self, "warm_start", parse_choice(WarmStart, self.warm_start, "warm_start"))
         checks = [
             (self.tol > 0 and math.isfinite(self.tol), "tol must be a positive finite number"),
             (self.max_outer >= 1, "max_outer must be >= 1"),
