@@ -24,7 +24,9 @@ from mcpkit.solving.registry import reformulation_for
 
 def _toy() -> MPCC:
     x = ca.SX.sym("x", 2)
-    return MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 2) ** 2 + (x[1] - 1) ** 2, g=x[0] + x[1], lbg=1.0, ubg=1.0)
+    return MPCC.from_casadi(
+        x, x[0], x[1], f=(x[0] - 2) ** 2 + (x[1] - 1) ** 2, g=x[0] + x[1], lbg=1.0, ubg=1.0
+    )
 
 
 def test_standard_is_the_default_and_the_old_settings() -> None:
