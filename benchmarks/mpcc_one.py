@@ -61,6 +61,11 @@ def solve_current(
         "status": res.termination.value,
         "stationarity": str(res.stationarity),
         "reformulation": str(res.extra.get("reformulation", "")),
+        # warm_start="best_of_two": the point kept and both objectives (the message's last clause)
+        "warm_start": str(res.extra.get("warm_start", "")),
+        "warm_start_note": res.message.rpartition("best of two warm starts: ")[2]
+        if "warm_start" in res.extra
+        else "",
     }
 
 

@@ -39,6 +39,11 @@ class WarmStart(str, enum.Enum):
     path: on the large NOSBENCH dev files it solved some problems the standard profile did not
     solve in time and ended at lower objectives on others, but it lost problems and ended at
     higher objectives elsewhere (``docs/mpcc_engine.md``). Opt in, and compare."""
+    BEST_OF_TWO = "best_of_two"
+    """MPCC solves: the standard profile in this process and the adaptive one in a forked child
+    process on another core, from the same start within the same time limit; the better point is
+    kept (:mod:`mcpkit.solving.second_start`). Needs ``fork`` and two cores, else the standard
+    profile alone. This process's IPOPT settings are the standard ones."""
 
     @classmethod
     def parse(cls, value: Any) -> WarmStart:
@@ -55,6 +60,7 @@ class WarmStart(str, enum.Enum):
 #: IPOPT settings of each :class:`WarmStart` profile, by IPOPT name.
 WARM_START_PROFILES: dict[WarmStart, dict[str, Any]] = {
     WarmStart.STANDARD: {**_WARM_POINT, "mu_init": 1e-5},
+    WarmStart.BEST_OF_TWO: {**_WARM_POINT, "mu_init": 1e-5},
     WarmStart.ADAPTIVE: {
         **_WARM_POINT, "mu_init": 1e-4, "mu_strategy": "adaptive", "mu_oracle": "quality-function",
     },

@@ -36,15 +36,18 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.homotopy.ipopt import estimated_build_seconds
-from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given, make_homotopy
+from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving import second_start
 from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
 from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
+from mcpkit.solving.second_start import SecondStart
 from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
@@ -160,11 +163,53 @@ class MPCCSolver:
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
         # progress=True: one tqdm line over the whole call (homotopy, refinement, classification)
+        second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         with display(self.options.progress, orig.name):
             out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+            out, kept, note = self._keep_better(out, second, pv, hard)
             result = self._finish(out, pv, t0, hard)
+        if kept:
+            result.extra["warm_start"] = kept
+            result.message += f"; best of two warm starts: {note}"
         result.wall_time_s = time.perf_counter() - t0
         return result
+
+    def _second_start(self, xs: np.ndarray, pv: np.ndarray, limit: float | None) -> SecondStart | None:
+        """With ``warm_start="best_of_two"`` and a second core, a forked child running this
+        homotopy with the adaptive warm-start profile (:mod:`mcpkit.solving.second_start`)."""
+        if self.options.warm_start is not WarmStart.BEST_OF_TWO or not second_start.available():
+            return None
+        opts = replace(self.options, warm_start=WarmStart.ADAPTIVE, progress=None, verbose=False)
+        rec, mp = self.recovery, self.mpcc
+
+        def run() -> HomotopyOutcome:
+            hom = make_homotopy(mp, self.method, opts, self.homotopy.inner, rec.second_opinion, rec.fallbacks)
+            return hom.run(xs, pv, self._assess, time_limit=limit)
+
+        return SecondStart(run).start()
+
+    def _keep_better(
+        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, hard: float | None
+    ) -> tuple[HomotopyOutcome, str, str]:
+        """``(outcome, which, note)``: :func:`~mcpkit.solving.second_start.better` of this run's
+        and the second start's outcomes (``which`` empty unless ``warm_start="best_of_two"``)."""
+        if self.options.warm_start is not WarmStart.BEST_OF_TWO:
+            return out, "", ""
+        if second is None:
+            return out, "standard", "no second start (it needs fork and two cores)"
+        other = second.collect(hard)
+        fun = self.mpcc.function("f")
+
+        def objective(x: np.ndarray) -> float:
+            return float(np.asarray(fun(x, pv)).reshape(-1)[0])
+
+        kept, which = second_start.better(out, other, objective, self.options.tol)
+        if other is None:
+            return kept, which, f"standard point kept ({second.note})"
+        if other.x is not None and out.x is not None:
+            fs, fa = objective(out.x), objective(other.x)
+            return kept, which, f"{which} point kept (f = {fs:.6g} standard, {fa:.6g} adaptive)"
+        return kept, which, f"{which} point kept"
 
     def _finish(self, out: HomotopyOutcome, pv: np.ndarray, t0: float, hard: float | None) -> MPCCResult:
         """The result of a homotopy's outcome: refined, judged on the user's problem, classified

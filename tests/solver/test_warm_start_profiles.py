@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mcpkit.mpcc import MPCC, load_mpcc_json, solve_mpcc
+from mcpkit.solving import second_start
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver
@@ -45,3 +46,20 @@ def test_macmpec_objectives_agree(name: str) -> None:
         assert res.solved, (name, profile, res.message)
         f[profile] = float(res.f)
     np.testing.assert_allclose(f["adaptive"], f["standard"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not second_start.available(), reason="needs fork and two cores")
+@pytest.mark.parametrize(("a", "b"), [(2.0, 0.5), (3.0, 1.0)])
+def test_best_of_two_keeps_a_solution_and_says_which(a: float, b: float) -> None:
+    res = solve_mpcc(_corner(a, b), tol=1e-6, warm_start="best_of_two", time_limit=30)
+    assert res.solved
+    np.testing.assert_allclose(res.f, (1 - a) ** 2 + b**2, rtol=1e-6, atol=1e-6)
+    assert res.extra["warm_start"] in ("standard", "adaptive")
+    assert "best of two warm starts" in res.message and "adaptive" in res.message
+
+
+def test_best_of_two_without_a_second_core_runs_the_standard_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(second_start, "available", lambda: False)
+    res = solve_mpcc(_corner(2.0, 0.5), tol=1e-6, warm_start="best_of_two")
+    assert res.solved and res.extra["warm_start"] == "standard"
+    assert "no second start" in res.message
