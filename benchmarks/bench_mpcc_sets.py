@@ -177,6 +177,7 @@ def run_isolated(
         "over_time": call > time_limit,
         "over_budget": call > 1.1 * time_limit + 2,
         "api": row.get("api", ""),
+        **{k: row[k] for k in ("warm_start", "warm_start_note") if row.get(k)},  # best_of_two
     }
 
 
