@@ -166,7 +166,8 @@ class MPCCSolver:
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         with display(self.options.progress, orig.name):
             out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
-            out, kept, note = self._keep_better(out, second, pv, hard)
+            wait = second_start.wait_until(t0, limit)
+            out, kept, note = self._keep_better(out, second, pv, wait)
             result = self._finish(out, pv, t0, hard)
         if kept:
             result.extra["warm_start"] = kept
@@ -184,20 +185,21 @@ class MPCCSolver:
 
         def run() -> HomotopyOutcome:
             hom = make_homotopy(mp, self.method, opts, self.homotopy.inner, rec.second_opinion, rec.fallbacks)
-            return hom.run(xs, pv, self._assess, time_limit=limit)
+            return hom.run(xs, pv, self._assess, time_limit=second_start.child_limit(limit))
 
         return SecondStart(run).start()
 
     def _keep_better(
-        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, hard: float | None
+        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, wait: float | None
     ) -> tuple[HomotopyOutcome, str, str]:
         """``(outcome, which, note)``: :func:`~mcpkit.solving.second_start.better` of this run's
-        and the second start's outcomes (``which`` empty unless ``warm_start="best_of_two"``)."""
+        and the second start's outcomes, waiting for the latter until ``wait`` (``which`` empty
+        unless ``warm_start="best_of_two"``)."""
         if self.options.warm_start is not WarmStart.BEST_OF_TWO:
             return out, "", ""
         if second is None:
             return out, "standard", "no second start (it needs fork and two cores)"
-        other = second.collect(hard)
+        other = second.collect(wait)
         fun = self.mpcc.function("f")
 
         def objective(x: np.ndarray) -> float:

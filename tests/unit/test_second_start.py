@@ -85,6 +85,15 @@ def test_a_late_child_is_ended_at_the_deadline() -> None:
 
     second = second_start.SecondStart(slow).start()
     process = second.process
-    assert second.collect(time.perf_counter() - second_start.GRACE_SECONDS) is None
+    assert second.collect(time.perf_counter()) is None
     assert "did not finish" in second.note
     assert process is not None and not process.is_alive()
+
+
+def test_the_child_ends_before_the_caller_limit() -> None:
+    assert second_start.child_limit(None) is None and second_start.wait_until(0.0, None) is None
+    for limit in (0.5, 2.0, 60.0, 600.0):
+        child = second_start.child_limit(limit)
+        wait = second_start.wait_until(100.0, limit)
+        assert child is not None and wait is not None
+        assert child < limit and 100.0 + child <= wait <= 100.0 + limit
