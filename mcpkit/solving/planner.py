@@ -75,8 +75,8 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
-from mcpkit.homotopy.loop import make_homotopy
 from mcpkit.homotopy.lpec_polish import is_lpec
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
 from mcpkit.lowering.standard import ToStandardMPCC
@@ -118,7 +118,7 @@ class Route:
     second_opinion: str | None = None
     """MPCCs: the reformulation run after this one converged, whose point is kept when its
     objective is lower (``method="auto"`` on LPECs; see
-    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`)."""
+    :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`)."""
 
     @property
     def entry(self) -> MethodEntry:
@@ -136,7 +136,7 @@ AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
 #: ``method="auto"`` for an MPCC: the reformulation run first and the one asked for a second
 #: opinion (a run from the same start whose point is kept only when it meets the tolerance with
-#: a lower objective, :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`). Scholtes's
+#: a lower objective, :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`). Scholtes's
 #: homotopy first, Fischer-Burmeister's second: the two end in different basins, and on MPECLib's
 #: parameter-identification problems (``find*``) the second finds far better fits (``finda30l``
 #: 138 -> 4e-7, ``findb15l`` 4.99 -> 0.077, ``findc10s`` 0.30 -> 9e-8: 10 of 86 problems
@@ -505,7 +505,7 @@ def recovery_plan(
 ) -> Recovery:
     """The fallbacks and the second opinion of a homotopy for ``method`` on ``n_vars`` variables.
 
-    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`):
+    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`):
     ``options.fallback_methods`` without ``method`` itself. Second opinion (run once after a
     converged run, kept only if its objective is lower): the route's ``second_opinion`` when it
     differs from ``method``, unless the MPCC has more than :data:`SECOND_OPINION_MAX_VARS`
@@ -533,7 +533,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
        variables of their own (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`);
     3. on ``backend="pyomo"`` the standard form on through Pyomo's NL writer
        (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`);
-    4. the homotopy on the target (:func:`~mcpkit.homotopy.loop.make_homotopy`), its inner IPOPT
+    4. the homotopy on the target (:func:`~mcpkit.homotopy.recovery.make_homotopy`), its inner IPOPT
        from :func:`inner_solver`, its fallbacks and second opinion from :func:`recovery_plan`.
     """
     route = resolve("mpcc", method, backend)

@@ -3,7 +3,7 @@ r"""The homotopy route of an MCP, shared by the backends: slack-form MPCC -> hom
 Given the MCP as a :class:`~mcpkit.lowering.casadi.CasadiMCP` (whatever built its :math:`F`:
 the CasADi lowering of the declaration, or the NL import of its Pyomo model),
 :class:`SlackFormRoute` applies :class:`~mcpkit.lowering.casadi.MCPToMPCC` once, builds the
-homotopy of :func:`~mcpkit.homotopy.loop.make_homotopy` with an inner-solver factory once,
+homotopy of :func:`~mcpkit.homotopy.recovery.make_homotopy` with an inner-solver factory once,
 and for every parameter value lifts the start to :math:`x = (z, w, v)`, runs the homotopy
 (warm-started from the previous solution's multipliers), judges each candidate on the MCP's
 pairs and returns :math:`z`.
@@ -26,7 +26,8 @@ import numpy as np
 
 from mcpkit.engines.active_set import ActiveSetNewton
 from mcpkit.homotopy.inner import InnerFactory
-from mcpkit.homotopy.loop import Assessment, assess_mcp_point, make_homotopy
+from mcpkit.homotopy.loop import Assessment, assess_mcp_point
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.result import HomotopyStep, Termination
