@@ -36,8 +36,8 @@ pairs: it is accepted when its natural residual, complementarity violation and b
 are at most ``tol`` (:func:`mcpkit.solving.result.judge`). The next method runs only if the previous one
 was not accepted, and never after
 
-* a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
-  is left of it, through its route's ``options``, which routes read at every solve);
+* a **time limit** (the whole chain shares the call's :class:`~mcpkit.solving.budget.Budget`:
+  each attempt gets the same one, so it ends by the call's deadline);
 * an **interrupt** (``KeyboardInterrupt`` during an attempt: the best point so far is returned
   with termination ``interrupted`` and the attempts up to then);
 * a **verified proof that no solution exists** (Lemke's infeasibility certificate), since no
@@ -81,6 +81,7 @@ from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving.budget import Budget, call_budget
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.registry import BACKENDS, METHODS, PROBLEM_KINDS, Check, MethodEntry, unknown_name
 from mcpkit.solving.result import SolutionStatus, Termination, judge_point
@@ -332,16 +333,16 @@ class FallbackRoute:
         out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""
-        t0 = time.perf_counter()
-        limit = self.options.time_limit
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Try the methods in order from ``z0`` (each from the same start) until one is accepted,
+        every one within ``budget`` (the whole chain's; ``None``: the options' ``time_limit``)."""
+        budget = call_budget(budget, self.options.time_limit)
         attempts: list[dict[str, Any]] = []
         trace, iterations = [], 0
         best: tuple[float, RouteOutcome, Any] | None = None
         interrupted = False
         for k, spec in enumerate(self.specs):
-            remaining = None if limit is None else limit - (time.perf_counter() - t0)
+            remaining = budget.remaining()
             if k > 0 and remaining is not None and remaining <= 0:
                 attempts.append({"method": spec.method, "skipped": "no time left"})
                 break
@@ -349,11 +350,9 @@ class FallbackRoute:
             if isinstance(route, str):
                 attempts.append({"method": spec.method, "skipped": route})
                 continue
-            if k > 0:
-                route.options = dataclasses.replace(self.options, time_limit=remaining)  # type: ignore[attr-defined]
             ta = time.perf_counter()
             try:
-                out = route.solve(p, z0, warm)
+                out = route.solve(p, z0, warm, budget)
             except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
                 attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
                 continue

@@ -29,6 +29,7 @@ from mcpkit.homotopy.inner import InnerFactory
 from mcpkit.homotopy.loop import Assessment, assess_mcp_point
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC
+from mcpkit.solving.budget import SPENT_SECONDS, Budget, call_budget
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
@@ -119,8 +120,10 @@ class SlackFormRoute:
             F=self._F_at(x),
         )
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution."""
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution;
+        ``budget`` bounds the call (``None``: the options' ``time_limit`` from now)."""
+        budget = call_budget(budget, self.options.time_limit)
         p = np.asarray(p, dtype=float).reshape(-1)
         z0 = np.asarray(z0, dtype=float).reshape(-1)
         if warm:
@@ -139,7 +142,7 @@ class SlackFormRoute:
             warm_start=warm,
             lam_x0=lam_x,
             lam_g0=lam_g,
-            time_limit=self.options.time_limit,
+            time_limit=budget.remaining(SPENT_SECONDS),
         )
         if out.x is not None:
             self._last = (out.x, out.lam_x, out.lam_g)
