@@ -77,8 +77,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.problems.functions import AffineFunction
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.budget import Budget, call_budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions, call_budget
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 

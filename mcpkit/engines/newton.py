@@ -229,8 +229,7 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.problems.bounds import FIXED, bound_kinds
 from mcpkit.problems.mcp import MCP, AffineMap
-from mcpkit.solving.budget import Budget, call_budget
-from mcpkit.solving.options import SolveOptions, progress_trace
+from mcpkit.solving.options import Budget, SolveOptions, call_budget, progress_trace
 from mcpkit.solving.residuals import natural_residual
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome

@@ -33,8 +33,7 @@ from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.availability import PATH_HOWTO, _gamspy_path, pathampl_executable, require_path
-from mcpkit.solving.budget import SPENT_SECONDS, Budget, call_budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import SPENT_SECONDS, Budget, SolveOptions, call_budget
 from mcpkit.solving.result import Termination
 from mcpkit.solving.route import RouteOutcome
 

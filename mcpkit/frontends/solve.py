@@ -30,8 +30,7 @@ from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
-from mcpkit.solving.budget import Budget
-from mcpkit.solving.options import Backend, Method, SolveOptions, did_you_mean, time_limit_seconds
+from mcpkit.solving.options import Backend, Budget, Method, SolveOptions, did_you_mean, time_limit_seconds
 from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs

@@ -36,7 +36,7 @@ pairs: it is accepted when its natural residual, complementarity violation and b
 are at most ``tol`` (:func:`mcpkit.solving.result.judge`). The next method runs only if the previous one
 was not accepted, and never after
 
-* a **time limit** (the whole chain shares the call's :class:`~mcpkit.solving.budget.Budget`:
+* a **time limit** (the whole chain shares the call's :class:`~mcpkit.solving.options.Budget`:
   each attempt gets the same one, so it ends by the call's deadline);
 * an **interrupt** (``KeyboardInterrupt`` during an attempt: the best point so far is returned
   with termination ``interrupted`` and the attempts up to then);
@@ -81,8 +81,7 @@ from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.budget import Budget, call_budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions, call_budget
 from mcpkit.solving.registry import BACKENDS, METHODS, PROBLEM_KINDS, Check, MethodEntry, unknown_name
 from mcpkit.solving.result import SolutionStatus, Termination, judge_point
 from mcpkit.solving.route import RouteOutcome, RouteRunner

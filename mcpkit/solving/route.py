@@ -13,8 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mcpkit.solving.budget import Budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions
 from mcpkit.solving.result import HomotopyStep, JudgedPoint, Termination
 
 
@@ -61,5 +60,5 @@ class RouteRunner(Protocol):
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
         """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution;
         ``budget`` bounds this call (``None``: the options' ``time_limit`` from now,
-        :func:`~mcpkit.solving.budget.call_budget`)."""
+        :func:`~mcpkit.solving.options.call_budget`)."""
         ...

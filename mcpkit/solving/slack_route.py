@@ -29,8 +29,7 @@ from mcpkit.homotopy.inner import InnerFactory
 from mcpkit.homotopy.loop import Assessment, assess_mcp_point
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC
-from mcpkit.solving.budget import SPENT_SECONDS, Budget, call_budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import SPENT_SECONDS, Budget, SolveOptions, call_budget
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 

@@ -1,4 +1,4 @@
-"""A solve's time limit travels as its :class:`~mcpkit.solving.budget.Budget`, an argument; no
+"""A solve's time limit travels as its :class:`~mcpkit.solving.options.Budget`, an argument; no
 solve changes the options of the :class:`mcpkit.Solver`, its route, or the routes of a chain
 (mcpkit's own engines only: no IPOPT, no PATH)."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.solving.budget import Budget, call_budget
+from mcpkit.solving.options import Budget, call_budget
 from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.route import RouteOutcome
 

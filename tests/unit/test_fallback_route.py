@@ -8,8 +8,7 @@ import pytest
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.solving import planner
-from mcpkit.solving.budget import Budget
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions
 from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
