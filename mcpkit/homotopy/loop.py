@@ -713,8 +713,10 @@ class HomotopyRun:
             return None
         if not solver.fits(warm in solver._solvers, self.step_deadline):
             self.termination = Termination.TIME_LIMIT
-            build = f"{solver.build_seconds:.1f} s"
-            self.raw = f"not started: the NLP build ({build} at least) exceeds the time limit"
+            self.raw = (
+                f"not started: building the NLP takes at least {solver.build_seconds:.1f} s,"
+                " more than the time limit leaves"
+            )
             return None
         nlp = solver._nlp(warm)
         if passed(self.step_deadline):

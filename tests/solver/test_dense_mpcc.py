@@ -59,5 +59,5 @@ def test_a_limit_shorter_than_the_derivatives_is_honoured() -> None:
     res = mcpkit.solve(mpcc, time_limit=2)
     assert time.perf_counter() - t0 <= 1.1 * 2 + 2  # the caller's hard limit
     assert res.termination.value == "time_limit" and not res.solved
-    assert "the NLP build (" in res.raw_status and "exceeds the time limit" in res.raw_status
+    assert "building the NLP takes at least" in res.raw_status
     assert res.stationarity == "not checked"
