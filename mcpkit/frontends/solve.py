@@ -30,7 +30,15 @@ from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
-from mcpkit.solving.options import Backend, Budget, Method, SolveOptions, did_you_mean, time_limit_seconds
+from mcpkit.solving.options import (
+    SPENT_SECONDS,
+    Backend,
+    Budget,
+    Method,
+    SolveOptions,
+    did_you_mean,
+    time_limit_seconds,
+)
 from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
@@ -369,8 +377,9 @@ def _is_pyomo_model(obj: Any) -> bool:
 
 #: The limit an MCP route gets when the caller's has passed (or is below it): so small that every
 #: route stops before its first iteration and returns the start point, judged; a start point that
-#: solves the problem is reported solved (nothing was left to do), any other is ``time_limit``.
-SPENT_LIMIT = 1e-9
+#: solves the problem is reported solved (nothing was left to do), any other is ``time_limit``
+#: (the routes' own floor, :data:`~mcpkit.solving.options.SPENT_SECONDS`).
+SPENT_LIMIT = SPENT_SECONDS
 
 
 def time_left(limit: float | None, t0: float, floor: float = 1e-3) -> float | None:
