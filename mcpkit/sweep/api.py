@@ -129,7 +129,9 @@ def _local_client(workers: int | None, retries: int) -> tuple[Any, Any]:
             threads_per_worker=1,  # IPOPT (and MUMPS inside it) is not thread-safe
             processes=True,
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            # a task's error is its row's; what the workers log at ERROR is their own plumbing
+            # (a heartbeat to a scheduler already stopped by Ctrl-C or SIGTERM) and not the user's
+            silence_logs=logging.CRITICAL,
             preload=["mcpkit.sweep.tasks"],  # import mcpkit once per worker, at start
         )
     return cluster, Client(cluster)
