@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sps
 
-from mcpkit.printing.tables import format_value
+from mcpkit.solving.tables import format_value
 
 if TYPE_CHECKING:
     from mcpkit.models.fclib import FCLIBProblem

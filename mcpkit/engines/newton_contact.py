@@ -86,7 +86,7 @@ from mcpkit.engines.factor_budget import (
     dense_cost,
 )
 from mcpkit.errors import MCPInputError
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 SIGMA = 1e-4
 """Armijo constant of the line search."""
@@ -139,7 +139,7 @@ class ContactNewtonResult:
     message: str
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         names = ("solved", "siconos_error", "natural_residual", "tol", "iterations", "lm_steps")
         return compact_repr(self, (*names, "wall_time_s", "message", "r", "u"))
 

@@ -7,7 +7,7 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.solving.tables`),
   and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file, a FIFO or device refused,
   an empty name refused); the verdict is written
@@ -32,7 +32,7 @@
   sweep stops them).
 * ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
   figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
-  prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
+  prints as an aligned table, :mod:`mcpkit.solving.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
@@ -408,7 +408,7 @@ def _report_solve(
             summary["solution"] = arrays
         _print_json(summary)
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
         if arrays is not None:
@@ -645,7 +645,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     elif hasattr(result, "table"):  # demos with many steps print an aligned table
         print(result.table())
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
     return exit_code(result)

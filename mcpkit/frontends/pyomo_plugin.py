@@ -181,7 +181,7 @@ class PyomoRoute:
                 self.fingerprint = (structure_fingerprint(model), _mcp_baked_values(model))
         if self.kind == "mpcc":
             from mcpkit.lowering.from_pyomo import mpcc_from_pyomo
-            from mcpkit.solving.mpcc_solver import MPCCSolver
+            from mcpkit.orchestration.mpcc_solver import MPCCSolver
 
             self.mpcc = mpcc_from_pyomo(model, relax_integrality=relax_integrality)
             self.source = self.mpcc.pyomo_source  # type: ignore[attr-defined]
@@ -539,7 +539,7 @@ def register() -> None:
     """Register ``"mcpkit"`` (and CasADi's IPOPT as ``"mcpkit_ipopt"``) with Pyomo's ``SolverFactory``."""
     from pyomo.opt import SolverFactory
 
-    from mcpkit.lowering.nl_import import register as register_ipopt
+    from mcpkit.homotopy.ipopt_plugin import register as register_ipopt
 
     if "mcpkit" not in SolverFactory:
         SolverFactory.register("mcpkit", doc="mcpkit: MCP and MPCC engines (homotopy, PATH, Newton)")(

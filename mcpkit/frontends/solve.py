@@ -26,12 +26,12 @@ import numpy as np
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.homotopy.ipopt import check_ipopt_options
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
+from mcpkit.orchestration.planner import build_mcp_route, resolve
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import Backend, Method, SolveOptions, did_you_mean, time_limit_seconds
-from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
@@ -336,7 +336,7 @@ def solve(
     """
     t0 = time.perf_counter()  # the time limit bounds the whole call: building the route counts too
     if isinstance(problem, MPCC):
-        from mcpkit.solving.mpcc_solver import MPCCSolver
+        from mcpkit.orchestration.mpcc_solver import MPCCSolver
 
         solver = MPCCSolver(problem, method, backend, options, **kwargs)
         limit = solver.options.time_limit

@@ -748,9 +748,9 @@ class RecoveringHomotopy:
     that reformulation from the same start.
 
     This class runs what it is given and chooses nothing: the fallbacks and the second opinion
-    are the planner's choice (:func:`mcpkit.solving.planner.recovery_plan`: the options'
+    are the planner's choice (:func:`mcpkit.orchestration.planner.recovery_plan`: the options'
     ``fallback_methods`` but the method itself; ``method="auto"``'s second opinion up to
-    :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
+    :data:`~mcpkit.orchestration.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
     failed run is not retried.
     """
 
@@ -994,6 +994,6 @@ def make_homotopy(
     :func:`~mcpkit.homotopy.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
     ``second_opinion`` names the reformulation run after a converged one and ``fallbacks`` those
     run after a failed one (the class docstring; both chosen by
-    :func:`mcpkit.solving.planner.recovery_plan`).
+    :func:`mcpkit.orchestration.planner.recovery_plan`).
     """
     return RecoveringHomotopy(mpcc, method, options, inner, second_opinion, fallbacks)

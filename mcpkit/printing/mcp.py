@@ -56,6 +56,7 @@ from mcpkit.printing.expressions import (
 )
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
 from mcpkit.problems.views import MCPView
 
@@ -714,3 +715,8 @@ def explain(problem: MCPView, values: bool = False) -> str:
     if problem.dims:
         out.append("Sizes: " + ", ".join(f"{k} = {v}" for k, v in sorted(problem.dims.items())) + ".")
     return "\n".join(out)
+
+
+provide(Hook.MCP_TEXT, to_text)
+provide(Hook.MCP_LATEX, to_latex)
+provide(Hook.MCP_EXPLAIN, explain)

@@ -43,6 +43,7 @@ from mcpkit.printing.mpcc_casadi_rows import casadi_formulas
 from mcpkit.printing.mpcc_common import MAX_OPERATIONS, step_latex
 from mcpkit.printing.mpcc_explain import explain
 from mcpkit.printing.mpcc_render import to_latex, to_text
+from mcpkit.problems.hooks import Hook, provide
 
 __all__ = [
     "MAX_OPERATIONS",
@@ -56,3 +57,9 @@ __all__ = [
     "to_latex",
     "to_text",
 ]
+
+
+provide(Hook.MPCC_TEXT, to_text)
+provide(Hook.MPCC_LATEX, to_latex)
+provide(Hook.MPCC_EXPLAIN, explain)
+provide(Hook.SLACK_FORM_BLOCKS, slack_form_blocks)

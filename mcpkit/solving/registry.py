@@ -16,8 +16,8 @@ This module holds the tables (:data:`METHODS`, :data:`BACKENDS`), their registra
 availability checks, :func:`reformulations`, :func:`reformulation_for`, :func:`describe` (for
 ``mcpkit info``) and the did-you-mean error of an unknown name (:func:`unknown_name`). It
 chooses nothing: every choice (``"auto"`` method and backend, the PATH probe, the MCP fallback
-chain, the MPCC second opinion) is :mod:`mcpkit.solving.planner`'s
-(:func:`mcpkit.solving.planner.resolve`), which reads these tables. A plain solve runs no code of
+chain, the MPCC second opinion) is :mod:`mcpkit.orchestration.planner`'s
+(:func:`mcpkit.orchestration.planner.resolve`), which reads these tables. A plain solve runs no code of
 this module, it only reads its tables.
 :class:`~mcpkit.solving.options.Method`, :class:`~mcpkit.solving.options.Backend`, the CLI help and
 ``mcpkit info`` are all derived from this registry. Adding a reformulation is one new file
@@ -231,7 +231,7 @@ register_backend(BackendEntry(
     "CasADi SX/MX expressions of the declaration, solved in process (CasADi's bundled IPOPT).",
     MCP_AND_MPCC,
     _casadi_ipopt,
-    mcp_route="mcpkit.solving.casadi_route:CasadiRoute",
+    mcp_route="mcpkit.orchestration.casadi_route:CasadiRoute",
 ))  # fmt: skip
 register_backend(BackendEntry(
     "pyomo",
@@ -240,7 +240,7 @@ register_backend(BackendEntry(
     "CasADi's IPOPT; PATH through Pyomo's ``path`` solver (``pathampl``).",
     MCP_AND_MPCC,
     _pyomo,
-    mcp_route="mcpkit.solving.pyomo_route:PyomoRoute",
+    mcp_route="mcpkit.orchestration.pyomo_route:PyomoRoute",
 ))  # fmt: skip
 register_backend(BackendEntry(
     "gamspy",

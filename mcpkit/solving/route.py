@@ -49,13 +49,13 @@ class RouteOutcome:
 
 
 class RouteRunner(Protocol):
-    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.solving.planner.Route`."""
+    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.orchestration.planner.Route`."""
 
     backend: str
     method: str
     options: SolveOptions
     """Read at every :meth:`solve`, so a caller may replace it between solves (the chain of
-    :mod:`mcpkit.solving.planner` does, to hand on what is left of the time limit)."""
+    :mod:`mcpkit.orchestration.planner` does, to hand on what is left of the time limit)."""
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
         """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution."""

@@ -186,7 +186,8 @@ def warm_solvers() -> None:
     import importlib
 
     mods = ("mcpkit.frontends.cli", "mcpkit.frontends.solve", "mcpkit.formats.mcp_file",
-            "mcpkit.solving.mpcc_solver", "mcpkit.lowering.casadi", "mcpkit.models.stepping")  # fmt: skip
+            "mcpkit.orchestration.mpcc_solver", "mcpkit.lowering.casadi",
+            "mcpkit.models.stepping")  # fmt: skip
     for mod in mods:
         with contextlib.suppress(Exception):
             importlib.import_module(mod)

@@ -44,7 +44,7 @@ from mcpkit.models.friction.lugre_params import (
     LuGreParams,
     SimulationSettings,
 )
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 __all__ = [
     "PatchArrays",
@@ -580,7 +580,7 @@ class LuGreTrajectory:
     """Number of right-hand-side evaluations (or fixed steps) used."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 

@@ -56,7 +56,7 @@ from mcpkit.models.friction.lugre_reduced import (
     sphere_twists,
 )
 from mcpkit.models.friction.patch import ContactPatch
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 __all__ = [
     "paper_velocity_profile",
@@ -162,7 +162,7 @@ class VelocityProfileResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -458,7 +458,7 @@ class DriftResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -564,7 +564,7 @@ class SlipStickResult:
     """Per run: ``fallbacks`` (hold intervals retried with another method) and ``failures``."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -692,7 +692,7 @@ class EllipsoidErrorResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 

@@ -23,7 +23,7 @@ from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc import MPCC
-from mcpkit.solving.mpcc_solver import judged_residuals
+from mcpkit.orchestration.mpcc_solver import judged_residuals
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.result import Termination
 

@@ -17,8 +17,8 @@ import pytest
 from mcpkit.errors import MCPInputError
 from mcpkit.homotopy.loop import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
 from mcpkit.mpcc import MPCC
+from mcpkit.orchestration.planner import recovery_plan
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.planner import recovery_plan
 from mcpkit.solving.result import Termination
 
 

@@ -15,9 +15,9 @@ import pytest
 import mcpkit
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.frontends.cli import build_parser, main
+from mcpkit.orchestration.planner import resolve
 from mcpkit.solving import registry
 from mcpkit.solving.options import REFORMULATIONS, Backend, Method
-from mcpkit.solving.planner import resolve
 from mcpkit.solving.registry import Availability, MethodEntry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +217,7 @@ def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPat
 
 def test_the_registry_makes_no_choice() -> None:
     """Every choice is the planner's: the registry defines none of its names."""
-    from mcpkit.solving import planner
+    from mcpkit.orchestration import planner
 
     for name in ("Route", "resolve", "require_available", "path_first", "AUTO_MCP_FALLBACKS"):
         assert name not in vars(registry) and hasattr(planner, name), name
