@@ -7,8 +7,8 @@ solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what
 :mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
-# first: the mcpkit program's Ctrl-C guard, before the heavy imports below (mcpkit.frontends.entry)
-from mcpkit.frontends import entry as _entry
+# first: the mcpkit program's Ctrl-C guard, before the heavy imports below (mcpkit.command.entry)
+from mcpkit.command import entry as _entry
 
 # isort: split
 from mcpkit import sweep  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)

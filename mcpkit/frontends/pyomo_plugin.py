@@ -329,9 +329,9 @@ class McpkitSolver:
         return True
 
     def version(self) -> tuple[int, ...]:
-        from mcpkit import __version__
+        from importlib.metadata import version  # the package's, without importing mcpkit/__init__
 
-        return tuple(int(v) for v in __version__.split(".")[:3])
+        return tuple(int(v) for v in version("mcpkit").split(".")[:3])
 
     def warm_start_capable(self) -> bool:
         return True

@@ -75,7 +75,7 @@ def time_limit_seconds(value: Any, name: str = "time_limit", *, zero_ok: bool = 
 
     The one check of a time limit at the entry points that take one beside
     :class:`SolveOptions` (:meth:`MPCCSolver.solve <mcpkit.orchestration.mpcc_solver.MPCCSolver.solve>`,
-    :func:`~mcpkit.frontends.solve_file.solve_path`, :func:`mcpkit.sweep.sweep`, the planners of
+    :func:`~mcpkit.sweep.solve_file.solve_path`, :func:`mcpkit.sweep.sweep`, the planners of
     :mod:`mcpkit.mpec`), so that each refuses the same values before anything is built.
 
     Raises

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.command.cli import build_parser, main
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.frontends.cli import build_parser, main
 from mcpkit.orchestration.planner import resolve
 from mcpkit.solving import registry
 from mcpkit.solving.options import REFORMULATIONS, Backend, Method
@@ -138,7 +138,7 @@ def test_core_never_imports_mpec_or_models() -> None:
     registry (its ``simulate`` and ``plan`` tasks), may reach into ``mcpkit.mpec`` and
     ``mcpkit.models``, and only inside functions (``test_import_mcpkit_loads_neither_models_nor_mpec``;
     every import counted: ``tests/unit/test_import_graph.py``)."""
-    tops = {"mcpkit/frontends/cli.py", "mcpkit/frontends/solve_file.py", "mcpkit/sweep/tasks.py"}
+    tops = {"mcpkit/command/cli.py", "mcpkit/sweep/solve_file.py", "mcpkit/sweep/tasks.py"}
     offenders = []
     for path in sorted((ROOT / "mcpkit").rglob("*.py")):
         if path.relative_to(ROOT).as_posix() in tops:
@@ -153,7 +153,7 @@ def test_import_mcpkit_loads_neither_models_nor_mpec() -> None:
     """``import mcpkit`` (with its CLI and sweep modules) leaves ``mcpkit.models`` and
     ``mcpkit.mpec`` unloaded, and Dask too: the top-level entry points import them when used."""
     code = (
-        "import sys, mcpkit, mcpkit.frontends.cli, mcpkit.sweep.tasks; "
+        "import sys, mcpkit, mcpkit.command.cli, mcpkit.sweep.tasks; "
         "print(sorted(m for m in sys.modules "
         "if m.startswith(('mcpkit.models', 'mcpkit.mpec', 'distributed'))))"
     )

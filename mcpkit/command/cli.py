@@ -50,7 +50,7 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
 within about a second (:data:`INTERRUPT_GRACE`) with exit status 130 (while the program is
-still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.frontends.entry` ends it
+still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.command.entry` ends it
 with the same line and status), printing the best point so
 far when the solver returned one (every IPOPT solver built by the command carries the iteration
 monitor of :mod:`mcpkit.solving.stop`, so a homotopy subproblem stops at its next iteration and the
@@ -77,18 +77,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from mcpkit.command.entry import release
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
-from mcpkit.frontends.entry import release
-from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
+from mcpkit.solving import stop
+from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
+from mcpkit.sweep.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
     InterruptedOutcome,
     TimeLimitOutcome,
     solve_within,
 )
-from mcpkit.solving import stop
-from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
 
 #: Exit status of every command.
 EXIT_SOLVED, EXIT_NOT_SOLVED, EXIT_BAD_INPUT = 0, 1, 2
@@ -123,7 +123,9 @@ def _print_json(obj: Any) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from mcpkit import __version__
+    from importlib.metadata import version
+
+    __version__ = version("mcpkit")  # the installed package's (mcpkit.__version__ is the same)
     from mcpkit.solving.availability import components
     from mcpkit.solving.registry import describe
 
@@ -545,7 +547,7 @@ def cmd_print(args: argparse.Namespace) -> int:
     function may embed a solver (a CasADi ``nlpsol``) that prints its banner from native code:
     loading and rendering run with stdout sent to stderr, so stdout holds the mathematics only.
     """
-    from mcpkit.frontends.solve_file import load_declaration
+    from mcpkit.sweep.solve_file import load_declaration
 
     with _stdout_to_stderr():
         problem = load_declaration(args.file)
@@ -810,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
-    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.frontends.entry)
+    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.command.entry)
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         try:
             code = _run_bounded(args)  # the program: a hard bound even on native code

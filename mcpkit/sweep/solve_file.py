@@ -1,6 +1,6 @@
 r"""Solving one problem file by its kind, within a wall-clock budget: what ``mcpkit solve FILE`` runs.
 
-The command line (:mod:`mcpkit.frontends.cli`) and the ``"solve-file"`` task of :mod:`mcpkit.sweep` share
+The command line (:mod:`mcpkit.command.cli`) and the ``"solve-file"`` task of :mod:`mcpkit.sweep` share
 it. A file is read by its kind (:func:`mcpkit.formats.io.file_kind`): MCP files (LCP JSON/NPZ/MTX,
 ``mcpkit-mcp``, MCPLIB ports; :mod:`mcpkit.formats.mcp_file`) are solved with :class:`mcpkit.Solver`,
 MPCC JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
