@@ -72,8 +72,8 @@ from mcpkit.engines.newton_contact import contact_errors, siconos_error
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
-from mcpkit.models.fclib_print import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.models.fclib_result import FCLIBResult, FCLIBStage
+from mcpkit.printing.fclib import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
@@ -189,7 +189,7 @@ class FCLIBProblem:
 
     def to_text(self, formulation: FCLIBFormulation | str = "cone", **kwargs: Any) -> str:
         r"""Plain text: ``"cone"`` (default) the cone complementarity problem
-        :math:`K^* \ni \hat u \perp r \in K` (:mod:`mcpkit.models.fclib_print`); a formulation
+        :math:`K^* \ni \hat u \perp r \in K` (:mod:`mcpkit.printing.fclib`); a formulation
         (``"alart_curnier"``, ``"fb_soc"``, ``"ncp"``) its :meth:`declare` (``kwargs`` as
         :meth:`mcpkit.MCP.to_text`)."""
         if _is_cone(formulation):

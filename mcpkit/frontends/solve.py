@@ -348,9 +348,9 @@ def solve(
         res = mcp_solver.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0, SPENT_LIMIT))
         return note_overrun(res, limit, time.perf_counter() - t0)
     if _is_pyomo_model(problem):
-        from mcpkit.frontends.pyomo_plugin import PyomoRoute
+        from mcpkit.frontends.pyomo_plugin import PyomoModelRoute
 
-        route = PyomoRoute(problem, backend=backend, method=method, options=options, **kwargs)
+        route = PyomoModelRoute(problem, backend=backend, method=method, options=options, **kwargs)
         limit = route.options.time_limit
         res = route.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0))
         return note_overrun(res, limit, time.perf_counter() - t0)

@@ -51,8 +51,8 @@ Before: one cycle of 40 modules (lowering, mpcc, solvers, problem, io), cli <-> 
 solve <-> pyomo_plugin (2); then one of 13 (the problem classes with the printing and lowering
 modules). Now no cycle has more than 3 modules: formats.io -> formats.mcp_file ->
 formats.mpcc_json -> formats.io (3), and the 2-cycles command.cli <-> command.entry,
-frontends.solve <-> frontends.pyomo_plugin, homotopy.inner <-> homotopy.pyomo_inner,
-models.fclib <-> models.fclib_print and problems.floor <-> problems.mcp. The methods of ``MCP``,
+frontends.solve <-> frontends.pyomo_plugin, homotopy.inner <-> homotopy.pyomo_inner and
+problems.floor <-> problems.mcp. The methods of ``MCP``,
 ``MPCC`` and block expressions that print or lower (``to_text``, ``from_casadi``, ``str(expr)``)
 reach the printers and lowerings through :mod:`mcpkit.problems.hooks`, so a problem module imports
 neither (issue 45; the folder-level layers are ``tests/unit/test_folder_graph.py``).

@@ -22,17 +22,25 @@ depend on :math:`n_c`: the names are the Alart–Curnier print's (``r_n, r_t, r_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.solving.tables import format_value
 
-if TYPE_CHECKING:
-    from mcpkit.models.fclib import FCLIBProblem
-
 __all__ = ["CONE_FORM", "cone_explain", "cone_latex", "cone_text"]
+
+class FCLIBProblem(Protocol):
+    r"""What the printer reads of an FCLIB local problem (:class:`mcpkit.models.fclib.FCLIBProblem`):
+    its title, the contact count :math:`n_c`, the Delassus matrix :math:`W` and the friction
+    coefficients :math:`\mu`."""
+
+    title: str
+    nc: int
+    W: Any
+    mu: Any
+
 
 #: The print form of the cone complementarity problem (``mcpkit print --form cone``, the default).
 CONE_FORM = "cone"
