@@ -478,7 +478,7 @@ def _search(
 
 
 @dataclass
-class _Run:
+class _ContactRun:
     """Where one run of :func:`_iterate` ended (``F``, ``u`` and, if ``err_here``, ``err`` at ``r``)."""
 
     r: np.ndarray
@@ -499,7 +499,7 @@ def _iterate(
     deadline: float,
     allow_lm: bool,
     stall_window: int,
-) -> _Run:
+) -> _ContactRun:
     """The Newton iteration of :func:`solve_alart_curnier` from reactions ``r`` (module docstring)."""
     Wc, q, mu = sys_.W, sys_.q, sys_.mu
     u = Wc @ r + q
@@ -576,7 +576,7 @@ def _iterate(
     if message != "converged" and best_theta < theta:  # unsolved: the best point met, not the last
         r, u, F, _, theta = best_state
         err_here = False
-    return _Run(r, u, F, err, err_here, its, lm_steps, message)
+    return _ContactRun(r, u, F, err, err_here, its, lm_steps, message)
 
 
 def project_cones(r: np.ndarray, mu: np.ndarray) -> np.ndarray:
