@@ -80,6 +80,7 @@ from typing import Any, TextIO
 from mcpkit.command.entry import release
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
+from mcpkit.formats.io import guess_family
 from mcpkit.solving import stop
 from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
 from mcpkit.sweep.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
@@ -371,7 +372,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             if not (interrupts.seen.is_set() or isinstance(exc, KeyboardInterrupt)):
                 raise
             interrupted = True
-            result = InterruptedOutcome(getattr(args, "family", _guess_family(args.file)), budget.elapsed())
+            result = InterruptedOutcome(getattr(args, "family", guess_family(args.file)), budget.elapsed())
             extra, arrays = {}, None
         # the solver may report the interrupt (Python's own SIGINT handler raised in it) before
         # the watcher thread has read the signal
@@ -912,7 +913,7 @@ def _run_bounded(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if run.stopped:
         outcome = TimeLimitOutcome(
-            _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
+            guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
         )
         return _report_solve(args, outcome, {}, None, exit_code(outcome))
     sys.stdout.write(run.data.decode(errors="replace"))
@@ -921,11 +922,6 @@ def _run_bounded(args: argparse.Namespace) -> int:
     if code is None:
         return EXIT_INTERRUPTED if run.interrupted else EXIT_NOT_SOLVED
     return code
-
-
-def _guess_family(file: str) -> str:
-    """The problem family from the suffix alone (``.json`` files may be MCPs or MPCCs: ``"mcp"``)."""
-    return "fclib" if Path(file).suffix.lower() in (".h5", ".hdf5") else "mcp"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,9 +23,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import ProblemFileError
-from mcpkit.formats.io import file_kind, load_mcp, parse_once
+from mcpkit.formats.io import file_family, file_kind, load_mcp, parse_once
 from mcpkit.formats.mcp_file import MAX_DECLARATION_DEPTH, load_any_mcp, save_mcp_file
-from mcpkit.sweep.solve_file import file_family
 from tests.conftest import SHARED_DATA
 
 FUZZ = SHARED_DATA / "fuzz-2026-11-26"
