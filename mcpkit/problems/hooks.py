@@ -45,7 +45,7 @@ class Hook(Enum):
     """``MPCC.explain``: :func:`mcpkit.printing.mpcc.explain`."""
     SLACK_FORM_BLOCKS = "mcpkit.printing.mpcc:slack_form_blocks"
     """The printed block structure of a slack-form MPCC, built when it is first printed:
-    :func:`mcpkit.printing.mpcc_blocks.slack_form_blocks`."""
+    :func:`mcpkit.printing.mpcc.blocks.slack_form_blocks`."""
     LOWER_TO_CASADI = "mcpkit.lowering.casadi:lower_to_casadi"
     """The cached CasADi lowering of an MCP (its :math:`F` and Jacobian for ``MCP.evaluator`` and
     the rounding floor): :func:`mcpkit.lowering.casadi.lower_to_casadi`."""
