@@ -69,11 +69,16 @@ class Hook(Enum):
 _PROVIDED: dict[Hook, Callable[..., Any]] = {}
 
 
+def _where(function: Callable[..., Any]) -> tuple[str, str]:
+    """A function's module and qualified name (the same after its module is imported again)."""
+    return getattr(function, "__module__", ""), getattr(function, "__qualname__", repr(function))
+
+
 def provide(hook: Hook, function: Callable[..., Any]) -> None:
     """Register ``function`` as the one implementation of ``hook`` (called by the providing module
     when it is imported; providing the same function again, e.g. on a module reload, is allowed)."""
     old = _PROVIDED.get(hook)
-    if old is not None and getattr(old, "__qualname__", old) != getattr(function, "__qualname__", function):
+    if old is not None and _where(old) != _where(function):
         raise MCPKitError(f"{hook.name} is provided twice: by {old!r} and by {function!r}")
     _PROVIDED[hook] = function
 
