@@ -51,13 +51,12 @@ from mcpkit.homotopy.ipopt import (
 )
 from mcpkit.homotopy.lp_inner import LinearInner, is_affine
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
-from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
+from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, reformulation_for, sign_constraints
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import SolveOptions, progress_trace
-from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.residuals import compute_residuals
 from mcpkit.solving.result import HomotopyStep, Termination
 

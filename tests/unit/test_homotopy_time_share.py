@@ -132,7 +132,7 @@ def _on_track_run(monkeypatch: pytest.MonkeyPatch, extend_to: float | None, fail
     import mcpkit.homotopy.loop as hom
     from mcpkit.homotopy.ipopt import InnerResult
     from mcpkit.homotopy.loop import HomotopySolver
-    from mcpkit.solving.registry import reformulation_for
+    from mcpkit.homotopy.reformulation import reformulation_for
 
     clock = _Clock()
     monkeypatch.setattr(hom.time, "perf_counter", clock)

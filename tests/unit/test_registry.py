@@ -15,6 +15,7 @@ import pytest
 import mcpkit
 from mcpkit.command.cli import build_parser, main
 from mcpkit.errors import MCPInputError, UnknownOptionError
+from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.orchestration.planner import resolve
 from mcpkit.solving import registry
 from mcpkit.solving.options import REFORMULATIONS, Backend, Method
@@ -36,10 +37,12 @@ def test_choices_are_derived_from_the_registry() -> None:
 
 def test_every_reformulation_is_importable_and_named() -> None:
     for name in REFORMULATIONS:
-        ref = registry.reformulation_for(name)
+        ref = reformulation_for(name)
         assert ref.name == name
     with pytest.raises(UnknownOptionError, match="registered"):
-        registry.reformulation_for("path")
+        registry.reformulation_entry("path")
+    with pytest.raises(UnknownOptionError, match="registered"):
+        reformulation_for("path")
 
 
 @pytest.mark.parametrize(
