@@ -605,10 +605,8 @@ class HomotopySolver:
                     break
                 if not self.fits(warm in self._solvers, step_deadline):
                     termination = Termination.TIME_LIMIT
-                    raw = (
-                        f"not started: building the NLP takes at least {self.build_seconds:.1f} s,"
-                        " more than the time limit leaves"
-                    )
+                    raw = f"not started: building the NLP takes at least {self.build_seconds:.1f} s"
+                    raw += ", more than the time limit leaves"
                     break
                 solver = self._nlp(warm)
                 if step_deadline is not None and time.perf_counter() > step_deadline:
