@@ -18,6 +18,7 @@ import numpy as np
 
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.registry import reformulation_entry
 
 
 @dataclass
@@ -190,7 +191,7 @@ class AdaptiveDecrease(ParameterController):
     After a failed subproblem the homotopy keeps its last good point and goes on with
     :math:`\kappa t`: backing off towards the last solved value was tried and lost problems it
     otherwise solves (an MPECLib problem and a planar-pushing horizon), while the recovery of
-    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` handles the runs that fail for good.
+    :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` handles the runs that fail for good.
     Stops after ``max_outer`` subproblems or once :math:`t_{\min}` has been solved.
     """
 
@@ -216,3 +217,11 @@ class AdaptiveDecrease(ParameterController):
         f = self.factor**2 if success and inner_iterations <= self.fast else self.factor
         self.t = max(self.t * f, self.t_min)
         return self.t
+
+
+def reformulation_for(name: str) -> Reformulation:
+    """A new reformulation object for a registered reformulation name: the class its registry entry
+    names (:func:`mcpkit.solving.registry.reformulation_entry`), built here with the entry's
+    ``kwargs``, so the registry only says what exists and the homotopy builds its pieces."""
+    entry = reformulation_entry(name)
+    return entry.implementation(**entry.kwargs)

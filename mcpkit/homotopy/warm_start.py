@@ -42,7 +42,7 @@ class WarmStart(str, enum.Enum):
     BEST_OF_TWO = "best_of_two"
     """MPCC solves: the standard profile in this process and the adaptive one in a forked child
     process on another core, from the same start within the same time limit; the better point is
-    kept (:mod:`mcpkit.solving.second_start`). Needs ``fork`` and two cores, else the standard
+    kept (:mod:`mcpkit.orchestration.second_start`). Needs ``fork`` and two cores, else the standard
     profile alone. This process's IPOPT settings are the standard ones."""
 
     @classmethod

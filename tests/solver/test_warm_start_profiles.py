@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mcpkit.mpcc import MPCC, load_mpcc_json, solve_mpcc
-from mcpkit.solving import second_start
+from mcpkit.orchestration import second_start
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver

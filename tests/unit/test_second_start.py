@@ -1,4 +1,4 @@
-"""The choice of :func:`mcpkit.solving.second_start.better` and the child process's failure paths.
+"""The choice of :func:`mcpkit.orchestration.second_start.better` and the child process's failure paths.
 
 No IPOPT runs: the outcomes are made here, and the child runs a plain function.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome
-from mcpkit.solving import second_start
+from mcpkit.orchestration import second_start
 from mcpkit.solving.result import Termination
 
 TOL = 1e-6

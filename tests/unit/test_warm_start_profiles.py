@@ -16,10 +16,10 @@ from mcpkit.homotopy import ipopt as ipopt_module
 from mcpkit.homotopy.inner import CasadiInner
 from mcpkit.homotopy.ipopt import WARM_START_OPTIONS, ipopt_option_dict
 from mcpkit.homotopy.loop import HomotopySolver, inner_settings
+from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.homotopy.warm_start import WARM_START_PROFILES, WarmStart, warm_start_options
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import reformulation_for
 
 
 def _toy() -> MPCC:

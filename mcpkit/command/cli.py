@@ -7,7 +7,7 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.solving.tables`),
   and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file, a FIFO or device refused,
   an empty name refused); the verdict is written
@@ -32,7 +32,7 @@
   sweep stops them).
 * ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
   figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
-  prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
+  prints as an aligned table, :mod:`mcpkit.solving.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
@@ -50,7 +50,7 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
 within about a second (:data:`INTERRUPT_GRACE`) with exit status 130 (while the program is
-still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.frontends.entry` ends it
+still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.command.entry` ends it
 with the same line and status), printing the best point so
 far when the solver returned one (every IPOPT solver built by the command carries the iteration
 monitor of :mod:`mcpkit.solving.stop`, so a homotopy subproblem stops at its next iteration and the
@@ -77,18 +77,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from mcpkit.command.entry import release
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
-from mcpkit.frontends.entry import release
-from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
+from mcpkit.formats.io import guess_family
+from mcpkit.solving import stop
+from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
+from mcpkit.sweep.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
     InterruptedOutcome,
     TimeLimitOutcome,
     solve_within,
 )
-from mcpkit.solving import stop
-from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
 
 #: Exit status of every command.
 EXIT_SOLVED, EXIT_NOT_SOLVED, EXIT_BAD_INPUT = 0, 1, 2
@@ -123,7 +124,9 @@ def _print_json(obj: Any) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from mcpkit import __version__
+    from importlib.metadata import version
+
+    __version__ = version("mcpkit")  # the installed package's (mcpkit.__version__ is the same)
     from mcpkit.solving.availability import components
     from mcpkit.solving.registry import describe
 
@@ -369,7 +372,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             if not (interrupts.seen.is_set() or isinstance(exc, KeyboardInterrupt)):
                 raise
             interrupted = True
-            result = InterruptedOutcome(getattr(args, "family", _guess_family(args.file)), budget.elapsed())
+            result = InterruptedOutcome(getattr(args, "family", guess_family(args.file)), budget.elapsed())
             extra, arrays = {}, None
         # the solver may report the interrupt (Python's own SIGINT handler raised in it) before
         # the watcher thread has read the signal
@@ -408,7 +411,7 @@ def _report_solve(
             summary["solution"] = arrays
         _print_json(summary)
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
         if arrays is not None:
@@ -545,7 +548,7 @@ def cmd_print(args: argparse.Namespace) -> int:
     function may embed a solver (a CasADi ``nlpsol``) that prints its banner from native code:
     loading and rendering run with stdout sent to stderr, so stdout holds the mathematics only.
     """
-    from mcpkit.frontends.solve_file import load_declaration
+    from mcpkit.sweep.solve_file import load_declaration
 
     with _stdout_to_stderr():
         problem = load_declaration(args.file)
@@ -645,7 +648,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     elif hasattr(result, "table"):  # demos with many steps print an aligned table
         print(result.table())
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
     return exit_code(result)
@@ -662,20 +665,16 @@ def _tol_help() -> str:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
-        prog="mcpkit",
-        description="Complementarity modelling for contact mechanics.",
-        epilog=EXIT_CODES,
-        formatter_class=raw,
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_info(sub: Any) -> None:
+    """``mcpkit info``: backends and solvers."""
     p_info = sub.add_parser("info", help="list backends and solvers with versions and locations")
     p_info.add_argument("--json", action="store_true", help="one JSON object")
     p_info.set_defaults(func=cmd_info)
 
+
+def _add_solve(sub: Any) -> None:
+    """``mcpkit solve FILE``: one problem file, the exit status the verdict."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_solve = sub.add_parser(
         "solve",
         help="solve a problem file (.json LCP, mcpkit-mcp or CasADi MPCC, .npz/.mtx LCP, .hdf5 FCLIB)",
@@ -722,6 +721,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_solve.set_defaults(func=cmd_solve)
 
+
+def _add_sweep(sub: Any) -> None:
+    """``mcpkit sweep FILES``: many files on Dask, rows to Parquet."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_sweep = sub.add_parser(
         "sweep",
         help="solve many problem files on Dask; one Parquet row per file, resumable",
@@ -753,6 +756,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_sweep.set_defaults(func=cmd_sweep)
 
+
+def _add_print(sub: Any) -> None:
+    """``mcpkit print FILE``: the problem as mathematics."""
     p_print = sub.add_parser("print", help="print the problem in a file (MCP, MPCC or FCLIB) as mathematics")
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
@@ -760,6 +766,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_print.add_argument("--form", choices=PRINT_FORMS, help=PRINT_FORM_HELP)
     p_print.set_defaults(func=cmd_print)
 
+
+def _add_demo(sub: Any) -> None:
+    """``mcpkit demo NAME``: a demo and its figures."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_demo = sub.add_parser(
         "demo", help="run a demo and write its figures", epilog=EXIT_CODES, formatter_class=raw
     )
@@ -787,6 +797,21 @@ def build_parser() -> argparse.ArgumentParser:
         "the staged FCLIB solve (staged: sparse engine above 170 contacts)",
     )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mcpkit`` command's parser: one sub-command each (``info``, ``solve``, ``sweep``,
+    ``print``, ``demo``)."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="mcpkit",
+        description="Complementarity modelling for contact mechanics.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_info, _add_solve, _add_sweep, _add_print, _add_demo):
+        add(sub)
     return parser
 
 
@@ -810,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
-    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.frontends.entry)
+    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.command.entry)
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         try:
             code = _run_bounded(args)  # the program: a hard bound even on native code
@@ -910,7 +935,7 @@ def _run_bounded(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if run.stopped:
         outcome = TimeLimitOutcome(
-            _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
+            guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
         )
         return _report_solve(args, outcome, {}, None, exit_code(outcome))
     sys.stdout.write(run.data.decode(errors="replace"))
@@ -919,11 +944,6 @@ def _run_bounded(args: argparse.Namespace) -> int:
     if code is None:
         return EXIT_INTERRUPTED if run.interrupted else EXIT_NOT_SOLVED
     return code
-
-
-def _guess_family(file: str) -> str:
-    """The problem family from the suffix alone (``.json`` files may be MCPs or MPCCs: ``"mcp"``)."""
-    return "fclib" if Path(file).suffix.lower() in (".h5", ".hdf5") else "mcp"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,18 +36,19 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.homotopy.ipopt import estimated_build_seconds
-from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given, make_homotopy
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.warm_start import WarmStart
+from mcpkit.orchestration import second_start
+from mcpkit.orchestration.planner import plan_mpcc
+from mcpkit.orchestration.second_start import SecondStart
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving import second_start
 from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
-from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
-from mcpkit.solving.second_start import SecondStart
 from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy
@@ -72,7 +73,7 @@ class MPCCSolver:
         A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
         ``penalty``, ``elastic``). ``auto`` is ``scholtes`` with ``fb`` as a second opinion from
         the same cold start, the lower objective kept; on an LPEC (f, g, G, H affine in x) the
-        other way round (:func:`mcpkit.solving.planner.resolve`). A method named explicitly runs alone.
+        other way round (:func:`mcpkit.orchestration.planner.resolve`). A method named explicitly runs alone.
         See ``mcpkit info``.
     backend
         ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises
@@ -177,7 +178,7 @@ class MPCCSolver:
 
     def _second_start(self, xs: np.ndarray, pv: np.ndarray, limit: float | None) -> SecondStart | None:
         """With ``warm_start="best_of_two"`` and a second core, a forked child running this
-        homotopy with the adaptive warm-start profile (:mod:`mcpkit.solving.second_start`)."""
+        homotopy with the adaptive warm-start profile (:mod:`mcpkit.orchestration.second_start`)."""
         if self.options.warm_start is not WarmStart.BEST_OF_TWO or not second_start.available():
             return None
         opts = replace(self.options, warm_start=WarmStart.ADAPTIVE, progress=None, verbose=False)
@@ -192,7 +193,7 @@ class MPCCSolver:
     def _keep_better(
         self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, wait: float | None
     ) -> tuple[HomotopyOutcome, str, str]:
-        """``(outcome, which, note)``: :func:`~mcpkit.solving.second_start.better` of this run's
+        """``(outcome, which, note)``: :func:`~mcpkit.orchestration.second_start.better` of this run's
         and the second start's outcomes, waiting for the latter until ``wait`` (``which`` empty
         unless ``warm_start="best_of_two"``)."""
         if self.options.warm_start is not WarmStart.BEST_OF_TWO:
