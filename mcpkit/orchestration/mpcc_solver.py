@@ -166,7 +166,12 @@ class MPCCSolver:
         # progress=True: one tqdm line over the whole call (homotopy, refinement, classification)
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         with display(self.options.progress, orig.name):
-            out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+            try:
+                out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+            except BaseException:
+                if second is not None:  # no orphan child after an error or Ctrl-C here
+                    second.stop()
+                raise
             wait = second_start.wait_until(t0, limit)
             out, kept, note = self._keep_better(out, second, pv, wait)
             result = self._finish(out, pv, t0, hard)

@@ -97,3 +97,11 @@ def test_the_child_ends_before_the_caller_limit() -> None:
         wait = second_start.wait_until(100.0, limit)
         assert child is not None and wait is not None
         assert child < limit and 100.0 + child <= wait <= 100.0 + limit
+
+
+@needs_fork
+def test_stop_ends_a_running_child() -> None:
+    second = second_start.SecondStart(lambda: (time.sleep(60), _out(1.0, 0.0))[1]).start()
+    process = second.process
+    second.stop()
+    assert process is not None and not process.is_alive() and second.process is None
