@@ -31,8 +31,8 @@ from typing import Any, Protocol
 from mcpkit.errors import SolverNotAvailableError, UnknownOptionError
 from mcpkit.homotopy.ipopt import InnerResult, InnerSolver, IpoptNLP
 from mcpkit.homotopy.reformulation import NLPTemplate
-from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.problems.derivatives import shared_functions
+from mcpkit.solving.warm_start import WarmStart
 
 __all__ = [
     "IPOPT_CHOICES",
@@ -68,7 +68,7 @@ class InnerSettings:
     name: str = "nlp"
     """Label of the solver (CasADi function name, Pyomo model name)."""
     warm_start: WarmStart = WarmStart.STANDARD
-    """The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.homotopy.warm_start.WarmStart`)."""
+    """The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.warm_start.WarmStart`)."""
 
     def with_warm(self, warm: bool, name: str) -> InnerSettings:
         """The same settings with ``warm`` and ``name`` replaced."""

@@ -18,10 +18,10 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
-from mcpkit.homotopy.warm_start import WarmStart, warm_start_options
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
 from mcpkit.solving.result import Termination
+from mcpkit.solving.warm_start import WarmStart, warm_start_options
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
 #: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual
@@ -119,7 +119,7 @@ class InnerResult:
 
 #: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
 #: parameter small, iterates pushed off the bounds as little as possible): the default profile,
-#: :attr:`~mcpkit.homotopy.warm_start.WarmStart.STANDARD`.
+#: :attr:`~mcpkit.solving.warm_start.WarmStart.STANDARD`.
 WARM_START_OPTIONS: dict[str, Any] = warm_start_options(WarmStart.STANDARD)
 
 
@@ -164,7 +164,7 @@ def ipopt_option_dict(
 
     ``tol`` is IPOPT's ``tol`` and also its ``constr_viol_tol`` and ``compl_inf_tol`` (so the
     subproblem is solved to the accuracy the outer loop needs); ``warm`` adds the settings of the
-    profile ``warm_start`` (:data:`~mcpkit.homotopy.warm_start.WARM_START_PROFILES`; by default
+    profile ``warm_start`` (:data:`~mcpkit.solving.warm_start.WARM_START_PROFILES`; by default
     :data:`WARM_START_OPTIONS`); ``options`` (the user's, by IPOPT name, with or without an
     ``ipopt.`` prefix) come last and win.
     """
@@ -373,7 +373,7 @@ class IpoptNLP(InnerSolver):
         other solvers on the same rows (:mod:`mcpkit.problems.derivatives`); ``None``: CasADi
         differentiates the NLP itself.
     warm_start
-        The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.homotopy.warm_start.WarmStart`).
+        The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.warm_start.WarmStart`).
     """
 
     def __init__(

@@ -38,7 +38,6 @@ from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.homotopy.ipopt import estimated_build_seconds
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
 from mcpkit.homotopy.recovery import make_homotopy
-from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.orchestration import second_start
 from mcpkit.orchestration.planner import plan_mpcc
 from mcpkit.orchestration.second_start import SecondStart
@@ -49,6 +48,7 @@ from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seco
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
+from mcpkit.solving.warm_start import WarmStart
 from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.homotopy.warm_start import WarmStart
 from mcpkit.solving import registry
 from mcpkit.solving.progress import AMBIENT, reporters
+from mcpkit.solving.warm_start import WarmStart
 
 if TYPE_CHECKING:
     from mcpkit.solving.result import HomotopyStep
@@ -229,7 +229,7 @@ class SolveOptions:
     """IPOPT settings of the homotopy's warm-started subproblems (every one after the first,
     started from the previous point and multipliers): ``"standard"`` (default) or
     ``"adaptive"`` (IPOPT's adaptive barrier update; a different path, see
-    :class:`~mcpkit.homotopy.warm_start.WarmStart`). ``ipopt_options`` still win."""
+    :class:`~mcpkit.solving.warm_start.WarmStart`). ``ipopt_options`` still win."""
     path_options: dict[str, Any] = field(default_factory=dict)
     """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
     verbose: bool = False
