@@ -512,6 +512,7 @@ class HomotopySolver:
             if lam_x0 is not None and np.size(lam_x0) != x.size:
                 lam_x0 = lam_g0 = None  # multipliers of another reformulation do not fit
         lam_x, lam_g = lam_x0, lam_g0
+        lam_t = math.nan  # the parameter of lam_g's subproblem (scale_warm_multipliers)
         raw = "not started"
         termination: Termination | None = None
         failures = 0
@@ -627,7 +628,7 @@ class HomotopySolver:
                     tpl.lbg,
                     tpl.ubg,
                     lam_x if warm else None,
-                    lam_g if warm else None,
+                    self.reformulation.warm_lam_g(lam_g, nc, lam_t, t, opts) if warm else None,
                     deadline=step_deadline,
                     max_iter=cap,
                 )
@@ -665,7 +666,7 @@ class HomotopySolver:
                     failures = 0
                     if warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
                         last_ok_iterations = res.iterations
-                    x, lam_x, lam_g = res.x, res.lam_x, res.lam_g
+                    x, lam_x, lam_g, lam_t = res.x, res.lam_x, res.lam_g, t
                 else:
                     # recovery: keep the last good point; the controller backs the parameter off
                     failures += 1
