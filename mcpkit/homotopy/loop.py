@@ -607,8 +607,8 @@ class HomotopySolver:
                     break
                 if not self.fits(warm in self._solvers, step_deadline):
                     termination = Termination.TIME_LIMIT
-                    build = f"{self.build_seconds:.1f} s"
-                    raw = f"not started: the NLP build ({build} at least) exceeds the time limit"
+                    raw = f"not started: building the NLP takes at least {self.build_seconds:.1f} s"
+                    raw += ", more than the time limit leaves"
                     break
                 solver = self._nlp(warm)
                 if step_deadline is not None and time.perf_counter() > step_deadline:
