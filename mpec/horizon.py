@@ -160,6 +160,25 @@ but the N = 20 pushing task was no longer solved, block N = 400 took 821 iterati
 219, plate N = 100 346-405 instead of 120 and plate N = 400 was not solved (1,018 iterations, J =
 0.067). MUMPS orderings that CasADi's IPOPT accepts (``mumps_pivot_order``): 0 AMD, 2 AMF, 5
 METIS, 6 QAMD and 7 automatic; 3 (SCOTCH) and 4 (PORD) fall back to the default, 1 fails.
+
+**Where the long block horizons spent their time** (2026-11-28, ``result.mpcc.trace`` of
+``solve_block(BlockTask(n_steps=800))``, IPOPT's own log): 2,161 IPOPT iterations and 142 s of
+CPU. The cold first subproblem (:math:`\sigma = 10^{-2}`) took 61 iterations but about 33 s of
+CPU, 0.55 s each: IPOPT's inertia correction raised the Hessian regularisation up to
+:math:`10^{20}` and MUMPS reallocated its memory, so an iteration factorised the KKT matrix many
+times (a well-conditioned iteration of the same matrix costs about 50 ms). The first warm
+subproblem (:math:`\sigma = 10^{-3}`) took 1,724 iterations, 1,700 of them in IPOPT's
+restoration phase: it started at a dual infeasibility of 812, because the multipliers of the rows
+:math:`G_j H_j/\sigma - 1` were passed on unchanged while :math:`\sigma` fell tenfold (each row ten
+times steeper). With those multipliers scaled (:data:`HORIZON_SOLVE_OPTIONS`) that subproblem
+starts at 2e-8 and takes 127 iterations; the whole call 335 iterations and 53 s of CPU, at the
+same plan (f = 324.0594914, S). Most of what is left is the cold first subproblem. Tried on it
+at N = 800 and not adopted: :math:`\sigma_0 = 1.25 \cdot 10^{-3}` or :math:`10^{-4}` (the cold
+subproblem got harder; cut by the first-step budget), ``bound_push = bound_frac = 1e-8`` (2
+iterations in 138 s of wall time), the cold start with the warm-start settings, ``mu_init =
+1e-3`` and ``mu_strategy = adaptive`` (none finished within 70-130 s of CPU), ``mumps_pivot_order
+= 5`` (METIS; 732 iterations, 57 s of CPU), and at N = 400 a start from the 100-step plan's
+controls (25.9 s of CPU against 5.4 s, f higher by 2e-4).
 """
 
 
