@@ -490,6 +490,44 @@ def simulate(
         raises ends the run and propagates.
     """
     rule = OnFailure.parse(on_failure)
+    x, t0 = _checked_start(model, x0, n_steps, t0, deadline)
+    t_run = time.perf_counter()
+    if solver is None:
+        make = getattr(model, "make_solver", None)  # a model with its own physical verdict
+        solver = (
+            make(method, backend, **options)
+            if callable(make)
+            else Solver(model.mcp, backend=backend, method=method, **options)
+        )
+    N = int(n_steps)
+    run = _Rows(N, model.mcp.n, x, t0 + model.h * np.arange(N + 1))
+    show = shows_on(sys.stderr, (N > 200) if progress is None else progress)
+    bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
+    for k in bar:
+        if deadline is not None and time.perf_counter() >= deadline:
+            run.notes[k] = "time limit"
+            break
+        tk = float(run.t[k])
+        pk = model.parameters(k, tk, run.states[k])
+        t_start = time.perf_counter()
+        res = solver.solve(p=pk)
+        run.record(k, res, time.perf_counter() - t_start)
+        if not res.solved:
+            bar.set_postfix(failed=int((~run.solved[: k + 1]).sum()))
+            if rule is OnFailure.STOP or not np.isfinite(res.z).all():
+                break
+        if on_step is not None:
+            on_step(k, tk, run.states[k], pk, res)
+        run.states[k + 1] = model.advance(k, tk, run.states[k], res)
+    bar.close()
+    return run.result(model, rule, time.perf_counter() - t_run)
+
+
+def _checked_start(
+    model: StepModel, x0: Any, n_steps: int, t0: float, deadline: float | None
+) -> tuple[np.ndarray, float]:
+    """``(x0, t0)`` of :func:`simulate`, checked with ``n_steps``, ``deadline`` and the model's
+    rows of controls (a typed error each)."""
     as_count(n_steps, "n_steps")
     refuse_text(x0, "x0")
     x = np.asarray(x0, dtype=float).reshape(-1)
@@ -505,66 +543,53 @@ def simulate(
     rows = getattr(model, "control_rows", None)
     if isinstance(rows, int) and rows < n_steps:
         raise ShapeError(f"{n_steps} steps need {n_steps} rows of controls; {rows} were given")
-    t_run = time.perf_counter()
-    if solver is None:
-        make = getattr(model, "make_solver", None)  # a model with its own physical verdict
-        solver = (
-            make(method, backend, **options)
-            if callable(make)
-            else Solver(model.mcp, backend=backend, method=method, **options)
-        )
-    n = model.mcp.n
-    N = int(n_steps)
-    t = t0 + model.h * np.arange(N + 1)
-    states = np.full((N + 1, x.size), np.nan)
-    states[0] = x
-    Z = np.full((N, n), np.nan)
-    solved = np.zeros(N, dtype=bool)
-    resid = np.full(N, np.nan)
-    term: list[Termination | None] = [None] * N
-    iters = np.zeros(N, dtype=int)
-    times = np.zeros(N)
-    notes = [""] * N
-    route = ("", "")
-    show = shows_on(sys.stderr, (N > 200) if progress is None else progress)
-    bar = tqdm(range(N), disable=not show, desc=type(model).__name__, unit="step", leave=False)
-    for k in bar:
-        if deadline is not None and time.perf_counter() >= deadline:
-            notes[k] = "time limit"
-            break
-        tk = float(t[k])
-        pk = model.parameters(k, tk, states[k])
-        t_start = time.perf_counter()
-        res = solver.solve(p=pk)
-        times[k] = time.perf_counter() - t_start
-        route = (res.method, res.backend)
-        Z[k] = res.z
-        solved[k] = res.solved
-        resid[k] = res.natural_residual
-        term[k] = res.termination
-        iters[k] = res.iterations
+    return x, t0
+
+
+class _Rows:
+    r"""The rows of a :func:`simulate` run (NaN until a step fills them): states
+    :math:`x_0, \dots, x_N` at times ``t``, and per step its point, verdict and cost."""
+
+    def __init__(self, N: int, n: int, x0: np.ndarray, t: np.ndarray) -> None:
+        self.t = t
+        self.states = np.full((N + 1, x0.size), np.nan)
+        self.states[0] = x0
+        self.Z = np.full((N, n), np.nan)
+        self.solved = np.zeros(N, dtype=bool)
+        self.resid = np.full(N, np.nan)
+        self.term: list[Termination | None] = [None] * N
+        self.iters = np.zeros(N, dtype=int)
+        self.times = np.zeros(N)
+        self.notes = [""] * N
+        self.route = ("", "")
+
+    def record(self, k: int, res: Any, seconds: float) -> None:
+        """Step ``k``'s result, solved in ``seconds``."""
+        self.times[k] = seconds
+        self.route = (res.method, res.backend)
+        self.Z[k] = res.z
+        self.solved[k] = res.solved
+        self.resid[k] = res.natural_residual
+        self.term[k] = res.termination
+        self.iters[k] = res.iterations
         if not res.solved:
-            notes[k] = str(getattr(res, "failure_note", "") or "")
-            bar.set_postfix(failed=int((~solved[: k + 1]).sum()))
-            if rule is OnFailure.STOP or not np.isfinite(res.z).all():
-                break
-        if on_step is not None:
-            on_step(k, tk, states[k], pk, res)
-        states[k + 1] = model.advance(k, tk, states[k], res)
-    bar.close()
-    return SimulationResult(
-        t=t,
-        states=states,
-        z=Z,
-        step_solved=solved,
-        natural_residual=resid,
-        step_termination=term,
-        iterations=iters,
-        step_time_s=times,
-        blocks={b.name: b.slice for b in model.mcp.blocks},
-        method=route[0],
-        backend=route[1],
-        on_failure=rule,
-        wall_time_s=time.perf_counter() - t_run,
-        step_notes=notes,
-    )
+            self.notes[k] = str(getattr(res, "failure_note", "") or "")
+
+    def result(self, model: StepModel, rule: OnFailure, wall: float) -> SimulationResult:
+        """The :class:`SimulationResult` of these rows."""
+        return SimulationResult(
+            t=self.t,
+            states=self.states,
+            z=self.Z,
+            step_solved=self.solved,
+            natural_residual=self.resid,
+            step_termination=self.term,
+            iterations=self.iters,
+            step_time_s=self.times,
+            blocks={b.name: b.slice for b in model.mcp.blocks},
+            method=self.route[0],
+            backend=self.route[1],
+            on_failure=rule,
+            wall_time_s=wall,
+            step_notes=self.notes,
+        )

@@ -269,6 +269,32 @@ def simulate_with_gradient(
         )
     names = _check_wrt(model, wrt)
     x_init = model.check_state(x0)
+    slices, theta = _theta(model, names, x_init)
+    dth = _direction(direction, theta.size, names)
+    N = int(n_steps) if isinstance(n_steps, (int, np.integer)) and not isinstance(n_steps, bool) else 0
+    if N < 1:
+        raise MCPInputError(f"n_steps must be a positive integer, got {n_steps!r}")
+    tangent = _Tangent(model, names, slices, N, dth)
+    sim = simulate(
+        model, x_init, N, t0=t0, method=method, backend=backend, solver=solver, on_failure="stop",
+        on_step=tangent.step, **options,
+    )  # fmt: skip
+    ran = np.isfinite(sim.states[1:]).all(axis=1)
+    gap = np.abs(tangent.predicted[1:][ran] - sim.states[1:][ran])
+    off = (gap > MAP_AGREEMENT_RTOL * (1.0 + np.abs(sim.states[1:][ran]))).any(axis=1)
+    if off.any():
+        k = int(np.flatnonzero(off)[0])
+        raise MCPInputError(
+            f"step {k}: the step update on CasADi and the simulator's disagree by {gap[k].max():.3e}; "
+            "the update reads something that is not an input or a declared constant"
+        )
+    return SimulationGradient(sim, names, slices, theta, tangent.D, dth, tangent.degenerate)
+
+
+def _theta(
+    model: DeclaredStep, names: tuple[str, ...], x_init: np.ndarray
+) -> tuple[dict[str, slice], np.ndarray]:
+    r"""``(slice of each name, its values)``: :math:`\theta` stacked from ``names``."""
     consts = model.constants()
     sizes = {"x0": model.n_state, "design": model.n_design}
     slices: dict[str, slice] = {}
@@ -285,100 +311,120 @@ def simulate_with_gradient(
         slices[nm] = slice(start, start + sizes[nm])
         start += sizes[nm]
         values.append(np.asarray(val, dtype=float).reshape(-1))
-    n_theta = start
-    theta = np.concatenate(values)
-    dth: np.ndarray | None = None
-    if direction is not None:
-        try:
-            dth = np.asarray(direction, dtype=float).reshape(-1)
-        except (TypeError, ValueError) as exc:
-            raise MCPInputError(f"direction must be numeric, got {direction!r}") from exc
-        if dth.shape != (n_theta,):
-            raise ShapeError(
-                f"direction must have {n_theta} entries (theta = {list(names)}), got {dth.shape}"
-            )
-        if not np.isfinite(dth).all():
-            raise NonFiniteError("direction contains NaN or inf")
-    jac = StepJacobians(model, names)
-    # theta's columns that the map sees (all but x0), and the initial X_0
-    map_cols = np.concatenate(
-        [np.arange(slices[nm].start, slices[nm].stop) for nm in names if nm != "x0"]
-    ) if jac.names else np.zeros(0, dtype=int)  # fmt: skip
-    X0 = np.zeros((model.n_state, n_theta))
-    if "x0" in slices:
-        X0[:, slices["x0"]] = np.eye(model.n_state)
-    N = int(n_steps) if isinstance(n_steps, (int, np.integer)) and not isinstance(n_steps, bool) else 0
-    if N < 1:
-        raise MCPInputError(f"n_steps must be a positive integer, got {n_steps!r}")
-    full = dth is None
-    D = np.full((N + 1, model.n_state, n_theta) if full else (N + 1, model.n_state), np.nan)
-    D[0] = X0 if full else X0 @ dth
-    dmap = dth[map_cols] if dth is not None else None
-    predicted = np.full((N + 1, model.n_state), np.nan)
-    degenerate: list[int] = []
+    return slices, np.concatenate(values)
 
-    def on_step(k: int, t: float, x: np.ndarray, pk: Any, res: Any) -> None:
+
+def _direction(direction: Any, n_theta: int, names: tuple[str, ...]) -> np.ndarray | None:
+    r"""The direction :math:`d\theta` checked (``None``: the full Jacobian)."""
+    if direction is None:
+        return None
+    try:
+        dth = np.asarray(direction, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise MCPInputError(f"direction must be numeric, got {direction!r}") from exc
+    if dth.shape != (n_theta,):
+        raise ShapeError(f"direction must have {n_theta} entries (theta = {list(names)}), got {dth.shape}")
+    if not np.isfinite(dth).all():
+        raise NonFiniteError("direction contains NaN or inf")
+    return dth
+
+
+def _stepped(err: Exception, k: int) -> Exception:
+    """``err`` with the step index ``k`` (``err.step``)."""
+    err.step = k  # type: ignore[attr-defined]
+    return err
+
+
+class _Tangent:
+    r"""The recursion of :func:`simulate_with_gradient` run alongside the simulation: :attr:`D`
+    holds :math:`X_k = dx_k/d\theta` (or :math:`dx_k` along ``dth``), filled by :meth:`step`
+    after each step's solve; :attr:`predicted` the CasADi map's :math:`x_{k+1}` to check
+    against the simulator's."""
+
+    def __init__(
+        self,
+        model: DeclaredStep,
+        names: tuple[str, ...],
+        slices: dict[str, slice],
+        N: int,
+        dth: np.ndarray | None,
+    ) -> None:
+        self.model = model
+        self.jac = StepJacobians(model, names)
+        n_theta = sum(sl.stop - sl.start for sl in slices.values())
+        # theta's columns that the map sees (all but x0), and the initial X_0
+        self.map_cols = np.concatenate(
+            [np.arange(slices[nm].start, slices[nm].stop) for nm in names if nm != "x0"]
+        ) if self.jac.names else np.zeros(0, dtype=int)  # fmt: skip
+        X0 = np.zeros((model.n_state, n_theta))
+        if "x0" in slices:
+            X0[:, slices["x0"]] = np.eye(model.n_state)
+        self.full = dth is None
+        self.D = np.full((N + 1, model.n_state, n_theta) if self.full else (N + 1, model.n_state), np.nan)
+        self.D[0] = X0 if dth is None else X0 @ dth
+        self.dmap = dth[self.map_cols] if dth is not None else None
+        self.predicted = np.full((N + 1, model.n_state), np.nan)
+        self.degenerate: list[int] = []
+
+    def step(self, k: int, t: float, x: np.ndarray, pk: Any, res: Any) -> None:
+        """The ``on_step`` hook of :func:`~mcpkit.models.stepping.simulate`: :math:`X_{k+1}`
+        from step ``k``'s solution ``res`` at state ``x`` and time ``t``."""
         mres: MCPResult = res.solve if isinstance(getattr(res, "solve", None), MCPResult) else res
         where = f"step {k} (t={t:.6g})"
         if not res.solved:
-            err = SolveFailedError(
-                f"{where} was not solved, so the run has no derivative: {res.message}", res
+            raise _stepped(
+                SolveFailedError(f"{where} was not solved, so the run has no derivative: {res.message}", res),
+                k,
             )
-            err.step = k  # type: ignore[attr-defined]
-            raise err
-        u, th = model.inputs(k)
-        p, Px, Pt = jac.parameters(x, u, th, t)
+        u, th = self.model.inputs(k)
+        p, Px, Pt = self.jac.parameters(x, u, th, t)
         if not np.allclose(p, mres.p, rtol=MAP_AGREEMENT_RTOL, atol=MAP_AGREEMENT_RTOL):
             i = int(np.argmax(np.abs(p - mres.p)))
             raise MCPInputError(
                 f"{where}: the step map on CasADi gives parameter {i} = {p[i]!r}, the simulation used "
                 f"{mres.p[i]!r}; the step map reads something that is not an input or a declared constant"
             )
-        xn, Ux, Uz, Ut = jac.update(x, mres.z, u, th, t)
-        predicted[k + 1] = xn
-        Xk = D[k]
-        if full:
-            dP = Px @ Xk
-            if map_cols.size:
-                dP[:, map_cols] += Pt
-            try:
-                Zk = mres.sensitivity() @ dP
-            except NotDifferentiableError as exc:
-                err = NotDifferentiableError(
-                    f"the run has no derivative at {where}: {exc}. Pass direction=dtheta to "
-                    f"simulate_with_gradient for the one-sided derivative in direction dtheta",
-                    pairs=exc.pairs,
-                )
-                err.step = k  # type: ignore[attr-defined]
-                raise err from exc
-            Xn = Ux @ Xk + Uz @ Zk
-            if map_cols.size:
-                Xn[:, map_cols] += Ut
+        xn, Ux, Uz, Ut = self.jac.update(x, mres.z, u, th, t)
+        self.predicted[k + 1] = xn
+        if self.full:
+            self.D[k + 1] = self._jacobian_step(k, where, mres, Px, Pt, Ux, Uz, Ut)
         else:
-            dp = Px @ Xk + (Pt @ dmap if map_cols.size else 0.0)
-            lin = result_linearization(mres)
-            if lin.degenerate.size:
-                degenerate.append(k)
-            try:
-                dz = lin.jvp(np.asarray(dp, dtype=float).reshape(-1))
-            except NotDifferentiableError as exc:
-                err = NotDifferentiableError(f"{where}: {exc}", pairs=exc.pairs)
-                err.step = k  # type: ignore[attr-defined]
-                raise err from exc
-            Xn = Ux @ Xk + Uz @ dz + (Ut @ dmap if map_cols.size else 0.0)
-        D[k + 1] = Xn
+            self.D[k + 1] = self._directional_step(k, where, mres, Px, Pt, Ux, Uz, Ut)
 
-    sim = simulate(
-        model, x_init, N, t0=t0, method=method, backend=backend, solver=solver, on_failure="stop",
-        on_step=on_step, **options,
-    )  # fmt: skip
-    ran = np.isfinite(sim.states[1:]).all(axis=1)
-    gap = np.abs(predicted[1:][ran] - sim.states[1:][ran])
-    off = (gap > MAP_AGREEMENT_RTOL * (1.0 + np.abs(sim.states[1:][ran]))).any(axis=1)
-    if off.any():
-        k = int(np.flatnonzero(off)[0])
-        raise MCPInputError(
-            f"step {k}: the step update on CasADi and the simulator's disagree by {gap[k].max():.3e}; "
-            "the update reads something that is not an input or a declared constant"
-        )
-    return SimulationGradient(sim, names, slices, theta, D, dth, degenerate)
+    def _jacobian_step(
+        self, k: int, where: str, mres: MCPResult, Px: Any, Pt: Any, Ux: Any, Uz: Any, Ut: Any
+    ) -> np.ndarray:
+        r""":math:`X_{k+1} = \Phi_x X_k + \Phi_z S_k (P_x X_k + P_\theta) + \Phi_\theta`."""
+        Xk, cols = self.D[k], self.map_cols
+        dP = Px @ Xk
+        if cols.size:
+            dP[:, cols] += Pt
+        try:
+            Zk = mres.sensitivity() @ dP
+        except NotDifferentiableError as exc:
+            err = NotDifferentiableError(
+                f"the run has no derivative at {where}: {exc}. Pass direction=dtheta to "
+                f"simulate_with_gradient for the one-sided derivative in direction dtheta",
+                pairs=exc.pairs,
+            )
+            raise _stepped(err, k) from exc
+        Xn = Ux @ Xk + Uz @ Zk
+        if cols.size:
+            Xn[:, cols] += Ut
+        return Xn
+
+    def _directional_step(
+        self, k: int, where: str, mres: MCPResult, Px: Any, Pt: Any, Ux: Any, Uz: Any, Ut: Any
+    ) -> np.ndarray:
+        r""":math:`dx_{k+1} = \Phi_x\,dx_k + \Phi_z\,z^{*\prime}(p_k; P_x\,dx_k +
+        P_\theta\,d\theta) + \Phi_\theta\,d\theta`."""
+        Xk, cols = self.D[k], self.map_cols
+        dp = Px @ Xk + (Pt @ self.dmap if cols.size else 0.0)
+        lin = result_linearization(mres)
+        if lin.degenerate.size:
+            self.degenerate.append(k)
+        try:
+            dz = lin.jvp(np.asarray(dp, dtype=float).reshape(-1))
+        except NotDifferentiableError as exc:
+            raise _stepped(NotDifferentiableError(f"{where}: {exc}", pairs=exc.pairs), k) from exc
+        return Ux @ Xk + Uz @ dz + (Ut @ self.dmap if cols.size else 0.0)

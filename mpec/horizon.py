@@ -68,6 +68,7 @@ from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC, SlackMap, lower_to_casadi
 from mcpkit.models.stepping import SimulationResult
 from mcpkit.mpcc import MPCC, MPCCSolver
+from mcpkit.mpec.horizon_printing import horizon_blocks
 from mcpkit.mpec.resimulation import (
     HorizonResult,
     Simulator,
@@ -77,11 +78,7 @@ from mcpkit.mpec.resimulation import (
     spent_building,
 )
 from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_scalar
-from mcpkit.printing.expressions import space, sym_shape
-from mcpkit.printing.mpcc import casadi_formulas, declaration_parts, slack_segments, step_latex
-from mcpkit.problems import blocks as bx
 from mcpkit.problems.arrays import as_count, as_float_vector, as_positive
-from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
 from mcpkit.solving.progress import display
 
 __all__ = [
@@ -442,7 +439,7 @@ class Horizon:
             x=dec, p=ca.SX(0, 1), f=f, g=g, lbg=lbg, ubg=ubg, lbx=lbx, ubx=ubx,
             G=ca.vertcat(*G), H=ca.vertcat(*H), x0=x0, p0=np.zeros(0),
             G_implied_by_bounds=step.G_implied_by_bounds, H_implied_by_bounds=step.H_implied_by_bounds,
-            name=f"horizon_{spec.mcp.name}_N{N}", blocks=lambda: _horizon_blocks(self),
+            name=f"horizon_{spec.mcp.name}_N{N}", blocks=lambda: horizon_blocks(self),
         )  # fmt: skip
 
     def _stage_order(self, nxs: int, m_step: int, n_path: int) -> tuple[np.ndarray, np.ndarray]:
@@ -662,195 +659,3 @@ class Horizon:
                 raise ShapeError(f"simulator returned shape {Xs.shape}, expected {Xp.shape}")
         resim_time = time.perf_counter() - t_sim
         return Xs, late, resim_time, Xp, Up, th, Zp
-
-
-def _starts(idx: np.ndarray, n: int, size: int) -> list[int]:
-    """First positions of the ``n`` runs of ``size`` entries of ``idx`` (see :func:`_runs`)."""
-    return [sl.start for sl in _runs(idx, n, size)]
-
-
-def _runs(idx: np.ndarray, n: int, size: int) -> tuple[slice, ...]:
-    """``idx`` (positions in stage order, run by run) as ``n`` slices of ``size`` entries each; every
-    run is contiguous in stage order (:meth:`Horizon._stage_order`)."""
-    out = []
-    for i in range(n):
-        run = idx[i * size : (i + 1) * size]
-        a = int(run[0]) if size else 0
-        if size and not np.array_equal(run, np.arange(a, a + size)):
-            raise AssertionError(f"run {i} of a horizon block is not contiguous")
-        out.append(slice(a, a + size))
-    return tuple(out)
-
-
-def _named_column(name: str, tex: str, n: int) -> tuple[ca.SX, list[tuple[ca.SX, Formula]]]:
-    """SX symbols of one printed vector and their names (``x_k[0], ...``; a scalar prints as ``u_k``)."""
-    col = ca.SX.sym(name, n)
-    names = [(name, tex)] if n == 1 else [(f"{name}[{j}]", step_latex(tex, j)) for j in range(n)]
-    return col, [(col[j], names[j]) for j in range(n)]
-
-
-def _args(expr: ca.SX, columns: list[tuple[Formula, ca.SX]]) -> Formula:
-    """``(x_k, v_k)``: the printed arguments that ``expr`` depends on."""
-    used = [nm for nm, col in columns if col.numel() and ca.depends_on(expr, col)]
-    return ", ".join(n[0] for n in used), ", ".join(n[1] for n in used)
-
-
-def _horizon_blocks(hz: Horizon) -> MPCCBlocks:
-    r"""The printing blocks of a horizon MPCC: one step's segments for every :math:`k`.
-
-    Per step: the step MCP's blocks in slack form with the names suffixed ``_k`` (parameters
-    that :math:`P` sets per step too), the dynamics :math:`x_{k+1} = \Phi(\dots)` and the path
-    constraints; :math:`P`, :math:`\Phi` and the costs are printed from CasADi on named symbols
-    (or by their arguments when too large). Nothing depends on :math:`N` but the slices.
-    """
-    spec, N, k = hz.spec, hz.N, "k"
-    mcp = spec.mcp
-    nx, nu, nth = spec.n_state, spec.n_control, spec.n_design
-    xs, xn = _named_column("x_k", "x_{k}", nx)
-    us, un = _named_column("u_k", "u_{k}", nu)
-    lifted = hz.n_design_copies > 1
-    th_name = ("theta_k", r"\theta_{k}") if lifted else ("theta", r"\theta")
-    ths, thn = _named_column(*th_name, nth)
-    t = ca.SX.sym("t_k")
-    zcols: list[tuple[Formula, ca.SX]] = []
-    zn: list[tuple[ca.SX, Formula]] = []
-    for b in mcp.blocks:
-        col, names = _named_column(f"{b.name}_k", step_latex(b.latex, k), b.size)
-        zcols.append(((f"{b.name}_k", step_latex(b.latex, k)), col))
-        zn += names
-    zs = ca.vertcat(*[c for _, c in zcols])
-    symbols = xn + un + thn + [(t, ("t_k", "t_{k}"))] + zn
-    columns = [(("x_k", "x_{k}"), xs), *zcols, (("u_k", "u_{k}"), us), (th_name, ths),
-               (("t_k", "t_{k}"), t)]  # fmt: skip
-    p = spec.param_fun(xs, us, ths, t)
-    inputs = ca.vertcat(xs, us, ths, t)
-    per_step = {pb.name for pb in mcp.parameter_blocks if ca.depends_on(p[pb.slice], inputs)}
-    memo: dict[int, bool] = {}
-
-    def is_step(leaf: bx.Expr) -> bool:
-        if isinstance(leaf, bx.Var):
-            return True
-        if isinstance(leaf, bx.Param):
-            return leaf.block.name in per_step
-        if isinstance(leaf, bx.Named):
-            if id(leaf) not in memo:
-                memo[id(leaf)] = any(
-                    is_step(x) for x in bx.walk(leaf.expr) if isinstance(x, (bx.Var, bx.Param))
-                )
-            return memo[id(leaf)]
-        return False
-
-    def rename(leaf: bx.Expr, name: str, latex: bool) -> str:
-        if not is_step(leaf):
-            return name
-        return step_latex(name, k) if latex else f"{name}_{k}"
-
-    sblocks, defs, given = declaration_parts(mcp, rename, per_step, index=k)
-
-    def per(starts: list[int]) -> Callable[[slice], tuple[slice, ...]]:
-        return lambda sl: tuple(slice(a + sl.start, a + sl.stop) for a in starts)
-
-    nxs, L = hz.n_step_vars, hz.layout
-    m_step, nc = int(hz.step_mpcc.g.numel()), int(hz.step_mpcc.G.numel())
-    variables, cons, bounds = slack_segments(
-        sblocks,
-        hz.slack_map,
-        x_at=per(_starts(L["s"], N, nxs)),
-        g_at=per(_starts(hz.rows["step"], N, m_step)),
-        pair_at=per([i * nc for i in range(N)]),
-        index=k,
-    )
-    where: list[tuple[Formula, Formula]] = []
-    uses_t = False
-    for pb in mcp.parameter_blocks:  # P: the parameters set per step
-        if pb.name not in per_step:
-            continue
-        e = p[pb.slice]
-        uses_t = uses_t or bool(ca.depends_on(e, t))
-        shape = sym_shape(bx.Param(pb))
-        nm = (f"{pb.name}_k", step_latex(pb.latex, k))
-        f = casadi_formulas(e, symbols)
-        if f is None:
-            args = _args(e, columns)
-            f = (f"P_{pb.name}({args[0]})", rf"P_{{\mathrm{{{pb.name}}}}}({args[1]})")
-        note = (f"{nm[0]} ∈ {space(shape, False)}", rf"{nm[1]} \in {space(shape, True)}")
-        where.append(((f"{nm[0]} = {f[0]}", f"{nm[1]} = {f[1]}"), note))
-    where += defs
-    phi = spec.update_fun(xs, zs, us, ths, t)
-    uses_t = uses_t or bool(ca.depends_on(phi, t))
-    args = _args(phi, columns)
-    dyn = Segment(
-        "g",
-        "dynamics",
-        _runs(hz.rows["dynamics"], N, nx),
-        latex=r"\mathrm{dynamics}",
-        statement=(f"x_{{k+1}} = Phi({args[0]})", rf"x_{{k+1}} = \Phi({args[1]})"),
-    )
-    f = casadi_formulas(phi, symbols)
-    if f is not None:
-        where.append(((f"Phi({args[0]}) = {f[0]}", rf"\Phi({args[1]}) = {f[1]}"), ("", "")))
-    path: list[Segment] = []
-    if hz.path:
-        cols = [as_column(pc.fn(xs, us, ths), f"path constraint {j}") for j, pc in enumerate(hz.path)]
-        sizes = [int(c.numel()) for c in cols]
-        stride, off = sum(sizes), 0
-        p0 = _starts(hz.rows["path"], N, stride)
-        for j, (c, n) in enumerate(zip(cols, sizes, strict=True)):
-            f = casadi_formulas(c, symbols)
-            if f is None:
-                a = _args(c, columns)
-                f = (f"c_{j}({a[0]})", f"c_{{{j}}}({a[1]})")
-            at = tuple(slice(a + off, a + off + n) for a in p0)
-            path.append(Segment("g", f"c{j}", at, latex=f"c_{{{j}}}", body=f))
-            off += n
-    obj_t, obj_l = [], []
-    if hz.stage_cost is not None:
-        l0 = as_scalar(hz.stage_cost(xs, us, ths, zs, 0), "stage_cost")
-        l1 = as_scalar(hz.stage_cost(xs, us, ths, zs, 1), "stage_cost")
-        f = casadi_formulas(l0, symbols) or (
-            "stage_cost(x_k, u_k, theta, z_k, k)",
-            r"\ell(x_k, u_k, \theta, z_k, k)",
-        )
-        varies = " (at k = 0; it changes with k)" if str(l0) != str(l1) else ""
-        where.append(
-            ((f"l_k = {f[0]}{varies}", rf"\ell_k = {f[1]}" + (r"\ (k = 0)" if varies else "")), ("", ""))
-        )
-        obj_t.append("sum_{k=0}^{N-1} l_k")
-        obj_l.append(r"\sum_{k=0}^{N-1} \ell_k")
-    if hz.terminal_cost is not None:
-        xN, xNn = _named_column("x_N", "x_{N}", nx)
-        thN, thNn = _named_column("theta_{N-1}", r"\theta_{N-1}", nth) if lifted else (ths, thn)
-        lN = as_scalar(hz.terminal_cost(xN, thN), "terminal_cost")
-        f = casadi_formulas(lN, xNn + thNn) or ("terminal_cost(x_N, theta)", r"\ell_N(x_N, \theta)")
-        where.append(((f"l_N = {f[0]}", rf"\ell_N = {f[1]}"), ("", "")))
-        obj_t.append("l_N")
-        obj_l.append(r"\ell_N")
-    if uses_t:
-        t0 = f"{hz.t0:g} + " if hz.t0 else ""
-        where.insert(0, ((f"t_k = {t0}{spec.h:g}*k", rf"t_k = {t0}{spec.h:g}\,k"), ("", "")))
-    head = [Segment("x", "x", _runs(L["x"], N + 1, nx))]
-    if nu:
-        head.append(Segment("x", "u", _runs(L["u"], N, nu)))
-    tail: list[Segment] = []
-    copies: list[Segment] = []
-    if not lifted:
-        tail = [Segment("x", "theta", _runs(L["theta"], 1, nth)[0], latex=r"\theta")] if nth else []
-    else:  # lift_design: step k's copy theta_k, all equal
-        head.append(Segment("x", "theta", _runs(L["theta_copies"], N, nth), latex=r"\theta"))
-        copies.append(
-            Segment(
-                "g", "design_copies", _runs(hz.rows["design"], N - 1, nth), latex=r"\mathrm{design\ copies}",
-                statement=("theta_{k+1} = theta_k, k = 0..N-2 (one design, a copy per step)",
-                           r"\theta_{k+1} = \theta_k,\ k = 0, \dots, N-2"
-                           r"\quad (\text{one design, a copy per step})"),
-            )
-        )  # fmt: skip
-    return MPCCBlocks(
-        segments=tuple(cons + [dyn] + path + copies + head + variables + tail),
-        objective=(" + ".join(obj_t) or "0", " + ".join(obj_l) or "0"),
-        where=tuple(where),
-        given=tuple(given + bounds),
-        sizes=(("N", N), *sorted(mcp.dims.items())),
-        source=f"horizon of MCP {mcp.name!r}: N steps of h = {spec.h:g}, each in slack form",
-        steps=N,
-    )

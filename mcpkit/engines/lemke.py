@@ -56,7 +56,6 @@ Academic Press 1992 (SIAM Classics 2009), §4.4 (Lemke's method, lexicographic r
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import casadi as ca
@@ -78,7 +77,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.problems.functions import AffineFunction
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions, call_budget
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 
@@ -240,18 +239,18 @@ class LemkeRoute:
             self._copositive = copositive_plus(M)
         return self._copositive  # type: ignore[return-value]
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
         """Reduce to a standard LCP at ``p`` and run Lemke (see the module docstring).
 
         ``z0`` is not used as a point (Lemke starts from a basis, not a point); with ``warm`` the
         previous solution's basis is the start. Small problems pivot on one BLAS thread
-        (:mod:`mcpkit.engines.blas`).
+        (:mod:`mcpkit.engines.blas`). ``budget``: the call's time limit (``None``: the options').
         """
+        budget = call_budget(budget, self.options.time_limit)
         with small_blas(self.lb.size):
-            return self._solve(p, warm)
+            return self._solve(p, warm, budget)
 
-    def _solve(self, p: np.ndarray, warm: bool) -> RouteOutcome:
-        t0 = time.perf_counter()
+    def _solve(self, p: np.ndarray, warm: bool, budget: Budget) -> RouteOutcome:
         p = np.asarray(p, dtype=float)
         red = self.reduction
         if self.data.parametric_M:
@@ -262,11 +261,10 @@ class LemkeRoute:
         extra: dict[str, Any] = {"lemke_size": red.N, "affine_data": self.data.source}
         trace: list[HomotopyStep] = []
         pivots = 0
-        limit = self.options.time_limit
 
         def run(start: np.ndarray | None, phase: str) -> LemkeResult:
             nonlocal pivots
-            remaining = None if limit is None else max(limit - (time.perf_counter() - t0), 0.0)
+            remaining = budget.remaining(0.0)
             max_piv = max(self.options.max_inner_iter - pivots, 1)
             r = lemke_lcp(Ms, qs, self.covering, max_pivots=max_piv, time_limit=remaining, start=start)
             pivots += r.pivots
@@ -288,7 +286,7 @@ class LemkeRoute:
                 if term is Termination.STALLED:
                     # no proof of infeasibility: restart from crash bases (module docstring)
                     for J in _crash_bases(Ms, qs):
-                        if limit is not None and time.perf_counter() - t0 > limit:
+                        if budget.spent():
                             break
                         r = run(J, "restart")
                         if r.status == "solution":

@@ -81,6 +81,7 @@ Academic Press 1992 (SIAM Classics 2009), §4.4 (Lemke's method, lexicographic r
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -463,36 +464,14 @@ def lemke_lcp(
             check_every=check_every, refactor_tol=refactor_tol, lexicographic=lexicographic,
         )  # fmt: skip
         return _lemke_from(Mx, qx, dx, J, t0, opts)
-    qscale = max(1.0, float(np.abs(qx).max(initial=0.0)))
-    ztol = zero_tol * qscale
-
-    def result(status: str, st: _Basis | None, pivots: int, msg: str, **kw: Any) -> LemkeResult:
-        if st is None:
-            z, z0 = np.zeros(N), 0.0
-        else:
-            z, z0 = st.point()
-        w = Mx @ z + qx + dx * z0
-        res = LemkeResult(
-            status, z, w, z0, pivots, time.perf_counter() - t0, message=msg,
-            refactorizations=0 if st is None else st.refactorizations, **kw,
-        )  # fmt: skip
-        res.d = dx
-        return res
-
+    ztol = zero_tol * max(1.0, float(np.abs(qx).max(initial=0.0)))
+    result = functools.partial(_result, Mx, qx, dx, t0)
     if N == 0 or qx.min() >= 0.0:
         return result("solution", None, 0, "q >= 0: z = 0 solves the LCP", basis=np.zeros(0, dtype=np.intp))
 
     st = _Basis(Mx, qx, dx)
-    # first pivot: z0 enters; lexicographic minimum of (q_i, e_i)/d_i -> the largest tied index
-    ratio = qx / dx
-    rmin = float(ratio.min())
-    tied = np.flatnonzero(qx - rmin * dx <= ztol)
-    r = int(tied.max())
-    entering: tuple[str, int] = ("x", N)
-    aZ, aW = st.direction(entering)  # aZ empty, aW = -d
-    st.pivot(entering, ("w", r), -rmin, aZ, aW)
+    entering = _first_pivot(st, qx, dx, ztol)
     pivots = 1
-    entering = ("x", r)
     since_check = 0
     while True:
         if pivots >= limit:
@@ -507,12 +486,7 @@ def lemke_lcp(
             else:
                 st.refresh_values()
         aZ, aW = st.direction(entering)
-        k = st.k
-        inW = st.inW()
-        amax = max(float(np.abs(aZ).max(initial=0.0)), float(np.abs(aW[inW]).max(initial=0.0)))
-        ptol = pivot_tol * max(1.0, amax)
-        candZ = aZ > ptol
-        candW = inW & (aW > ptol)
+        candZ, candW = _blocking(st, aZ, aW, pivot_tol)
         if not candZ.any() and not candW.any():
             if since_check > 0:
                 # confirm on a fresh factorisation before declaring a ray
@@ -524,33 +498,9 @@ def lemke_lcp(
             if z0pos >= 0 and st.xZ[z0pos] <= ztol * max(1.0, st.gmax):
                 # z0 is basic at 0 (degenerate): the current point already solves the LCP
                 return _finish(st, Mx, qx, pivots, result)
-            dz = np.zeros(N + 1)
-            dz[st.Z[:k]] = -aZ
-            if entering[0] == "x":
-                dz[entering[1]] = 1.0
-            name = _name(entering, N)
-            ray = {"z": dz[:N].copy(), "z0": float(dz[N]), "entering": name}
-            return result("secondary_ray", st, pivots, f"secondary ray ({name} entering)", ray=ray)
-        xZ = st.xZ[:k]
-        thZ = np.full(k, np.inf)
-        thZ[candZ] = np.maximum(xZ[candZ], 0.0) / aZ[candZ]
-        thW = np.full(N, np.inf)
-        thW[candW] = np.maximum(st.w[candW], 0.0) / aW[candW]
-        theta = float(min(thZ.min(initial=np.inf), thW.min(initial=np.inf)))
-        ztol_k = ztol * max(1.0, st.gmax)
-        tieZ = np.flatnonzero(candZ & (xZ - theta * aZ <= ztol_k))
-        tieW = np.flatnonzero(candW & (st.w - theta * aW <= ztol_k))
-        z0pos = st.posZ[N]
-        if z0pos >= 0 and z0pos in tieZ:
-            leaving: tuple[str, int] = ("x", int(z0pos))
-        else:
-            ties = [("x", int(a)) for a in tieZ] + [("w", int(i)) for i in tieW]
-            if len(ties) == 1:
-                leaving = ties[0]
-            elif lexicographic:
-                leaving = _lexmin(st, ties, aZ, aW, max(1e-9, zero_tol * st.gmax))
-            else:
-                leaving = min(ties, key=lambda v: (v[0] != "x", st.Z[v[1]] if v[0] == "x" else v[1]))
+            ray = _ray(st, entering, aZ)
+            return result("secondary_ray", st, pivots, f"secondary ray ({ray['entering']} entering)", ray=ray)
+        theta, leaving = _ratio_test(st, candZ, candW, aZ, aW, ztol, zero_tol, lexicographic)
         left_col = int(st.Z[leaving[1]]) if leaving[0] == "x" else -1
         st.pivot(entering, leaving, theta, aZ, aW)
         pivots += 1
@@ -562,6 +512,96 @@ def lemke_lcp(
             return _finish(st, Mx, qx, pivots, result)
         else:
             entering = ("w", left_col)
+
+
+def _result(
+    M: np.ndarray,
+    q: np.ndarray,
+    d: np.ndarray,
+    t0: float,
+    status: str,
+    st: _Basis | None,
+    pivots: int,
+    msg: str,
+    **kw: Any,
+) -> LemkeResult:
+    """The :class:`LemkeResult` of basis ``st`` (``None``: :math:`z = 0`) after ``pivots``,
+    with :math:`w = Mz + q + d z_0` and the time since ``t0``."""
+    z, z0 = (np.zeros(q.size), 0.0) if st is None else st.point()
+    w = M @ z + q + d * z0
+    res = LemkeResult(
+        status, z, w, z0, pivots, time.perf_counter() - t0, message=msg,
+        refactorizations=0 if st is None else st.refactorizations, **kw,
+    )  # fmt: skip
+    res.d = d
+    return res
+
+
+def _first_pivot(st: _Basis, q: np.ndarray, d: np.ndarray, ztol: float) -> tuple[str, int]:
+    r"""The first pivot: :math:`z_0` enters at :math:`-\min_i q_i / d_i`, and of the tied rows
+    (lexicographic minimum of :math:`(q_i, e_i)/d_i`) the largest index leaves; returns the
+    next entering variable, the complement of the one that left."""
+    N = q.size
+    rmin = float((q / d).min())
+    r = int(np.flatnonzero(q - rmin * d <= ztol).max())
+    entering: tuple[str, int] = ("x", N)
+    aZ, aW = st.direction(entering)  # aZ empty, aW = -d
+    st.pivot(entering, ("w", r), -rmin, aZ, aW)
+    return ("x", r)
+
+
+def _blocking(st: _Basis, aZ: np.ndarray, aW: np.ndarray, pivot_tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the basic variables (:math:`z` slots, then :math:`w` rows) that block the
+    entering column: entries above ``pivot_tol * max(1, ||a||_inf)``."""
+    inW = st.inW()
+    amax = max(float(np.abs(aZ).max(initial=0.0)), float(np.abs(aW[inW]).max(initial=0.0)))
+    ptol = pivot_tol * max(1.0, amax)
+    return aZ > ptol, inW & (aW > ptol)
+
+
+def _ray(st: _Basis, entering: tuple[str, int], aZ: np.ndarray) -> dict[str, Any]:
+    """The secondary ray along the entering column: the direction of :math:`z` and
+    :math:`z_0`, and the entering variable's name."""
+    N = st.N
+    dz = np.zeros(N + 1)
+    dz[st.Z[: st.k]] = -aZ
+    if entering[0] == "x":
+        dz[entering[1]] = 1.0
+    return {"z": dz[:N].copy(), "z0": float(dz[N]), "entering": _name(entering, N)}
+
+
+def _ratio_test(
+    st: _Basis,
+    candZ: np.ndarray,
+    candW: np.ndarray,
+    aZ: np.ndarray,
+    aW: np.ndarray,
+    ztol: float,
+    zero_tol: float,
+    lexicographic: bool,
+) -> tuple[float, tuple[str, int]]:
+    r"""The step :math:`\theta = \min` of basic value over column entry on the blocking
+    variables, and the variable that leaves: :math:`z_0` when it ties, else the one tie, else
+    the lexicographic minimum (or the smallest subscript without ``lexicographic``)."""
+    k, N = st.k, st.N
+    xZ = st.xZ[:k]
+    thZ = np.full(k, np.inf)
+    thZ[candZ] = np.maximum(xZ[candZ], 0.0) / aZ[candZ]
+    thW = np.full(N, np.inf)
+    thW[candW] = np.maximum(st.w[candW], 0.0) / aW[candW]
+    theta = float(min(thZ.min(initial=np.inf), thW.min(initial=np.inf)))
+    ztol_k = ztol * max(1.0, st.gmax)
+    tieZ = np.flatnonzero(candZ & (xZ - theta * aZ <= ztol_k))
+    tieW = np.flatnonzero(candW & (st.w - theta * aW <= ztol_k))
+    z0pos = st.posZ[N]
+    if z0pos >= 0 and z0pos in tieZ:
+        return theta, ("x", int(z0pos))
+    ties = [("x", int(a)) for a in tieZ] + [("w", int(i)) for i in tieW]
+    if len(ties) == 1:
+        return theta, ties[0]
+    if lexicographic:
+        return theta, _lexmin(st, ties, aZ, aW, max(1e-9, zero_tol * st.gmax))
+    return theta, min(ties, key=lambda v: (v[0] != "x", st.Z[v[1]] if v[0] == "x" else v[1]))
 
 
 def _finish(st: _Basis, M: np.ndarray, q: np.ndarray, pivots: int, result: Any) -> LemkeResult:

@@ -229,7 +229,7 @@ from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
 from mcpkit.problems.bounds import FIXED, bound_kinds
 from mcpkit.problems.mcp import MCP, AffineMap
-from mcpkit.solving.options import SolveOptions, progress_trace
+from mcpkit.solving.options import Budget, SolveOptions, call_budget, progress_trace
 from mcpkit.solving.residuals import natural_residual
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
@@ -496,34 +496,36 @@ class SemismoothNewton:
         return F, Phi, 0.5 * float(Phi @ Phi)
 
     # ------------------------------------------------------------------ solve
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
         """Solve at parameters ``p`` from ``z0``; ``warm`` (``z0`` is a previous solution) skips the crash.
 
         A warm solve that has not converged after :data:`WARM_ITERATIONS` iterations (or stalls
         sooner) restarts cold, crash phase included, from the same ``z0`` with what is left of
         the iteration and time limits; the outcome reports both parts (``extra["warm_restart"]``).
+        ``budget`` bounds the call (``None``: the options' ``time_limit`` from now).
         """
+        call = call_budget(budget, self.options.time_limit)
         # iterates of a problem without solution may overflow: infinite merits are rejected, not
         # warned about; small systems factorise on one BLAS thread (mcpkit.engines.blas), tiny and
         # large ones as they are (nothing to enter)
         with np.errstate(over="ignore"):
             if not self._one_blas_thread:
-                return self._warm_then_cold(p, z0, warm)
+                return self._warm_then_cold(p, z0, warm, call)
             with small_blas(self.lb.size):
-                return self._warm_then_cold(p, z0, warm)
+                return self._warm_then_cold(p, z0, warm, call)
 
-    def _warm_then_cold(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+    def _warm_then_cold(self, p: np.ndarray, z0: np.ndarray, warm: bool, call: Budget) -> RouteOutcome:
         t0 = time.perf_counter()
         limit = self.options.max_inner_iter
         if not warm:
-            return self._solve(p, z0, False, t0, limit)
-        out = self._solve(p, z0, True, t0, min(WARM_ITERATIONS, limit))
+            return self._solve(p, z0, False, t0, limit, call)
+        out = self._solve(p, z0, True, t0, min(WARM_ITERATIONS, limit), call)
         if (
             out.termination not in (Termination.ITERATION_LIMIT, Termination.STALLED)
             or out.iterations >= limit
         ):
             return out
-        cold = self._solve(p, z0, False, t0, limit - out.iterations)
+        cold = self._solve(p, z0, False, t0, limit - out.iterations, call)
         warm_r = self._natural(out.z, out.F) if out.z is not None and out.F is not None else math.inf
         cold_r = self._natural(cold.z, cold.F) if cold.z is not None and cold.F is not None else math.inf
         chosen = cold if cold.termination is Termination.CONVERGED or cold_r <= warm_r else out
@@ -538,18 +540,21 @@ class SemismoothNewton:
             out.iterations + cold.iterations, trace, extra, chosen.F,
         )  # fmt: skip
 
-    def _solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, t0: float, limit: int) -> RouteOutcome:
-        """One run from ``z0`` with at most ``limit`` iterations (the algorithm of the module docstring)."""
+    def _solve(
+        self, p: np.ndarray, z0: np.ndarray, warm: bool, t0: float, limit: int, call: Budget
+    ) -> RouteOutcome:
+        """One run from ``z0`` with at most ``limit`` iterations, ending by ``call``'s deadline
+        (the algorithm of the module docstring)."""
         n = self.fun.n
         p = _check_vector(p, self.fun.n_params, "p")
         z = self._project(_check_vector(z0, n, "z0"))
         opts = self.options
-        deadline = math.inf if opts.time_limit is None else t0 + opts.time_limit
+        deadline = math.inf if call.deadline is None else call.deadline
         self.fun.set_parameters(p)
         if self.fun.jac_depends_on_p:
             self._jac_ready = False
-        run = _Run(self, t0, limit)
-        budget = self.system.budget = None if opts.time_limit is None else FactorBudget(deadline)
+        run = _Run(self, t0, limit, call.time_limit)
+        budget = self.system.budget = None if call.deadline is None else FactorBudget(deadline)
         F = self.fun.F(z)
         if not np.isfinite(F).all():
             return run.outcome(z, F, Termination.NUMERICAL_ERROR, "F(z0) is not finite")
@@ -670,7 +675,7 @@ class SemismoothNewton:
             if run.iterations >= run.limit:
                 return run.best_outcome(Termination.ITERATION_LIMIT, f"{run.iterations} iterations")
             if time.perf_counter() > deadline:
-                return run.best_outcome(Termination.TIME_LIMIT, f"time limit {opts.time_limit} s")
+                return run.best_outcome(Termination.TIME_LIMIT, f"time limit {run.time_limit} s")
             if run.iterations - run.best_at >= STALL_WINDOW:
                 return run.best_outcome(
                     Termination.STALLED, f"stalled: no better natural residual in {STALL_WINDOW} iterations"
@@ -728,10 +733,12 @@ class SemismoothNewton:
 class _Run:
     """Bookkeeping of one solve: iterations, trace, best point, counters."""
 
-    def __init__(self, engine: SemismoothNewton, t0: float, limit: int) -> None:
+    def __init__(self, engine: SemismoothNewton, t0: float, limit: int, time_limit: float | None) -> None:
         self.engine = engine
         self.t0 = t0
         self.limit = limit
+        self.time_limit = time_limit
+        """The call's time limit in seconds (for the message of a run it ends)."""
         self.iterations = 0
         self.trace: list[HomotopyStep] = progress_trace(engine.options)  # reports to options.progress
         self.best: tuple[np.ndarray, np.ndarray, float] | None = None
@@ -915,9 +922,10 @@ class NewtonRoute:
             self._cas = lower_to_casadi(self.problem)
         return self._cas
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Run the semismooth Newton method at parameters ``p`` from ``z0`` (module docstring)."""
-        self.engine.options = self.options  # a caller may have replaced them (see Route.options)
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Run the semismooth Newton method at parameters ``p`` from ``z0`` (module docstring)
+        within ``budget`` (``None``: the options' ``time_limit`` from now)."""
+        budget = call_budget(budget, self.options.time_limit)
         if warm and self._warm_ok is None:
             from mcpkit.engines.newton_warm import CompiledWarmStep
 
@@ -928,7 +936,7 @@ class NewtonRoute:
             if isinstance(fast, RouteOutcome):
                 return fast
             note = fast
-        out = self.engine.solve(p, z0, warm)
+        out = self.engine.solve(p, z0, warm, budget)
         kept = out.extra.get("newton_factor")
         if kept is not None and self.problem is not None:
             kept.version = self.problem.version  # sensitivity() checks the declaration is unchanged

@@ -33,7 +33,7 @@ from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.availability import PATH_HOWTO, _gamspy_path, pathampl_executable, require_path
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import SPENT_SECONDS, Budget, SolveOptions, call_budget
 from mcpkit.solving.result import Termination
 from mcpkit.solving.route import RouteOutcome
 
@@ -109,9 +109,11 @@ class PathRoute:
         else:
             self._impl = _GamspyPath(problem, options)
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Run PATH at parameters ``p`` from ``z0`` (``warm`` only changes the start)."""
-        return self._impl.solve(np.asarray(p, dtype=float), np.asarray(z0, dtype=float))
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Run PATH at parameters ``p`` from ``z0`` (``warm`` only changes the start) within
+        ``budget`` (``None``: the options' ``time_limit``)."""
+        limit = call_budget(budget, self.options.time_limit).remaining(SPENT_SECONDS)
+        return self._impl.solve(np.asarray(p, dtype=float), np.asarray(z0, dtype=float), limit)
 
 
 # ------------------------------------------------------------------------------ pathampl
@@ -129,14 +131,14 @@ class _AmplPath:
         self.exe = pathampl_executable()
         self.solver = pyo.SolverFactory("path", executable=self.exe)
 
-    def solve(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome:
+    def solve(self, p: np.ndarray, z0: np.ndarray, time_limit: float | None) -> RouteOutcome:
         from pyomo.opt import TerminationCondition as TC
 
         self.info.set_parameters(self.model, p)
         self.info.set_values(self.model, z0)
         opts: dict[str, Any] = {"convergence_tolerance": self.options.tol}
-        if self.options.time_limit is not None:
-            opts["time_limit"] = self.options.time_limit
+        if time_limit is not None:
+            opts["time_limit"] = time_limit
         opts.update(self.options.path_options)
         try:
             res = self.solver.solve(self.model, tee=self.options.verbose, options=opts, load_solutions=False)
@@ -335,7 +337,7 @@ class _GamspyPath:
                 out.extend(float(np.asarray(v.toValue()).reshape(-1)[0]) for v in self.vars[b.name])
         return np.asarray(out, dtype=float)
 
-    def solve(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome:
+    def solve(self, p: np.ndarray, z0: np.ndarray, time_limit: float | None) -> RouteOutcome:
         n = self.problem.n
         if n > self.MAX_SIZE:
             raise SolverNotAvailableError(
@@ -346,8 +348,8 @@ class _GamspyPath:
         opts: dict[str, Any] = {"convergence_tolerance": self.options.tol}
         opts.update(self.options.path_options)
         kw: dict[str, Any] = {}
-        if self.options.time_limit is not None:
-            kw["options"] = self.gp.Options(time_limit=self.options.time_limit)
+        if time_limit is not None:
+            kw["options"] = self.gp.Options(time_limit=time_limit)
         t0 = time.perf_counter()
         try:
             self.model.solve(solver="PATH", solver_options=opts, **kw)

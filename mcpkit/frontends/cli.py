@@ -662,20 +662,16 @@ def _tol_help() -> str:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
-        prog="mcpkit",
-        description="Complementarity modelling for contact mechanics.",
-        epilog=EXIT_CODES,
-        formatter_class=raw,
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_info(sub: Any) -> None:
+    """``mcpkit info``: backends and solvers."""
     p_info = sub.add_parser("info", help="list backends and solvers with versions and locations")
     p_info.add_argument("--json", action="store_true", help="one JSON object")
     p_info.set_defaults(func=cmd_info)
 
+
+def _add_solve(sub: Any) -> None:
+    """``mcpkit solve FILE``: one problem file, the exit status the verdict."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_solve = sub.add_parser(
         "solve",
         help="solve a problem file (.json LCP, mcpkit-mcp or CasADi MPCC, .npz/.mtx LCP, .hdf5 FCLIB)",
@@ -722,6 +718,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_solve.set_defaults(func=cmd_solve)
 
+
+def _add_sweep(sub: Any) -> None:
+    """``mcpkit sweep FILES``: many files on Dask, rows to Parquet."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_sweep = sub.add_parser(
         "sweep",
         help="solve many problem files on Dask; one Parquet row per file, resumable",
@@ -753,6 +753,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--json", action="store_true", help="print one JSON summary object")
     p_sweep.set_defaults(func=cmd_sweep)
 
+
+def _add_print(sub: Any) -> None:
+    """``mcpkit print FILE``: the problem as mathematics."""
     p_print = sub.add_parser("print", help="print the problem in a file (MCP, MPCC or FCLIB) as mathematics")
     p_print.add_argument("file")
     p_print.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
@@ -760,6 +763,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_print.add_argument("--form", choices=PRINT_FORMS, help=PRINT_FORM_HELP)
     p_print.set_defaults(func=cmd_print)
 
+
+def _add_demo(sub: Any) -> None:
+    """``mcpkit demo NAME``: a demo and its figures."""
+    raw = argparse.RawDescriptionHelpFormatter
     p_demo = sub.add_parser(
         "demo", help="run a demo and write its figures", epilog=EXIT_CODES, formatter_class=raw
     )
@@ -787,6 +794,21 @@ def build_parser() -> argparse.ArgumentParser:
         "the staged FCLIB solve (staged: sparse engine above 170 contacts)",
     )  # fmt: skip
     p_demo.set_defaults(func=cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mcpkit`` command's parser: one sub-command each (``info``, ``solve``, ``sweep``,
+    ``print``, ``demo``)."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="mcpkit",
+        description="Complementarity modelling for contact mechanics.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_info, _add_solve, _add_sweep, _add_print, _add_demo):
+        add(sub)
     return parser
 
 

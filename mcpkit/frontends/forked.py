@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["POLL", "ForkedRun", "OnInterrupt", "Terminated", "can_fork", "run_forked"]
 
@@ -162,6 +162,42 @@ def _catch_sigterm() -> Any:
     return signal.SIG_DFL if previous is None else previous
 
 
+def _child_main(child: Callable[[int], int], read_fd: int, write_fd: int, parent: int) -> NoReturn:
+    """In the forked child: its own process group, die with ``parent``, run ``child(write_fd)``
+    and leave with its exit status (1 on an exception, whose traceback goes to stderr) without
+    interpreter teardown."""
+    code = 1
+    try:
+        os.close(read_fd)
+        os.setpgid(0, 0)
+        _die_with_parent(parent)
+        code = int(child(write_fd))
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _await_exit(pid: int, wait: bool, deadline: float) -> int | None:
+    """The wait status of a child whose answer is complete (end of file): with ``wait``, given
+    until ``deadline`` to exit, then killed; ``None`` when it has not exited (then collected by a
+    later call)."""
+    status = _poll(pid)
+    while status is None and wait and time.perf_counter() < deadline:
+        time.sleep(0.005)
+        status = _poll(pid)
+    if status is None:
+        if wait:
+            _kill_group(pid, signal.SIGKILL)  # it closed the pipe but lingers past the deadline
+        _EXITING.add(pid)
+    return status
+
+
 def run_forked(
     child: Callable[[int], int],
     deadline: float,
@@ -207,21 +243,7 @@ def run_forked(
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: run, answer, leave without interpreter teardown
-        code = 1
-        try:
-            os.close(read_fd)
-            os.setpgid(0, 0)
-            _die_with_parent(parent)
-            code = int(child(write_fd))
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(code)
+        _child_main(child, read_fd, write_fd, parent)
     previous_sigterm = _catch_sigterm()
     os.close(write_fd)
     with contextlib.suppress(OSError):
@@ -269,15 +291,7 @@ def run_forked(
                     _EXITING.add(pid)  # killed: collected by a later call, never waited for
             _reap_exiting()
         if not stopped and not collected:
-            status = _poll(pid)
-            # the answer is complete (end of file); give the child until the deadline to exit
-            while status is None and (wait or not chunks) and time.perf_counter() < deadline:
-                time.sleep(0.005)
-                status = _poll(pid)
-            if status is None:
-                if wait or not chunks:
-                    _kill_group(pid, signal.SIGKILL)  # it closed the pipe but lingers past the deadline
-                _EXITING.add(pid)
+            status = _await_exit(pid, wait or not chunks, deadline)
     except Terminated:  # raised while waiting for the exit: the child must not outlive us either
         _kill_group(pid, signal.SIGKILL)
         _EXITING.add(pid)

@@ -30,7 +30,15 @@ from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
-from mcpkit.solving.options import Backend, Method, SolveOptions, did_you_mean, time_limit_seconds
+from mcpkit.solving.options import (
+    SPENT_SECONDS,
+    Backend,
+    Budget,
+    Method,
+    SolveOptions,
+    did_you_mean,
+    time_limit_seconds,
+)
 from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
@@ -194,11 +202,12 @@ class Solver:
             start = self.problem.start
         start = np.minimum(np.maximum(start, self._lb), self._ub)
         t0 = time.perf_counter()
-        kept = route.options
-        if time_limit is not None:  # routes read their options at every solve (inf: none this call)
+        seconds = route.options.time_limit
+        if time_limit is not None:  # this call's limit (inf: none this call)
             # a passed limit (0, or less than what is left) still runs the route: it stops before
             # its first iteration (SPENT_LIMIT) and the start point is judged
-            route.options = replace(kept, time_limit=None if limit is None else max(limit, SPENT_LIMIT))
+            seconds = None if limit is None else max(limit, SPENT_LIMIT)
+        budget = Budget(seconds, t0)
         try:
             # progress=True: a tqdm line; otherwise nothing to enter (progress.py is not called)
             bar = (
@@ -207,15 +216,13 @@ class Solver:
                 else contextlib.nullcontext()
             )
             with bar:
-                out = route.solve(pv, start, warm)
+                out = route.solve(pv, start, warm, budget)
         except (KeyboardInterrupt, RuntimeError) as exc:  # CasADi wraps an interrupt it caught
             if not stop.is_interrupt(exc):
                 raise
             out = RouteOutcome(None, Termination.INTERRUPTED, "KeyboardInterrupt", 0)
-        finally:
-            route.options = kept
         wall = time.perf_counter() - t0
-        result = self._result(out, pv, wall, kept.tol, route)
+        result = self._result(out, pv, wall, route.options.tol, route)
         if self.options.verbose:
             for line in result.warnings:
                 print(f"mcpkit warning: {line}")
@@ -370,8 +377,9 @@ def _is_pyomo_model(obj: Any) -> bool:
 
 #: The limit an MCP route gets when the caller's has passed (or is below it): so small that every
 #: route stops before its first iteration and returns the start point, judged; a start point that
-#: solves the problem is reported solved (nothing was left to do), any other is ``time_limit``.
-SPENT_LIMIT = 1e-9
+#: solves the problem is reported solved (nothing was left to do), any other is ``time_limit``
+#: (the routes' own floor, :data:`~mcpkit.solving.options.SPENT_SECONDS`).
+SPENT_LIMIT = SPENT_SECONDS
 
 
 def time_left(limit: float | None, t0: float, floor: float = 1e-3) -> float | None:

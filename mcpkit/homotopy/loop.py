@@ -25,19 +25,19 @@ Every subproblem is solved by an inner solver built from the reformulation's tem
 parameter, retries, fallbacks, polish, time limit) serves every backend.
 
 A failed subproblem does not end the run: the next parameter is tried from the last good point,
-up to ``max_retries`` failures in a row; after that :class:`RecoveringHomotopy` retries with the
-other reformulations. A subproblem IPOPT calls "solved" is never taken as success by itself;
-only the residual test decides.
+up to ``max_retries`` failures in a row; after that
+:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` retries with the other reformulations.
+A subproblem IPOPT calls "solved" is never taken as success by itself; only the residual test
+decides.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import casadi as ca
 import numpy as np
@@ -50,14 +50,13 @@ from mcpkit.homotopy.ipopt import (
     ipopt_termination,
 )
 from mcpkit.homotopy.lp_inner import LinearInner, is_affine
-from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, is_lpec, pair_functions
+from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import SolveOptions, progress_trace
-from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.residuals import compute_residuals
 from mcpkit.solving.result import HomotopyStep, Termination
 
@@ -110,22 +109,6 @@ POLISH_CAP_ABOVE_VARS = 1000
 #: at 5, 3CPTF_002_020 lost three capped steps and ended unsolved at f = 22.5 (95.24 uncapped).
 RELAX_MIN_ITER = 200
 RELAX_ITER_GROWTH = 10
-
-#: With a time limit and fallbacks, the share of a reformulation's own budget its first
-#: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
-FIRST_STEP_SHARE = 0.5
-
-#: A second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) has an iteration budget,
-#: so that its outcome does not depend on the machine's speed or load: this many IPOPT
-#: iterations at least, or :data:`SECOND_OPINION_ITER_FACTOR` times those of the first
-#: converged run if more ...
-SECOND_OPINION_MIN_ITER = 300
-SECOND_OPINION_ITER_FACTOR = 2
-#: ... and, with a time limit, at most this share of the time left of the call.
-SECOND_OPINION_SHARE = 0.25
-#: A second opinion's point replaces the first only when its objective is lower by more than
-#: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
-SECOND_OPINION_RTOL = 1e-8
 
 
 T = TypeVar("T")
@@ -472,218 +455,37 @@ class HomotopySolver:
             Wall-clock budget of the first subproblem alone (``None``: only ``time_limit``),
             counted from the start of this call, so building the solvers (1-2 s on a problem of
             3000 variables) is part of it. When it runs out the run ends with ``TIME_LIMIT``
-            (see :class:`RecoveringHomotopy`, which
+            (see :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`, which
             sets it so that a reformulation stuck in its first subproblem yields to the others).
         extend_to
             A longer budget (seconds from the start of this call) that a run *on track* may use
             past ``time_limit``: one whose last subproblem was solved and lowered the residual
-            (:class:`RecoveringHomotopy` gives its primary a share of the limit so that a stalled
-            run leaves the fallbacks their turn; a run that is converging keeps going instead of
-            being cut off at its share, which under load cut off large optimal-control MPCCs
-            two subproblems before the end).
+            (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` gives its primary a share of
+            the limit so that a stalled run leaves the fallbacks their turn; a run that is
+            converging keeps going instead of being cut off at its share, which under load cut off
+            large optimal-control MPCCs two subproblems before the end).
         max_iterations
             Iteration budget of this call: no subproblem starts once this many IPOPT iterations
             were taken (the run ends with ``ITERATION_LIMIT``); one that has started finishes,
             bounded by ``options.max_inner_iter``. Unlike a time budget it gives the same
             outcome on any machine and under any load.
         """
-        opts = self.options
-        limit = opts.time_limit if time_limit is None else time_limit
-        t_start = time.perf_counter()
-        soft = None if limit is None else t_start + limit
-        hard = soft if extend_to is None or soft is None else max(soft, t_start + extend_to)
-        deadline = soft  # the deadline in force: the hard one while the run is on track
-        on_track = False
-        last_residual = np.inf
-        mp = self.mpcc
-        trace: list[HomotopyStep] = progress_trace(opts)  # reports each step to opts.progress
-        iterations = 0
-        x = np.clip(np.asarray(x0, dtype=float), mp.lbx, mp.ubx)
-        best_x, best_a = assess(x, p)
-        # variables the reformulation appends (elastic mode), started at their natural values
-        tpl = self.template
-        nx = x.size
-        lbx, ubx = mp.lbx, mp.ubx
-        if tpl.n_extra:
-            extra = np.zeros(tpl.n_extra) if tpl.extra_start is None else tpl.extra_start(x, p)
-            x = np.concatenate([x, extra])
-            lbx = np.concatenate([lbx, np.zeros(tpl.n_extra)])
-            ubx = np.concatenate([ubx, np.full(tpl.n_extra, np.inf)])
-            if lam_x0 is not None and np.size(lam_x0) != x.size:
-                lam_x0 = lam_g0 = None  # multipliers of another reformulation do not fit
-        lam_x, lam_g = lam_x0, lam_g0
-        lam_t = math.nan  # the parameter of lam_g's subproblem (scale_warm_multipliers)
-        raw = "not started"
-        termination: Termination | None = None
-        failures = 0
-        last_param = float("nan")
-        polished_masks: set[bytes] = set()
-        polish_below = opts.polish_trigger  # lowered by POLISH_BACKOFF after each failed polish
-        nc = mp.n_pairs
-        path: list[np.ndarray] = []
-        large = mp.x.numel() > POLISH_CAP_ABOVE_VARS
-        last_ok_iterations: int | None = None  # of the last warm subproblem that succeeded (RELAX_*)
-        # a capped polish's point that met the tolerance: not taken (POLISH_MIN_ITER), but returned
-        # when the time limit cuts the run before a better one (the result's cut_note says so)
-        stopped_x: np.ndarray | None = None
-        stopped_a: Assessment | None = None
-
-        def try_polish(xc: np.ndarray, k: int, capped: bool = False) -> bool:
-            nonlocal best_x, best_a, iterations, raw, stopped_x, stopped_a
-            if not (opts.polish and nc) or not self.fits(self._polisher is not None, deadline):
-                return False
-            polisher = self.polisher()
-            # start inside the bounds of x: a candidate may be kept as IPOPT returned it, up to
-            # constr_viol_tol outside a bound (clipped_or_given), and a polish started there can
-            # cost many times the iterations (NOSBENCH 3CPTF_002_020: 2400+ instead of 426)
-            xc = np.clip(xc, mp.lbx, mp.ubx)
-            mask = polisher.active_mask(xc, p)
-            key = mask.tobytes()
-            if key in polished_masks:
-                return False
-            polished_masks.add(key)
-            cap = None
-            if capped and mp.x.numel() > POLISH_CAP_ABOVE_VARS:
-                cap = max(POLISH_MIN_ITER, iterations)
-            res = polisher.polish(xc, p, mask, deadline, cap)
-            iterations += res.iterations
-            at_cap = cap is not None and res.status == "Maximum_Iterations_Exceeded"
-            if not np.isfinite(res.x).all():
-                trace.append(
-                    HomotopyStep(k, 0.0, np.inf, res.status, res.iterations, res.wall_time_s, "polish")
-                )
-                return False
-            xr, a = assess(res.x, p)
-            trace.append(
-                HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
-            )
-            if at_cap:  # not taken (POLISH_MIN_ITER); kept aside for a run cut by the time limit
-                if a.meets(opts.tol) and (stopped_a is None or a.key(opts.tol) < stopped_a.key(opts.tol)):
-                    stopped_x, stopped_a = xr, a
-                return False
-            if a.key(opts.tol) < best_a.key(opts.tol):
-                best_x, best_a, raw = xr, a, res.status
-            # a polish the deadline (or a stop request) ended did not solve its branch NLP: its
-            # point may be the best so far, even feasible and complementary, but the run does not
-            # end "converged" on it; the loop ends at the deadline with TIME_LIMIT and the result
-            # says the plan was cut short (HomotopyOutcome.cut_note)
-            stopped = ipopt_termination(res.status) in (Termination.TIME_LIMIT, Termination.INTERRUPTED)
-            return a.meets(opts.tol) and not stopped
-
+        limit = self.options.time_limit if time_limit is None else time_limit
+        budget = RunBudget.starting_now(limit, first_step_limit, extend_to, max_iterations)
+        state = HomotopyRun(self, x0, p, assess, budget, warm_start, lam_x0, lam_g0)
         try:
-            if best_a.meets(opts.tol) and warm_start:
-                return HomotopyOutcome(
-                    best_x, best_a, Termination.CONVERGED, "start point", 0, trace, reformulation="start"
-                )
-            # a warm start predicts the active set of the new solution from the previous one:
-            # when it has not changed (the common case in time stepping) one polish solves it
-            if warm_start and try_polish(x, -1):
-                return HomotopyOutcome(
-                    best_x, best_a, Termination.CONVERGED, raw, iterations, trace, reformulation="polish"
-                )
-
-            ctrl = self.reformulation.controller(opts)
+            start = state.warm_outcome()
+            if start is not None:
+                return start
+            ctrl = self.reformulation.controller(self.options)
             t: float | None = ctrl.first()
             k = -1
             while t is not None:
                 k += 1
-                last_param = t
-                deadline = hard if on_track else soft
-                if deadline is not None and time.perf_counter() > deadline:
-                    termination = Termination.TIME_LIMIT
+                res = state.relax(k, t)
+                if res is None or state.accept(k, t, res):
                     break
-                if max_iterations is not None and iterations >= max_iterations:
-                    termination = Termination.ITERATION_LIMIT
-                    raw = f"iteration budget of {max_iterations} spent"
-                    break
-                warm = warm_start or k > 0
-                step_deadline = deadline
-                if k == 0 and first_step_limit is not None:
-                    cap = t_start + first_step_limit
-                    step_deadline = cap if deadline is None else min(deadline, cap)
-                if step_deadline is not None and time.perf_counter() > step_deadline:
-                    termination = Termination.TIME_LIMIT
-                    raw = "not started: the time limit left no time"
-                    break
-                if not self.fits(warm in self._solvers, step_deadline):
-                    termination = Termination.TIME_LIMIT
-                    raw = f"not started: building the NLP takes at least {self.build_seconds:.1f} s"
-                    raw += ", more than the time limit leaves"
-                    break
-                solver = self._nlp(warm)
-                if step_deadline is not None and time.perf_counter() > step_deadline:
-                    # an IPOPT run stops at its first iteration at the soonest, after a
-                    # factorization that can take many seconds on a large problem
-                    termination = Termination.TIME_LIMIT
-                    raw = "not started: building the NLP used up the time limit"
-                    break
-                cap = None
-                if warm and last_ok_iterations is not None and large:
-                    cap = max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * last_ok_iterations)
-                res = solver.solve(
-                    x,
-                    np.concatenate([p, [t]]),
-                    lbx,
-                    ubx,
-                    tpl.lbg,
-                    tpl.ubg,
-                    lam_x if warm else None,
-                    self.reformulation.warm_lam_g(lam_g, nc, lam_t, t, opts) if warm else None,
-                    deadline=step_deadline,
-                    max_iter=cap,
-                )
-                iterations += res.iterations
-                raw = res.status
-                finite = bool(np.isfinite(res.x).all())
-                if finite:
-                    xr, a = assess(res.x[:nx], p)
-                    path.append(xr)
-                    trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
-                    if a.key(opts.tol) < best_a.key(opts.tol):
-                        best_x, best_a = xr, a
-                    if a.meets(opts.tol):
-                        termination = Termination.CONVERGED
-                        break
-                else:
-                    trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
-                if step_deadline is not None and time.perf_counter() > step_deadline:
-                    termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
-                    break
-                if stop.requested():  # IPOPT was stopped by the monitor (mcpkit.solving.stop)
-                    termination = Termination.INTERRUPTED
-                    break
-                if res.status in NO_ITERATION_STATUSES:
-                    # IPOPT refused the subproblem before iterating (e.g. more equality rows than
-                    # variables): its structure does not change with the parameter, so no retry
-                    termination = ipopt_termination(res.status)
-                    raw = f"IPOPT refused the subproblem: {res.status}"
-                    break
-                on_track = bool(finite and res.ok and a.residual < last_residual)
-                if finite:
-                    last_residual = min(last_residual, a.residual)
-                deadline = hard if on_track else soft  # also the polish's, just below
-                if finite and res.ok:
-                    failures = 0
-                    if warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
-                        last_ok_iterations = res.iterations
-                    x, lam_x, lam_g, lam_t = res.x, res.lam_x, res.lam_g, t
-                else:
-                    # recovery: keep the last good point; the controller backs the parameter off
-                    failures += 1
-                    if failures > opts.max_retries:
-                        termination = ipopt_termination(res.status)
-                        if termination is Termination.CONVERGED:  # pragma: no cover - defensive
-                            termination = Termination.STALLED if finite else Termination.NUMERICAL_ERROR
-                        break
-                if finite and a.residual <= polish_below:
-                    tried = len(polished_masks)
-                    if try_polish(xr, k, capped=True):
-                        termination = Termination.CONVERGED
-                        break
-                    if len(polished_masks) > tried:  # a polish ran and failed: back off
-                        polish_below = POLISH_BACKOFF * a.residual
-                t = ctrl.next(finite and res.ok, res.iterations)
-
+                t = ctrl.next(state.step_succeeded, res.iterations)
         except (KeyboardInterrupt, RuntimeError) as exc:
             # Ctrl-C (raised by Python's handler, or by a progress hook once mcpkit.solving.stop was
             # requested): the best point so far, labelled as interrupted. CasADi hands an
@@ -691,310 +493,370 @@ class HomotopySolver:
             # as a RuntimeError naming it
             if isinstance(exc, RuntimeError) and not stop.is_interrupt(exc):
                 raise
-            termination = Termination.INTERRUPTED
-
-        if termination is None:
-            floor = self.reformulation.parameter_name != "rho" and last_param <= opts.sigma_min
-            termination = Termination.STALLED if floor else Termination.ITERATION_LIMIT
-            # a last polish from the best point before giving up
-            if best_x is not None and try_polish(best_x, len(trace)):
-                termination = Termination.CONVERGED
-        if termination is Termination.TIME_LIMIT and stopped_a is not None and not best_a.meets(opts.tol):
-            best_x, best_a = stopped_x, stopped_a  # feasible and complementary, not converged
-        if termination is Termination.CONVERGED and not best_a.meets(opts.tol):  # pragma: no cover
-            termination = Termination.STALLED
-        if tpl.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
-            lam_x = lam_g = None
-        name = self.reformulation.parameter_name
-        tried = [s.parameter for s in trace if s.phase == "relax"]  # the cut_note of the outcome
-        return HomotopyOutcome(
-            best_x, best_a, termination, raw, iterations, trace, lam_x, lam_g, self.reformulation.name, path,
-            last_parameter=tried[-1] if tried else math.nan,
-            target_parameter=None if name == "rho" else opts.sigma_min,
-            parameter_name=name,
-        )  # fmt: skip
+            state.termination = Termination.INTERRUPTED
+        return state.finish()
 
 
-class RecoveringHomotopy:
-    r"""The requested homotopy, then the fallback reformulations when it fails.
+@dataclass(frozen=True)
+class RunBudget:
+    """The clock and iteration budget of one :meth:`HomotopySolver.run` (its arguments
+    ``time_limit``, ``first_step_limit``, ``extend_to`` and ``max_iterations``).
 
-    Subproblems that fail in one reformulation (restoration failure, "infeasible" relaxations
-    near degenerate points) often solve in another: the Scholtes equality form keeps iterates
-    away from the corner :math:`G = H = 0`, and Fischer-Burmeister turns the pairs into
-    equations. When the primary run ends without meeting the tolerance, each method of
-    ``fallbacks`` runs in turn from the original start, within the remaining
-    time; the best point wins. With a time limit the primary gets the share
-    ``options.primary_time_share`` of it (and each fallback but the last that share of what is
-    left), so a homotopy that stalls in one slow subproblem leaves the others their turn; a
-    primary that is on track when its share ends (its last subproblem solved and lowered the
-    residual) may go on to the whole limit (``extend_to`` of :meth:`HomotopySolver.run`). Each
-    of them but the last may spend at most :data:`FIRST_STEP_SHARE` of its own share in its
-    first subproblem: a homotopy needs further subproblems after the first, so one whose first
-    subproblem alone overruns that has no prospect of finishing within its share, and stopping
-    it there hands the time to the next reformulation (on MPECLib's ``tollmpec`` the Scholtes
-    relaxation at sigma = 1 needs 45 s, while the penalty form solves the problem in
-    4 s). Their steps appear in the trace with phase ``"retry:<method>"``.
+    Deadlines are :func:`time.perf_counter` values: ``soft = start + time_limit``, ``hard =
+    max(soft, start + extend_to)`` (the deadline of a run on track), ``first_step = start +
+    first_step_limit`` (the first subproblem's, at most the deadline in force).
+    """
 
-    **Second opinion.** With ``second_opinion`` (a reformulation name), a run that converged is
-    followed by one run of that reformulation from the original start, within an iteration
-    budget (:data:`SECOND_OPINION_MIN_ITER` IPOPT iterations, or
-    :data:`SECOND_OPINION_ITER_FACTOR` times the first run's if more: the same outcome on any
-    machine) and, with a time limit, at most :data:`SECOND_OPINION_SHARE` of the time left. Its
-    point replaces the first when it also meets the tolerance and its objective is lower by more than
-    :data:`SECOND_OPINION_RTOL` :math:`\cdot\max(1, |f|)`: two local methods that end on
-    different pieces of an MPCC give different objectives, and the lower one is the better plan.
-    Its steps appear in the trace with phase ``"second:<method>"``, and
-    :attr:`HomotopyOutcome.reformulation` names the run whose point was kept. A warm-started
-    run gets no second opinion (it follows a known branch), nor one whose fallbacks already ran
-    that reformulation from the same start.
+    start: float
+    """When the run started."""
+    soft: float | None
+    """The deadline of a run not on track (``None``: no time limit)."""
+    hard: float | None
+    """The deadline of a run on track (its last subproblem solved and lowered the residual)."""
+    first_step: float | None
+    """The deadline of the first subproblem (``None``: only the deadline in force)."""
+    max_iterations: int | None
+    """No subproblem starts once this many IPOPT iterations were taken (``None``: no budget)."""
 
-    This class runs what it is given and chooses nothing: the fallbacks and the second opinion
-    are the planner's choice (:func:`mcpkit.solving.planner.recovery_plan`: the options'
-    ``fallback_methods`` but the method itself; ``method="auto"``'s second opinion up to
-    :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
-    failed run is not retried.
+    @classmethod
+    def starting_now(
+        cls,
+        time_limit: float | None,
+        first_step_limit: float | None,
+        extend_to: float | None,
+        max_iterations: int | None,
+    ) -> RunBudget:
+        """The budget of a run that starts now."""
+        start = time.perf_counter()
+        soft = None if time_limit is None else start + time_limit
+        hard = soft if extend_to is None or soft is None else max(soft, start + extend_to)
+        first = None if first_step_limit is None else start + first_step_limit
+        return cls(start, soft, hard, first, max_iterations)
+
+    def deadline(self, on_track: bool) -> float | None:
+        """The deadline in force: the hard one while the run is on track."""
+        return self.hard if on_track else self.soft
+
+    def step_deadline(self, k: int, deadline: float | None) -> float | None:
+        """The deadline of subproblem ``k`` under the deadline in force."""
+        if k != 0 or self.first_step is None:
+            return deadline
+        return self.first_step if deadline is None else min(deadline, self.first_step)
+
+
+def passed(deadline: float | None) -> bool:
+    """Whether ``deadline`` (a :func:`time.perf_counter` value, ``None``: none) has passed."""
+    return deadline is not None and time.perf_counter() > deadline
+
+
+class HomotopyRun:
+    """The state of one :meth:`HomotopySolver.run`, which its steps change.
+
+    :meth:`relax` solves the relaxed subproblem at the next parameter, :meth:`accept` measures
+    its point and decides whether the run goes on (keeping the best point, counting failures,
+    moving the iterate, polishing), :meth:`polish` tries the active-set NLP of the module
+    docstring, and :meth:`finish` turns the state into a :class:`HomotopyOutcome`.
     """
 
     def __init__(
         self,
-        mpcc: MPCC,
-        method: str,
-        options: SolveOptions,
-        inner: InnerFactory | None = None,
-        second_opinion: str | None = None,
-        fallbacks: Sequence[str] = (),
+        solver: HomotopySolver,
+        x0: np.ndarray,
+        p: np.ndarray,
+        assess: Assessor,
+        budget: RunBudget,
+        warm_start: bool,
+        lam_x0: np.ndarray | None,
+        lam_g0: np.ndarray | None,
     ) -> None:
-        self.mpcc = mpcc
-        self.options = options
-        self.inner: InnerFactory = inner or CasadiInner()
-        self.primary = HomotopySolver(mpcc, reformulation_for(method), options, self.inner)
-        self.fallback_names = list(fallbacks)
-        for name in self.fallback_names:
-            reformulation_for(name)  # an unknown name fails here, before any solve
-        self._fallbacks: dict[str, HomotopySolver] = {}
-        if second_opinion is not None:
-            reformulation_for(second_opinion)  # an unknown name fails here, before any solve
-        self.second_opinion = second_opinion if second_opinion != method else None
+        self.solver = solver
+        self.opts = solver.options
+        self.mpcc = mp = solver.mpcc
+        self.p = p
+        self.assess = assess
+        self.budget = budget
+        self.warm_start = warm_start
+        self.deadline = budget.soft
+        """The deadline in force (:meth:`RunBudget.deadline`); also the polish's."""
+        self.step_deadline = budget.soft
+        """The deadline of the current subproblem (:meth:`RunBudget.step_deadline`)."""
+        self.on_track = False
+        self.last_residual = np.inf
+        self.trace: list[HomotopyStep] = progress_trace(self.opts)  # reports each step to opts.progress
+        self.iterations = 0
+        x = np.clip(np.asarray(x0, dtype=float), mp.lbx, mp.ubx)
+        self.best_x: np.ndarray | None
+        self.best_x, self.best_a = assess(x, p)
+        self.nx = x.size
+        self.x, self.lam_x, self.lam_g = self._extended(x, lam_x0, lam_g0)
+        self.lam_t = math.nan  # the parameter of lam_g's subproblem (scale_warm_multipliers)
+        self.raw = "not started"
+        self.termination: Termination | None = None
+        self.failures = 0
+        """Failed subproblems in a row."""
+        self.last_param = math.nan
+        """The parameter of the last subproblem tried (or stopped before it started)."""
+        self.step_warm = warm_start
+        self.step_succeeded = False
+        """Whether the last subproblem was solved with a finite point (the controller's input)."""
+        self.last_ok_iterations: int | None = None
+        """Iterations of the last warm subproblem that succeeded (RELAX_ITER_GROWTH)."""
+        self.path: list[np.ndarray] = []
+        self.large = mp.x.numel() > POLISH_CAP_ABOVE_VARS
+        self.polished_masks: set[bytes] = set()
+        self.polish_below = self.opts.polish_trigger
+        """Residual below which a polish is tried; lowered by POLISH_BACKOFF after a failed one."""
+        # a capped polish's point that met the tolerance: not taken (POLISH_MIN_ITER), but returned
+        # when the time limit cuts the run before a better one (the result's cut_note says so)
+        self.stopped_x: np.ndarray | None = None
+        self.stopped_a: Assessment | None = None
 
-    @property
-    def reformulation(self) -> Reformulation:
-        """The requested reformulation."""
-        return self.primary.reformulation
+    def _extended(
+        self, x: np.ndarray, lam_x: np.ndarray | None, lam_g: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """``x`` with the variables the reformulation appends (elastic mode) at their natural
+        values, and the bounds :attr:`lbx`, :attr:`ubx` of the extended NLP."""
+        tpl, mp = self.solver.template, self.mpcc
+        self.lbx, self.ubx = mp.lbx, mp.ubx
+        if not tpl.n_extra:
+            return x, lam_x, lam_g
+        extra = np.zeros(tpl.n_extra) if tpl.extra_start is None else tpl.extra_start(x, self.p)
+        x = np.concatenate([x, extra])
+        self.lbx = np.concatenate([self.lbx, np.zeros(tpl.n_extra)])
+        self.ubx = np.concatenate([self.ubx, np.full(tpl.n_extra, np.inf)])
+        if lam_x is not None and np.size(lam_x) != x.size:
+            lam_x = lam_g = None  # multipliers of another reformulation do not fit
+        return x, lam_x, lam_g
 
-    def build(self) -> RecoveringHomotopy:
-        """Build the primary solvers now (fallbacks are built only if ever needed)."""
-        self.primary.build()
-        return self
-
-    def polisher(self) -> Polisher:
-        """The shared active-set polisher."""
-        return self.primary.polisher()
-
-    @functools.cached_property
-    def is_lpec(self) -> bool:
-        """Whether the MPCC is an LPEC (its polish an LP; checked without building the polisher)."""
-        m = self.mpcc
-        return is_lpec(m.f, m.g, m.G, m.H, m.x)
-
-    def _fallback(self, name: str) -> HomotopySolver:
-        if name not in self._fallbacks:
-            solver = HomotopySolver(self.mpcc, reformulation_for(name), self.options, self.inner)
-            solver._polisher = self.primary._polisher  # share the built polisher
-            self._fallbacks[name] = solver
-        return self._fallbacks[name]
-
-    def run(
-        self,
-        x0: np.ndarray,
-        p: np.ndarray,
-        assess: Assessor,
-        *,
-        time_limit: float | None = None,
-        **start: Any,
-    ) -> HomotopyOutcome:
-        """Run the requested homotopy, then the fallbacks if needed (see the class docstring).
-
-        ``start`` holds :meth:`HomotopySolver.run`'s ``warm_start``, ``lam_x0`` and ``lam_g0``
-        for the requested homotopy; the fallbacks start cold from ``x0``. ``time_limit`` bounds
-        the whole call (default ``options.time_limit``).
-        """
-        t0 = time.perf_counter()
-        limit = self.options.time_limit if time_limit is None else time_limit
-        ran: list[str] = []
-        best = self._run_recovering(x0, p, assess, t0, limit, ran, **start)
-        # not after a warm start: that follows a known branch (time stepping, parametric sweeps),
-        # which a second opinion from the cold start could leave; nor when that reformulation
-        # already ran from this start as a fallback (the same run again)
-        cold = not start.get("warm_start", False)
-        second = self.second_opinion
-        if (
-            second is not None and cold and second not in ran
-            and best.termination is Termination.CONVERGED
-        ):  # fmt: skip
-            best = self._second(best, x0, p, assess, t0, limit)
-        return best
-
-    def _run_recovering(
-        self,
-        x0: np.ndarray,
-        p: np.ndarray,
-        assess: Assessor,
-        t0: float,
-        limit: float | None,
-        ran: list[str],
-        **start: Any,
-    ) -> HomotopyOutcome:
-        """The primary, then the fallbacks (the class docstring), within ``limit`` from ``t0``;
-        the names of the fallbacks that ran are appended to ``ran``."""
-        share = limit
-        if limit is not None and self.fallback_names:
-            share = self.options.primary_time_share * limit
-        first = None if share is None or limit is None or share >= limit else FIRST_STEP_SHARE * share
-        deadline = None if limit is None else t0 + limit
-        # on track, the primary may run past its share up to the whole limit
-        best = self.primary.run(
-            x0, p, assess, time_limit=share, first_step_limit=first, extend_to=limit, **start
-        )
-        best = self._polish_stopped(best, p, assess, deadline)
-        if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
-            return best
-        if best.termination is Termination.TIME_LIMIT and (
-            limit is None or share is None or share >= limit or time.perf_counter() - t0 >= limit
-        ):
-            return best  # the whole budget is spent (a share of it leaves the fallbacks the rest)
-        trace, iterations, path = list(best.trace), best.iterations, list(best.path)
-        for i, name in enumerate(self.fallback_names):
-            solver = self._fallback(name)
-            t = solver.template
-            if equality_count(t.lbg, t.ubg) > t.x.numel():
-                continue  # more equalities than variables: IPOPT would refuse it outright
-            remaining = None if limit is None else limit - (time.perf_counter() - t0)
-            if remaining is not None and remaining <= 0:
-                break
-            first = None
-            if remaining is not None and i < len(self.fallback_names) - 1:
-                remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
-                first = FIRST_STEP_SHARE * remaining
-            out = solver.run(x0, p, assess, time_limit=remaining, first_step_limit=first)
-            ran.append(name)
-            out = self._polish_stopped(out, p, assess, deadline)
-            iterations += out.iterations
-            path.extend(out.path)
-            trace.extend(
-                replace(s, phase=f"retry:{name}" if s.phase == "relax" else s.phase) for s in out.trace
-            )
-            tol = self.options.tol
-            # a converged run beats the unconverged ones before it (one the time limit cut may
-            # hold a feasible, complementary point of lower residual that is no converged plan)
-            converged = out.termination is Termination.CONVERGED
-            if out.x is not None and (
-                best.x is None or converged or out.assessment.key(tol) < best.assessment.key(tol)
-            ):
-                best = out
-            if best.termination is Termination.CONVERGED:
-                break
-        best.trace, best.iterations, best.path = trace, iterations, path
-        return best
-
-    @functools.cached_property
-    def _objective(self) -> ca.Function:
-        m = self.mpcc
-        return ca.Function("objective", [m.x, m.p], [m.f])
-
-    def _f(self, x: np.ndarray, p: np.ndarray) -> float:
-        return float(self._objective(x, p))
-
-    def _second(
-        self,
-        best: HomotopyOutcome,
-        x0: np.ndarray,
-        p: np.ndarray,
-        assess: Assessor,
-        t0: float,
-        limit: float | None,
-    ) -> HomotopyOutcome:
-        """The second opinion of the class docstring, after ``best`` converged."""
-        name = self.second_opinion
-        assert name is not None and best.x is not None
-        now = time.perf_counter()
-        # iterations, not seconds: the same outcome on any machine and under any load; a time
-        # limit only adds its share of the time left as a bound
-        budget = max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * best.iterations)
-        cap = None if limit is None else SECOND_OPINION_SHARE * (limit - (now - t0))
-        solver = self._fallback(name)
-        t = solver.template
-        if (cap is not None and cap <= 0) or equality_count(t.lbg, t.ubg) > t.x.numel():
-            return best
-        out = solver.run(x0, p, assess, time_limit=cap, first_step_limit=None, max_iterations=budget)
-        out = self._polish_stopped(out, p, assess, None if cap is None else now + cap)
-        best.trace.extend(
-            replace(s, phase=f"second:{name}" if s.phase == "relax" else s.phase) for s in out.trace
-        )
-        best.iterations += out.iterations
-        tol = self.options.tol
-        if out.x is None or out.termination is not Termination.CONVERGED or not out.assessment.meets(tol):
-            return best
-        f_best, f_out = self._f(best.x, p), self._f(out.x, p)
-        if not f_out < f_best - SECOND_OPINION_RTOL * max(1.0, abs(f_best)):
-            return best
-        out.trace, out.iterations = best.trace, best.iterations
-        out.path = [*best.path, *out.path]
-        return out
-
-    def _polish_stopped(
-        self, out: HomotopyOutcome, p: np.ndarray, assess: Assessor, deadline: float | None
-    ) -> HomotopyOutcome:
-        """An LPEC's run that its share of the time stopped: the polish from its best point.
-
-        A run stopped by its share ends without the polish its last point would have had. On
-        an LPEC the polish is an LP, or a MILP over the doubtful pairs
-        (:meth:`Polisher.polish`), and is bounded by the time left of the whole call, not of the
-        share; other problems' polishes are IPOPT runs and wait for the next reformulation.
-        """
-        opts = self.options
-        if (
-            out.termination is not Termination.TIME_LIMIT
-            or out.x is None
-            or not out.path  # no subproblem finished: its best point is the start
-            or not (opts.polish and self.mpcc.n_pairs)
-            or not out.assessment.residual <= opts.polish_trigger
-            or (deadline is not None and time.perf_counter() >= deadline)
-            or not self.is_lpec
-        ):
-            return out
-        polisher = self.polisher()
-        res = polisher.polish(out.x, p, polisher.active_mask(out.x, p), deadline)
-        finite = bool(np.isfinite(res.x).all())
-        xr, a = assess(res.x, p) if finite else (None, None)
-        k = len(out.trace)
-        out.trace.append(
-            HomotopyStep(
-                k, 0.0, a.residual if a else np.inf, res.status, res.iterations, res.wall_time_s, "polish"
-            )
-        )
-        out.iterations += res.iterations
-        if a is None or not a.meets(opts.tol):
-            return out
+    def _outcome(self, termination: Termination, raw: str, reformulation: str) -> HomotopyOutcome:
         return HomotopyOutcome(
-            xr, a, Termination.CONVERGED, res.status, out.iterations, out.trace, None, None,
-            out.reformulation, out.path,
+            self.best_x,
+            self.best_a,
+            termination,
+            raw,
+            self.iterations,
+            self.trace,
+            reformulation=reformulation,
+        )
+
+    def warm_outcome(self) -> HomotopyOutcome | None:
+        """For a warm start, the outcome without any homotopy step: the start point when it
+        meets the tolerance, else the polish on the active set it predicts (when it has not
+        changed, the common case in time stepping, one polish solves it); otherwise ``None``."""
+        if self.best_a.meets(self.opts.tol) and self.warm_start:
+            return self._outcome(Termination.CONVERGED, "start point", "start")
+        if self.warm_start and self.polish(self.x, -1):
+            return self._outcome(Termination.CONVERGED, self.raw, "polish")
+        return None
+
+    def polish(self, xc: np.ndarray, k: int, capped: bool = False) -> bool:
+        """Polish from ``xc`` (trace index ``k``) on its active set, unless that set was tried;
+        keep its point if best. True when it meets the tolerance on a solved branch NLP.
+        ``capped``: stop it after ``max(POLISH_MIN_ITER, iterations so far)`` on a large problem."""
+        opts, mp, solver = self.opts, self.mpcc, self.solver
+        if not (opts.polish and mp.n_pairs) or not solver.fits(solver._polisher is not None, self.deadline):
+            return False
+        polisher = solver.polisher()
+        # start inside the bounds of x: a candidate may be kept as IPOPT returned it, up to
+        # constr_viol_tol outside a bound (clipped_or_given), and a polish started there can
+        # cost many times the iterations (NOSBENCH 3CPTF_002_020: 2400+ instead of 426)
+        xc = np.clip(xc, mp.lbx, mp.ubx)
+        mask = polisher.active_mask(xc, self.p)
+        key = mask.tobytes()
+        if key in self.polished_masks:
+            return False
+        self.polished_masks.add(key)
+        cap = None
+        if capped and mp.x.numel() > POLISH_CAP_ABOVE_VARS:
+            cap = max(POLISH_MIN_ITER, self.iterations)
+        res = polisher.polish(xc, self.p, mask, self.deadline, cap)
+        self.iterations += res.iterations
+        if not np.isfinite(res.x).all():
+            self.trace.append(
+                HomotopyStep(k, 0.0, np.inf, res.status, res.iterations, res.wall_time_s, "polish")
+            )
+            return False
+        xr, a = self.assess(res.x, self.p)
+        self.trace.append(
+            HomotopyStep(k, 0.0, a.residual, res.status, res.iterations, res.wall_time_s, "polish")
+        )
+        if cap is not None and res.status == "Maximum_Iterations_Exceeded":
+            # not taken (POLISH_MIN_ITER); kept aside for a run cut by the time limit
+            if a.meets(opts.tol) and (
+                self.stopped_a is None or a.key(opts.tol) < self.stopped_a.key(opts.tol)
+            ):
+                self.stopped_x, self.stopped_a = xr, a
+            return False
+        if a.key(opts.tol) < self.best_a.key(opts.tol):
+            self.best_x, self.best_a, self.raw = xr, a, res.status
+        # a polish the deadline (or a stop request) ended did not solve its branch NLP: its
+        # point may be the best so far, even feasible and complementary, but the run does not
+        # end "converged" on it; the loop ends at the deadline with TIME_LIMIT and the result
+        # says the plan was cut short (HomotopyOutcome.cut_note)
+        stopped = ipopt_termination(res.status) in (Termination.TIME_LIMIT, Termination.INTERRUPTED)
+        return a.meets(opts.tol) and not stopped
+
+    def _inner(self, warm: bool) -> InnerSolver | None:
+        """The inner solver of the next subproblem, or ``None`` (and :attr:`termination` set)
+        when the budget leaves no room to start it."""
+        if passed(self.deadline):
+            self.termination = Termination.TIME_LIMIT
+            return None
+        budget = self.budget.max_iterations
+        if budget is not None and self.iterations >= budget:
+            self.termination = Termination.ITERATION_LIMIT
+            self.raw = f"iteration budget of {budget} spent"
+            return None
+        solver = self.solver
+        if passed(self.step_deadline):
+            self.termination = Termination.TIME_LIMIT
+            self.raw = "not started: the time limit left no time"
+            return None
+        if not solver.fits(warm in solver._solvers, self.step_deadline):
+            self.termination = Termination.TIME_LIMIT
+            self.raw = (
+                f"not started: building the NLP takes at least {solver.build_seconds:.1f} s,"
+                " more than the time limit leaves"
+            )
+            return None
+        nlp = solver._nlp(warm)
+        if passed(self.step_deadline):
+            # an IPOPT run stops at its first iteration at the soonest, after a
+            # factorization that can take many seconds on a large problem
+            self.termination = Termination.TIME_LIMIT
+            self.raw = "not started: building the NLP used up the time limit"
+            return None
+        return nlp
+
+    def relax(self, k: int, t: float) -> InnerResult | None:
+        """Solve subproblem ``k``, the relaxed NLP at parameter ``t``, from the current iterate
+        (warm-started after the first); ``None`` when the budget ended the run before it."""
+        self.last_param = t
+        self.deadline = self.budget.deadline(self.on_track)
+        warm = self.step_warm = self.warm_start or k > 0
+        self.step_deadline = self.budget.step_deadline(k, self.deadline)
+        nlp = self._inner(warm)
+        if nlp is None:
+            return None
+        cap = None
+        if warm and self.last_ok_iterations is not None and self.large:
+            cap = max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * self.last_ok_iterations)
+        tpl = self.solver.template
+        res = nlp.solve(
+            self.x,
+            np.concatenate([self.p, [t]]),
+            self.lbx,
+            self.ubx,
+            tpl.lbg,
+            tpl.ubg,
+            self.lam_x if warm else None,
+            self.solver.reformulation.warm_lam_g(self.lam_g, self.mpcc.n_pairs, self.lam_t, t, self.opts)
+            if warm
+            else None,
+            deadline=self.step_deadline,
+            max_iter=cap,
+        )
+        self.iterations += res.iterations
+        self.raw = res.status
+        return res
+
+    def _measure(self, k: int, t: float, res: InnerResult) -> tuple[np.ndarray, Assessment] | None:
+        """Trace subproblem ``k``; its measured point (``None``: not finite), kept if best."""
+        if not np.isfinite(res.x).all():
+            self.trace.append(HomotopyStep(k, t, np.inf, res.status, res.iterations, res.wall_time_s))
+            return None
+        xr, a = self.assess(res.x[: self.nx], self.p)
+        self.path.append(xr)
+        self.trace.append(HomotopyStep(k, t, a.residual, res.status, res.iterations, res.wall_time_s))
+        if a.key(self.opts.tol) < self.best_a.key(self.opts.tol):
+            self.best_x, self.best_a = xr, a
+        return xr, a
+
+    def _cut(self, res: InnerResult) -> bool:
+        """Whether the deadline, a stop request or IPOPT's refusal ended subproblem ``res``
+        and with it the run (:attr:`termination` set)."""
+        if passed(self.step_deadline):
+            self.termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
+        elif stop.requested():  # IPOPT was stopped by the monitor (mcpkit.solving.stop)
+            self.termination = Termination.INTERRUPTED
+        elif res.status in NO_ITERATION_STATUSES:
+            # IPOPT refused the subproblem before iterating (e.g. more equality rows than
+            # variables): its structure does not change with the parameter, so no retry
+            self.termination = ipopt_termination(res.status)
+            self.raw = f"IPOPT refused the subproblem: {res.status}"
+        return self.termination is not None
+
+    def accept(self, k: int, t: float, res: InnerResult) -> bool:
+        """Take subproblem ``k``'s result ``res`` at parameter ``t``: measure and keep its point,
+        move the iterate on success or count a failure (the controller backs the parameter
+        off), polish below the trigger. True when the run ends (:attr:`termination` set)."""
+        point = self._measure(k, t, res)
+        if point is not None and point[1].meets(self.opts.tol):
+            self.termination = Termination.CONVERGED
+            return True
+        if self._cut(res):
+            return True
+        ok = self.step_succeeded = bool(point is not None and res.ok)
+        self.on_track = bool(ok and point is not None and point[1].residual < self.last_residual)
+        if point is not None:
+            self.last_residual = min(self.last_residual, point[1].residual)
+        self.deadline = self.budget.deadline(self.on_track)  # also the polish's, just below
+        if ok:
+            self.failures = 0
+            if self.step_warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
+                self.last_ok_iterations = res.iterations
+            self.x, self.lam_x, self.lam_g, self.lam_t = res.x, res.lam_x, res.lam_g, t
+        else:
+            # recovery: keep the last good point; the controller backs the parameter off
+            self.failures += 1
+            if self.failures > self.opts.max_retries:
+                self.termination = ipopt_termination(res.status)
+                if self.termination is Termination.CONVERGED:  # pragma: no cover - defensive
+                    self.termination = (
+                        Termination.STALLED if point is not None else Termination.NUMERICAL_ERROR
+                    )
+                return True
+        if point is not None and point[1].residual <= self.polish_below:
+            tried = len(self.polished_masks)
+            if self.polish(point[0], k, capped=True):
+                self.termination = Termination.CONVERGED
+                return True
+            if len(self.polished_masks) > tried:  # a polish ran and failed: back off
+                self.polish_below = POLISH_BACKOFF * point[1].residual
+        return False
+
+    def finish(self) -> HomotopyOutcome:
+        """The outcome: a run that ran out of parameters gets a last polish from its best point;
+        one the time limit cut returns a capped polish's point if nothing better met the
+        tolerance."""
+        opts, tol = self.opts, self.opts.tol
+        reformulation = self.solver.reformulation
+        if self.termination is None:
+            floor = reformulation.parameter_name != "rho" and self.last_param <= opts.sigma_min
+            self.termination = Termination.STALLED if floor else Termination.ITERATION_LIMIT
+            # a last polish from the best point before giving up
+            if self.best_x is not None and self.polish(self.best_x, len(self.trace)):
+                self.termination = Termination.CONVERGED
+        if (
+            self.termination is Termination.TIME_LIMIT
+            and self.stopped_a is not None
+            and not self.best_a.meets(tol)
+        ):
+            self.best_x, self.best_a = (
+                self.stopped_x,
+                self.stopped_a,
+            )  # feasible and complementary, not converged
+        if self.termination is Termination.CONVERGED and not self.best_a.meets(tol):  # pragma: no cover
+            self.termination = Termination.STALLED
+        lam_x, lam_g = self.lam_x, self.lam_g
+        if self.solver.template.n_extra:  # multipliers of the extended NLP do not fit the MPCC's variables
+            lam_x = lam_g = None
+        name = reformulation.parameter_name
+        tried = [s.parameter for s in self.trace if s.phase == "relax"]  # the cut_note of the outcome
+        return HomotopyOutcome(
+            self.best_x, self.best_a, self.termination, self.raw, self.iterations, self.trace, lam_x, lam_g,
+            reformulation.name, self.path,
+            last_parameter=tried[-1] if tried else math.nan,
+            target_parameter=None if name == "rho" else opts.sigma_min,
+            parameter_name=name,
         )  # fmt: skip
-
-
-def make_homotopy(
-    mpcc: MPCC,
-    method: str,
-    options: SolveOptions,
-    inner: InnerFactory | None = None,
-    second_opinion: str | None = None,
-    fallbacks: Sequence[str] = (),
-) -> RecoveringHomotopy:
-    """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`.
-
-    ``inner`` builds the inner solvers (default: CasADi's ``nlpsol`` IPOPT; see
-    :func:`~mcpkit.homotopy.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
-    ``second_opinion`` names the reformulation run after a converged one and ``fallbacks`` those
-    run after a failed one (the class docstring; both chosen by
-    :func:`mcpkit.solving.planner.recovery_plan`).
-    """
-    return RecoveringHomotopy(mpcc, method, options, inner, second_opinion, fallbacks)

@@ -205,7 +205,7 @@ class AdaptiveDecrease(ParameterController):
     After a failed subproblem the homotopy keeps its last good point and goes on with
     :math:`\kappa t`: backing off towards the last solved value was tried and lost problems it
     otherwise solves (an MPECLib problem and a planar-pushing horizon), while the recovery of
-    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` handles the runs that fail for good.
+    :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` handles the runs that fail for good.
     Stops after ``max_outer`` subproblems or once :math:`t_{\min}` has been solved.
     """
 

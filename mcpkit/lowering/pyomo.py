@@ -493,6 +493,36 @@ def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool =
         variable side of any pair, or a count mismatch of variables and equations; or it has
         integer variables (above).
     """
+    ccs = _complementarities(model)
+    cc_blocks = {id(c) for c in ccs}
+    read = _Pairs()
+    for cc in ccs:
+        read.add(cc)
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        parent = con.parent_block()
+        if parent is not None and id(parent) in cc_blocks:
+            continue
+        if not con.equality:
+            raise MCPInputError(
+                f"from_pyomo: constraint {con.name!r} is an inequality outside any Complementarity; "
+                "an MCP states every inequality as a pair (use complements(z >= 0, expr >= 0))"
+            )
+        read.equations.append(con.body - con.upper)
+        read.eq_src.append(_source_name(con))
+    free = read.free_variables()
+    if not relax_integrality:
+        from mcpkit.lowering.from_pyomo import check_continuous
+
+        check_continuous([x for x, *_ in read.pairs if x is not None] + free, "from_pyomo")
+    if name is None:  # Pyomo names an unnamed model "unknown"
+        name = model.name if model.name and model.name != "unknown" else "pyomo"
+    pairs, aux, eqs = read.pairs, read.aux_defs, read.equations
+    return _build_mcp(model, name, pairs, aux, eqs, free, read.pair_src, read.eq_src)
+
+
+def _complementarities(model: Any) -> list[Any]:
+    """The active ``Complementarity`` parts of a Pyomo model or block with no objective that
+    depends on variables (else an :class:`MCPInputError`)."""
     from pyomo.core.base.block import BlockData
 
     if not isinstance(model, BlockData):
@@ -509,22 +539,29 @@ def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool =
                 f"from_pyomo: objective {obj.name!r} depends on variables; an MCP has no objective "
                 "(an optimisation model with complementarity constraints is an MPCC: use mcpkit.MPCC)"
             )
-    cc_blocks = {id(c) for c in ccs}
-    # --- pairs
-    pairs: list[tuple[Any, float | None, float | None, Any]] = []  # (var or None, lo, hi, F expr)
-    aux_defs: list[tuple[int, Any]] = []  # (pair index, e1): s_pair - e1 = 0
-    equations: list[Any] = []
-    pair_src: list[str] = []  # the Complementarity component of each pair
-    eq_src: list[str] = []  # the component (Complementarity or Constraint) of each equation
-    z_side: set[int] = set()
-    for cc in ccs:
+    return ccs
+
+
+class _Pairs:
+    """The pairs and equations :func:`from_pyomo` reads, complementarity by complementarity."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[Any, float | None, float | None, Any]] = []  # (var or None, lo, hi, F)
+        self.aux_defs: list[tuple[int, Any]] = []  # (pair index, e1): s_pair - e1 = 0
+        self.equations: list[Any] = []
+        self.pair_src: list[str] = []  # the Complementarity component of each pair
+        self.eq_src: list[str] = []  # the component (Complementarity or Constraint) of each equation
+        self.z_side: set[int] = set()  # ids of the variables that are a pair's variable side
+
+    def add(self, cc: Any) -> None:
+        """Read ``complements(a, b)`` in canonical form (the cases of :func:`from_pyomo`)."""
         e1 = cc._canonical_expression(cc._args[0])
         e2 = cc._canonical_expression(cc._args[1])
         if len(e1) == 2 or len(e2) == 2:
             eq = e1 if len(e1) == 2 else e2
-            equations.append(eq[1] - eq[0])
-            eq_src.append(_source_name(cc))
-            continue
+            self.equations.append(eq[1] - eq[0])
+            self.eq_src.append(_source_name(cc))
+            return
         l1, u1, l2, u2 = _bound(e1[0]), _bound(e1[2]), _bound(e2[0]), _bound(e2[2])
         n1 = (l1 is not None) + (u1 is not None)
         n2 = (l2 is not None) + (u2 is not None)
@@ -537,72 +574,60 @@ def from_pyomo(model: Any, name: str | None = None, *, relax_integrality: bool =
             )
         sides = [(l1, e1[1], u1), (l2, e2[1], u2)]
         if n1 == 1 and n2 == 1:
-            # pick the variable side: a single variable not yet used, preferring the first
-            order = [0, 1]
-            sv = [_single_var(s[1]) for s in sides]
-            if not (sv[0] is not None and id(sv[0][0]) not in z_side) and (
-                sv[1] is not None and id(sv[1][0]) not in z_side
-            ):
-                order = [1, 0]
-            (lz, ez, uz), (lf, ef, uf) = sides[order[0]], sides[order[1]]
-            g = ef - lf if lf is not None else uf - ef  # g >= 0 on the function side
-            F = g if lz is not None else -g
+            (lz, ez, uz), F = self._one_bound_each(sides)
         else:
             (lz, ez, uz), (_, F, _) = (sides[0], sides[1]) if n1 else (sides[1], sides[0])
         sv1 = _single_var(ez)
-        if sv1 is not None and id(sv1[0]) not in z_side and not sv1[0].fixed:
+        if sv1 is not None and id(sv1[0]) not in self.z_side and not sv1[0].fixed:
             x, a, b = sv1
             lo = None if lz is None else (lz - b) / a
             hi = None if uz is None else (uz - b) / a
             if a < 0:
                 lo, hi, F = hi, lo, -F
             _check_own_bounds(x, lo, hi, cc.name)
-            z_side.add(id(x))
-            pairs.append((x, lo, hi, F))
+            self.z_side.add(id(x))
+            self.pairs.append((x, lo, hi, F))
         else:
-            aux_defs.append((len(pairs), ez))
-            pairs.append((None, lz, uz, F))
-        pair_src.append(_source_name(cc))
-    # --- plain constraints
-    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        parent = con.parent_block()
-        if parent is not None and id(parent) in cc_blocks:
-            continue
-        if con.equality:
-            equations.append(con.body - con.upper)
-            eq_src.append(_source_name(con))
-        else:
-            raise MCPInputError(
-                f"from_pyomo: constraint {con.name!r} is an inequality outside any Complementarity; "
-                "an MCP states every inequality as a pair (use complements(z >= 0, expr >= 0))"
-            )
-    # --- remaining variables are paired with equations
-    seen: dict[int, Any] = {}
-    exprs = [F for *_, F in pairs] + [e for _, e in aux_defs] + equations
-    for e in exprs:
-        for v in identify_variables(e, include_fixed=False):
-            seen.setdefault(id(v), v)
-    free = [v for k, v in seen.items() if k not in z_side]
-    bounded = [v.name for v in free if v.has_lb() or v.has_ub()]
-    if bounded:
-        raise MCPInputError(
-            f"from_pyomo: variables {bounded[:8]} have bounds but are not the variable side of any "
-            "complementarity; a bounded variable needs its own pair"
-        )
-    n_eq = len(equations) + len(aux_defs)
-    if len(free) != n_eq:
-        raise MCPInputError(
-            f"from_pyomo: not square: {len(pairs) + len(free)} variables "
-            f"({len(pairs)} in complementarity pairs, {len(free)} free) but {len(pairs)} pairs and "
-            f"{n_eq} equations"
-        )
-    if not relax_integrality:
-        from mcpkit.lowering.from_pyomo import check_continuous
+            self.aux_defs.append((len(self.pairs), ez))
+            self.pairs.append((None, lz, uz, F))
+        self.pair_src.append(_source_name(cc))
 
-        check_continuous([x for x, *_ in pairs if x is not None] + free, "from_pyomo")
-    if name is None:  # Pyomo names an unnamed model "unknown"
-        name = model.name if model.name and model.name != "unknown" else "pyomo"
-    return _build_mcp(model, name, pairs, aux_defs, equations, free, pair_src, eq_src)
+    def _one_bound_each(self, sides: list[tuple[Any, Any, Any]]) -> tuple[tuple[Any, Any, Any], Any]:
+        r"""Both sides one-sided: the variable side (a single variable not yet used, the first
+        preferred) and :math:`F`, the other side as :math:`g \ge 0`, signed for the box form."""
+        order = [0, 1]
+        sv = [_single_var(s[1]) for s in sides]
+        if not (sv[0] is not None and id(sv[0][0]) not in self.z_side) and (
+            sv[1] is not None and id(sv[1][0]) not in self.z_side
+        ):
+            order = [1, 0]
+        (lz, ez, uz), (lf, ef, uf) = sides[order[0]], sides[order[1]]
+        g = ef - lf if lf is not None else uf - ef  # g >= 0 on the function side
+        return (lz, ez, uz), g if lz is not None else -g
+
+    def free_variables(self) -> list[Any]:
+        """The variables outside the pairs, each to be paired with an equation; an
+        :class:`MCPInputError` when one has bounds or their count is not the equations'."""
+        seen: dict[int, Any] = {}
+        exprs = [F for *_, F in self.pairs] + [e for _, e in self.aux_defs] + self.equations
+        for e in exprs:
+            for v in identify_variables(e, include_fixed=False):
+                seen.setdefault(id(v), v)
+        free = [v for k, v in seen.items() if k not in self.z_side]
+        bounded = [v.name for v in free if v.has_lb() or v.has_ub()]
+        if bounded:
+            raise MCPInputError(
+                f"from_pyomo: variables {bounded[:8]} have bounds but are not the variable side of any "
+                "complementarity; a bounded variable needs its own pair"
+            )
+        n_pairs, n_eq = len(self.pairs), len(self.equations) + len(self.aux_defs)
+        if len(free) != n_eq:
+            raise MCPInputError(
+                f"from_pyomo: not square: {n_pairs + len(free)} variables "
+                f"({n_pairs} in complementarity pairs, {len(free)} free) but {n_pairs} pairs and "
+                f"{n_eq} equations"
+            )
+        return free
 
 
 def _check_own_bounds(x: Any, lo: float | None, hi: float | None, where: str) -> None:

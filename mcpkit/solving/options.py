@@ -1,8 +1,15 @@
-"""Solver options: which route to take and how to stop.
+r"""Solver options: which route to take and how to stop; and the budget of one call.
 
 All options are plain dataclasses and enums so they can be inspected, documented and
 validated before any solver runs. Unknown option names raise
 :class:`~mcpkit.errors.UnknownOptionError` with the list of valid names.
+
+Options hold what a solver *is*; no solve changes them. What one call may spend travels down
+the call chain as an argument, a :class:`Budget`: the call's time limit :math:`T` and its start
+:math:`t_0` (:func:`time.perf_counter`), so its deadline is :math:`t_0 + T` and at time
+:math:`t` what is left is :math:`T - (t - t_0)`. The :class:`~mcpkit.Solver` makes one per call
+(its ``time_limit`` or the options') and hands it to the route's ``solve``; a chain of methods
+hands each attempt the same budget, so every attempt ends by the call's deadline.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import difflib
 import enum
 import math
 import numbers
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
@@ -350,3 +358,42 @@ def progress_trace(options: SolveOptions) -> list[HomotopyStep]:
         return []
     report = reporters(options)
     return _ReportingTrace(report) if report else []
+
+
+#: The least time limit a route hands on from a spent budget: the solver it calls still runs and
+#: stops before its first iteration, so the start point is returned, judged.
+SPENT_SECONDS = 1e-9
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The time budget of one solve call: ``time_limit`` seconds from ``start`` (module docstring)."""
+
+    time_limit: float | None = None
+    """Seconds this call may take (``None``: no limit)."""
+    start: float = field(default_factory=time.perf_counter)
+    """When the call started (a :func:`time.perf_counter` value)."""
+
+    @property
+    def deadline(self) -> float | None:
+        """``start + time_limit`` (``None``: no limit)."""
+        return None if self.time_limit is None else self.start + self.time_limit
+
+    def remaining(self, floor: float | None = None) -> float | None:
+        """Seconds left now (``None``: no limit), at least ``floor`` if given (may be ``<= 0``
+        otherwise)."""
+        if self.time_limit is None:
+            return None
+        left = self.time_limit - (time.perf_counter() - self.start)
+        return left if floor is None else max(left, floor)
+
+    def spent(self) -> bool:
+        """Whether the deadline has passed."""
+        deadline = self.deadline
+        return deadline is not None and time.perf_counter() > deadline
+
+
+def call_budget(budget: Budget | None, time_limit: float | None) -> Budget:
+    """``budget``, or when ``None`` one of ``time_limit`` seconds starting now (a route solved
+    directly, without a :class:`~mcpkit.Solver`, spends its options' ``time_limit``)."""
+    return Budget(time_limit) if budget is None else budget

@@ -36,8 +36,8 @@ pairs: it is accepted when its natural residual, complementarity violation and b
 are at most ``tol`` (:func:`mcpkit.solving.result.judge`). The next method runs only if the previous one
 was not accepted, and never after
 
-* a **time limit** (the whole chain shares ``options.time_limit``: each later attempt gets what
-  is left of it, through its route's ``options``, which routes read at every solve);
+* a **time limit** (the whole chain shares the call's :class:`~mcpkit.solving.options.Budget`:
+  each attempt gets the same one, so it ends by the call's deadline);
 * an **interrupt** (``KeyboardInterrupt`` during an attempt: the best point so far is returned
   with termination ``interrupted`` and the attempts up to then);
 * a **verified proof that no solution exists** (Lemke's infeasibility certificate), since no
@@ -75,13 +75,13 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
-from mcpkit.homotopy.loop import make_homotopy
 from mcpkit.homotopy.lpec_polish import is_lpec
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions, call_budget
 from mcpkit.solving.registry import BACKENDS, METHODS, PROBLEM_KINDS, Check, MethodEntry, unknown_name
 from mcpkit.solving.result import SolutionStatus, Termination, judge_point
 from mcpkit.solving.route import RouteOutcome, RouteRunner
@@ -118,7 +118,7 @@ class Route:
     second_opinion: str | None = None
     """MPCCs: the reformulation run after this one converged, whose point is kept when its
     objective is lower (``method="auto"`` on LPECs; see
-    :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`)."""
+    :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`)."""
 
     @property
     def entry(self) -> MethodEntry:
@@ -136,7 +136,7 @@ AUTO_MCP_FALLBACKS: tuple[str, ...] = ("newton", "lemke", "scholtes")
 
 #: ``method="auto"`` for an MPCC: the reformulation run first and the one asked for a second
 #: opinion (a run from the same start whose point is kept only when it meets the tolerance with
-#: a lower objective, :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`). Scholtes's
+#: a lower objective, :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`). Scholtes's
 #: homotopy first, Fischer-Burmeister's second: the two end in different basins, and on MPECLib's
 #: parameter-identification problems (``find*``) the second finds far better fits (``finda30l``
 #: 138 -> 4e-7, ``findb15l`` 4.99 -> 0.077, ``findc10s`` 0.30 -> 9e-8: 10 of 86 problems
@@ -332,16 +332,16 @@ class FallbackRoute:
         out.z, out.F, out.judged = jp.z, jp.F, jp  # the Solver's verdict: this one
         return jp.status is SolutionStatus.SOLUTION, jp.residuals.natural
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Try the methods in order from ``z0`` (each from the same start) until one is accepted."""
-        t0 = time.perf_counter()
-        limit = self.options.time_limit
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Try the methods in order from ``z0`` (each from the same start) until one is accepted,
+        every one within ``budget`` (the whole chain's; ``None``: the options' ``time_limit``)."""
+        budget = call_budget(budget, self.options.time_limit)
         attempts: list[dict[str, Any]] = []
         trace, iterations = [], 0
         best: tuple[float, RouteOutcome, Any] | None = None
         interrupted = False
         for k, spec in enumerate(self.specs):
-            remaining = None if limit is None else limit - (time.perf_counter() - t0)
+            remaining = budget.remaining()
             if k > 0 and remaining is not None and remaining <= 0:
                 attempts.append({"method": spec.method, "skipped": "no time left"})
                 break
@@ -349,11 +349,9 @@ class FallbackRoute:
             if isinstance(route, str):
                 attempts.append({"method": spec.method, "skipped": route})
                 continue
-            if k > 0:
-                route.options = dataclasses.replace(self.options, time_limit=remaining)  # type: ignore[attr-defined]
             ta = time.perf_counter()
             try:
-                out = route.solve(p, z0, warm)
+                out = route.solve(p, z0, warm, budget)
             except SolverNotAvailableError as exc:  # e.g. PATH's demo licence refusing the size
                 attempts.append({"method": spec.method, "skipped": f"SolverNotAvailableError: {exc}"})
                 continue
@@ -505,7 +503,7 @@ def recovery_plan(
 ) -> Recovery:
     """The fallbacks and the second opinion of a homotopy for ``method`` on ``n_vars`` variables.
 
-    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.loop.RecoveringHomotopy`):
+    Fallbacks (run in turn after a failed run; :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`):
     ``options.fallback_methods`` without ``method`` itself. Second opinion (run once after a
     converged run, kept only if its objective is lower): the route's ``second_opinion`` when it
     differs from ``method``, unless the MPCC has more than :data:`SECOND_OPINION_MAX_VARS`
@@ -533,7 +531,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
        variables of their own (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`);
     3. on ``backend="pyomo"`` the standard form on through Pyomo's NL writer
        (:class:`~mcpkit.lowering.pyomo_nl.ThroughPyomoNL`);
-    4. the homotopy on the target (:func:`~mcpkit.homotopy.loop.make_homotopy`), its inner IPOPT
+    4. the homotopy on the target (:func:`~mcpkit.homotopy.recovery.make_homotopy`), its inner IPOPT
        from :func:`inner_solver`, its fallbacks and second opinion from :func:`recovery_plan`.
     """
     route = resolve("mpcc", method, backend)

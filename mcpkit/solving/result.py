@@ -185,7 +185,7 @@ class HomotopyStep:
     phase: str = "relax"
     """``"relax"`` for a homotopy step, ``"polish"`` for an active-set polish,
     ``"retry:<method>"`` for a step of a fallback reformulation's run, ``"second:<method>"`` for
-    a step of a second opinion's run (:class:`~mcpkit.homotopy.loop.RecoveringHomotopy`)."""
+    a step of a second opinion's run (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`)."""
 
 
 _R = TypeVar("_R", bound="SolveResult")

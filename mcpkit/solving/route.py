@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions
 from mcpkit.solving.result import HomotopyStep, JudgedPoint, Termination
 
 
@@ -54,9 +54,11 @@ class RouteRunner(Protocol):
     backend: str
     method: str
     options: SolveOptions
-    """Read at every :meth:`solve`, so a caller may replace it between solves (the chain of
-    :mod:`mcpkit.solving.planner` does, to hand on what is left of the time limit)."""
+    """What the route is (tolerance, iteration limits, ...); never changed by a solve. The time
+    limit of one call travels as its ``budget``."""
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution."""
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution;
+        ``budget`` bounds this call (``None``: the options' ``time_limit`` from now,
+        :func:`~mcpkit.solving.options.call_budget`)."""
         ...

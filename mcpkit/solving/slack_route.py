@@ -3,7 +3,7 @@ r"""The homotopy route of an MCP, shared by the backends: slack-form MPCC -> hom
 Given the MCP as a :class:`~mcpkit.lowering.casadi.CasadiMCP` (whatever built its :math:`F`:
 the CasADi lowering of the declaration, or the NL import of its Pyomo model),
 :class:`SlackFormRoute` applies :class:`~mcpkit.lowering.casadi.MCPToMPCC` once, builds the
-homotopy of :func:`~mcpkit.homotopy.loop.make_homotopy` with an inner-solver factory once,
+homotopy of :func:`~mcpkit.homotopy.recovery.make_homotopy` with an inner-solver factory once,
 and for every parameter value lifts the start to :math:`x = (z, w, v)`, runs the homotopy
 (warm-started from the previous solution's multipliers), judges each candidate on the MCP's
 pairs and returns :math:`z`.
@@ -26,9 +26,10 @@ import numpy as np
 
 from mcpkit.engines.active_set import ActiveSetNewton
 from mcpkit.homotopy.inner import InnerFactory
-from mcpkit.homotopy.loop import Assessment, assess_mcp_point, make_homotopy
+from mcpkit.homotopy.loop import Assessment, assess_mcp_point
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import SPENT_SECONDS, Budget, SolveOptions, call_budget
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 
@@ -118,8 +119,10 @@ class SlackFormRoute:
             F=self._F_at(x),
         )
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution."""
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        """Solve at parameters ``p`` from ``z0``; ``warm`` means ``z0`` is a nearby solution;
+        ``budget`` bounds the call (``None``: the options' ``time_limit`` from now)."""
+        budget = call_budget(budget, self.options.time_limit)
         p = np.asarray(p, dtype=float).reshape(-1)
         z0 = np.asarray(z0, dtype=float).reshape(-1)
         if warm:
@@ -138,7 +141,7 @@ class SlackFormRoute:
             warm_start=warm,
             lam_x0=lam_x,
             lam_g0=lam_g,
-            time_limit=self.options.time_limit,
+            time_limit=budget.remaining(SPENT_SECONDS),
         )
         if out.x is not None:
             self._last = (out.x, out.lam_x, out.lam_g)

@@ -547,88 +547,129 @@ def classify_stationarity(
             **zeros, **common,
         )  # fmt: skip
 
-    mult = _Multipliers(mpcc, loc, x, tol)
-    notes: list[str] = []
-    lpec_out: list[LPECSolution] = []
+    check = _Check(mpcc, loc, x, tol, biactive, (threshold, lpec_threshold), common, deadline)
+    return check.run(lpec_max_biactive, lpec_time_limit)
 
-    def report(level: Stationarity, u: np.ndarray, r: float, b: bool | None, d: Any = None) -> Any:
+
+class _Check:
+    """The multiplier tests of :func:`classify_stationarity` at a feasible point (steps 3-6):
+    their shared data, the notes they add to the message, the LPEC solved (if any)."""
+
+    def __init__(
+        self,
+        mpcc: MPCC,
+        loc: _Local,
+        x: np.ndarray,
+        tol: float,
+        biactive: np.ndarray,
+        thresholds: tuple[float, float],
+        common: dict[str, Any],
+        deadline: float | None,
+    ) -> None:
+        self.mpcc, self.loc, self.x, self.tol = mpcc, loc, x, tol
+        self.biactive = biactive
+        self.threshold, self.lpec_threshold = thresholds
+        self.common = common
+        self.deadline = deadline
+        self.mult = _Multipliers(mpcc, loc, x, tol)
+        self.notes: list[str] = []
+        self.lpec_out: list[LPECSolution] = []
+
+    def report(self, level: Stationarity, u: np.ndarray, r: float, b: bool | None, d: Any = None) -> Any:
+        """The report at ``level`` with multipliers ``u``, residual ``r``, LPEC verdict ``b``
+        and its descent direction ``d``."""
         msg = (
-            f"{level.value}: residual {r:.2e} (threshold {threshold:.1e}), "
-            f"{biactive.size} biactive pair(s), B-stationary={b}"
+            f"{level.value}: residual {r:.2e} (threshold {self.threshold:.1e}), "
+            f"{self.biactive.size} biactive pair(s), B-stationary={b}"
         )
         return StationarityReport(
             level=level, feasible=True, stationarity_residual=r, b_stationary=b,
-            message="; ".join([msg, *notes, *mult.undecided]), descent_direction=d,
-            **mult.split(u), **common, lpec=lpec_out[-1] if lpec_out else None,
+            message="; ".join([msg, *self.notes, *self.mult.undecided]), descent_direction=d,
+            **self.mult.split(u), **self.common, lpec=self.lpec_out[-1] if self.lpec_out else None,
         )  # fmt: skip
 
-    if deadline is not None and time.perf_counter() >= deadline:
-        notes.append("not checked: time limit reached before the multiplier test")
-        return report(Stationarity.NOT_CHECKED, np.zeros(mult.A.shape[1]), np.inf, None)
-    s_pieces = {int(j): "nonneg" for j in biactive}
-    if biactive.size:
-        # S first: its multipliers are weak ones too, so an S point (the common answer for a
-        # converged homotopy) needs one multiplier LP instead of two
-        u_s, r_s = mult.solve(s_pieces, threshold=threshold, deadline=deadline)
-        if r_s <= threshold:
-            return report(Stationarity.S, u_s, r_s, True)
-    u_weak, r_weak = mult.solve(threshold=threshold, deadline=deadline)
-    too_big = biactive.size > lpec_max_biactive
-    pairs = [mult.pair(u_weak, int(j)) for j in biactive]
-    hint = np.array([int(a < b) for a, b in pairs], dtype=int)
-
-    def lpec() -> tuple[bool | None, np.ndarray | None]:
-        if too_big:
-            notes.append(f"LPEC skipped: {biactive.size} biactive pairs > {lpec_max_biactive}")
+    def lpec(
+        self, max_biactive: int, time_limit: float | None, hint: np.ndarray
+    ) -> tuple[bool | None, np.ndarray | None]:
+        """The LPEC's verdict (B-stationary or not; ``None``: not solved or undecided) and its
+        descent direction, within ``time_limit`` and the deadline; ``hint`` the weak
+        multipliers' branch of each biactive pair."""
+        if self.biactive.size > max_biactive:
+            self.notes.append(f"LPEC skipped: {self.biactive.size} biactive pairs > {max_biactive}")
             return None, None
-        limit = lpec_time_limit
-        if deadline is not None:
-            left = deadline - time.perf_counter()
+        limit = time_limit
+        if self.deadline is not None:
+            left = self.deadline - time.perf_counter()
             if left <= 0:
-                notes.append("LPEC skipped: time limit")
+                self.notes.append("LPEC skipped: time limit")
                 return None, None
             limit = left if limit is None else min(limit, left)
-        sol = _lpec(mpcc, loc, x, tol, lpec_threshold, hint, time_limit=limit)
-        lpec_out.append(sol)
+        sol = _lpec(self.mpcc, self.loc, self.x, self.tol, self.lpec_threshold, hint, time_limit=limit)
+        self.lpec_out.append(sol)
         what = "branch LP(s)" if sol.method == "enumerate" else "MILP"
-        notes.append(
+        self.notes.append(
             f"LPEC: {sol.n_solves} {what}" + (f", undecided ({sol.reason})" if sol.verdict is None else "")
         )
         return sol.verdict, sol.d
 
-    if not np.isfinite(r_weak):  # the weak test itself was not decided: only the LPEC may speak
+    def run(self, lpec_max_biactive: int, lpec_time_limit: float | None) -> StationarityReport:
+        """Steps 3-6 of :func:`classify_stationarity`: S (with biactive pairs), weak, then the
+        LPEC and the M and C searches."""
+        mult, biactive, threshold, deadline = self.mult, self.biactive, self.threshold, self.deadline
+        if deadline is not None and time.perf_counter() >= deadline:
+            self.notes.append("not checked: time limit reached before the multiplier test")
+            return self.report(Stationarity.NOT_CHECKED, np.zeros(mult.A.shape[1]), np.inf, None)
+        if biactive.size:
+            # S first: its multipliers are weak ones too, so an S point (the common answer for a
+            # converged homotopy) needs one multiplier LP instead of two
+            s_pieces = {int(j): "nonneg" for j in biactive}
+            u_s, r_s = mult.solve(s_pieces, threshold=threshold, deadline=deadline)
+            if r_s <= threshold:
+                return self.report(Stationarity.S, u_s, r_s, True)
+        u_weak, r_weak = mult.solve(threshold=threshold, deadline=deadline)
+        pairs = [mult.pair(u_weak, int(j)) for j in biactive]
+        hint = np.array([int(a < b) for a, b in pairs], dtype=int)
+
+        def lpec() -> tuple[bool | None, np.ndarray | None]:
+            return self.lpec(lpec_max_biactive, lpec_time_limit, hint)
+
+        if not np.isfinite(r_weak):  # the weak test itself was not decided: only the LPEC may speak
+            b, d = lpec()
+            return self.report(Stationarity.B if b else Stationarity.NOT_CHECKED, u_weak, r_weak, b, d)
+        if r_weak > threshold:
+            b, d = lpec()
+            if b:
+                self.notes.append("inconsistent: LPEC passed but no weak multipliers (tolerance effects)")
+            return self.report(Stationarity.NOT_STATIONARY, u_weak, r_weak, b, d)
+        if biactive.size == 0:
+            self.notes.append("no biactive pairs: weak = S")
+            return self.report(Stationarity.S, u_weak, r_weak, True)
         b, d = lpec()
-        return report(Stationarity.B if b else Stationarity.NOT_CHECKED, u_weak, r_weak, b, d)
-    if r_weak > threshold:
-        b, d = lpec()
+        return self.signs(u_weak, r_weak, b, d)
+
+    def signs(self, u_weak: np.ndarray, r_weak: float, b: bool | None, d: Any) -> StationarityReport:
+        """Past weak with biactive pairs and the LPEC's verdict ``b``: B, else M, C or weak by
+        the sign searches (:func:`_search`)."""
+        mult, threshold, deadline, notes = self.mult, self.threshold, self.deadline, self.notes
+        eps = max(threshold, self.tol)
+        u_m, r_m, full_m = _search(
+            mult, u_weak, ("nonneg", "nu0", "xi0"), lambda a, c: _suggest_m(a, c, eps), threshold, deadline
+        )
+        if u_m is None and not full_m:
+            notes.append(f"M search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
         if b:
-            notes.append("inconsistent: LPEC passed but no weak multipliers (tolerance effects)")
-        return report(Stationarity.NOT_STATIONARY, u_weak, r_weak, b, d)
-
-    if biactive.size == 0:
-        notes.append("no biactive pairs: weak = S")
-        return report(Stationarity.S, u_weak, r_weak, True)
-
-    b, d = lpec()
-    eps = max(threshold, tol)
-    u_m, r_m, full_m = _search(
-        mult, u_weak, ("nonneg", "nu0", "xi0"), lambda a, c: _suggest_m(a, c, eps), threshold, deadline
-    )
-    if u_m is None and not full_m:
-        notes.append(f"M search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
-    if b:
-        if u_m is None:
-            notes.append("M multipliers not found although B implies M (tolerance effects)")
-            return report(Stationarity.B, u_weak, r_weak, b)
-        return report(Stationarity.B, u_m, r_m, b)
-    if u_m is not None:
-        return report(Stationarity.M, u_m, r_m, b, d)
-    u_c, r_c, full_c = _search(mult, u_weak, ("nonneg", "nonpos"), _suggest_c, threshold, deadline)
-    if u_c is not None:
-        return report(Stationarity.C, u_c, r_c, b, d)
-    if not full_c:
-        notes.append(f"C search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
-    return report(Stationarity.WEAK, u_weak, r_weak, b, d)
+            if u_m is None:
+                notes.append("M multipliers not found although B implies M (tolerance effects)")
+                return self.report(Stationarity.B, u_weak, r_weak, b)
+            return self.report(Stationarity.B, u_m, r_m, b)
+        if u_m is not None:
+            return self.report(Stationarity.M, u_m, r_m, b, d)
+        u_c, r_c, full_c = _search(mult, u_weak, ("nonneg", "nonpos"), _suggest_c, threshold, deadline)
+        if u_c is not None:
+            return self.report(Stationarity.C, u_c, r_c, b, d)
+        if not full_c:
+            notes.append(f"C search not exhaustive ({_MAX_PATTERNS} patterns at most; 1 without null space)")
+        return self.report(Stationarity.WEAK, u_weak, r_weak, b, d)
 
 
 def attach_stationarity(

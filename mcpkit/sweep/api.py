@@ -129,7 +129,9 @@ def _local_client(workers: int | None, retries: int) -> tuple[Any, Any]:
             threads_per_worker=1,  # IPOPT (and MUMPS inside it) is not thread-safe
             processes=True,
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            # a task's error is its row's; what the workers log at ERROR is their own plumbing
+            # (a heartbeat to a scheduler already stopped by Ctrl-C or SIGTERM) and not the user's
+            silence_logs=logging.CRITICAL,
             preload=["mcpkit.sweep.tasks"],  # import mcpkit once per worker, at start
         )
     return cluster, Client(cluster)
@@ -246,6 +248,44 @@ def sweep(
     spec = resolve_task(task)
     check_options(spec, options)
     time_limit = time_limit_seconds(time_limit)
+    _check_cluster_arguments(client, scheduler, workers, retries, chunk)
+    order, by_key = _distinct_inputs(spec, inputs, dict(options) | {"time_limit": time_limit})
+    sink = ParquetSink(out, resume=resume, batch_rows=batch_rows)
+    have = sink.keys() if resume else set()
+    todo = [k for k in order if k not in have]
+    bar = SweepProgress(len(order), len(order) - len(todo), enabled=shows_on(sys.stderr, progress))
+    ref: Any = spec.name if TASKS.get(spec.name) is spec else spec.fn
+    cluster = own_client = None
+    faults = DriveFaults()
+    try:
+        if todo:
+            if client is None:
+                cluster, own_client = _open_client(scheduler, workers, retries)
+                client = own_client
+            _drive(
+                client, ref, spec, todo, by_key, options, time_limit, hard_limit, retries, chunk, sink, bar,
+                faults,
+            )  # fmt: skip
+    finally:
+        for opened in (bar, sink, own_client, cluster):  # what this call opened, in that order
+            if opened is not None:
+                opened.close()
+    df = _ordered_rows(sink.path, spec, order, by_key)
+    df.attrs["sweep"] = {
+        "submitted": len(todo),
+        "skipped": len(order) - len(todo),
+        "resubmitted": faults.resubmitted,
+        "workers_lost": len(faults.workers_lost),
+        "wall_time_s": time.perf_counter() - t_start,
+        "out": str(sink.path),
+    }
+    return df
+
+
+def _check_cluster_arguments(
+    client: Any, scheduler: Any, workers: int | None, retries: int, chunk: int | None
+) -> None:
+    """The checks of :func:`sweep`'s cluster arguments (an :class:`MCPInputError` each)."""
     if workers is not None:
         as_count(workers, "workers")
     as_count(retries, "retries", 0)
@@ -255,6 +295,13 @@ def sweep(
         raise MCPInputError("give client= or scheduler=, not both")
     if scheduler is not None and not isinstance(scheduler, str):
         raise MCPInputError(f"scheduler must be an address such as 'tcp://host:8786', got {scheduler!r}")
+
+
+def _distinct_inputs(
+    spec: TaskSpec, inputs: Iterable[Any], key_options: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """``(keys in input order, input of each key)``: the inputs (files of folders and patterns
+    for ``"solve-file"``) checked by the task, one per key :math:`k_i`."""
     if isinstance(inputs, (str, os.PathLike)) or isinstance(inputs, Mapping):
         inputs = [inputs]
     items = list(inputs)
@@ -267,7 +314,6 @@ def sweep(
     if spec.check_input is not None:
         for x in items:
             spec.check_input(x)
-    key_options = dict(options) | {"time_limit": time_limit}
     order: list[str] = []
     by_key: dict[str, Any] = {}
     for x in items:
@@ -275,46 +321,24 @@ def sweep(
         if k not in by_key:
             by_key[k] = x
             order.append(k)
-    sink = ParquetSink(out, resume=resume, batch_rows=batch_rows)
-    have = sink.keys() if resume else set()
-    todo = [k for k in order if k not in have]
-    bar = SweepProgress(len(order), len(order) - len(todo), enabled=shows_on(sys.stderr, progress))
-    ref: Any = spec.name if TASKS.get(spec.name) is spec else spec.fn
-    cluster = own_client = None
-    faults = DriveFaults()
-    try:
-        if todo:
-            if client is None:
-                if scheduler is not None:
-                    own_client = client = _connect(scheduler)
-                else:
-                    cluster, client = _local_client(workers, retries)
-                    own_client = client
-            _drive(
-                client, ref, spec, todo, by_key, options, time_limit, hard_limit, retries, chunk, sink, bar,
-                faults,
-            )  # fmt: skip
-    finally:
-        bar.close()
-        sink.close()
-        if own_client is not None:
-            own_client.close()
-        if cluster is not None:
-            cluster.close()
-    df = read_results(sink.path)
+    return order, by_key
+
+
+def _open_client(scheduler: str | None, workers: int | None, retries: int) -> tuple[Any, Any]:
+    """``(cluster or None, client)``: connected to ``scheduler``, else a local cluster's."""
+    if scheduler is not None:
+        return None, _connect(scheduler)
+    return _local_client(workers, retries)
+
+
+def _ordered_rows(path: Path, spec: TaskSpec, order: list[str], by_key: dict[str, Any]) -> Any:
+    """The rows of ``order``'s keys from the results at ``path``, in that order: ``key``,
+    ``task``, the input's columns, then the rest."""
+    df = read_results(path)
     df = df[df["key"].isin(by_key)].set_index("key").loc[order].reset_index()
     names = {n for x in by_key.values() for n in input_columns(spec, x)}
     first = [c for c in df.columns if c in names or (c.startswith("input_") and c[6:] in names)]
-    df = df[["key", "task", *first, *(c for c in df.columns if c not in {"key", "task", *first})]]
-    df.attrs["sweep"] = {
-        "submitted": len(todo),
-        "skipped": len(order) - len(todo),
-        "resubmitted": faults.resubmitted,
-        "workers_lost": len(faults.workers_lost),
-        "wall_time_s": time.perf_counter() - t_start,
-        "out": str(sink.path),
-    }
-    return df
+    return df[["key", "task", *first, *(c for c in df.columns if c not in {"key", "task", *first})]]
 
 
 @dataclasses.dataclass

@@ -165,21 +165,23 @@ def test_user_casadi_mpcc_is_accepted() -> None:
 
 
 def test_a_per_call_time_limit_reaches_the_route_and_does_not_persist() -> None:
-    """Solver.solve(time_limit=T): the route reads T during that call only (front ends no longer
-    reach into route.options themselves)."""
+    """Solver.solve(time_limit=T): the route gets T as that call's budget; its options do not
+    change (front ends no longer reach into route.options themselves)."""
     import numpy as np
 
     import mcpkit
 
     solver = mcpkit.Solver(mcpkit.MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])))
-    seen: list[float | None] = []
+    seen: list[tuple[float | None, object]] = []
     real = solver.route.solve
+    kept = solver.route.options
 
-    def spy(p, z0, warm):  # noqa: ANN001, ANN202
-        seen.append(solver.route.options.time_limit)
-        return real(p, z0, warm)
+    def spy(p, z0, warm, budget=None):  # noqa: ANN001, ANN202
+        seen.append((budget.time_limit, solver.route.options))
+        return real(p, z0, warm, budget)
 
     solver.route.solve = spy  # type: ignore[method-assign]
     assert solver.solve(time_limit=7.5).solved
     assert solver.solve().solved
-    assert seen == [7.5, None] and solver.route.options.time_limit is None
+    assert [t for t, _ in seen] == [7.5, None] and all(o is kept for _, o in seen)
+    assert solver.route.options is kept and kept.time_limit is None

@@ -18,8 +18,9 @@ import pytest
 import mcpkit
 from mcpkit import MCP
 from mcpkit.homotopy.inner import IPOPT_CHOICES, CasadiInner, PyomoInner, select_inner
-from mcpkit.homotopy.loop import HomotopyOutcome, assess_mcp_point, inner_settings, make_homotopy
+from mcpkit.homotopy.loop import HomotopyOutcome, assess_mcp_point, inner_settings
 from mcpkit.homotopy.pyomo_inner import ipopt_iterations, ipopt_status
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
 from mcpkit.lowering.nl_import import ampl_multipliers, casadi_multipliers

@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.homotopy.ipopt import IpoptNLP, ipopt_termination
-from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, make_homotopy
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher
 from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
+from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc import MPCC

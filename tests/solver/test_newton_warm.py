@@ -81,7 +81,8 @@ def test_a_warm_start_that_does_not_converge_restarts_cold(monkeypatch: pytest.M
     assert any(s.phase == "crash" for s in res.trace[1:])
     capped = mcpkit.Solver(mcp, backend="casadi", method="newton", tol=1e-10)
     assert capped.solve().solved
-    capped.route.options = dataclasses.replace(capped.route.options, max_inner_iter=1)
+    engine = capped.route.engine  # type: ignore[attr-defined]
+    engine.options = dataclasses.replace(engine.options, max_inner_iter=1)
     out = capped.solve(p={"q": q_far}, z0=np.full(mcp.n, 30.0))
     assert not out.solved and out.iterations == 1  # the limit holds for both parts together
     assert "warm_restart" not in out.extra

@@ -1,4 +1,4 @@
-"""The second opinion of :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` and
+"""The second opinion of :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` and
 ``method="auto"`` on LPECs (Fischer-Burmeister first, Scholtes as the second opinion).
 
 The rule: after a converged run, one run of the second reformulation within an iteration budget
@@ -13,12 +13,11 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.homotopy.loop import (
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome
+from mcpkit.homotopy.recovery import (
     SECOND_OPINION_ITER_FACTOR,
     SECOND_OPINION_MIN_ITER,
     SECOND_OPINION_SHARE,
-    Assessment,
-    HomotopyOutcome,
     RecoveringHomotopy,
 )
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
@@ -158,7 +157,7 @@ def test_the_second_opinion_budget() -> None:
 
 def test_an_iteration_budget_stops_a_homotopy_between_subproblems() -> None:
     """max_iterations: no subproblem starts once the budget is spent (ITERATION_LIMIT, and it says so)."""
-    from mcpkit.homotopy.loop import make_homotopy
+    from mcpkit.homotopy.recovery import make_homotopy
 
     x = ca.SX.sym("x", 2)  # min (x0-1)^2 + (x1-1)^2, 0 <= x0 _|_ x1 >= 0: sigma must go down
     m = MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, x0=[0.5, 0.5])

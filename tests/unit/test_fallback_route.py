@@ -8,7 +8,7 @@ import pytest
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.solving import planner
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Budget, SolveOptions
 from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
@@ -18,15 +18,17 @@ PROBLEM = MCP.lcp([[1.0]], [-1.0])
 
 
 class Stub:
-    """A route that returns a fixed point and records the options it saw."""
+    """A route that returns a fixed point and records the budgets and options it saw."""
 
     def __init__(self, method: str, z: float | None, term: Termination, claim_F: float | None = None) -> None:
         self.method, self.backend, self.z, self.term, self.claim_F = method, "casadi", z, term, claim_F
         self.options = SolveOptions()
-        self.seen: list[SolveOptions] = []
+        self.seen: list[Budget | None] = []
+        self.seen_options: list[SolveOptions] = []
 
-    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
-        self.seen.append(self.options)
+    def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
+        self.seen.append(budget)
+        self.seen_options.append(self.options)
         z = None if self.z is None else np.array([self.z])
         F = None if self.claim_F is None else np.array([self.claim_F])
         step = HomotopyStep(0, 0.0, 0.0, "stub", 2, 0.0, self.method)
@@ -84,10 +86,18 @@ def test_best_point_and_last_termination_when_all_fail(monkeypatch: pytest.Monke
 
 
 def test_later_routes_get_what_is_left_of_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    later = Stub("scholtes", 1.0, Termination.CONVERGED)
-    stubs = {"newton": Stub("newton", 0.0, Termination.STALLED), "scholtes": later}
-    chain(monkeypatch, stubs, SolveOptions(time_limit=50.0)).solve(np.zeros(0), np.zeros(1), False)
-    assert 0 < later.seen[0].time_limit <= 50.0
+    """Every attempt gets the chain's one budget (the options' 50 s from the start of the call),
+    and no route's options change."""
+    first, later = Stub("newton", 0.0, Termination.STALLED), Stub("scholtes", 1.0, Termination.CONVERGED)
+    kept = later.options
+    chain(monkeypatch, {"newton": first, "scholtes": later}, SolveOptions(time_limit=50.0)).solve(
+        np.zeros(0), np.zeros(1), False
+    )
+    budget = later.seen[0]
+    assert budget is not None and budget is first.seen[0] and budget.time_limit == 50.0
+    left = budget.remaining()
+    assert left is not None and 0 < left <= 50.0
+    assert later.seen_options == [kept] and later.options is kept and kept.time_limit is None
 
 
 def test_time_limit_and_unavailable_solvers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +109,9 @@ def test_time_limit_and_unavailable_solvers(monkeypatch: pytest.MonkeyPatch) -> 
     assert out.termination is Termination.TIME_LIMIT and len(out.extra["attempts"]) == 1
 
     class Refusing(Stub):
-        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        def solve(
+            self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None
+        ) -> RouteOutcome:
             raise SolverNotAvailableError("demo licence: too large")
 
     stubs = {
@@ -137,7 +149,9 @@ def test_the_first_routes_input_error_is_raised_later_ones_are_skipped(
 
 def test_an_interrupt_keeps_the_attempts_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
     class Interrupted(Stub):
-        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        def solve(
+            self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None
+        ) -> RouteOutcome:
             raise KeyboardInterrupt
 
     stubs = {
@@ -161,7 +175,9 @@ def test_path_failing_in_its_own_code_means_path_unavailable(monkeypatch: pytest
         pass
 
     class Expiring(Stub):
-        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        def solve(
+            self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None
+        ) -> RouteOutcome:
             raise FatalError("Licence expired: 2026-11-26\nmore lines")
 
     expiring = Expiring("path", None, Termination.SOLVER_ERROR)
@@ -177,7 +193,9 @@ def test_path_failing_in_its_own_code_means_path_unavailable(monkeypatch: pytest
     assert out.method == "newton" and "PATH unavailable" in out.extra["attempts"][0]["skipped"]
 
     class Broken(Stub):
-        def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool) -> RouteOutcome:
+        def solve(
+            self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None
+        ) -> RouteOutcome:
             raise ZeroDivisionError("a bug of our own")
 
     stubs = {"newton": Broken("newton", None, Termination.SOLVER_ERROR), "scholtes": Stub("scholtes", 1.0,

@@ -23,7 +23,7 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.homotopy import loop
+from mcpkit.homotopy import loop, recovery
 from mcpkit.homotopy.inner import InnerSettings
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, HomotopySolver
@@ -250,7 +250,7 @@ def test_the_mpcc_result_message_carries_the_note(monkeypatch: pytest.MonkeyPatc
             last_parameter=1e-3, target_parameter=1e-8,
         )  # fmt: skip
 
-    monkeypatch.setattr(loop.RecoveringHomotopy, "run", cut)
+    monkeypatch.setattr(recovery.RecoveringHomotopy, "run", cut)
     res = solve_mpcc(_toy(), "scholtes", "casadi", refine=False, stationarity=False, time_limit=10.0)
     assert res.termination is Termination.TIME_LIMIT and res.solved
     assert (
@@ -263,7 +263,7 @@ def test_a_converged_fallback_beats_a_cut_primary_of_lower_residual() -> None:
     """A primary cut by its time share may hold a feasible, complementary point (a capped or
     deadline-stopped polish's) of lower residual than a fallback's converged one; the converged
     run is kept."""
-    from mcpkit.homotopy.loop import RecoveringHomotopy
+    from mcpkit.homotopy.recovery import RecoveringHomotopy
 
     class _Fixed:
         def __init__(self, termination: Termination, residual: float, name: str) -> None:

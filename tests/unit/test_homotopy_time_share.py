@@ -1,4 +1,4 @@
-"""The time share of :class:`~mcpkit.homotopy.loop.RecoveringHomotopy` (no solver runs).
+"""The time share of :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` (no solver runs).
 
 With ``time_limit = T`` and fallbacks, the requested homotopy gets ``share * T``; when it stops
 for lack of that time, the fallbacks run in the rest, each but the last with ``share`` of what
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import MCPInputError
-from mcpkit.homotopy.loop import FIRST_STEP_SHARE, Assessment, HomotopyOutcome, RecoveringHomotopy
+from mcpkit.homotopy.loop import Assessment, HomotopyOutcome
+from mcpkit.homotopy.recovery import FIRST_STEP_SHARE, RecoveringHomotopy
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.planner import recovery_plan
