@@ -193,6 +193,10 @@ options win), measured with :data:`HORIZON_IPOPT_OPTIONS`:
   polish tried at a residual of a few :math:`10^{-3}` (at :math:`\sigma = 10^{-4}`) failed at
   every N measured (the active set is not settled there: locally infeasible after 206 / 70 / 23
   iterations at N = 200 / 400 / 800); the polish after the last relaxation solves the plan.
+
+Same objectives at every N measured. Not solved by them: at N = 1,000 the call took 5,170
+iterations (380 s of CPU; 2,361 with :data:`HORIZON_IPOPT_OPTIONS` alone, measured apart), and
+N = 1,600 was not solved (``docs/mpec_planning.md``).
 """
 
 
