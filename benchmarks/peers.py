@@ -16,7 +16,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 import mcpkit
-from mcpkit.lowering.nl_import import register
+from mcpkit.homotopy.ipopt_plugin import register
 from mcpkit.lowering.pyomo import ToPyomo
 from mcpkit.solving.availability import ipopt_executable
 

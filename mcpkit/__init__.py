@@ -7,8 +7,8 @@ solve it with IPOPT reformulations or PATH (:func:`solve`, :class:`Solver`; what
 :mod:`mcpkit.mpcc` and give :class:`MPCCResult`.
 """
 
-# first: the mcpkit program's Ctrl-C guard, before the heavy imports below (mcpkit.frontends.entry)
-from mcpkit.frontends import entry as _entry
+# first: the mcpkit program's Ctrl-C guard, before the heavy imports below (mcpkit.command.entry)
+from mcpkit.command import entry as _entry
 
 # isort: split
 from mcpkit import sweep  # a callable module: mcpkit.sweep(...), mcpkit.sweep.grid(...)
@@ -42,7 +42,23 @@ from mcpkit.solving.result import (
     Termination,
 )
 
+# isort: split
+# The methods of declarations and results done by a higher layer (MCP.to_text, str(expr),
+# MCPResult.sensitivity, ...): each module below registers its functions with
+# mcpkit.problems.hooks when imported, so they are provided before any user call.
+from mcpkit.lowering import casadi as _casadi
+from mcpkit.lowering import from_casadi as _from_casadi
+from mcpkit.lowering import from_pyomo as _from_pyomo
+from mcpkit.printing import expressions as _expressions
+from mcpkit.printing import mcp as _print_mcp
+from mcpkit.printing import mpcc as _print_mpcc
+from mcpkit.stationarity import mpcc_sensitivity as _mpcc_sens
+from mcpkit.stationarity import sensitivity as _sens
+from mcpkit.stationarity import value_gradient as _vg
+
 _install_pyomo_registration()  # SolverFactory("mcpkit"): see mcpkit.frontends.pyomo_plugin
+
+del _casadi, _from_casadi, _from_pyomo, _expressions, _print_mcp, _print_mpcc, _mpcc_sens, _sens, _vg
 del _entry
 
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ Usage (float64 must be on before arrays are made)::
   :class:`~mcpkit.errors.SolveFailedError` there, never a silent point;
 * backward: :math:`\bar p = (dz/dp)^\top \bar z = -J_{p,I}^\top J_{II}^{-\top} \bar z_I`, one
   transposed solve with :math:`J_{II} = \partial F_I/\partial z_I` at the solution
-  (:meth:`mcpkit.solving.sensitivity.Linearization.vjp`). The linearisation of the last point is kept,
+  (:meth:`mcpkit.stationarity.sensitivity.Linearization.vjp`). The linearisation of the last point is kept,
   so :func:`jax.jacrev` (one backward pass per output) factorises :math:`J_{II}` once. At a point
   with degenerate pairs the gradient does not exist and the backward pass raises
   :class:`~mcpkit.errors.NotDifferentiableError` (use
@@ -52,7 +52,7 @@ from mcpkit.errors import (
 )
 from mcpkit.frontends.solve import Solver
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.sensitivity import Linearization, linearize
+from mcpkit.stationarity.sensitivity import Linearization, linearize
 
 __all__ = ["casadi_function", "mcp_function", "require_x64"]
 

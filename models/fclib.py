@@ -72,8 +72,8 @@ from mcpkit.engines.newton_contact import contact_errors, siconos_error
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
-from mcpkit.models.fclib_print import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.models.fclib_result import FCLIBResult, FCLIBStage
+from mcpkit.printing.fclib import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
@@ -189,7 +189,7 @@ class FCLIBProblem:
 
     def to_text(self, formulation: FCLIBFormulation | str = "cone", **kwargs: Any) -> str:
         r"""Plain text: ``"cone"`` (default) the cone complementarity problem
-        :math:`K^* \ni \hat u \perp r \in K` (:mod:`mcpkit.models.fclib_print`); a formulation
+        :math:`K^* \ni \hat u \perp r \in K` (:mod:`mcpkit.printing.fclib`); a formulation
         (``"alart_curnier"``, ``"fb_soc"``, ``"ncp"``) its :meth:`declare` (``kwargs`` as
         :meth:`mcpkit.MCP.to_text`)."""
         if _is_cone(formulation):
@@ -501,14 +501,14 @@ class _Stages:
         self, name: str, eq: ContactEquations, z0: np.ndarray, tol: float, cap: int | None = None
     ) -> tuple[MCPResult, float | None]:
         """One ``solve_mcp(method="newton")`` on ``eq`` from ``z0``; records the stage."""
-        import mcpkit
+        from mcpkit.frontends.functional import solve_mcp
 
         t0 = time.perf_counter()
         limit = self.iterations_left if cap is None else min(cap, self.iterations_left)
         kw: dict[str, Any] = {}
         if math.isfinite(self.deadline):
             kw["time_limit"] = self._time_left(t0)
-        res = mcpkit.solve_mcp(
+        res = solve_mcp(
             eq.F, eq.J, -np.inf, np.inf, z0, method="newton", convergence_tolerance=tol,
             major_iteration_limit=max(int(limit), 1), output=self.options.verbose,
             jacobian_structure=eq.pattern, progress=self.options.progress, **kw,
@@ -854,7 +854,7 @@ def _solve_loaded(
     path: str,
 ) -> FCLIBResult:
     """Pose, solve and judge a loaded problem (:func:`solve_fclib_file`)."""
-    import mcpkit
+    from mcpkit.frontends.solve import solve
 
     if form is FCLIBFormulation.FB_SOC and np.any(prob.mu <= 0):
         raise MCPInputError("FCLIB formulation 'fb_soc' needs mu > 0 at every contact; use 'alart_curnier'")
@@ -862,7 +862,7 @@ def _solve_loaded(
     stages: list[FCLIBStage] = []
     if form is FCLIBFormulation.NCP:
         mcp, s_r, _ = fclib_ncp(prob)
-        res = mcpkit.solve(mcp, method=method, backend=backend, options=options)
+        res = solve(mcp, method=method, backend=backend, options=options)
         have = bool(np.isfinite(res.z).all())
         r = reactions_from(mcp.split(res.z), s_r) if have else None
     else:

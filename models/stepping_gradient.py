@@ -64,7 +64,7 @@ from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import CASADI
 from mcpkit.models.stepping import DeclaredStep, SimulationResult, simulate
 from mcpkit.solving.result import MCPResult
-from mcpkit.solving.sensitivity import result_linearization
+from mcpkit.stationarity.sensitivity import result_linearization
 
 __all__ = ["SimulationGradient", "StepJacobians", "simulate_with_gradient"]
 

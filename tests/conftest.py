@@ -92,9 +92,9 @@ def require_path() -> None:
 @pytest.fixture(autouse=True)
 def _fresh_path_probe() -> Iterator[None]:
     """Each test sees PATH as it is (or as it fakes it): ``method="auto"`` remembers its PATH
-    probe for the process (:func:`mcpkit.solving.planner.path_first`), so the answer is dropped
+    probe for the process (:func:`mcpkit.orchestration.planner.path_first`), so the answer is dropped
     before and after every test."""
-    from mcpkit.solving.planner import forget_path_probe
+    from mcpkit.orchestration.planner import forget_path_probe
 
     forget_path_probe()
     yield

@@ -91,7 +91,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from mcpkit.errors import MCPInputError, ShapeError
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 #: Statuses of :class:`LemkeResult`.
 LEMKE_STATUSES: tuple[str, ...] = (
@@ -138,7 +138,7 @@ class LemkeResult:
         return float(np.abs(np.minimum(self.z, wq)).max(initial=0.0))
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(
             self, ("status", "pivots", "refactorizations", "wall_time_s", "message", "z", "w", "ray")
         )

@@ -168,7 +168,7 @@ proximal direction), ``"lm"`` (the Levenberg-Marquardt direction) or ``"gradient
 ``casadi`` whose :math:`J_F` does not depend on :math:`z`, whose last factorisation had no
 :math:`d_a` on its kept rows, i.e. a crash step). ``MCPResult.sensitivity()`` solves with it
 instead of factorising :math:`J_{II}` again when its kept rows are the free pairs
-(:mod:`mcpkit.solving.sensitivity`).
+(:mod:`mcpkit.stationarity.sensitivity`).
 
 Linear algebra
 --------------
@@ -472,7 +472,8 @@ class SemismoothNewton:
         r"""Whether a converged solve hands on its last factorisation (``extra["newton_factor"]``).
 
         Only where :math:`J_F` is the declaration's :math:`\partial F/\partial z` in its order
-        (:class:`NewtonRoute` on backend ``casadi``), for :func:`mcpkit.solving.sensitivity.linearize`."""
+        (:class:`NewtonRoute` on backend ``casadi``), for
+        :func:`mcpkit.stationarity.sensitivity.linearize`."""
 
     # ------------------------------------------------------------------ helpers
     def _project(self, z: np.ndarray) -> np.ndarray:
@@ -841,7 +842,7 @@ class NewtonRoute:
     backend
         ``"casadi"`` (:func:`~mcpkit.lowering.casadi.lower_to_casadi`; no CasADi at all when every
         block is affine with numeric data: :class:`AffineFunctions`) or ``"pyomo"`` (the Pyomo
-        model read back through its NL import, :func:`~mcpkit.solving.pyomo_route.nl_casadi_mcp`).
+        model read back through its NL import, :func:`~mcpkit.lowering.pyomo_nl.nl_casadi_mcp`).
     options
         ``tol``, ``max_inner_iter`` (Newton iterations), ``time_limit``, ``verbose``.
 
@@ -873,7 +874,7 @@ class NewtonRoute:
             cas = lower_to_casadi(problem)
             constant = affine_jacobian_rows(problem)
         else:
-            from mcpkit.solving.pyomo_route import nl_casadi_mcp
+            from mcpkit.lowering.pyomo_nl import nl_casadi_mcp
 
             cas = nl_casadi_mcp(problem)
             constant = None  # F comes from the Pyomo model: all of it is differentiated by CasADi

@@ -86,7 +86,7 @@ from mcpkit.engines.factor_budget import (
     dense_cost,
 )
 from mcpkit.errors import MCPInputError
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 SIGMA = 1e-4
 """Armijo constant of the line search."""
@@ -139,7 +139,7 @@ class ContactNewtonResult:
     message: str
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         names = ("solved", "siconos_error", "natural_residual", "tol", "iterations", "lm_steps")
         return compact_repr(self, (*names, "wall_time_s", "message", "r", "u"))
 
@@ -478,7 +478,7 @@ def _search(
 
 
 @dataclass
-class _Run:
+class _ContactRun:
     """Where one run of :func:`_iterate` ended (``F``, ``u`` and, if ``err_here``, ``err`` at ``r``)."""
 
     r: np.ndarray
@@ -499,7 +499,7 @@ def _iterate(
     deadline: float,
     allow_lm: bool,
     stall_window: int,
-) -> _Run:
+) -> _ContactRun:
     """The Newton iteration of :func:`solve_alart_curnier` from reactions ``r`` (module docstring)."""
     Wc, q, mu = sys_.W, sys_.q, sys_.mu
     u = Wc @ r + q
@@ -576,7 +576,7 @@ def _iterate(
     if message != "converged" and best_theta < theta:  # unsolved: the best point met, not the last
         r, u, F, _, theta = best_state
         err_here = False
-    return _Run(r, u, F, err, err_here, its, lm_steps, message)
+    return _ContactRun(r, u, F, err, err_here, its, lm_steps, message)
 
 
 def project_cones(r: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -215,7 +215,7 @@ class NewtonSystem:
             )
             self._low_degree = 2.0 * float(np.median(self._degree)) if n else 0.0
             # blocks of the last few identity-row sets (a cold re-solve meets the same sequence)
-            self._blocks: OrderedDict[bytes, _Block] = OrderedDict()
+            self._blocks: OrderedDict[bytes, _PrincipalBlock] = OrderedDict()
             self._kept_entries = 0  # entries of H_KK over the cached blocks
             self._splu: spla.SuperLU | None = None
             self._rows = np.zeros(0, dtype=np.int64)  # the last factor's rows K, in its order ...
@@ -476,7 +476,7 @@ class NewtonSystem:
         self._rows_pure = not da[rows].any()
         return True
 
-    def _keep_block(self, key: bytes, block: _Block) -> None:
+    def _keep_block(self, key: bytes, block: _PrincipalBlock) -> None:
         """Cache the block; the oldest go beyond :data:`KEPT_BLOCKS` or :data:`KEPT_ENTRIES` entries."""
         blocks = self._blocks
         blocks[key] = block
@@ -489,7 +489,9 @@ class NewtonSystem:
         self._splu, self._rows = None, np.zeros(0, dtype=np.int64)
         return False
 
-    def _reorder(self, keep: np.ndarray, data: np.ndarray) -> tuple[_Block, np.ndarray, spla.SuperLU]:
+    def _reorder(
+        self, keep: np.ndarray, data: np.ndarray
+    ) -> tuple[_PrincipalBlock, np.ndarray, spla.SuperLU]:
         r"""SuperLU of :math:`H_{KK}` with a fresh fill-reducing ordering, which becomes the global one.
 
         ``MMD_AT_PLUS_A`` for a structurally symmetric pattern, ``COLAMD`` otherwise. In the new
@@ -522,11 +524,11 @@ class NewtonSystem:
         self._ordered, self._order, self._ref = True, order, keep.copy()
         return self._block(keep), rows, lu
 
-    def _block(self, keep: np.ndarray) -> _Block:
+    def _block(self, keep: np.ndarray) -> _PrincipalBlock:
         r""":math:`H_{KK}` in the global order (the order induced on :math:`K`): pattern and gather map."""
         kp = keep[self._order]
         sel, indices, indptr = _principal(kp, self._p_rows, self._p_cols)
-        return _Block(self._order[kp], np.flatnonzero(~keep), self._p_gather[sel], indices, indptr)
+        return _PrincipalBlock(self._order[kp], np.flatnonzero(~keep), self._p_gather[sel], indices, indptr)
 
 
 def _principal(
@@ -545,7 +547,7 @@ def _principal(
     return sel, new[rows[sel]].astype(np.int32), indptr
 
 
-class _Block:
+class _PrincipalBlock:
     r"""A principal block :math:`H_{KK}` of :math:`H`, in the order induced by the global ordering.
 
     ``rows`` are the variables of :math:`K` in that order, ``ident`` the others (the identity

@@ -49,7 +49,7 @@ from scipy.optimize import brentq
 
 from mcpkit.engines.newton_contact import contact_inputs, project_cones, siconos_error
 from mcpkit.errors import MCPInputError
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 ANGLES = 72
 """Grid of slip angles on which the sliding case of :func:`solve_one_contact` brackets its roots."""
@@ -74,7 +74,7 @@ class NSGSResult:
     """``converged``, ``sweep limit`` or ``time limit``."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self, ("solved", "siconos_error", "sweeps", "wall_time_s", "message", "r", "u"))
 
 

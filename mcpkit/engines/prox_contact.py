@@ -57,7 +57,7 @@ from mcpkit.engines.factor_budget import (
 )
 from mcpkit.engines.newton_contact import ContactNewtonResult, siconos_error, solve_alart_curnier
 from mcpkit.errors import MCPInputError
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 INNER_ITERATIONS = 20
 """Newton steps allowed to each proximal subproblem."""
@@ -91,7 +91,7 @@ class ProxResult:
     """The smallest Siconos error met on the original problem (before the final judging run)."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self, ("result", "outer", "newton_steps", "best_error"))
 
 

@@ -44,6 +44,7 @@ naming the file and the problem, before any solver runs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import json
 import math
@@ -444,6 +445,52 @@ def _read_mtx_lcp(p: Path) -> dict[str, Any]:
     return data
 
 
+@dataclasses.dataclass(frozen=True)
+class FileKind:
+    """One kind of problem file: the family of problem it states and what it is."""
+
+    name: str
+    """The kind, as :func:`file_kind` returns it."""
+    family: str
+    """The problem it states, which decides how it is loaded, solved and its solution written:
+    ``"mcp"``, ``"mpcc"`` or ``"fclib"``."""
+    what: str
+    """One line for messages and documentation."""
+
+
+#: The one table of problem-file kinds (:func:`file_kind` detects them; :func:`file_family` reads
+#: their family; the MCP kinds load through :func:`mcpkit.formats.mcp_file.load_any_mcp`, an MPCC
+#: through :func:`mcpkit.formats.mpcc_json.load_mpcc_json`, an FCLIB file through
+#: :func:`mcpkit.models.fclib.load_fclib`; :mod:`mcpkit.sweep.solve_file` dispatches on the family).
+FILE_KINDS: dict[str, FileKind] = {
+    k.name: k
+    for k in (
+        FileKind("lcp-json", "mcp", "an LCP as JSON (keys M, q)"),
+        FileKind("lcp-npz", "mcp", "an LCP as NPZ (M dense or sparse, q)"),
+        FileKind("lcp-mtx", "mcp", "an LCP as Matrix Market (NAME.mtx, NAME_q.mtx)"),
+        FileKind("mcp-json", "mcp", "a nonlinear MCP (format mcpkit-mcp)"),
+        FileKind("mcp-mpcc-json", "mcp", "an MCPLIB port in CasADi MPCC JSON (key mcplib_meta)"),
+        FileKind("mpcc-json", "mpcc", "a CasADi MPCC JSON file (keys w, G_fun, H_fun)"),
+        FileKind("fclib", "fclib", "an FCLIB local friction-contact problem (HDF5)"),
+    )
+}
+
+
+def file_family(kind: str) -> str:
+    """The problem family of a file kind (:data:`FILE_KINDS`): ``"mcp"``, ``"mpcc"`` or ``"fclib"``."""
+    return FILE_KINDS[kind].family
+
+
+#: Suffixes of FCLIB files (HDF5), the one kind known by its suffix alone.
+FCLIB_SUFFIXES = (".hdf5", ".h5")
+
+
+def guess_family(path: str | Path) -> str:
+    """The problem family from the suffix alone, without reading the file (``.json`` files may be
+    MCPs or MPCCs: ``"mcp"``); :func:`file_family` of :func:`file_kind` is the answer."""
+    return "fclib" if Path(path).suffix.lower() in FCLIB_SUFFIXES else "mcp"
+
+
 def file_kind(path: str | Path) -> str:
     """The kind of a problem file (raises :class:`~mcpkit.errors.ProblemFileError` for others).
 
@@ -457,7 +504,7 @@ def file_kind(path: str | Path) -> str:
     if not p.is_file():
         raise ProblemFileError(f"not a file: {p}")
     suffix = p.suffix.lower()
-    if suffix in (".hdf5", ".h5"):
+    if suffix in FCLIB_SUFFIXES:
         return "fclib"
     if suffix == ".npz":
         return "lcp-npz"
@@ -481,24 +528,30 @@ def file_kind(path: str | Path) -> str:
     )
 
 
+def load_lcp(path: str | Path, kind: str) -> MCP:
+    """The LCP of a file of kind ``"lcp-json"``, ``"lcp-npz"`` or ``"lcp-mtx"`` (:func:`file_kind`)."""
+    p = Path(path)
+    readers = {"lcp-json": read_json, "lcp-npz": _read_npz, "lcp-mtx": _read_mtx_lcp}
+    if kind not in readers:
+        raise ProblemFileError(f"{p}: {kind} files are not LCPs")
+    return lcp_from_mapping(readers[kind](p), p)
+
+
 def load_mcp(path: str | Path) -> MCP:
     """Load an MCP file as an :class:`~mcpkit.MCP`: an LCP (JSON, NPZ with a dense or sparse ``M``,
-    Matrix Market), an ``mcpkit-mcp`` nonlinear MCP or an MCPLIB port (:mod:`mcpkit.formats.mcp_file`)."""
+    Matrix Market), an ``mcpkit-mcp`` nonlinear MCP or an MCPLIB port: a file of family ``"mcp"``
+    (:data:`FILE_KINDS`), through :func:`mcpkit.formats.mcp_file.load_any_mcp`."""
     p = Path(path)
     kind = file_kind(p)
-    if kind == "lcp-json":
-        return lcp_from_mapping(read_json(p), p)
-    if kind == "lcp-npz":
-        return lcp_from_mapping(_read_npz(p), p)
-    if kind == "lcp-mtx":
-        return lcp_from_mapping(_read_mtx_lcp(p), p)
-    if kind in ("mcp-json", "mcp-mpcc-json"):
-        from mcpkit.formats.mcp_file import load_any_mcp
+    if file_family(kind) != "mcp":
+        raise ProblemFileError(
+            f"{p}: {kind} files are not MCPs; use `mcpkit solve`, which dispatches on the type"
+        )
+    if kind.startswith("lcp-"):
+        return load_lcp(p, kind)
+    from mcpkit.formats.mcp_file import load_any_mcp
 
-        return load_any_mcp(p)[0]
-    raise ProblemFileError(
-        f"{p}: {kind} files are not MCPs; use `mcpkit solve`, which dispatches on the type"
-    )
+    return load_any_mcp(p)[0]
 
 
 def save_lcp_json(path: str | Path, M: Any, q: Any, lb: Any = 0.0, ub: Any = math.inf) -> Path:

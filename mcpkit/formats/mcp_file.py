@@ -65,7 +65,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, ProblemFileError
-from mcpkit.formats.io import file_kind, load_mcp, read_json
+from mcpkit.formats.io import file_kind, load_lcp, read_json
 from mcpkit.lowering.casadi_sympy import SOLVE_IT_DIRECTLY
 from mcpkit.lowering.from_casadi import casadi_signature, mcp_from_casadi
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
@@ -473,7 +473,7 @@ def load_any_mcp(path: str | Path) -> tuple[MCP, dict[str, Any]]:
     p = Path(path)
     kind = file_kind(p)
     if kind.startswith("lcp-"):
-        return load_mcp(p), {}
+        return load_lcp(p, kind), {}
     if kind == "mcp-json":
         f = read_mcp_file(p)
     elif kind in ("mpcc-json", "mcp-mpcc-json"):

@@ -9,7 +9,7 @@ parameters), the objective ``f_fun`` or ``objective_fun``, optional ``g_fun`` wi
 **Names.** Blocks are attached only from what a file states. NOSBENCH files (nosnoc) serialize
 ``w`` and ``p`` as vectors of named scalars (``X_0_0_1_0, X_0_0_1_1, X_0_0_1_2, h_0_0, ...``):
 each maximal run ``stem_0, stem_1, …`` of consecutive entries is a vector symbol of nosnoc and
-becomes a named :class:`~mcpkit.problems.mpcc.Segment` (:func:`name_segments`), so the printer
+becomes a named :class:`~mcpkit.problems.segments.Segment` (:func:`name_segments`), so the printer
 shows ``X_0_0_1 ∈ R^3`` with its bounds and writes entries as ``X_0_0_1[2]`` in every row.
 MacMPEC and MPECLib files name their variables ``w_0 … w_{n-1}`` (one generic run): nothing is
 learnt and nothing is attached. The rows ``g``, ``G``, ``H`` are one CasADi function each, with

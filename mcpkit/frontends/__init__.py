@@ -1,11 +1,12 @@
-r"""The entry points: what users call, and the only core modules that import ``mcpkit.models``/``mpec``.
+r"""The entry points users call, above the orchestration and below the contact models.
 
 * :mod:`~mcpkit.frontends.solve`: :func:`mcpkit.solve` and :class:`mcpkit.Solver`;
 * :mod:`~mcpkit.frontends.functional`: :func:`mcpkit.solve_mcp` (NumPy callables);
 * :mod:`~mcpkit.frontends.pyomo_plugin`: ``SolverFactory("mcpkit")``;
-* :mod:`~mcpkit.frontends.solve_file`: one problem file under a budget (CLI and sweeps);
-* :mod:`~mcpkit.frontends.cli`, :mod:`~mcpkit.frontends.demo`: the ``mcpkit`` command;
+* :mod:`~mcpkit.frontends.demo`: the core demos of ``mcpkit demo``;
   :mod:`~mcpkit.frontends.forked`: hard deadlines in a child process.
 
-Sweeps (:mod:`mcpkit.sweep`) are a front end too; they keep their public package name.
+The contact models (:mod:`mcpkit.models`) and horizons (:mod:`mcpkit.mpec`) are built on these;
+problem files (:mod:`mcpkit.sweep.solve_file`, one or many, :mod:`mcpkit.sweep`) and the ``mcpkit``
+program (:mod:`mcpkit.command`) sit above them.
 """

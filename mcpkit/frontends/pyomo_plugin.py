@@ -9,7 +9,7 @@ A Pyomo model is solved as
   the MCP import refuses such a model (not square, inequalities outside pairs) and it has an
   objective, it is solved as an MPCC instead.
 
-:class:`PyomoRoute` builds the route once; :meth:`PyomoRoute.solve` reads the current values of
+:class:`PyomoModelRoute` builds the route once; :meth:`PyomoModelRoute.solve` reads the current values of
 the model's mutable ``Param``\ s (and, for an MPCC, its fixed variables) as the parameters and its
 variables' values as the start, solves, and writes the point back into the variables (also when
 not solved, so the user can inspect it; the verdict says what it is).
@@ -136,7 +136,7 @@ def _pyomo_seconds(value: Any, name: str) -> float | None:
     return time_limit_seconds(value, name)
 
 
-class PyomoRoute:
+class PyomoModelRoute:
     """One Pyomo model's solve route, built once (see the module docstring).
 
     Parameters
@@ -181,7 +181,7 @@ class PyomoRoute:
                 self.fingerprint = (structure_fingerprint(model), _mcp_baked_values(model))
         if self.kind == "mpcc":
             from mcpkit.lowering.from_pyomo import mpcc_from_pyomo
-            from mcpkit.solving.mpcc_solver import MPCCSolver
+            from mcpkit.orchestration.mpcc_solver import MPCCSolver
 
             self.mpcc = mpcc_from_pyomo(model, relax_integrality=relax_integrality)
             self.source = self.mpcc.pyomo_source  # type: ignore[attr-defined]
@@ -306,7 +306,7 @@ class McpkitSolver:
         self.options = Bunch()
         for k, v in (kwargs.pop("options", None) or {}).items():
             self.options[k] = v
-        self._route: PyomoRoute | None = None
+        self._route: PyomoModelRoute | None = None
         self._route_key: tuple[Any, ...] | None = None
         self.last_result: MCPResult | MPCCResult | None = None
         self.unavailable_reason: str | None = None
@@ -329,9 +329,9 @@ class McpkitSolver:
         return True
 
     def version(self) -> tuple[int, ...]:
-        from mcpkit import __version__
+        from importlib.metadata import version  # the package's, without importing mcpkit/__init__
 
-        return tuple(int(v) for v in __version__.split(".")[:3])
+        return tuple(int(v) for v in version("mcpkit").split(".")[:3])
 
     def warm_start_capable(self) -> bool:
         return True
@@ -355,13 +355,13 @@ class McpkitSolver:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def _route_for(self, model: Any, opts: dict[str, Any]) -> PyomoRoute:
+    def _route_for(self, model: Any, opts: dict[str, Any]) -> PyomoModelRoute:
         route_args = {k: opts.pop(k) for k in ROUTE_OPTIONS if k in opts}
         key = (id(model), tuple(sorted((k, repr(v)) for k, v in {**route_args, **opts}.items())))
         if self._route is not None and self._route_key == key and self._route.model is model:
             if self._route.current():
                 return self._route
-        route = PyomoRoute(
+        route = PyomoModelRoute(
             model,
             backend=route_args.pop("backend", "auto"),
             method=route_args.pop("method", "auto"),
@@ -502,7 +502,7 @@ def model_counts(model: Any) -> dict[str, int]:
     return {"constraints": len(cons), "complementarities": len(comps), "objectives": len(objs)}
 
 
-def tee_header(model: Any, route: PyomoRoute, counts: dict[str, int]) -> str:
+def tee_header(model: Any, route: PyomoModelRoute, counts: dict[str, int]) -> str:
     """The first line of ``tee=True``: what is solved, how, and to which tolerance and time limit."""
     o = route.options
     nvar = len(route.source.variables) if route.kind == "mpcc" else len(route.mcp.pyomo_source.vars)
@@ -539,7 +539,7 @@ def register() -> None:
     """Register ``"mcpkit"`` (and CasADi's IPOPT as ``"mcpkit_ipopt"``) with Pyomo's ``SolverFactory``."""
     from pyomo.opt import SolverFactory
 
-    from mcpkit.lowering.nl_import import register as register_ipopt
+    from mcpkit.homotopy.ipopt_plugin import register as register_ipopt
 
     if "mcpkit" not in SolverFactory:
         SolverFactory.register("mcpkit", doc="mcpkit: MCP and MPCC engines (homotopy, PATH, Newton)")(

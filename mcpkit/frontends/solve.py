@@ -26,6 +26,7 @@ import numpy as np
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.homotopy.ipopt import check_ipopt_options
 from mcpkit.lowering.casadi import CasadiMCP, lower_to_casadi
+from mcpkit.orchestration.planner import build_mcp_route, resolve
 from mcpkit.problems.arrays import ArrayLike, as_float_vector
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.mpcc import MPCC
@@ -39,7 +40,6 @@ from mcpkit.solving.options import (
     did_you_mean,
     time_limit_seconds,
 )
-from mcpkit.solving.planner import build_mcp_route, resolve
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
@@ -343,7 +343,7 @@ def solve(
     """
     t0 = time.perf_counter()  # the time limit bounds the whole call: building the route counts too
     if isinstance(problem, MPCC):
-        from mcpkit.solving.mpcc_solver import MPCCSolver
+        from mcpkit.orchestration.mpcc_solver import MPCCSolver
 
         solver = MPCCSolver(problem, method, backend, options, **kwargs)
         limit = solver.options.time_limit
@@ -355,9 +355,9 @@ def solve(
         res = mcp_solver.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0, SPENT_LIMIT))
         return note_overrun(res, limit, time.perf_counter() - t0)
     if _is_pyomo_model(problem):
-        from mcpkit.frontends.pyomo_plugin import PyomoRoute
+        from mcpkit.frontends.pyomo_plugin import PyomoModelRoute
 
-        route = PyomoRoute(problem, backend=backend, method=method, options=options, **kwargs)
+        route = PyomoModelRoute(problem, backend=backend, method=method, options=options, **kwargs)
         limit = route.options.time_limit
         res = route.solve(p=p, z0=z0, warm_start=False, time_limit=time_left(limit, t0))
         return note_overrun(res, limit, time.perf_counter() - t0)

@@ -11,5 +11,6 @@ r"""Complementarity as a sequence of NLPs: the reformulations, the one homotopy 
 * :mod:`~mcpkit.homotopy.inner`: the inner-solver interface and the ``ipopt=`` choice;
   :mod:`~mcpkit.homotopy.ipopt` (CasADi's ``nlpsol`` IPOPT), :mod:`~mcpkit.homotopy.pyomo_inner`
   (the template replayed in Pyomo) and :mod:`~mcpkit.homotopy.lp_inner` (HiGHS for affine
-  subproblems).
+  subproblems); :mod:`~mcpkit.homotopy.ipopt_plugin`: CasADi's IPOPT as the Pyomo solver
+  ``"mcpkit_ipopt"``.
 """

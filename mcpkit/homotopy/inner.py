@@ -132,7 +132,7 @@ class PyomoInner:
         import pyomo.environ as pyo
 
         if self.solver == "mcpkit_ipopt":
-            from mcpkit.lowering.nl_import import register
+            from mcpkit.homotopy.ipopt_plugin import register
 
             register()
             return pyo.SolverFactory("mcpkit_ipopt")

@@ -21,10 +21,9 @@ import numpy as np
 from mcpkit.homotopy.inner import CasadiInner, InnerFactory
 from mcpkit.homotopy.loop import Assessor, HomotopyOutcome, HomotopySolver, Polisher, equality_count
 from mcpkit.homotopy.lpec_polish import is_lpec
-from mcpkit.homotopy.reformulation import Reformulation
+from mcpkit.homotopy.reformulation import Reformulation, reformulation_for
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.result import HomotopyStep, Termination
 
 #: With a time limit and fallbacks, the share of a reformulation's own budget its first
@@ -78,9 +77,9 @@ class RecoveringHomotopy:
     that reformulation from the same start.
 
     This class runs what it is given and chooses nothing: the fallbacks and the second opinion
-    are the planner's choice (:func:`mcpkit.solving.planner.recovery_plan`: the options'
+    are the planner's choice (:func:`mcpkit.orchestration.planner.recovery_plan`: the options'
     ``fallback_methods`` but the method itself; ``method="auto"``'s second opinion up to
-    :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
+    :data:`~mcpkit.orchestration.planner.SECOND_OPINION_MAX_VARS` variables). Without ``fallbacks`` a
     failed run is not retried.
     """
 
@@ -324,6 +323,6 @@ def make_homotopy(
     :func:`~mcpkit.homotopy.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
     ``second_opinion`` names the reformulation run after a converged one and ``fallbacks`` those
     run after a failed one (the class docstring; both chosen by
-    :func:`mcpkit.solving.planner.recovery_plan`).
+    :func:`mcpkit.orchestration.planner.recovery_plan`).
     """
     return RecoveringHomotopy(mpcc, method, options, inner, second_opinion, fallbacks)

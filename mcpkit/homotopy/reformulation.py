@@ -19,6 +19,7 @@ import numpy as np
 
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.registry import reformulation_entry
 
 
 @dataclass
@@ -231,3 +232,11 @@ class AdaptiveDecrease(ParameterController):
         f = self.factor**2 if success and inner_iterations <= self.fast else self.factor
         self.t = max(self.t * f, self.t_min)
         return self.t
+
+
+def reformulation_for(name: str) -> Reformulation:
+    """A new reformulation object for a registered reformulation name: the class its registry entry
+    names (:func:`mcpkit.solving.registry.reformulation_entry`), built here with the entry's
+    ``kwargs``, so the registry only says what exists and the homotopy builds its pieces."""
+    entry = reformulation_entry(name)
+    return entry.implementation(**entry.kwargs)

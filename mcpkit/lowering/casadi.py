@@ -35,6 +35,7 @@ from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.slack import CasadiBuilder, SlackForm
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.hooks import Hook, implementation, provide
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 from mcpkit.problems.variables import MatrixParameterBlock
@@ -345,9 +346,7 @@ SlackMap = SlackForm
 
 def _slack_blocks(problem: CasadiMCP, form: SlackForm) -> object:
     """The slack form's block names for printing (built when the MPCC is first printed)."""
-    from mcpkit.printing.mpcc_blocks import slack_form_blocks
-
-    return slack_form_blocks(problem, form)
+    return implementation(Hook.SLACK_FORM_BLOCKS)(problem, form)
 
 
 class MCPToMPCC(Lowering):
@@ -386,3 +385,6 @@ class MCPToMPCC(Lowering):
     def lift(z: np.ndarray, F: np.ndarray, data: SlackMap) -> np.ndarray:
         """A point ``x = (z, w, v)`` consistent with ``z`` and ``F = F(z)`` (for warm starts)."""
         return data.lift(z, F)
+
+
+provide(Hook.LOWER_TO_CASADI, lower_to_casadi)

@@ -47,6 +47,7 @@ from mcpkit.lowering.sx_replay import (
     is_affine_in,
 )
 from mcpkit.problems.arrays import ArrayLike
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.mcp import MCP
 
 
@@ -180,3 +181,6 @@ def mcp_from_casadi(
         (exprs,) = casadi_to_sympy(F, inputs)
         mcp.add_functions("z", [_folded(e) for e in exprs])
     return mcp
+
+
+provide(Hook.MCP_FROM_CASADI, mcp_from_casadi)

@@ -69,6 +69,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.mpcc import MPCC
 
 #: Component types an imported model may contain (active), by ``ctype.__name__``: data-carrying
@@ -523,3 +524,6 @@ def pyomo_source(mpcc: MPCC) -> PyomoMPCCSource:
 def _safe_name(name: str) -> str:
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in str(name))
     return out or "pyomo"
+
+
+provide(Hook.MPCC_FROM_PYOMO, mpcc_from_pyomo)

@@ -11,7 +11,7 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 * :class:`ToStandardMPCC` (in :mod:`mcpkit.lowering.standard`): the one lowering to the standard
   form; :mod:`mcpkit.lowering.from_pyomo`: Pyomo models with complementarity as an MPCC;
 * :mod:`~mcpkit.lowering.pyomo_nl`: the Pyomo backend's lowering (CasADi graph -> Pyomo -> NL -> CasADi);
-* :mod:`~mcpkit.solving.mpcc_solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
+* :mod:`~mcpkit.orchestration.mpcc_solver`: :class:`MPCCSolver` / :func:`solve_mpcc` with a backend switch,
   returning :class:`~mcpkit.solving.result.MPCCResult`;
 * :mod:`~mcpkit.stationarity.certificate`: weak, C, M, S and B stationarity of a point;
 * :mod:`~mcpkit.stationarity.lpec`, :mod:`~mcpkit.stationarity.refine`: the LPEC (enumeration or MILP) and the
@@ -23,9 +23,9 @@ r"""Mathematical programs with complementarity constraints (MPCCs), in one packa
 
 from mcpkit.formats.mpcc_json import load_mpcc_json
 from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.orchestration.mpcc_solver import MPCCSolver, solve_mpcc
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
-from mcpkit.solving.mpcc_solver import MPCCSolver, solve_mpcc
 from mcpkit.stationarity.refine import RefineOptions
 
 __all__ = [

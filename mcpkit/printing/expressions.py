@@ -21,6 +21,7 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
 from mcpkit.problems import blocks as bx
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.variables import MatrixParameterBlock, default_latex
 
 
@@ -252,3 +253,7 @@ def expr_text(e: bx.Expr, rename: Rename | None = None) -> str:
 def expr_latex(e: bx.Expr, rename: Rename | None = None) -> str:
     r"""A block expression in LaTeX (``W_n^{T} \nu + \psi_n/h``; :math:`\circ` for vector products)."""
     return _fmt(e, True, rename)[0]
+
+
+provide(Hook.EXPR_TEXT, expr_text)
+provide(Hook.EXPR_LATEX, expr_latex)

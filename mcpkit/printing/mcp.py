@@ -56,6 +56,7 @@ from mcpkit.printing.expressions import (
 )
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction, SymbolicFunction
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.variables import MatrixParameterBlock, ParameterBlock, VariableBlock
 from mcpkit.problems.views import MCPView
 
@@ -123,7 +124,7 @@ class NameMap:
     n: int
 
 
-class _SymbolNames:
+class SymbolNames:
     """Printed name of a variable or parameter symbol, found from its block (no table of all symbols).
 
     A block's symbols are ``f"{block}_{k}"`` (:class:`~mcpkit.problems.variables.SymbolRange`); a
@@ -154,8 +155,8 @@ class _SymbolNames:
         return self.name(b, int(k))
 
 
-def _names(problem: MCPView, latex: bool) -> tuple[_SymbolNames, dict[str, int]]:
-    names = _SymbolNames(problem, latex)
+def _names(problem: MCPView, latex: bool) -> tuple[SymbolNames, dict[str, int]]:
+    names = SymbolNames(problem, latex)
     index = {names.name(b, k): b.start + k for b in problem.blocks for k in range(b.size)}
     return names, index
 
@@ -180,7 +181,7 @@ def _visible(s: str, latex: bool) -> int:
 
 class Ranks:
     """Symbol -> ``(1, j)`` (of the ``j``-th parameter block) or ``(2, j)`` (``j``-th variable block),
-    read off the symbol's name (``block_k``) as :class:`_SymbolNames` does: no symbol is made for
+    read off the symbol's name (``block_k``) as :class:`SymbolNames` does: no symbol is made for
     a whole block. ``order`` maps block names to their ``(group, j)``."""
 
     def __init__(self, problem: MCPView, order: dict[str, tuple[int, int]]) -> None:
@@ -243,7 +244,7 @@ def _terms(e: sp.Expr, own: frozenset[sp.Symbol], rank: Ranks | None) -> list[sp
 
 def _expr(
     e: sp.Expr,
-    names: _SymbolNames,
+    names: SymbolNames,
     latex: bool,
     own: frozenset[sp.Symbol] = frozenset(),
     rank: Ranks | None = None,
@@ -385,7 +386,7 @@ def _case_words(case: str, z: str, lo: str = "l", hi: str = "u") -> str:
     return f"box: F >= 0 where {z} = {lo}, F = 0 where {lo} < {z} < {hi}, F <= 0 where {z} = {hi}"
 
 
-def _case_key(lo: float, hi: float) -> str:
+def case_key(lo: float, hi: float) -> str:
     """``fixed``, ``free``, ``lower``, ``upper`` or ``box`` from one pair of bounds."""
     if lo == hi:
         return "fixed"
@@ -412,13 +413,13 @@ def _block_bounds(
 ) -> tuple[float | str, float | str, str | None]:
     """``(lo, hi, note)``: numbers when uniform over the block, else printed names of the bound vectors."""
     lo, hi = problem.lb[b.slice], problem.ub[b.slice]
-    keys = {_case_key(float(a), float(c)) for a, c in zip(lo, hi, strict=True)}
+    keys = {case_key(float(a), float(c)) for a, c in zip(lo, hi, strict=True)}
     lname = rf"l_{{{b.latex}}}" if latex else f"lb_{b.name}"
     uname = rf"u_{{{b.latex}}}" if latex else f"ub_{b.name}"
     if len(keys) > 1:
         counts: dict[str, int] = {}
         for a, c in zip(lo, hi, strict=True):
-            k = _case_key(float(a), float(c))
+            k = case_key(float(a), float(c))
             counts[k] = counts.get(k, 0) + 1
         note = "mixed bounds: " + ", ".join(f"{v} {k}" for k, v in counts.items())
         return lname, uname, note
@@ -672,7 +673,7 @@ def explain(problem: MCPView, values: bool = False) -> str:
         lo, hi = lb[b.slice], ub[b.slice]
         kinds: dict[str, int] = {}
         for li, ui in zip(lo, hi, strict=True):
-            k = _case_key(float(li), float(ui))
+            k = case_key(float(li), float(ui))
             kinds[k] = kinds.get(k, 0) + 1
         if len(kinds) == 1:
             uniform = np.all(lo == lo[0]) and np.all(hi == hi[0])
@@ -714,3 +715,8 @@ def explain(problem: MCPView, values: bool = False) -> str:
     if problem.dims:
         out.append("Sizes: " + ", ".join(f"{k} = {v}" for k, v in sorted(problem.dims.items())) + ".")
     return "\n".join(out)
+
+
+provide(Hook.MCP_TEXT, to_text)
+provide(Hook.MCP_LATEX, to_latex)
+provide(Hook.MCP_EXPLAIN, explain)

@@ -44,6 +44,7 @@ import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.problems.hooks import Hook, implementation
 
 if TYPE_CHECKING:  # pragma: no cover
     from mcpkit.problems.variables import ParameterBlock, VariableBlock
@@ -147,17 +148,13 @@ class Expr:
         )
 
     def __str__(self) -> str:
-        from mcpkit.printing.expressions import expr_text
-
-        return expr_text(self)
+        return implementation(Hook.EXPR_TEXT)(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.shape}: {self}>"
 
     def _repr_latex_(self) -> str:
-        from mcpkit.printing.expressions import expr_latex
-
-        return f"${expr_latex(self)}$"
+        return f"${implementation(Hook.EXPR_LATEX)(self)}$"
 
 
 class Var(Expr):

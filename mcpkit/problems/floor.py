@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcpkit.problems.hooks import Hook, implementation
+
 if TYPE_CHECKING:
     from mcpkit.problems.mcp import MCP
 
@@ -56,9 +58,7 @@ class JacobianFloor:
 
     def __call__(self, z: np.ndarray, p: np.ndarray) -> np.ndarray:
         if self._funs is None:
-            from mcpkit.lowering.casadi import lower_to_casadi
-
-            cas = lower_to_casadi(self._mcp)
+            cas = implementation(Hook.LOWER_TO_CASADI)(self._mcp)
             self._funs = (cas.F_fun, cas.jacobian_function())
         F_fun, J_fun = self._funs
         F = np.asarray(F_fun(z, p), dtype=float).reshape(-1)

@@ -61,6 +61,7 @@ from mcpkit.problems.functions import (
     numeric_rows,
     sympify_rows,
 )
+from mcpkit.problems.hooks import Hook, implementation
 from mcpkit.problems.variables import (
     MatrixParameterBlock,
     ParameterBlock,
@@ -586,9 +587,7 @@ class MCP:
         An affine :math:`F` becomes one affine block, otherwise its SX graph is replayed into
         sympy expressions (see :func:`mcpkit.lowering.from_casadi.mcp_from_casadi`).
         """
-        from mcpkit.lowering.from_casadi import mcp_from_casadi
-
-        return mcp_from_casadi(F, lb, ub, z0, p0, name)
+        return implementation(Hook.MCP_FROM_CASADI)(F, lb, ub, z0, p0, name)
 
     @classmethod
     def lcp(
@@ -871,9 +870,7 @@ class MCP:
         amap = self.affine_map()
         if amap is not None:
             return amap
-        from mcpkit.lowering.casadi import lower_to_casadi
-
-        F_fun = lower_to_casadi(self).F_fun
+        F_fun = implementation(Hook.LOWER_TO_CASADI)(self).F_fun
         return lambda z, p: np.asarray(F_fun(z, p), dtype=float).reshape(-1)
 
     def rounding_floor_function(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
@@ -893,9 +890,7 @@ class MCP:
 
     def to_latex(self, **kwargs: Any) -> str:
         """LaTeX rendering of the MCP; see :func:`mcpkit.printing.mcp.to_latex`."""
-        from mcpkit.printing.mcp import to_latex
-
-        return to_latex(self, **kwargs)
+        return implementation(Hook.MCP_LATEX)(self, **kwargs)
 
     def _repr_latex_(self) -> str:
         """Notebook rendering: :meth:`to_latex` in display math."""
@@ -903,15 +898,11 @@ class MCP:
 
     def to_text(self, **kwargs: Any) -> str:
         """Plain-text rendering of the MCP; see :func:`mcpkit.printing.mcp.to_text`."""
-        from mcpkit.printing.mcp import to_text
-
-        return to_text(self, **kwargs)
+        return implementation(Hook.MCP_TEXT)(self, **kwargs)
 
     def explain(self, **kwargs: Any) -> str:
         """Prose explanation of every block's case; see :func:`~mcpkit.printing.mcp.explain`."""
-        from mcpkit.printing.mcp import explain
-
-        return explain(self, **kwargs)
+        return implementation(Hook.MCP_EXPLAIN)(self, **kwargs)
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{b.name}[{b.size}]" for b in self._vars.values())

@@ -44,6 +44,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
+from mcpkit.problems.hooks import Hook, implementation
 from mcpkit.problems.names import casadi_name
 from mcpkit.problems.segments import MPCCBlocks
 
@@ -205,9 +206,7 @@ class MPCC:
         """The MPCC of a Pyomo model with an objective, constraints and ``pyomo.mpec``
         complementarities; see :func:`mcpkit.lowering.from_pyomo.mpcc_from_pyomo` (semantics, what is
         refused). The map back to the model is ``mpcc.pyomo_source``."""
-        from mcpkit.lowering.from_pyomo import mpcc_from_pyomo
-
-        return mpcc_from_pyomo(model, name, relax_integrality=relax_integrality)
+        return implementation(Hook.MPCC_FROM_PYOMO)(model, name, relax_integrality=relax_integrality)
 
     def _lengths(self) -> dict[str, int]:
         return {
@@ -236,15 +235,11 @@ class MPCC:
     # ------------------------------------------------------------------ printing
     def to_text(self, **kwargs: Any) -> str:
         """Plain text of the MPCC; see :func:`mcpkit.printing.mpcc.to_text`."""
-        from mcpkit.printing.mpcc import to_text
-
-        return to_text(self, **kwargs)
+        return implementation(Hook.MPCC_TEXT)(self, **kwargs)
 
     def to_latex(self, **kwargs: Any) -> str:
         """LaTeX of the MPCC; see :func:`mcpkit.printing.mpcc.to_latex`."""
-        from mcpkit.printing.mpcc import to_latex
-
-        return to_latex(self, **kwargs)
+        return implementation(Hook.MPCC_LATEX)(self, **kwargs)
 
     def _repr_latex_(self) -> str:
         """Notebook rendering: :meth:`to_latex` in display math."""
@@ -253,9 +248,7 @@ class MPCC:
     def explain(self, **kwargs: Any) -> str:
         """Prose: sizes, each part's structure and the pair cases in words; see
         :func:`mcpkit.printing.mpcc.explain`."""
-        from mcpkit.printing.mpcc import explain
-
-        return explain(self, **kwargs)
+        return implementation(Hook.MPCC_EXPLAIN)(self, **kwargs)
 
     def sym(self, name: str, n: int = 1) -> ca.SX | ca.MX:
         """A new symbol of the same kind (SX or MX) as :attr:`x`."""

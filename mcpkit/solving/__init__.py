@@ -1,15 +1,17 @@
-r"""From a declaration to a judged result: the registry, the planner, the routes and the verdict.
+r"""The vocabulary of a solve: what every solver layer speaks, and nothing that solves.
+
+Below the lowerings, printers, engines, homotopy and stationarity, which all import it; above
+the declarations (:mod:`mcpkit.problems`) only. The orchestration that chooses and runs solvers is
+:mod:`mcpkit.orchestration`.
 
 * :mod:`~mcpkit.solving.registry`: the one table of methods and backends (what exists; no
   decisions);
-* :mod:`~mcpkit.solving.planner`: every choice: :func:`~mcpkit.solving.planner.resolve`
-  (``"auto"`` method and backend, the PATH probe, fallbacks, second opinions) and the route
-  object for a resolved choice, with its fallbacks; the routes :mod:`~mcpkit.solving.casadi_route`,
-  :mod:`~mcpkit.solving.pyomo_route` (sharing :mod:`~mcpkit.solving.slack_route`) all return the
-  :class:`~mcpkit.solving.route.RouteOutcome` that is judged on the declaration;
-* :mod:`~mcpkit.solving.mpcc_solver`: :class:`~mcpkit.solving.mpcc_solver.MPCCSolver`;
-* :mod:`~mcpkit.solving.options`, :mod:`~mcpkit.solving.result`, :mod:`~mcpkit.solving.residuals`:
-  the options, the result vocabulary and the verdict, the residuals on the original pairs;
-* :mod:`~mcpkit.solving.availability` (run-time detection of PATH and IPOPT) and
-  :mod:`~mcpkit.solving.stop` (interrupts).
+* :mod:`~mcpkit.solving.options`: :class:`~mcpkit.solving.options.SolveOptions`, the method and
+  backend enums;
+* :mod:`~mcpkit.solving.result`: the result vocabulary and the verdict on the declaration;
+  :mod:`~mcpkit.solving.residuals`: the residuals on the original pairs;
+  :mod:`~mcpkit.solving.route`: :class:`~mcpkit.solving.route.RouteOutcome`, what every route
+  returns to be judged; :mod:`~mcpkit.solving.tables`: summaries as aligned 4-digit tables;
+* :mod:`~mcpkit.solving.progress` (progress lines), :mod:`~mcpkit.solving.availability`
+  (run-time detection of PATH and IPOPT) and :mod:`~mcpkit.solving.stop` (interrupts).
 """

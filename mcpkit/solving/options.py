@@ -82,8 +82,8 @@ def time_limit_seconds(value: Any, name: str = "time_limit", *, zero_ok: bool = 
     a real :math:`S > 0` (:math:`S \ge 0` with ``zero_ok``) is ``float(S)``.
 
     The one check of a time limit at the entry points that take one beside
-    :class:`SolveOptions` (:meth:`MPCCSolver.solve <mcpkit.solving.mpcc_solver.MPCCSolver.solve>`,
-    :func:`~mcpkit.frontends.solve_file.solve_path`, :func:`mcpkit.sweep.sweep`, the planners of
+    :class:`SolveOptions` (:meth:`MPCCSolver.solve <mcpkit.orchestration.mpcc_solver.MPCCSolver.solve>`,
+    :func:`~mcpkit.sweep.solve_file.solve_path`, :func:`mcpkit.sweep.sweep`, the planners of
     :mod:`mcpkit.mpec`), so that each refuses the same values before anything is built.
 
     Raises

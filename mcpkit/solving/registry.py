@@ -13,11 +13,11 @@ and MathOptInterface's bridges):
   ``available()`` check.
 
 This module holds the tables (:data:`METHODS`, :data:`BACKENDS`), their registration, the
-availability checks, :func:`reformulations`, :func:`reformulation_for`, :func:`describe` (for
+availability checks, :func:`reformulations`, :func:`reformulation_entry`, :func:`describe` (for
 ``mcpkit info``) and the did-you-mean error of an unknown name (:func:`unknown_name`). It
 chooses nothing: every choice (``"auto"`` method and backend, the PATH probe, the MCP fallback
-chain, the MPCC second opinion) is :mod:`mcpkit.solving.planner`'s
-(:func:`mcpkit.solving.planner.resolve`), which reads these tables. A plain solve runs no code of
+chain, the MPCC second opinion) is :mod:`mcpkit.orchestration.planner`'s
+(:func:`mcpkit.orchestration.planner.resolve`), which reads these tables. A plain solve runs no code of
 this module, it only reads its tables.
 :class:`~mcpkit.solving.options.Method`, :class:`~mcpkit.solving.options.Backend`, the CLI help and
 ``mcpkit info`` are all derived from this registry. Adding a reformulation is one new file
@@ -104,10 +104,6 @@ class MethodEntry:
     def load(self) -> Any:
         """Import and return ``target`` (:attr:`implementation`)."""
         return self.implementation
-
-    def build(self) -> Any:
-        """An instance of ``target`` with :attr:`kwargs` (the reformulation object)."""
-        return self.implementation(**self.kwargs)
 
     def available(self) -> Availability:
         """:class:`Availability` of the method (see :attr:`check`)."""
@@ -231,7 +227,7 @@ register_backend(BackendEntry(
     "CasADi SX/MX expressions of the declaration, solved in process (CasADi's bundled IPOPT).",
     MCP_AND_MPCC,
     _casadi_ipopt,
-    mcp_route="mcpkit.solving.casadi_route:CasadiRoute",
+    mcp_route="mcpkit.orchestration.casadi_route:CasadiRoute",
 ))  # fmt: skip
 register_backend(BackendEntry(
     "pyomo",
@@ -240,7 +236,7 @@ register_backend(BackendEntry(
     "CasADi's IPOPT; PATH through Pyomo's ``path`` solver (``pathampl``).",
     MCP_AND_MPCC,
     _pyomo,
-    mcp_route="mcpkit.solving.pyomo_route:PyomoRoute",
+    mcp_route="mcpkit.orchestration.pyomo_route:PyomoRoute",
 ))  # fmt: skip
 register_backend(BackendEntry(
     "gamspy",
@@ -320,12 +316,13 @@ def reformulations() -> tuple[str, ...]:
     return tuple(n for n, e in METHODS.items() if e.kind == "reformulation")
 
 
-def reformulation_for(name: str) -> Any:
-    """A new reformulation object for a registered reformulation name."""
+def reformulation_entry(name: str) -> MethodEntry:
+    """The registry entry of a reformulation name (the did-you-mean error for any other name); the
+    homotopy builds the object (:func:`mcpkit.homotopy.reformulation.reformulation_for`)."""
     entry = METHODS.get(name)
     if entry is None or entry.kind != "reformulation":
         unknown_name("reformulation", name, reformulations())
-    return entry.build()
+    return entry
 
 
 # --------------------------------------------------------------------------------------------

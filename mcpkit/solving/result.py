@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolveFailedError
-from mcpkit.printing.tables import format_summary, format_value, outcome_repr
+from mcpkit.problems.hooks import Hook, implementation
 from mcpkit.solving.residuals import (
     PairState,
     Residuals,
@@ -34,10 +34,20 @@ from mcpkit.solving.residuals import (
     compute_residuals,
     finite_in_box,
 )
+from mcpkit.solving.tables import format_summary, format_value, outcome_repr
 
 EPS = float(np.finfo(float).eps)
 r"""Machine epsilon :math:`2^{-52}`: the default rounding bound :math:`\varepsilon |F_i|` of judge_point."""
 
+
+
+def _is_names(wrt: Any) -> bool:
+    """Whether ``wrt`` is a block name or a non-empty sequence of them (not a direction vector)."""
+    if isinstance(wrt, str):
+        return True
+    if isinstance(wrt, (list, tuple)):
+        return len(wrt) > 0 and all(isinstance(w, str) for w in wrt)
+    return False
 
 class Termination(enum.Enum):
     """Why the solve stopped."""
@@ -415,7 +425,7 @@ class MCPResult(SolveResult):
     ) -> Any:
         r""":math:`dz/dp` at this solution, :math:`-J_{II}^{-1}\,\partial F_I/\partial p` on the free pairs.
 
-        Implicit differentiation of the box MCP at its active set (:mod:`mcpkit.solving.sensitivity`):
+        Implicit differentiation of the box MCP at its active set (:mod:`mcpkit.stationarity.sensitivity`):
         free pairs :math:`I` follow :math:`dz_I = -(\partial F_I/\partial z_I)^{-1}\,\partial F_I/\partial p`,
         strongly active ones stay at their bound (:math:`dz_A = 0`). :math:`J` and :math:`J_p`
         come from the declaration whatever route or backend solved it.
@@ -424,7 +434,7 @@ class MCPResult(SolveResult):
         ----------
         wrt
             A parameter block name (``"mu"``) or a list of them (``["mu", "v0"]``): a
-            :class:`~mcpkit.solving.sensitivity.Sensitivity` labelled by block, ``s["mu"]`` being
+            :class:`~mcpkit.stationarity.sensitivity.Sensitivity` labelled by block, ``s["mu"]`` being
             :math:`dz/d\mu` (``(n, n_\mu)``) and ``s.block("v", "mu")`` :math:`dv/d\mu`; only
             those columns are computed. An unknown name raises
             :class:`~mcpkit.errors.UnknownOptionError` naming the declared blocks.
@@ -440,13 +450,13 @@ class MCPResult(SolveResult):
             For the full Jacobian only: ``False`` (default) a dense array, ``True`` a
             ``scipy.sparse.csc_array`` (built a chunk of columns at a time, so an
             :math:`n \times n_p` dense array is never held), ``None`` sparse when
-            :math:`n\,n_p` exceeds :data:`~mcpkit.solving.sensitivity.SPARSE_AUTO_ENTRIES`.
+            :math:`n\,n_p` exceeds :data:`~mcpkit.stationarity.sensitivity.SPARSE_AUTO_ENTRIES`.
             Ignored with ``direction`` (a directional derivative is a dense vector).
 
         Returns
         -------
         Sensitivity, numpy.ndarray or scipy.sparse.csc_array
-            With ``wrt``: a :class:`~mcpkit.solving.sensitivity.Sensitivity`. Otherwise shape
+            With ``wrt``: a :class:`~mcpkit.stationarity.sensitivity.Sensitivity`. Otherwise shape
             ``(n, n_p)`` without ``direction`` (dense unless ``sparse``), ``(n,)`` with it.
 
         Raises
@@ -460,13 +470,11 @@ class MCPResult(SolveResult):
             The MCP has no parameters, the result does not know its MCP, or ``direction`` has the
             wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
         """
-        from mcpkit.solving.sensitivity import is_names, result_sensitivity
-
-        if wrt is not None and not is_names(wrt):  # sensitivity(dp): the direction, as before
+        if wrt is not None and not _is_names(wrt):  # sensitivity(dp): the direction, as before
             if direction is not None:
                 raise MCPInputError("give parameter block names or direction=, not both")
             wrt, direction = None, wrt
-        return result_sensitivity(self, direction, tol, sparse=sparse, wrt=wrt)
+        return implementation(Hook.MCP_SENSITIVITY)(self, direction, tol, sparse=sparse, wrt=wrt)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
@@ -549,9 +557,7 @@ class MPCCResult(SolveResult):
         SolveFailedError
             The result is not solved.
         """
-        from mcpkit.stationarity.value_gradient import result_value_gradient
-
-        return result_value_gradient(self, tol)
+        return implementation(Hook.MPCC_VALUE_GRADIENT)(self, tol)
 
     def sensitivity(self, direction: Any = None, *, tol: float | None = None) -> np.ndarray:
         r""":math:`dx^*/dp` at this solution by the implicit function theorem on its branch NLP.
@@ -575,9 +581,7 @@ class MPCCResult(SolveResult):
             The MPCC has no parameters, the result does not know its MPCC, or ``direction`` has
             the wrong shape (:class:`~mcpkit.errors.ShapeError`) or is not finite.
         """
-        from mcpkit.stationarity.mpcc_sensitivity import result_mpcc_sensitivity
-
-        return result_mpcc_sensitivity(self, direction, tol)
+        return implementation(Hook.MPCC_SENSITIVITY)(self, direction, tol)
 
     def _residual_fields(self) -> dict[str, float | None]:
         return {
@@ -711,7 +715,7 @@ def reported_termination(term: Termination, status: SolutionStatus, infeasibilit
     * ``LOCALLY_INFEASIBLE`` stands only when ``infeasibility_shown``: for an MCP a verified
       certificate that it has no solution (Lemke's ray, :func:`mcp_termination`); for an MPCC a
       returned point that violates the constraints by more than ``tol``
-      (:func:`~mcpkit.solving.mpcc_solver.mpcc_result`). A solver's word alone (IPOPT's
+      (:func:`~mcpkit.orchestration.mpcc_solver.mpcc_result`). A solver's word alone (IPOPT's
       ``Infeasible_Problem_Detected`` on a relaxed subproblem, PATH's "infeasible") is ``STALLED``.
     """
     if term is Termination.CONVERGED and status is not SolutionStatus.SOLUTION:
@@ -798,7 +802,7 @@ class FromParts:
     """What one part is called in messages (``"step"``, ``"check"``, ``"attempt"``)."""
     repr_keys: ClassVar[tuple[str, ...] | None] = None
     """Summary figures the repr shows (``None``: those after :data:`RESULT_KEYS`, the first
-    :data:`~mcpkit.printing.tables.REPR_FIELDS`)."""
+    :data:`~mcpkit.solving.tables.REPR_FIELDS`)."""
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready summary starting with :data:`RESULT_KEYS` (each result defines it)."""
@@ -806,7 +810,7 @@ class FromParts:
 
     def __repr__(self) -> str:
         """A few lines: the verdict, the summary's key figures, array sizes and the message
-        (:func:`~mcpkit.printing.tables.outcome_repr`); the data stay in the attributes."""
+        (:func:`~mcpkit.solving.tables.outcome_repr`); the data stay in the attributes."""
         return outcome_repr(type(self).__name__, self, self.summary(), self.repr_keys)
 
     @property

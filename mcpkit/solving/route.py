@@ -49,7 +49,7 @@ class RouteOutcome:
 
 
 class RouteRunner(Protocol):
-    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.solving.planner.Route`."""
+    """A built solve route for one MCP structure: what runs a :class:`~mcpkit.orchestration.planner.Route`."""
 
     backend: str
     method: str

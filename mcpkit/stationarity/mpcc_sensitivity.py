@@ -47,6 +47,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NotDifferentiableError, SolveFailedError
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 from mcpkit.stationarity.value_gradient import active_multipliers
@@ -149,7 +150,7 @@ def mpcc_sensitivity(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np
 
 def result_mpcc_sensitivity(result: Any, direction: Any = None, tol: float | None = None) -> np.ndarray:
     """:meth:`MPCCResult.sensitivity <mcpkit.solving.result.MPCCResult.sensitivity>` (see there)."""
-    from mcpkit.solving.sensitivity import check_direction, check_tol
+    from mcpkit.stationarity.sensitivity import check_direction, check_tol
 
     problem, p = getattr(result, "problem", None), getattr(result, "p", None)
     if not isinstance(problem, MPCC) or p is None:
@@ -167,3 +168,6 @@ def result_mpcc_sensitivity(result: Any, direction: Any = None, tol: float | Non
     t = check_tol(tol, result.tol)
     S = mpcc_sensitivity(problem, np.asarray(result.x, dtype=float), np.asarray(p), t)
     return S if dp is None else S @ dp
+
+
+provide(Hook.MPCC_SENSITIVITY, result_mpcc_sensitivity)

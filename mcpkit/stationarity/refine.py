@@ -133,7 +133,7 @@ class RefineOptions:
     MacMPEC's ``pack-rig3c-16``, 527 variables, stayed uncertified: its one branch step needs more
     than 0.1x the homotopy.)"""
     keep_certified_above: int = 500
-    """Above this many variables (as :data:`~mcpkit.solving.planner.SECOND_OPINION_MAX_VARS`) a
+    """Above this many variables (as :data:`~mcpkit.orchestration.planner.SECOND_OPINION_MAX_VARS`) a
     certified point is kept as it is: no flips and no near-biactive search (:attr:`flip_pairs`
     and :attr:`near_biactive_tol` act as 0). Those only lower ``f`` further, each by a branch NLP
     as costly as a homotopy subproblem (NOSBENCH's CPWF_001_030, 934 variables, certified S at
@@ -149,7 +149,7 @@ class RefineOptions:
     f = 0.955613 (its branch NLP was stopped); with 1.0 one branch step certifies it S at
     f = 0.806667 (9d59f9c: 0.953226), 33 s in all with a 60 s limit (0.5 stopped that NLP too).
     With a time limit a large point's refinement also takes at most half of what the limit leaves
-    (:meth:`mcpkit.solving.mpcc_solver.MPCCSolver.solve`), so the call returns before the limit."""
+    (:meth:`mcpkit.orchestration.mpcc_solver.MPCCSolver.solve`), so the call returns before the limit."""
 
     def __post_init__(self) -> None:
         from mcpkit.errors import MCPInputError

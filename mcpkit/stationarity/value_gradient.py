@@ -38,6 +38,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NotDifferentiableError, SolveFailedError
 from mcpkit.lowering.standard import ToStandardMPCC
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 
@@ -212,7 +213,7 @@ def value_gradient(mpcc: MPCC, x: np.ndarray, p: np.ndarray, tol: float) -> np.n
 
 def result_value_gradient(result: Any, tol: float | None = None) -> np.ndarray:
     """:meth:`MPCCResult.value_gradient <mcpkit.solving.result.MPCCResult.value_gradient>` (see there)."""
-    from mcpkit.solving.sensitivity import check_tol
+    from mcpkit.stationarity.sensitivity import check_tol
 
     problem, p = getattr(result, "problem", None), getattr(result, "p", None)
     if not isinstance(problem, MPCC) or p is None:
@@ -228,3 +229,6 @@ def result_value_gradient(result: Any, tol: float | None = None) -> np.ndarray:
         )
     t = check_tol(tol, result.tol)
     return value_gradient(problem, np.asarray(result.x, dtype=float), np.asarray(p), t)
+
+
+provide(Hook.MPCC_VALUE_GRADIENT, result_value_gradient)

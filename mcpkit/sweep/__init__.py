@@ -18,7 +18,9 @@ package's other names sit beside it::
 ``from mcpkit.sweep import sweep, grid`` gives the same functions. One file per concern:
 :mod:`~mcpkit.sweep.api` (the driver), :mod:`~mcpkit.sweep.tasks` (the task registry and the
 per-input runner), :mod:`~mcpkit.sweep.sink` (Parquet part files), :mod:`~mcpkit.sweep.progress`
-(the bar), :mod:`~mcpkit.sweep.grid` (parameter grids), :mod:`~mcpkit.sweep.keys` (row keys).
+(the bar), :mod:`~mcpkit.sweep.grid` (parameter grids), :mod:`~mcpkit.sweep.keys` (row keys);
+:mod:`~mcpkit.sweep.solve_file`: one problem file of any kind under a budget (the ``"solve-file"``
+task, and ``mcpkit solve``).
 Dask is imported only when a sweep runs.
 """
 

@@ -185,8 +185,9 @@ def warm_solvers() -> None:
     """
     import importlib
 
-    mods = ("mcpkit.frontends.cli", "mcpkit.frontends.solve", "mcpkit.formats.mcp_file",
-            "mcpkit.solving.mpcc_solver", "mcpkit.lowering.casadi", "mcpkit.models.stepping")  # fmt: skip
+    mods = ("mcpkit.command.cli", "mcpkit.frontends.solve", "mcpkit.formats.mcp_file",
+            "mcpkit.orchestration.mpcc_solver", "mcpkit.lowering.casadi",
+            "mcpkit.models.stepping")  # fmt: skip
     for mod in mods:
         with contextlib.suppress(Exception):
             importlib.import_module(mod)
@@ -218,10 +219,10 @@ def solve_file(
     MCP files (LCP JSON/NPZ/MTX, ``mcpkit-mcp``, MCPLIB ports) with :class:`mcpkit.Solver`, MPCC
     JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
     :func:`mcpkit.models.fclib.solve_fclib_file`; ``time_limit`` bounds the whole call (loading
-    included, :class:`mcpkit.frontends.solve_file.Budget`). Extra columns: ``family`` and, when the file
+    included, :class:`mcpkit.sweep.solve_file.Budget`). Extra columns: ``family`` and, when the file
     knows its solutions, ``known_solution_distance``.
     """
-    from mcpkit.frontends.solve_file import solve_path
+    from mcpkit.sweep.solve_file import solve_path
 
     result, extra = solve_path(path, method=method, backend=backend, tol=tol, time_limit=time_limit)
     return result, extra

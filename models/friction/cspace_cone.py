@@ -35,7 +35,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
 from mcpkit.models.friction.patch import _check_scalar
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 __all__ = [
     "Ambiguity",
@@ -114,7 +114,7 @@ class ReactionResult:
     alternatives: list[ModeSolution] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 

@@ -38,7 +38,7 @@ from mcpkit.models.friction.patch import ContactPatch, LoadMethod, _check_scalar
 __all__ = [
     "EigenDirection",
     "EllipsoidFit",
-    "FrictionModel",
+    "FrictionLoadModel",
     "LimitSurfaceSamples",
     "MotionKind",
     "PointContacts",
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-class FrictionModel(Protocol):
+class FrictionLoadModel(Protocol):
     """Anything with a pressure distribution and a Coulomb friction load (patch or points)."""
 
     x: np.ndarray
@@ -179,7 +179,7 @@ def _check_model(model: object) -> None:
         raise MCPInputError(f"model must be a ContactPatch or PointContacts, got {type(model).__name__}")
 
 
-def _char_length(model: FrictionModel, char_length: float | None) -> float:
+def _char_length(model: FrictionLoadModel, char_length: float | None) -> float:
     if char_length is None:
         return float(model.radius_of_gyration)
     return _check_scalar("char_length", char_length, positive=True)
@@ -217,7 +217,7 @@ def unit_twists(
 
 
 def applied_load(
-    model: FrictionModel,
+    model: FrictionLoadModel,
     twist: np.ndarray,
     mu: float,
     normal_force: float,
@@ -260,7 +260,7 @@ class LimitSurfaceSamples:
 
 
 def sample_limit_surface(
-    model: FrictionModel,
+    model: FrictionLoadModel,
     mu: float,
     normal_force: float,
     n: int = 2000,
@@ -290,7 +290,7 @@ def _rc(xc: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[i
 
 
 def moment_function(
-    model: FrictionModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
+    model: FrictionLoadModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
 ) -> np.ndarray:
     r"""Zhukovskii's moment function (Goyal et al. eq 2) for counter-clockwise rotation about
     :math:`C`: :math:`M_c(x_c, y_c) = \mu N\sum_i w_i\langle\lVert\rho - r_c\rVert\rangle_i`,
@@ -304,7 +304,7 @@ def moment_function(
 
 
 def moment_function_gradient(
-    model: FrictionModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
+    model: FrictionLoadModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
 ) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`\nabla M_c = -\mu N\sum_i w_i\langle(\rho - r_c)/\lVert\rho - r_c\rVert\rangle_i`
     (derivative of the cone sum; undefined at point supports, where we return the value with
@@ -319,7 +319,7 @@ def moment_function_gradient(
 
 
 def load_from_moment_function(
-    model: FrictionModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
+    model: FrictionLoadModel, xc: np.ndarray, yc: np.ndarray, mu: float, normal_force: float
 ) -> np.ndarray:
     r"""Load of CCW rotation about :math:`C` from the moment function (Goyal et al. eq 6):
     :math:`F_x = \partial_{y_c}M_c`, :math:`F_y = -\partial_{x_c}M_c`,
@@ -334,7 +334,7 @@ def load_from_moment_function(
 
 
 def limit_surface_section(
-    model: FrictionModel,
+    model: FrictionLoadModel,
     mu: float,
     normal_force: float,
     plane: str = "FxM",
@@ -507,7 +507,7 @@ def _canonical(q: np.ndarray) -> np.ndarray:
 
 
 def eigen_directions(
-    model: FrictionModel,
+    model: FrictionLoadModel,
     mu: float = 1.0,
     normal_force: float = 1.0,
     char_length: float | None = None,

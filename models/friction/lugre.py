@@ -44,13 +44,13 @@ from mcpkit.models.friction.lugre_params import (
     LuGreParams,
     SimulationSettings,
 )
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 __all__ = [
     "PatchArrays",
     "patch_arrays",
     "DistributedLuGre",
-    "FrictionModel",
+    "LuGreModel",
     "LuGreTrajectory",
     "simulate_twist_profile",
     "twist_at_point",
@@ -211,7 +211,7 @@ def _casadi_beta_bar(zn: Any, z_max: Any, s_ba: float) -> Any:
 
 
 def casadi_euler_rollout(
-    model: FrictionModel, dt: float, n_steps: int, *, unroll: int = 50, sym: type = ca.SX
+    model: LuGreModel, dt: float, n_steps: int, *, unroll: int = 50, sym: type = ca.SX
 ) -> ca.Function:
     """Fixed-step explicit Euler of ``model`` as one CasADi function (CasADi's virtual machine,
     no generated C code): ``(z0, U) -> (Z, W)`` with ``U`` of shape (4, n_steps) holding
@@ -243,7 +243,7 @@ def casadi_euler_rollout(
 # ----------------------------------------------------------------------------------------------
 # distributed model
 # ----------------------------------------------------------------------------------------------
-class FrictionModel(Protocol):
+class LuGreModel(Protocol):
     """Interface shared by the distributed and reduced planar LuGre models."""
 
     n_states: int
@@ -580,7 +580,7 @@ class LuGreTrajectory:
     """Number of right-hand-side evaluations (or fixed steps) used."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -604,7 +604,7 @@ def _as_callable(value: float | Callable[[float], float]) -> Callable[[float], f
 
 
 def simulate_twist_profile(
-    model: FrictionModel,
+    model: LuGreModel,
     twist_fn: Callable[[float], np.ndarray],
     t_end: float,
     *,

@@ -35,7 +35,7 @@ from scipy.integrate import solve_ivp
 from mcpkit.errors import BoundsError, NonFiniteError, UnknownOptionError
 from mcpkit.models.friction.lugre import (
     DistributedLuGre,
-    FrictionModel,
+    LuGreModel,
     normalised_rmse,
     patch_arrays,
     simulate_twist_profile,
@@ -56,7 +56,7 @@ from mcpkit.models.friction.lugre_reduced import (
     sphere_twists,
 )
 from mcpkit.models.friction.patch import ContactPatch
-from mcpkit.printing.tables import compact_repr
+from mcpkit.solving.tables import compact_repr
 
 __all__ = [
     "paper_velocity_profile",
@@ -162,7 +162,7 @@ class VelocityProfileResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -316,7 +316,7 @@ class _CoupledSystem:
     jac: ca.Function
 
 
-def _coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
+def _coupled_system(model: LuGreModel, body: _Body) -> _CoupledSystem:
     """Build (once per model and body, cached on the model) the CasADi system functions."""
     key = (body.mass, body.inertia, tuple(body.cop), body.n_contacts, body.gravity_y)
     cache = model.__dict__.setdefault("_coupled_cache", {})
@@ -325,7 +325,7 @@ def _coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
     return cache[key]
 
 
-def _build_coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
+def _build_coupled_system(model: LuGreModel, body: _Body) -> _CoupledSystem:
     nz = model.n_states
     y = ca.SX.sym("y", nz + 6)
     load = ca.SX.sym("load", 3)
@@ -340,7 +340,7 @@ def _build_coupled_system(model: FrictionModel, body: _Body) -> _CoupledSystem:
 
 
 def _simulate_body(
-    model: FrictionModel,
+    model: LuGreModel,
     body: _Body,
     y_body0: np.ndarray,
     load_fn: Callable[[float], tuple[np.ndarray, float]],
@@ -458,7 +458,7 @@ class DriftResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -514,7 +514,7 @@ def drift_experiment(
     poses = []
     for ep in (False, True):
         if model == "distributed":
-            fm: FrictionModel = DistributedLuGre(patch, params, elasto_plastic=ep)
+            fm: LuGreModel = DistributedLuGre(patch, params, elasto_plastic=ep)
         else:
             fm = ReducedLuGre(patch, params, elasto_plastic=ep, n_ls=settings.n_ls)
         body = _Body(mass, 0.5 * mass * radius**2, np.zeros(2), 1, 0.0)
@@ -564,7 +564,7 @@ class SlipStickResult:
     """Per run: ``fallbacks`` (hold intervals retried with another method) and ``failures``."""
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 
@@ -623,7 +623,7 @@ def slip_stick_experiment(
     t = np.zeros(1)
     for mname in models:
         if mname == "distributed":
-            fm: FrictionModel = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
+            fm: LuGreModel = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
         elif mname == "reduced":
             fm = ReducedLuGre(patch, params, elasto_plastic=elasto_plastic, n_ls=settings.n_ls)
         else:
@@ -692,7 +692,7 @@ class EllipsoidErrorResult:
     figure: Figure = field(repr=False)
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 

@@ -111,7 +111,7 @@ def plot_limit_surface_3d(samples: ls.LimitSurfaceSamples, ax=None, title: str |
 
 
 def plot_ls_section(
-    model: ls.FrictionModel,
+    model: ls.FrictionLoadModel,
     mu: float = 1.0,
     normal_force: float = 1.0,
     plane: str = "FxM",
@@ -147,7 +147,7 @@ def plot_ls_section(
 
 
 def plot_moment_function(
-    model: ls.FrictionModel,
+    model: ls.FrictionLoadModel,
     extent: float,
     mu: float = 1.0,
     normal_force: float = 1.0,

@@ -65,10 +65,10 @@ from mcpkit.engines.prox_contact import solve_prox
 from mcpkit.errors import MCPInputError
 from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp, solve_fclib
 from mcpkit.models.pile.geometry import Box, Contacts, check_spheres, contact_jacobian, detect_contacts
-from mcpkit.printing.tables import compact_repr
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import parse_choice
 from mcpkit.solving.result import Termination, summary_head
+from mcpkit.solving.tables import compact_repr
 
 
 class StepEngine(str, enum.Enum):
@@ -537,7 +537,7 @@ class PileRun:
         return np.array([max(0.0, -r.min_gap) if math.isfinite(r.min_gap) else 0.0 for r in self.records])
 
     def __repr__(self) -> str:
-        """A few lines: key fields, arrays by shape (:func:`~mcpkit.printing.tables.compact_repr`)."""
+        """A few lines: key fields, arrays by shape (:func:`~mcpkit.solving.tables.compact_repr`)."""
         return compact_repr(self)
 
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from mcpkit.frontends.cli import main
+from mcpkit.command.cli import main
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.solver

@@ -137,8 +137,8 @@ def test_pushed_slider_full_three_seconds() -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("mcpkit.solving.pyomo_route") is None,
-    reason="Pyomo route (mcpkit.solving.pyomo_route) not present in this checkout",
+    importlib.util.find_spec("mcpkit.orchestration.pyomo_route") is None,
+    reason="Pyomo route (mcpkit.orchestration.pyomo_route) not present in this checkout",
 )
 @pytest.mark.parametrize("kind", ["quadratic", "complementarity"])
 def test_pyomo_backend_matches_casadi(kind: str) -> None:

@@ -23,7 +23,7 @@ import pytest
 import mcpkit
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.mpcc import MPCC
-from mcpkit.solving.mpcc_solver import MPCCSolver
+from mcpkit.orchestration.mpcc_solver import MPCCSolver
 from mcpkit.solving.registry import METHODS
 from mcpkit.solving.result import Termination
 

@@ -13,8 +13,8 @@ import scipy.sparse as sps
 
 import mcpkit
 from mcpkit import solve_mcp
+from mcpkit.command.cli import main
 from mcpkit.formats.mcp_file import load_any_mcp, mcp_file_from_mpcc_json, save_mcp_file
-from mcpkit.frontends.cli import main
 from tests.conftest import SHARED_DATA, random_p_matrix
 
 pytestmark = pytest.mark.solver

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.solver
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """``mcpkit ARGS`` of this checkout, captured."""
     return subprocess.run(
-        [sys.executable, "-m", "mcpkit.frontends.cli", *args],
+        [sys.executable, "-m", "mcpkit.command.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -249,7 +249,7 @@ def test_sweep_stopped_by_a_signal_says_one_line_and_keeps_rows(
             json.dumps({"M": M.tolist(), "q": rng.normal(size=120).tolist()})
         )
     out = tmp_path / "res.parquet"
-    args = [sys.executable, "-m", "mcpkit.frontends.cli", "sweep", str(tmp_path / "lcp*.json"), "--method",
+    args = [sys.executable, "-m", "mcpkit.command.cli", "sweep", str(tmp_path / "lcp*.json"), "--method",
             "scholtes", "--out", str(out), "--workers", "2", "--no-progress"]  # fmt: skip
     env = os.environ | {"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(

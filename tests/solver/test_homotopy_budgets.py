@@ -9,9 +9,9 @@ import pytest
 
 from mcpkit.homotopy.ipopt import BUILD_SECONDS_PER_UNIT, InnerResult, estimated_build_seconds
 from mcpkit.homotopy.loop import POLISH_BACKOFF, Assessment, HomotopySolver
+from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver

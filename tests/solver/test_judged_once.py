@@ -23,7 +23,7 @@ def test_plain_lcp_solve_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> None
         calls.append(1)
         return original(*args, **kwargs)
 
-    for name in ("mcpkit.frontends.solve", "mcpkit.solving.planner"):  # the module, not mcpkit.solve()
+    for name in ("mcpkit.frontends.solve", "mcpkit.orchestration.planner"):  # the module, not mcpkit.solve()
         monkeypatch.setattr(importlib.import_module(name), "judge_point", counting)
     res = mcpkit.solve(MCP.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])))
     assert res.solved

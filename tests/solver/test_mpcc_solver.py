@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.command.cli import main
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.frontends.cli import main
 from mcpkit.mpcc import MPCC, MPCCSolver, ToStandardMPCC, load_mpcc_json, solve_mpcc
 from mcpkit.solving.result import SUMMARY_KEYS, MPCCResult
 from tests.conftest import SHARED_DATA

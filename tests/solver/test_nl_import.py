@@ -8,7 +8,8 @@ import pyomo.environ as pyo
 import pytest
 from pyomo.mpec import Complementarity, complements
 
-from mcpkit.lowering.nl_import import import_pyomo_nl, register
+from mcpkit.homotopy.ipopt_plugin import register
+from mcpkit.lowering.nl_import import import_pyomo_nl
 
 pytestmark = pytest.mark.solver
 

@@ -11,9 +11,9 @@ import json
 import numpy as np
 import pytest
 
+from mcpkit.command.cli import EXIT_BAD_INPUT, EXIT_SOLVED, main
 from mcpkit.engines.newton_contact import siconos_error
 from mcpkit.formats.fclib_hdf5 import read_fclib_local
-from mcpkit.frontends.cli import EXIT_BAD_INPUT, EXIT_SOLVED, main
 from mcpkit.models.pile import make_pile, simulate_pile, solve_local
 
 TOL = 1e-8

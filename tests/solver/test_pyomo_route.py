@@ -155,8 +155,8 @@ def test_pyomo_route_reports_which_ipopt() -> None:
 
 
 def test_unknown_method_rejected() -> None:
+    from mcpkit.orchestration.pyomo_route import PyomoRoute
     from mcpkit.solving.options import SolveOptions
-    from mcpkit.solving.pyomo_route import PyomoRoute
 
     with pytest.raises(mcpkit.errors.MCPInputError, match="unknown method"):
         PyomoRoute(MCP.lcp([[1.0]], [1.0]), "newton", SolveOptions())
@@ -168,8 +168,8 @@ def test_fallback_reformulations_run_on_the_pyomo_branch() -> None:
     0 <= z ⟂ -z - 1 >= 0 has no solution: the primary and both fallbacks (scholtes_eq, fb) run,
     the trace records the retries, and the route reports no convergence.
     """
+    from mcpkit.orchestration.pyomo_route import PyomoRoute
     from mcpkit.solving.options import SolveOptions
-    from mcpkit.solving.pyomo_route import PyomoRoute
 
     mcp = MCP.lcp([[-1.0]], [-1.0])
     route = PyomoRoute(mcp, "scholtes", SolveOptions(max_outer=4), ipopt="mcpkit_ipopt")

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.command.cli import main
 from mcpkit.formats.io import save_lcp_json
-from mcpkit.frontends.cli import main
 from mcpkit.solving.options import REFORMULATIONS
 from tests.conftest import enumerate_box_lcp
 

@@ -21,8 +21,8 @@ from mcpkit.homotopy.recovery import (
     RecoveringHomotopy,
 )
 from mcpkit.mpcc import MPCC, MPCCSolver, load_mpcc_json, solve_mpcc
+from mcpkit.orchestration.planner import SECOND_OPINION_MAX_VARS, recovery_plan
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.planner import SECOND_OPINION_MAX_VARS, recovery_plan
 from mcpkit.solving.result import HomotopyStep, Termination
 from tests.conftest import SHARED_DATA
 
@@ -174,7 +174,7 @@ def test_an_iteration_budget_stops_a_homotopy_between_subproblems() -> None:
 
 
 def test_registry_auto_on_an_lpec_and_explicit_methods() -> None:
-    from mcpkit.solving.planner import resolve
+    from mcpkit.orchestration.planner import resolve
 
     r = resolve("mpcc", "auto", "auto", lpec=True)
     assert (r.method, r.second_opinion) == ("fb", "scholtes") and "LPEC" in r.note

@@ -153,7 +153,7 @@ def test_property_box_lcp_through_the_newton_factor(seed: int, box: list[tuple[f
     # way it equals -inv(M_II) on the free rows (to rounding), and central differences of
     # re-solves (taken after it, so they cannot affect it; Newton's re-solves stop at tol = 1e-12,
     # which over 2h = 2e-7 limits the differences to about 1e-5)
-    from mcpkit.solving.sensitivity import result_linearization
+    from mcpkit.stationarity.sensitivity import result_linearization
 
     rng = np.random.default_rng(seed)
     n = len(box)
@@ -206,7 +206,7 @@ def test_benchmark_lcps_match_tight_central_differences(matrix: str, n: int, met
     # solver is alive and has not factorised again
     from dataclasses import replace
 
-    from mcpkit.solving.sensitivity import result_linearization
+    from mcpkit.stationarity.sensitivity import result_linearization
     from tests.conftest import load_benchmark
 
     mcp, t0 = load_benchmark("bench_sensitivity").build(n, matrix=matrix)

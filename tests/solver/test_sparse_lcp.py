@@ -17,8 +17,8 @@ import scipy.sparse as sps
 import mcpkit
 import mcpkit.solving.availability as avail
 from mcpkit import MCP
+from mcpkit.command.cli import main
 from mcpkit.formats.io import load_mcp, save_lcp_mtx, save_lcp_npz
-from mcpkit.frontends.cli import main
 
 pytestmark = pytest.mark.solver
 

@@ -226,7 +226,7 @@ def test_ctrl_c_leaves_a_valid_resumable_folder(client, tmp_path) -> None:
 def test_cli_sweep_on_an_existing_scheduler(client, lcp_files, tmp_path, capsys) -> None:
     import json
 
-    from mcpkit.frontends.cli import EXIT_NOT_SOLVED, EXIT_SOLVED, main
+    from mcpkit.command.cli import EXIT_NOT_SOLVED, EXIT_SOLVED, main
 
     out, png = tmp_path / "cli.parquet", tmp_path / "profile.png"
     args = ["sweep", str(lcp_files[0].parent / "*.json"), "--method", "lemke", "--time-limit", "30"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.frontends.cli import EXIT_BAD_INPUT, main
+from mcpkit.command.cli import EXIT_BAD_INPUT, main
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 EXPECTED: dict[str, Any] = {

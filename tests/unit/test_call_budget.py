@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.orchestration.planner import FallbackRoute
 from mcpkit.solving.options import Budget, call_budget
-from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.route import RouteOutcome
 
 #: 0 <= z perp M z + q >= 0 with M positive definite: Newton and Lemke both solve it.

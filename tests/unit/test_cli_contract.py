@@ -20,11 +20,12 @@ import pyomo.environ as pyo
 import pytest
 
 import mcpkit
+from mcpkit.command import cli
 from mcpkit.errors import MCPInputError, ProblemFileError, SolverNotAvailableError
 from mcpkit.formats.io import check_solution_path, json_ready, parse_once, read_json, save_lcp_json
-from mcpkit.frontends import cli, solve_file
 from mcpkit.solving.options import SolveOptions, progress_trace
 from mcpkit.solving.result import HomotopyStep
+from mcpkit.sweep import solve_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcpkit.command.cli import main
 from mcpkit.errors import ProblemFileError
 from mcpkit.formats.io import file_kind, load_mcp, save_lcp_json
-from mcpkit.frontends.cli import main
 
 
 def test_save_and_load_lcp_json_round_trip(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_demo_exit_code_is_the_results_verdict(
 ) -> None:
     """Regression: ``mcpkit demo plate`` exited 1 with every step solved because its summary
     lacked a ``solved`` key. The exit code now comes from the result's ``solved`` alone."""
-    from mcpkit.frontends import cli
+    from mcpkit.command import cli
     from mcpkit.solving.result import CompositeResult, ToleranceCheck
 
     def fake(out: Path, progress: bool, fmt: str) -> CompositeResult:
@@ -107,7 +107,7 @@ def test_solve_prints_each_fact_once(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_demo_text_is_an_aligned_table_with_four_digits(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mcpkit.frontends import cli
+    from mcpkit.command import cli
     from mcpkit.solving.result import CompositeResult, ToleranceCheck
 
     def fake(out: Path, progress: bool, fmt: str) -> CompositeResult:

@@ -30,9 +30,9 @@ import h5py
 import numpy as np
 import pytest
 
+from mcpkit.command import cli
+from mcpkit.command.cli import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from mcpkit.formats.io import save_lcp_json, save_lcp_npz, write_solution
-from mcpkit.frontends import cli
-from mcpkit.frontends.cli import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -64,7 +64,7 @@ def _hard_lcp(path: Path, n: int = 300) -> Path:
 
 
 def _mcpkit(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mcpkit.frontends.cli", *args]
+    return [sys.executable, "-m", "mcpkit.command.cli", *args]
 
 
 def _children(pid: int) -> list[int]:
@@ -257,7 +257,7 @@ def test_json_stdout_is_one_object_when_solvers_print(
 
 @posix_only
 def test_json_stdout_is_one_object_in_the_forked_run(tmp_path: Path) -> None:
-    script = NOISY + "from mcpkit.frontends.cli import main\nraise SystemExit(main())\n"
+    script = NOISY + "from mcpkit.command.cli import main\nraise SystemExit(main())\n"
     run = subprocess.run(
         [sys.executable, "-c", script, "solve", LCP, "--json", "--time-limit", "30"],
         capture_output=True,
@@ -349,7 +349,7 @@ class Teardown:
         os.write(2, b"interpreter teardown ran\\n")
 keep = Teardown()
 atexit.register(lambda: os.write(2, b"atexit ran\\n"))
-from mcpkit.frontends.cli import main
+from mcpkit.command.cli import main
 main()
 """
 
@@ -520,7 +520,7 @@ def stubborn(self, *args, **kwargs):  # a solver that swallows every interrupt
         except KeyboardInterrupt:
             pass
 solve_module.Solver.solve = stubborn
-from mcpkit.frontends.cli import main
+from mcpkit.command.cli import main
 raise SystemExit(main())
 """
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import mcpkit
-from mcpkit.frontends.cli import main
+from mcpkit.command.cli import main
 from mcpkit.models.fclib import friction_residual, load_fclib
 
 pytestmark = pytest.mark.solver
@@ -151,7 +151,7 @@ def test_time_limit_bounds_the_whole_program(tmp_path: Path) -> None:
     n, limit = 800, 4.0
     M, q = rng.standard_normal((n, n)), rng.standard_normal(n)
     path = mcpkit.formats.io.save_lcp_npz(tmp_path / "hard.npz", M, q)
-    cmd = [sys.executable, "-m", "mcpkit.frontends.cli", "solve", str(path), "--method", "scholtes"]
+    cmd = [sys.executable, "-m", "mcpkit.command.cli", "solve", str(path), "--method", "scholtes"]
     t0 = time.perf_counter()
     run = subprocess.run(
         [*cmd, "--time-limit", str(limit), "--json"],

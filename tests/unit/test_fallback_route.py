@@ -7,9 +7,9 @@ import pytest
 
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.solving import planner
+from mcpkit.orchestration import planner
+from mcpkit.orchestration.planner import FallbackRoute
 from mcpkit.solving.options import Budget, SolveOptions
-from mcpkit.solving.planner import FallbackRoute
 from mcpkit.solving.result import HomotopyStep, Termination
 from mcpkit.solving.route import RouteOutcome
 

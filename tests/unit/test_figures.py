@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from mcpkit.command import cli
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat, figure_format, plot_unless_roundoff, save_figure
-from mcpkit.frontends import cli
 
 
 def _figure() -> Figure:

@@ -23,9 +23,8 @@ import numpy as np
 import pytest
 
 from mcpkit.errors import ProblemFileError
-from mcpkit.formats.io import file_kind, load_mcp, parse_once
+from mcpkit.formats.io import file_family, file_kind, load_mcp, parse_once
 from mcpkit.formats.mcp_file import MAX_DECLARATION_DEPTH, load_any_mcp, save_mcp_file
-from mcpkit.frontends.solve_file import file_family
 from tests.conftest import SHARED_DATA
 
 FUZZ = SHARED_DATA / "fuzz-2026-11-26"
@@ -122,7 +121,7 @@ def test_cli_refuses_with_one_line(name: str) -> None:
     """The program (forked under ``--time-limit``): exit status 2, one stderr line, nothing else
     (no traceback, no CasADi warnings, no native abort)."""
     run = subprocess.run(
-        [sys.executable, "-m", "mcpkit.frontends.cli", "solve", str(FUZZ / name), "--time-limit", "20"],
+        [sys.executable, "-m", "mcpkit.command.cli", "solve", str(FUZZ / name), "--time-limit", "20"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -126,7 +126,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcpkit.frontends.cli", *args],
+        [sys.executable, "-m", "mcpkit.command.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -295,7 +295,7 @@ class Kick(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, Kick())
 sys.argv = ["mcpkit", "solve", sys.argv[1]]
-from mcpkit.frontends.entry import main
+from mcpkit.command.entry import main
 sys.exit(main())
 """
 
@@ -320,10 +320,10 @@ def test_library_import_keeps_pythons_sigint_handler() -> None:
 
 
 def test_program_detection() -> None:
-    from mcpkit.frontends.entry import is_program
+    from mcpkit.command.entry import is_program
 
     assert is_program(["/venv/bin/mcpkit", "solve"], [])
-    assert is_program(["-m"], ["python", "-m", "mcpkit.frontends.cli", "solve"])
+    assert is_program(["-m"], ["python", "-m", "mcpkit.command.cli", "solve"])
     assert not is_program(["-c"], ["python", "-c", "import mcpkit"])
     assert not is_program(["script.py"], ["python", "script.py"])
     assert not is_program(["-m"], ["python", "-m", "pytest"])

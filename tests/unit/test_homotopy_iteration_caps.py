@@ -27,10 +27,9 @@ from mcpkit.homotopy import loop, recovery
 from mcpkit.homotopy.inner import InnerSettings
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, HomotopySolver
-from mcpkit.homotopy.reformulation import NLPTemplate
+from mcpkit.homotopy.reformulation import NLPTemplate, reformulation_for
 from mcpkit.mpcc import MPCC, solve_mpcc
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.registry import reformulation_for
 from mcpkit.solving.result import Termination
 
 COLD_ITERATIONS = 10

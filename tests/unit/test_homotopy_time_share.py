@@ -18,8 +18,8 @@ from mcpkit.errors import MCPInputError
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome
 from mcpkit.homotopy.recovery import FIRST_STEP_SHARE, RecoveringHomotopy
 from mcpkit.mpcc import MPCC
+from mcpkit.orchestration.planner import recovery_plan
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.planner import recovery_plan
 from mcpkit.solving.result import Termination
 
 
@@ -133,7 +133,7 @@ def _on_track_run(monkeypatch: pytest.MonkeyPatch, extend_to: float | None, fail
     import mcpkit.homotopy.loop as hom
     from mcpkit.homotopy.ipopt import InnerResult
     from mcpkit.homotopy.loop import HomotopySolver
-    from mcpkit.solving.registry import reformulation_for
+    from mcpkit.homotopy.reformulation import reformulation_for
 
     clock = _Clock()
     monkeypatch.setattr(hom.time, "perf_counter", clock)

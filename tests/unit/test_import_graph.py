@@ -50,13 +50,12 @@ Where it stands (issue 27)
 Before: one cycle of 40 modules (lowering, mpcc, solvers, problem, io), cli <-> sweep (7) and
 solve <-> pyomo_plugin (2); then one of 13 (the problem classes with the printing and lowering
 modules). Now no cycle has more than 3 modules: formats.io -> formats.mcp_file ->
-formats.mpcc_json -> formats.io (3), and the 2-cycles frontends.solve <-> frontends.pyomo_plugin,
-homotopy.inner <-> homotopy.pyomo_inner, problems.blocks <-> printing.expressions
-(``Expr.__str__``), problems.mcp <-> lowering.from_casadi (``MCP.from_casadi``) and
-problems.mpcc <-> lowering.from_pyomo (``MPCC.from_pyomo``); planner <-> fallback went with the
-fallback chain moving into the planner. The printers
-and the CasADi lowering that the other methods of ``MCP`` and ``MPCC`` call take the read side of a
-problem (:mod:`mcpkit.problems.views`) and import only its pieces, never the classes.
+formats.mpcc_json -> formats.io (3), and the 2-cycles command.cli <-> command.entry,
+frontends.solve <-> frontends.pyomo_plugin, homotopy.inner <-> homotopy.pyomo_inner and
+problems.floor <-> problems.mcp. The methods of ``MCP``,
+``MPCC`` and block expressions that print or lower (``to_text``, ``from_casadi``, ``str(expr)``)
+reach the printers and lowerings through :mod:`mcpkit.problems.hooks`, so a problem module imports
+neither (issue 45; the folder-level layers are ``tests/unit/test_folder_graph.py``).
 """
 
 from __future__ import annotations
@@ -76,20 +75,10 @@ ROOT_PACKAGE = "mcpkit"
 #: The largest import cycle allowed (strongly connected component, in modules), the aim of issue 27.
 MAX_CYCLE = 3
 
-#: The front ends (command line, demos, the solve entry points, the Pyomo plugin, sweeps): the only
-#: core modules allowed to import ``mcpkit.models`` and ``mcpkit.mpec``. A name ending in ``.*``
-#: allows a package and every module under it.
-FRONT_ENDS: frozenset[str] = frozenset(
-    {
-        "mcpkit.frontends.cli",
-        "mcpkit.frontends.demo",
-        "mcpkit.frontends.functional",
-        "mcpkit.frontends.pyomo_plugin",
-        "mcpkit.frontends.solve",
-        "mcpkit.frontends.solve_file",
-        "mcpkit.sweep.*",
-    }
-)
+#: The layers above the models (the ``mcpkit`` program, problem files and sweeps): the only core
+#: modules allowed to import ``mcpkit.models`` and ``mcpkit.mpec``. A name ending in ``.*`` allows a
+#: package and every module under it.
+FRONT_ENDS: frozenset[str] = frozenset({"mcpkit.command.*", "mcpkit.sweep.*"})
 
 #: The model packages, imported only by front ends.
 MODEL_PACKAGES = ("mcpkit.models", "mcpkit.mpec")

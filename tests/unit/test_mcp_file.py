@@ -15,6 +15,7 @@ import scipy.sparse as sps
 import sympy as sp
 
 from mcpkit import solve_mcp
+from mcpkit.command.cli import main
 from mcpkit.errors import (
     BoundsError,
     MCPInputError,
@@ -31,7 +32,6 @@ from mcpkit.formats.mcp_file import (
     read_mcp_file,
     save_mcp_file,
 )
-from mcpkit.frontends.cli import main
 from mcpkit.frontends.functional import OPTIONS, CallableFunctions
 from mcpkit.lowering.casadi_sympy import casadi_to_sympy
 from mcpkit.lowering.from_casadi import mcp_from_casadi

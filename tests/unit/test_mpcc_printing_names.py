@@ -7,7 +7,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.mpcc import MPCC
-from mcpkit.printing.mpcc_casadi_rows import vector_name
+from mcpkit.printing.mpcc.casadi_rows import vector_name
 
 
 def bard1m_like() -> MPCC:

@@ -16,9 +16,9 @@ from mcpkit.engines.newton import BoxFischerBurmeister, NewtonRoute, fischer_bur
 from mcpkit.engines.newton_linalg import NewtonSystem
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.casadi import CasadiMCP
+from mcpkit.orchestration.planner import resolve
 from mcpkit.problems.bounds import BOX, FIXED, FREE, LOWER, UPPER, bound_kinds
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.planner import resolve
 from mcpkit.solving.residuals import natural_residual_vector
 
 INF = math.inf

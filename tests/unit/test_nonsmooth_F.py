@@ -92,7 +92,7 @@ def test_undeclarable_names_the_operation_and_passes_the_nonsmooth_ones() -> Non
 
 
 def test_print_shows_the_piecewise_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mcpkit.frontends import cli
+    from mcpkit.command import cli
 
     x = ca.SX.sym("x")
     path = save_mcp_file(

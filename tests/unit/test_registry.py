@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import mcpkit
+from mcpkit.command.cli import build_parser, main
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.frontends.cli import build_parser, main
+from mcpkit.homotopy.reformulation import reformulation_for
+from mcpkit.orchestration.planner import resolve
 from mcpkit.solving import registry
 from mcpkit.solving.options import REFORMULATIONS, Backend, Method
-from mcpkit.solving.planner import resolve
 from mcpkit.solving.registry import Availability, MethodEntry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,10 +37,12 @@ def test_choices_are_derived_from_the_registry() -> None:
 
 def test_every_reformulation_is_importable_and_named() -> None:
     for name in REFORMULATIONS:
-        ref = registry.reformulation_for(name)
+        ref = reformulation_for(name)
         assert ref.name == name
     with pytest.raises(UnknownOptionError, match="registered"):
-        registry.reformulation_for("path")
+        registry.reformulation_entry("path")
+    with pytest.raises(UnknownOptionError, match="registered"):
+        reformulation_for("path")
 
 
 @pytest.mark.parametrize(
@@ -138,7 +141,7 @@ def test_core_never_imports_mpec_or_models() -> None:
     registry (its ``simulate`` and ``plan`` tasks), may reach into ``mcpkit.mpec`` and
     ``mcpkit.models``, and only inside functions (``test_import_mcpkit_loads_neither_models_nor_mpec``;
     every import counted: ``tests/unit/test_import_graph.py``)."""
-    tops = {"mcpkit/frontends/cli.py", "mcpkit/frontends/solve_file.py", "mcpkit/sweep/tasks.py"}
+    tops = {"mcpkit/command/cli.py", "mcpkit/sweep/solve_file.py", "mcpkit/sweep/tasks.py"}
     offenders = []
     for path in sorted((ROOT / "mcpkit").rglob("*.py")):
         if path.relative_to(ROOT).as_posix() in tops:
@@ -153,7 +156,7 @@ def test_import_mcpkit_loads_neither_models_nor_mpec() -> None:
     """``import mcpkit`` (with its CLI and sweep modules) leaves ``mcpkit.models`` and
     ``mcpkit.mpec`` unloaded, and Dask too: the top-level entry points import them when used."""
     code = (
-        "import sys, mcpkit, mcpkit.frontends.cli, mcpkit.sweep.tasks; "
+        "import sys, mcpkit, mcpkit.command.cli, mcpkit.sweep.tasks; "
         "print(sorted(m for m in sys.modules "
         "if m.startswith(('mcpkit.models', 'mcpkit.mpec', 'distributed'))))"
     )
@@ -217,7 +220,7 @@ def test_auto_chain_with_path_and_explicit_methods(monkeypatch: pytest.MonkeyPat
 
 def test_the_registry_makes_no_choice() -> None:
     """Every choice is the planner's: the registry defines none of its names."""
-    from mcpkit.solving import planner
+    from mcpkit.orchestration import planner
 
     for name in ("Route", "resolve", "require_available", "path_first", "AUTO_MCP_FALLBACKS"):
         assert name not in vars(registry) and hasattr(planner, name), name

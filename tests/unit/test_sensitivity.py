@@ -216,7 +216,7 @@ def test_sparse_free_block(kind: str, method: str) -> None:
     # Cuthill-McKee order; a random sparse pattern SuperLU
     import scipy.sparse as sps
 
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     n = sensitivity.DENSE_LIMIT + 50
     M = _sparse_matrix(kind, n)
@@ -238,7 +238,7 @@ def test_sparse_free_block(kind: str, method: str) -> None:
 def test_band_order_of_the_pattern() -> None:
     # built once per structure: None when banded as declared or when no ordering narrows it, else
     # a permutation under which J's band is within BAND_LIMIT
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     n = sensitivity.DENSE_LIMIT + 50
     orders = {}
@@ -263,7 +263,7 @@ def test_entries_zero_at_the_point_are_dropped_before_factorising() -> None:
     # has at most DENSE_LIMIT rows); dz/d(t, s) is exact
     import scipy.sparse as sps
 
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     n = 80
     rng = np.random.default_rng(5)
@@ -307,7 +307,7 @@ def _without_band_order(lin: Any) -> Any:
     """The same linearisation with the band ordering switched off (SuperLU in the declared order)."""
     from dataclasses import replace
 
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     d = sensitivity.Derivatives(lin.problem)
     d._band_order = (None,)
@@ -319,7 +319,7 @@ def test_reordered_factorisation_matches_the_declared_order() -> None:
     # and one degenerate: the reordered banded LU and SuperLU in the declared order give the same
     # directional derivatives (matrix right-hand sides of the Schur complement), and, with the
     # degenerate pair's F nudged positive, the same dz/dq and w^T dz/dq, to 1e-12
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     n = 3 * sensitivity.DENSE_LIMIT  # about half free: above the dense limit
     rng = np.random.default_rng(3)
@@ -360,7 +360,7 @@ def test_singular_free_block_in_the_reordered_banded_lu() -> None:
     # reaches the banded LU through the reordering, which must still refuse it
     import scipy.sparse as sps
 
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     n = 251
     perm = np.random.default_rng(1).permutation(n)
@@ -406,7 +406,7 @@ def test_sparse_output_of_decoupled_chains(n_chain: int) -> None:
         ref[blk, j] = -np.linalg.solve(T.toarray(), d[blk])
     np.testing.assert_allclose(dense, ref, rtol=1e-10, atol=1e-14)
     assert isinstance(res.sensitivity(sparse=None), np.ndarray)  # small: automatic stays dense
-    from mcpkit.solving import sensitivity
+    from mcpkit.stationarity import sensitivity
 
     saved = sensitivity.SPARSE_AUTO_ENTRIES
     sensitivity.SPARSE_AUTO_ENTRIES = n * k - 1  # just below this problem's n * n_p

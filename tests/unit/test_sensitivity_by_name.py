@@ -11,7 +11,7 @@ import scipy.sparse as sps
 
 from mcpkit import MCP
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.solving.sensitivity import Sensitivity
+from mcpkit.stationarity.sensitivity import Sensitivity
 from tests.unit.test_sensitivity import exact_result
 
 

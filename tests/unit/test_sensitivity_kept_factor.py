@@ -1,7 +1,7 @@
 """sensitivity() reusing the Newton engine's last factorisation, and refusing one that does not fit.
 
 The engine hands on (``extra["newton_factor"]``) a weak handle on its last LU when that LU is one
-of :math:`\\mathrm{diag}(d_b)_K J_{KK}`; :func:`mcpkit.solving.sensitivity._kept_solver` uses it
+of :math:`\\mathrm{diag}(d_b)_K J_{KK}`; :func:`mcpkit.stationarity.sensitivity._kept_solver` uses it
 for :math:`J_{II}` only while it is current and when :math:`K = I`. Checked here against the
 exact :math:`dz/dq = -J_{II}^{-1}` on the free rows of LCPs, and against the LU the sensitivity
 makes itself.
@@ -23,8 +23,8 @@ import sympy as sp
 import mcpkit
 from mcpkit import MCP
 from mcpkit.engines.newton_linalg import KeptFactor, NewtonSystem
-from mcpkit.solving import sensitivity
-from mcpkit.solving.sensitivity import result_linearization
+from mcpkit.stationarity import sensitivity
+from mcpkit.stationarity.sensitivity import result_linearization
 
 
 def _matrix(n: int, seed: int = 0) -> sps.csr_array:

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from pyomo.repn import generate_standard_repn
 
 from mcpkit import MCP
+from mcpkit.command.cli import main
 from mcpkit.engines.lemke import SPARSE_DENSE_LIMIT, AffineData, LemkeRoute
 from mcpkit.engines.newton_casadi import affine_jacobian_rows
 from mcpkit.engines.path import _matrix_records
 from mcpkit.errors import MCPInputError, NonFiniteError, ProblemFileError, ShapeError
 from mcpkit.formats.io import file_kind, load_mcp, save_lcp_mtx, save_lcp_npz
-from mcpkit.frontends.cli import main
 from mcpkit.lowering.casadi import ToCasadi, lower_to_casadi
 from mcpkit.lowering.pyomo import ToPyomo
 from mcpkit.problems.functions import AffineFunction, NumericRows

@@ -620,7 +620,7 @@ def test_sparse_jacobians_give_the_dense_verdicts(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_check_at_stationarity_max_vars() -> None:
-    r"""The sparse check at :data:`~mcpkit.solving.mpcc_solver.STATIONARITY_MAX_VARS` variables
+    r"""The sparse check at :data:`~mcpkit.orchestration.mpcc_solver.STATIONARITY_MAX_VARS` variables
     (the largest problem the solver checks; no horizon of mcpkit.mpec reaches it), against the
     closed form: :math:`\min \sum_j (x_j - a_j)^2 + (y_j - b_j)^2` s.t. :math:`0 \le x \perp y \ge 0`,
     :math:`x_j + x_{j+1} \le 3` (inactive). Each pair's minimiser is :math:`(a_j, 0)` or
@@ -628,7 +628,7 @@ def test_the_check_at_stationarity_max_vars() -> None:
     :math:`-2a_j, -2b_j > 0`) when both are negative, so the point is S-stationary; moving one
     free :math:`y_j` off :math:`b_j` makes it not stationary. (Measured: 0.4 s and 1.0 s for the
     two checks on 2026-11-27; the dense Jacobians would need 10 GB.)"""
-    from mcpkit.solving.mpcc_solver import STATIONARITY_MAX_VARS
+    from mcpkit.orchestration.mpcc_solver import STATIONARITY_MAX_VARS
 
     m = STATIONARITY_MAX_VARS // 2
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""The shared summary formatter (mcpkit.printing.tables): 4 significant digits, aligned, short lists."""
+"""The shared summary formatter (mcpkit.solving.tables): 4 significant digits, aligned, short lists."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from mcpkit.printing.tables import format_summary, format_table, format_value
+from mcpkit.solving.tables import format_summary, format_table, format_value
 
 
 def test_values_print_with_four_significant_digits() -> None:

@@ -60,8 +60,8 @@ ENTRY_POINTS = [
 def test_entry_points_refuse_a_bad_limit_before_running(
     entry: str, value: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcpkit.frontends import solve_file
     from mcpkit.mpec.examples import block, plate_design, pushing
+    from mcpkit.sweep import solve_file
 
     # the file would be read, and the horizons built, by these: none may run
     monkeypatch.setattr(solve_file, "solve_within", _never)

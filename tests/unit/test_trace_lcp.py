@@ -12,7 +12,7 @@ SPINE = {
     "mcpkit/frontends/solve.py",
     "mcpkit/problems/mcp.py",
     "mcpkit/solving/options.py",
-    "mcpkit/solving/planner.py",
+    "mcpkit/orchestration/planner.py",
     "mcpkit/engines/newton.py",
     "mcpkit/engines/newton_linalg.py",
     "mcpkit/solving/result.py",

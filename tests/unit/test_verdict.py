@@ -2,7 +2,7 @@
 
 No solver runs here: residuals of given points, :func:`mcpkit.solving.result.judge`,
 :func:`mcpkit.solving.result.mcp_termination` and the MPCC verdict
-:func:`mcpkit.solving.mpcc_solver.mpcc_result`.
+:func:`mcpkit.orchestration.mpcc_solver.mpcc_result`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.mpcc import MPCC
-from mcpkit.solving.mpcc_solver import mpcc_result
+from mcpkit.orchestration.mpcc_solver import mpcc_result
 from mcpkit.solving.residuals import compute_residuals, natural_residual_vector
 from mcpkit.solving.result import SolutionStatus, Termination, judge, mcp_termination, reported_termination
 

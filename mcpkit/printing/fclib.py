@@ -22,17 +22,25 @@ depend on :math:`n_c`: the names are the Alart–Curnier print's (``r_n, r_t, r_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sps
 
-from mcpkit.printing.tables import format_value
-
-if TYPE_CHECKING:
-    from mcpkit.models.fclib import FCLIBProblem
+from mcpkit.solving.tables import format_value
 
 __all__ = ["CONE_FORM", "cone_explain", "cone_latex", "cone_text"]
+
+class FCLIBView(Protocol):
+    r"""What the printer reads of an FCLIB local problem (:class:`mcpkit.models.fclib.FCLIBProblem`):
+    its title, the contact count :math:`n_c`, the Delassus matrix :math:`W` and the friction
+    coefficients :math:`\mu`."""
+
+    title: str
+    nc: int
+    W: Any
+    mu: Any
+
 
 #: The print form of the cone complementarity problem (``mcpkit print --form cone``, the default).
 CONE_FORM = "cone"
@@ -42,11 +50,11 @@ def _nnz(W: Any) -> int:
     return int(W.nnz) if sps.issparse(W) else int(np.count_nonzero(W))
 
 
-def _name(prob: FCLIBProblem) -> str:
+def _name(prob: FCLIBView) -> str:
     return f"FCLIB local problem {prob.title!r}" if prob.title else "FCLIB local problem"
 
 
-def _mu_text(prob: FCLIBProblem, latex: bool, values: bool) -> str:
+def _mu_text(prob: FCLIBView, latex: bool, values: bool) -> str:
     """`` (all 0.5)`` when every contact has the same friction coefficient; with ``values`` the list."""
     mu = np.asarray(prob.mu, dtype=float)
     if values:
@@ -58,7 +66,7 @@ def _mu_text(prob: FCLIBProblem, latex: bool, values: bool) -> str:
     return ""
 
 
-def cone_text(prob: FCLIBProblem, values: bool = False, **_: Any) -> str:
+def cone_text(prob: FCLIBView, values: bool = False, **_: Any) -> str:
     r"""Plain text of :math:`K^* \ni \hat u \perp r \in K` (module docstring); ``values`` prints
     :math:`\mu` (other keywords of :meth:`mcpkit.MCP.to_text` are accepted and have no effect)."""
     nc = prob.nc
@@ -86,7 +94,7 @@ def cone_text(prob: FCLIBProblem, values: bool = False, **_: Any) -> str:
     return "\n".join(lines)
 
 
-def cone_latex(prob: FCLIBProblem, values: bool = False, **_: Any) -> str:
+def cone_latex(prob: FCLIBView, values: bool = False, **_: Any) -> str:
     r"""LaTeX (``aligned``) of :math:`K^* \ni \hat u \perp r \in K` (module docstring)."""
     mu = _mu_text(prob, True, values)
     rows = [
@@ -107,7 +115,7 @@ def cone_latex(prob: FCLIBProblem, values: bool = False, **_: Any) -> str:
     return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
 
-def cone_explain(prob: FCLIBProblem, values: bool = False, **_: Any) -> str:
+def cone_explain(prob: FCLIBView, values: bool = False, **_: Any) -> str:
     """Prose: what the cone complementarity problem says, its sizes and the formulations it is solved in."""
     nc = prob.nc
     return "\n".join(

@@ -7,7 +7,7 @@
   ``mcplib_meta``, are read as MCPs by :mod:`mcpkit.formats.mcp_file`, and ``known_solution_distance``
   is reported when the file's metadata has known solutions). ``--out`` writes the solution and
   the verdict (:func:`mcpkit.formats.io.write_solution`: ``.json``, ``.npz``; FCLIB files also ``.h5``);
-  the text output prints the summary once, as an aligned table (:mod:`mcpkit.printing.tables`),
+  the text output prints the summary once, as an aligned table (:mod:`mcpkit.solving.tables`),
   and solutions of at most :data:`SMALL` unknowns. ``--out`` is checked
   before anything is solved (suffix, folder, name length, a probe file, a FIFO or device refused,
   an empty name refused); the verdict is written
@@ -32,7 +32,7 @@
   sweep stops them).
 * ``mcpkit demo NAME [--out DIR] [--format png|pdf|svg] [--json]`` runs a demo and writes its
   figures in that format (:mod:`mcpkit.formats.figures`; PNG at 200 dpi by default; the summary
-  prints as an aligned table, :mod:`mcpkit.printing.tables`): ``quickstart`` (one contact step,
+  prints as an aligned table, :mod:`mcpkit.solving.tables`): ``quickstart`` (one contact step,
   printed and solved by every route), ``sliding``, ``pushed-slider``, ``plate`` (time stepping),
   ``block``, ``pushing``, ``plate-design`` (MPEC planning over a horizon; ``plate-design`` also
   runs the seed's Nelder–Mead comparison over three radii, about 5 min), ``pile`` (``--bodies N
@@ -50,7 +50,7 @@ usage errors are 2 as well). ``--method`` and ``--backend`` accept the names in
 
 Signals and pipes (``mcpkit solve``): Ctrl-C (SIGINT) while loading, lowering or solving stops
 within about a second (:data:`INTERRUPT_GRACE`) with exit status 130 (while the program is
-still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.frontends.entry` ends it
+still importing its modules, from ``mcpkit/__init__.py`` on, :mod:`mcpkit.command.entry` ends it
 with the same line and status), printing the best point so
 far when the solver returned one (every IPOPT solver built by the command carries the iteration
 monitor of :mod:`mcpkit.solving.stop`, so a homotopy subproblem stops at its next iteration and the
@@ -77,18 +77,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from mcpkit.command.entry import release
 from mcpkit.errors import MCPInputError, MCPKitError
 from mcpkit.formats.figures import DEFAULT_DPI, FigureFormat
-from mcpkit.frontends.entry import release
-from mcpkit.frontends.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
+from mcpkit.formats.io import guess_family
+from mcpkit.solving import stop
+from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
+from mcpkit.sweep.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
     Budget,
     InterruptedOutcome,
     TimeLimitOutcome,
     solve_within,
 )
-from mcpkit.solving import stop
-from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
 
 #: Exit status of every command.
 EXIT_SOLVED, EXIT_NOT_SOLVED, EXIT_BAD_INPUT = 0, 1, 2
@@ -123,7 +124,9 @@ def _print_json(obj: Any) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from mcpkit import __version__
+    from importlib.metadata import version
+
+    __version__ = version("mcpkit")  # the installed package's (mcpkit.__version__ is the same)
     from mcpkit.solving.availability import components
     from mcpkit.solving.registry import describe
 
@@ -369,7 +372,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             if not (interrupts.seen.is_set() or isinstance(exc, KeyboardInterrupt)):
                 raise
             interrupted = True
-            result = InterruptedOutcome(getattr(args, "family", _guess_family(args.file)), budget.elapsed())
+            result = InterruptedOutcome(getattr(args, "family", guess_family(args.file)), budget.elapsed())
             extra, arrays = {}, None
         # the solver may report the interrupt (Python's own SIGINT handler raised in it) before
         # the watcher thread has read the signal
@@ -408,7 +411,7 @@ def _report_solve(
             summary["solution"] = arrays
         _print_json(summary)
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
         if arrays is not None:
@@ -545,7 +548,7 @@ def cmd_print(args: argparse.Namespace) -> int:
     function may embed a solver (a CasADi ``nlpsol``) that prints its banner from native code:
     loading and rendering run with stdout sent to stderr, so stdout holds the mathematics only.
     """
-    from mcpkit.frontends.solve_file import load_declaration
+    from mcpkit.sweep.solve_file import load_declaration
 
     with _stdout_to_stderr():
         problem = load_declaration(args.file)
@@ -645,7 +648,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     elif hasattr(result, "table"):  # demos with many steps print an aligned table
         print(result.table())
     else:
-        from mcpkit.printing.tables import format_summary
+        from mcpkit.solving.tables import format_summary
 
         print(format_summary(summary))
     return exit_code(result)
@@ -832,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mcpkit: error: --time-limit must be a positive number of seconds, got {limit}", file=sys.stderr
         )
         return EXIT_BAD_INPUT
-    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.frontends.entry)
+    release()  # Ctrl-C is KeyboardInterrupt again, which the command handles (mcpkit.command.entry)
     if argv is None and limit is not None and hasattr(os, "fork") and args.command == "solve":
         try:
             code = _run_bounded(args)  # the program: a hard bound even on native code
@@ -932,7 +935,7 @@ def _run_bounded(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if run.stopped:
         outcome = TimeLimitOutcome(
-            _guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
+            guess_family(args.file), "running (stopped from outside)", budget.limit, budget.elapsed()
         )
         return _report_solve(args, outcome, {}, None, exit_code(outcome))
     sys.stdout.write(run.data.decode(errors="replace"))
@@ -941,11 +944,6 @@ def _run_bounded(args: argparse.Namespace) -> int:
     if code is None:
         return EXIT_INTERRUPTED if run.interrupted else EXIT_NOT_SOLVED
     return code
-
-
-def _guess_family(file: str) -> str:
-    """The problem family from the suffix alone (``.json`` files may be MCPs or MPCCs: ``"mcp"``)."""
-    return "fclib" if Path(file).suffix.lower() in (".h5", ".hdf5") else "mcp"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,11 +37,11 @@ import numpy as np
 from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.homotopy.ipopt import estimated_build_seconds
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
+from mcpkit.orchestration.planner import plan_mpcc
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
-from mcpkit.solving.planner import plan_mpcc
 from mcpkit.solving.progress import display
 from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
@@ -69,7 +69,7 @@ class MPCCSolver:
         A reformulation registered for MPCCs (``scholtes``, ``scholtes_eq``, ``fb``,
         ``penalty``, ``elastic``). ``auto`` is ``scholtes`` with ``fb`` as a second opinion from
         the same cold start, the lower objective kept; on an LPEC (f, g, G, H affine in x) the
-        other way round (:func:`mcpkit.solving.planner.resolve`). A method named explicitly runs alone.
+        other way round (:func:`mcpkit.orchestration.planner.resolve`). A method named explicitly runs alone.
         See ``mcpkit info``.
     backend
         ``"casadi"`` (``auto``) or ``"pyomo"``; anything else raises

@@ -28,21 +28,23 @@ segments print once under "for k = 0, …, N-1" and the first and last states' b
 conditions, so a horizon of 50 steps prints the lines of one of 5. :func:`slack_form_blocks`
 gives the blocks of the slack form (:class:`~mcpkit.lowering.casadi.MCPToMPCC`) of an MCP.
 
-The printer is split by concern; this module is its public face and re-exports:
-:mod:`~mcpkit.printing.mpcc_common` (names, numbers, the printed box cases),
-:mod:`~mcpkit.printing.mpcc_casadi_rows` (CasADi rows as formulas and summaries),
-:mod:`~mcpkit.printing.mpcc_render` (:func:`to_text`, :func:`to_latex`),
-:mod:`~mcpkit.printing.mpcc_explain` (:func:`explain`) and :mod:`~mcpkit.printing.mpcc_blocks`
+The MPCC printer is this package; its ``__init__`` is the public face (what ``MPCC.to_text``,
+``MPCC.to_latex`` and ``MPCC.explain`` call, registered in :mod:`mcpkit.problems.hooks`) over:
+:mod:`~mcpkit.printing.mpcc.cases` (names, numbers, the printed box cases),
+:mod:`~mcpkit.printing.mpcc.casadi_rows` (CasADi rows as formulas and summaries),
+:mod:`~mcpkit.printing.mpcc.render` (:func:`to_text`, :func:`to_latex`),
+:mod:`~mcpkit.printing.mpcc.explain` (:func:`explain`) and :mod:`~mcpkit.printing.mpcc.blocks`
 (the blocks of a slack form and of a horizon's step).
 """
 
 from __future__ import annotations
 
-from mcpkit.printing.mpcc_blocks import StepBlock, declaration_parts, slack_form_blocks, slack_segments
-from mcpkit.printing.mpcc_casadi_rows import casadi_formulas
-from mcpkit.printing.mpcc_common import MAX_OPERATIONS, step_latex
-from mcpkit.printing.mpcc_explain import explain
-from mcpkit.printing.mpcc_render import to_latex, to_text
+from mcpkit.printing.mpcc.blocks import StepBlock, declaration_parts, slack_form_blocks, slack_segments
+from mcpkit.printing.mpcc.casadi_rows import casadi_formulas
+from mcpkit.printing.mpcc.cases import MAX_OPERATIONS, step_latex
+from mcpkit.printing.mpcc.explain import explain
+from mcpkit.printing.mpcc.render import to_latex, to_text
+from mcpkit.problems.hooks import Hook, provide
 
 __all__ = [
     "MAX_OPERATIONS",
@@ -56,3 +58,9 @@ __all__ = [
     "to_latex",
     "to_text",
 ]
+
+
+provide(Hook.MPCC_TEXT, to_text)
+provide(Hook.MPCC_LATEX, to_latex)
+provide(Hook.MPCC_EXPLAIN, explain)
+provide(Hook.SLACK_FORM_BLOCKS, slack_form_blocks)

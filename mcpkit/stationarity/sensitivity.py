@@ -83,6 +83,7 @@ from mcpkit.errors import MCPInputError, NonFiniteError, NotDifferentiableError,
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.problems.arrays import as_real
 from mcpkit.problems.functions import AffineFunction
+from mcpkit.problems.hooks import Hook, provide
 from mcpkit.problems.mcp import MCP
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving.registry import unknown_name
@@ -877,15 +878,6 @@ def sensitivity_names(wrt: Any, problem: MCP) -> list[str]:
     return names
 
 
-def is_names(wrt: Any) -> bool:
-    """Whether ``wrt`` is a block name or a non-empty sequence of them (not a direction vector)."""
-    if isinstance(wrt, str):
-        return True
-    if isinstance(wrt, (list, tuple)):
-        return len(wrt) > 0 and all(isinstance(w, str) for w in wrt)
-    return False
-
-
 def result_sensitivity(
     result: Any,
     direction: Any = None,
@@ -918,3 +910,6 @@ def result_sensitivity(
         idx = np.arange(blocks[name].start, blocks[name].start + blocks[name].size)
         columns[name] = lin.jacobian_sparse(idx) if sparse else lin.jacobian(idx)
     return Sensitivity(columns, {b.name: b.slice for b in problem.blocks})
+
+
+provide(Hook.MCP_SENSITIVITY, result_sensitivity)

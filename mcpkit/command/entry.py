@@ -1,7 +1,7 @@
 r"""The ``mcpkit`` program's entry point: Ctrl-C handled from the first import on.
 
-``[project.scripts] mcpkit = "mcpkit.frontends.entry:main"``. The command's own handling of
-Ctrl-C (:mod:`mcpkit.frontends.cli`: one line ``mcpkit: interrupted``, exit status 130) starts
+``[project.scripts] mcpkit = "mcpkit.command.entry:main"``. The command's own handling of
+Ctrl-C (:mod:`mcpkit.command.cli`: one line ``mcpkit: interrupted``, exit status 130) starts
 when its module runs, but importing it takes about a second (CasADi, SciPy, SymPy, Pyomo), and
 a Ctrl-C in that second ended the process with a traceback of import frames and the signal's
 status. This module imports only the standard library, so it is in place before them:
@@ -31,11 +31,11 @@ from collections.abc import Sequence
 from typing import Any
 
 EXIT_INTERRUPTED = 130
-"""Exit status after Ctrl-C (128 + SIGINT), as :data:`mcpkit.frontends.cli.EXIT_INTERRUPTED`."""
+"""Exit status after Ctrl-C (128 + SIGINT), as :data:`mcpkit.command.cli.EXIT_INTERRUPTED`."""
 
 #: Names the ``mcpkit`` program runs under: the console script (``argv[0]``) and ``python -m``.
 PROGRAM_NAMES = ("mcpkit", "mcpkit.exe", "mcpkit-script.py")
-PROGRAM_MODULES = ("mcpkit.frontends.cli", "mcpkit.frontends.entry")
+PROGRAM_MODULES = ("mcpkit.command.cli", "mcpkit.command.entry")
 
 
 def is_program(argv: Sequence[str] | None = None, orig_argv: Sequence[str] | None = None) -> bool:
@@ -82,9 +82,9 @@ def release() -> None:
 
 
 def main() -> int:
-    """The ``mcpkit`` command (:func:`mcpkit.frontends.cli.main`), imported under :func:`guard_import`."""
+    """The ``mcpkit`` command (:func:`mcpkit.command.cli.main`), imported under :func:`guard_import`."""
     guard_import()
-    from mcpkit.frontends.cli import main as run
+    from mcpkit.command.cli import main as run
 
     return run()
 

@@ -68,7 +68,7 @@ class SlackFormRoute:
         self.options = options
         self.cmcp = cmcp
         self.mpcc, self.slack_map = MCPToMPCC().apply(cmcp)
-        from mcpkit.solving.planner import recovery_plan
+        from mcpkit.orchestration.planner import recovery_plan
 
         recovery = recovery_plan(method, self.mpcc.x.numel(), options)
         self.homotopy = make_homotopy(self.mpcc, method, options, inner=inner, fallbacks=recovery.fallbacks)

@@ -11,28 +11,28 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError
 from mcpkit.printing.expressions import space
-from mcpkit.printing.mpcc_casadi_rows import _Casadi
-from mcpkit.printing.mpcc_common import (
-    _CASE_LATEX,
-    _CASE_MEANING_LATEX,
-    _CASE_WORDS,
-    _bound_condition,
-    _bounds_of,
-    _display,
-    _note,
-    _pair_condition,
-    _pair_kinds,
-    _pick,
-    _plain_G,
-    _plural,
-    _row_condition,
-    _row_kinds,
-    _sym,
-    _tt,
-    _var_rule,
-    _vec,
-    _words_bounds,
+from mcpkit.printing.mpcc.casadi_rows import CasadiRows
+from mcpkit.printing.mpcc.cases import (
+    CASE_LATEX,
+    CASE_MEANING_LATEX,
+    CASE_WORDS,
+    bound_condition,
+    bounds_of,
+    pair_condition,
+    pair_kinds,
+    pick_formula,
+    plain_G,
+    plural,
+    relation_symbols,
+    row_condition,
+    row_kinds,
+    segment_display,
+    segment_note,
     step_latex,
+    texttt,
+    var_rule,
+    vector_text,
+    words_bounds,
 )
 from mcpkit.problems.segments import MPCCBlocks, Segment
 from mcpkit.problems.views import MPCCView
@@ -52,7 +52,7 @@ class _Out:
     def head(self, text: str, tex: str | None = None) -> None:
         """A section head: plain ``text``, or (LaTeX) the math ``tex`` (default ``\\text{text}``)."""
         if self.latex:
-            self.parts.append(("head", tex if tex is not None else rf"\text{{{_tt(text)}}}"))
+            self.parts.append(("head", tex if tex is not None else rf"\text{{{texttt(text)}}}"))
         else:
             self.parts.append(("head", text))
 
@@ -88,13 +88,13 @@ def _shown(n: int, max_rows: int) -> list[int]:
 
 
 def _rows_items(
-    out: _Out, ct: _Casadi, idx: np.ndarray, max_rows: int, label: Callable[[int], str] | None = None
+    out: _Out, ct: CasadiRows, idx: np.ndarray, max_rows: int, label: Callable[[int], str] | None = None
 ) -> None:
     """Rows ``idx`` of ``g``, one per line (a summary and the first rows when there are many)."""
     m, latex = ct.m, out.latex
     label = label or (lambda i: f"g_{{{i}}}" if latex else f"g[{i}]")
     if idx.size > max_rows:
-        kinds = ", ".join(_plural(v, k) for k, v in _row_kinds(m.lbg[idx], m.ubg[idx]).items())
+        kinds = ", ".join(plural(v, k) for k, v in row_kinds(m.lbg[idx], m.ubg[idx]).items())
         if latex:
             out.item(rf"\text{{{idx.size} rows: {kinds};}}\ {ct.summary('g', idx)}")
         else:
@@ -105,17 +105,17 @@ def _rows_items(
         i = int(idx[k])
         if idx.size > max_rows and k == idx.size - 1:
             out.item(r"\vdots" if latex else "...")
-        out.item(_row_condition(body, m.lbg[i : i + 1], m.ubg[i : i + 1], latex), label(i))
+        out.item(row_condition(body, m.lbg[i : i + 1], m.ubg[i : i + 1], latex), label(i))
 
 
 def _pairs_items(
-    out: _Out, ct: _Casadi, idx: np.ndarray, max_rows: int, label: Callable[[int], str] | None = None
+    out: _Out, ct: CasadiRows, idx: np.ndarray, max_rows: int, label: Callable[[int], str] | None = None
 ) -> None:
     """Pairs ``idx``, one per line (a summary and the first pairs when there are many)."""
     m, latex = ct.m, out.latex
     label = label or (lambda j: rf"\text{{pair }}{j}" if latex else f"pair {j}")
     if idx.size > max_rows:
-        kinds = ", ".join(f"{v} {k}" for k, v in _pair_kinds(m, idx).items())
+        kinds = ", ".join(f"{v} {k}" for k, v in pair_kinds(m, idx).items())
         summ = f"{ct.summary('G', idx)}; {ct.summary('H', idx)}"
         out.item(
             rf"\text{{{idx.size} pairs: {kinds};}}\ {summ}"
@@ -129,29 +129,29 @@ def _pairs_items(
         if idx.size > max_rows and k == idx.size - 1:
             out.item(r"\vdots" if latex else "...")
         sl = slice(j, j + 1)
-        out.item(_pair_condition(G, H, m.lbG[sl], m.ubG[sl], m.lbH[sl], m.ubH[sl], latex), label(j))
+        out.item(pair_condition(G, H, m.lbG[sl], m.ubG[sl], m.lbH[sl], m.ubH[sl], latex), label(j))
 
 
 def _pairs_footer(out: _Out, m: MPCCView) -> None:
     """The pair cases in words, one line per case present."""
-    kinds = _pair_kinds(m)
+    kinds = pair_kinds(m)
     if not kinds:
         return
     out.head("pairs", r"\text{pairs}")
     for case, count in kinds.items():
-        form, words = _CASE_WORDS[case]
+        form, words = CASE_WORDS[case]
         if out.latex:
-            out.item(rf"\text{{{count} {case}: }} {_CASE_LATEX[case]}", _CASE_MEANING_LATEX[case])
+            out.item(rf"\text{{{count} {case}: }} {CASE_LATEX[case]}", CASE_MEANING_LATEX[case])
         else:
             out.item(f"{count} {case}: {form}", words)
-    extra = _plain_G(m)
+    extra = plain_G(m)
     if extra.size:
-        note = f"{_plural(int(extra.size), 'pair')} also bound G as a plain constraint"
+        note = f"{plural(int(extra.size), 'pair')} also bound G as a plain constraint"
         out.item(rf"\text{{{note} }} G_l \le G \le G_u" if out.latex else note + " G_l <= G <= G_u")
 
 
 def _sizes(m: MPCCView, latex: bool, names: dict[str, str] | None = None) -> list[str]:
-    s = _sym(latex)
+    s = relation_symbols(latex)
     x, p = (names or {}).get("x", "x"), (names or {}).get("p", "p")
     out = [f"{x}{s['in']}{space((int(m.x.numel()),), latex)}"]
     if m.p.numel():
@@ -162,14 +162,16 @@ def _sizes(m: MPCCView, latex: bool, names: dict[str, str] | None = None) -> lis
 
 def _given_values(out: _Out, m: MPCCView, values: bool, p: str = "p") -> None:
     if values and m.p.numel():
-        out.head(f"given {p} = {_vec(m.p0, False)}", rf"\text{{given }} {p} = {_vec(m.p0, True)}")
+        out.head(
+            f"given {p} = {vector_text(m.p0, False)}", rf"\text{{given }} {p} = {vector_text(m.p0, True)}"
+        )
 
 
 # ------------------------------------------------------------------ plain MPCC
 def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) -> str:
-    ct = _Casadi(m, latex, width)
+    ct = CasadiRows(m, latex, width)
     out = _Out(latex)
-    s = _sym(latex)
+    s = relation_symbols(latex)
     nx, npar = int(m.x.numel()), int(m.p.numel())
     x, p = ct.vector["x"], ct.vector["p"]  # the problem's own names (a file's w)
     xs = f"{x}{s['in']}{space((nx,), latex)}"
@@ -184,13 +186,13 @@ def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) ->
     _rows_items(out, ct, np.arange(int(m.g.numel())), max_rows)
     lo, hi = m.lbx, m.ubx
     if nx > max_rows and not (np.all(lo == lo[0]) and np.all(hi == hi[0])):
-        words = _words_bounds(lo, hi)
+        words = words_bounds(lo, hi)
         if latex:
             out.item(rf"{x}_l \le {x} \le {x}_u\quad (\text{{{words}}})", xs)
         else:
             out.item(f"{x}_l <= {x} <= {x}_u   ({words})", xs)
     elif not (np.all(np.isneginf(lo)) and np.all(np.isposinf(hi))):
-        out.item(_bound_condition(x, lo, hi, latex), xs)
+        out.item(bound_condition(x, lo, hi, latex), xs)
     _pairs_items(out, ct, np.arange(m.n_pairs), max_rows)
     _pairs_footer(out, m)
     _given_values(out, m, values, p)
@@ -201,38 +203,38 @@ def _plain(m: MPCCView, latex: bool, max_rows: int, values: bool, width: int) ->
 
 def _entry_label(seg: Segment, blocks: MPCCBlocks, latex: bool) -> Callable[[int], str]:
     start = seg.slices[0].start
-    name = _display(seg, blocks, latex)
+    name = segment_display(seg, blocks, latex)
     if latex:
         return lambda i: step_latex(name, i - start)
     return lambda i: f"{name}[{i - start}]"
 
 
-def _seg_item(out: _Out, seg: Segment, ct: _Casadi, blocks: MPCCBlocks, max_rows: int) -> None:
+def _seg_item(out: _Out, seg: Segment, ct: CasadiRows, blocks: MPCCBlocks, max_rows: int) -> None:
     """The line of a row or pair segment (its entries, from CasADi, when it has no formula)."""
     m, latex = ct.m, out.latex
-    note = _note(seg, blocks, latex)
+    note = segment_note(seg, blocks, latex)
     sl = seg.slices[0]
     idx = np.arange(sl.start, sl.stop)
     varies = r"\quad (\text{bounds vary with } k)" if latex else "   (bounds vary with k)"
     at_0 = r"\quad (\text{at } k = 0)" if latex else "   (at k = 0)"
     if seg.kind == "g":
-        statement = _pick(seg.statement, latex)
+        statement = pick_formula(seg.statement, latex)
         if statement is not None:
             out.item(statement, note)
             return
-        body = _pick(seg.body, latex)
+        body = pick_formula(seg.body, latex)
         if body is None and idx.size != 1:
             if seg.per_step:
                 out.item(r"\text{rows at } k = 0:" if latex else "rows at k = 0:", note)
             _rows_items(out, ct, idx, max_rows, _entry_label(seg, blocks, latex))
             return
-        lo, hi, vary = _bounds_of(seg, m.lbg, m.ubg)
+        lo, hi, vary = bounds_of(seg, m.lbg, m.ubg)
         if body is None:
             body = ct.rows("g", [int(idx[0])])[0]
             note += at_0 if seg.per_step else ""
-        out.item(_row_condition(body, lo, hi, latex) + (varies if vary else ""), note)
+        out.item(row_condition(body, lo, hi, latex) + (varies if vary else ""), note)
         return
-    G, H = _pick(seg.body, latex), _pick(seg.partner, latex)
+    G, H = pick_formula(seg.body, latex), pick_formula(seg.partner, latex)
     if (G is None or H is None) and idx.size != 1:
         if seg.per_step:
             out.item(r"\text{pairs at } k = 0:" if latex else "pairs at k = 0:", note)
@@ -242,20 +244,20 @@ def _seg_item(out: _Out, seg: Segment, ct: _Casadi, blocks: MPCCBlocks, max_rows
         G = G if G is not None else ct.rows("G", [int(idx[0])])[0]
         H = H if H is not None else ct.rows("H", [int(idx[0])])[0]
         note += at_0 if seg.per_step else ""
-    lG, uG, vG = _bounds_of(seg, m.lbG, m.ubG)
-    lH, uH, vH = _bounds_of(seg, m.lbH, m.ubH)
-    out.item(_pair_condition(G, H, lG, uG, lH, uH, latex) + (varies if vG or vH else ""), note)
+    lG, uG, vG = bounds_of(seg, m.lbG, m.ubG)
+    lH, uH, vH = bounds_of(seg, m.lbH, m.ubH)
+    out.item(pair_condition(G, H, lG, uG, lH, uH, latex) + (varies if vG or vH else ""), note)
 
 
 def _var_item(out: _Out, boundary: list[str], seg: Segment, m: MPCCView, blocks: MPCCBlocks) -> None:
     """The bounds line of a variable segment; a horizon's boundary conditions go to ``boundary``."""
     latex = out.latex
-    s = _sym(latex)
-    name = _display(seg, blocks, latex)
-    note = _note(seg, blocks, latex)
-    lo, hi, ends = _var_rule(seg, m, blocks.steps)
+    s = relation_symbols(latex)
+    name = segment_display(seg, blocks, latex)
+    note = segment_note(seg, blocks, latex)
+    lo, hi, ends = var_rule(seg, m, blocks.steps)
     if lo is not None and hi is not None:
-        out.item(_bound_condition(name, lo, hi, latex), note)
+        out.item(bound_condition(name, lo, hi, latex), note)
     elif len(seg.slices) == 2 and blocks.steps == 1:
         out.item(name, note)
     else:
@@ -266,7 +268,7 @@ def _var_item(out: _Out, boundary: list[str], seg: Segment, m: MPCCView, blocks:
     for k in ends:
         label = "0" if k == 0 else "N"
         nm = step_latex(seg.tex, label) if latex else f"{seg.name}_{label}"
-        boundary.append(_bound_condition(nm, m.lbx[seg.slices[k]], m.ubx[seg.slices[k]], latex))
+        boundary.append(bound_condition(nm, m.lbx[seg.slices[k]], m.ubx[seg.slices[k]], latex))
 
 
 def _uncovered(blocks: MPCCBlocks, kind: str, n: int) -> np.ndarray:
@@ -281,12 +283,12 @@ def _uncovered(blocks: MPCCBlocks, kind: str, n: int) -> np.ndarray:
 def _with_blocks(
     m: MPCCView, blocks: MPCCBlocks, latex: bool, max_rows: int, values: bool, width: int
 ) -> str:
-    ct = _Casadi(m, latex, width)
+    ct = CasadiRows(m, latex, width)
     out = _Out(latex)
     xsegs = [seg for seg in blocks.segments if seg.kind == "x"]
     cons = [seg for seg in blocks.segments if seg.kind in ("g", "pair")]
-    names = (r",\ " if latex else ", ").join(_display(seg, blocks, latex) for seg in xsegs) or "x"
-    obj = _pick(blocks.objective, latex)
+    names = (r",\ " if latex else ", ").join(segment_display(seg, blocks, latex) for seg in xsegs) or "x"
+    obj = pick_formula(blocks.objective, latex)
     obj = obj if obj is not None else ct.objective()
     if latex:
         out.head("", rf"\text{{find }} {names} \text{{ such that}}")
@@ -332,7 +334,7 @@ def _with_blocks(
             i = int(rest[j])
             if rest.size > max_rows and j == rest.size - 1:
                 out.item(r"\vdots" if latex else "...")
-            out.item(_bound_condition(ct.entry_name("x", i), m.lbx[i : i + 1], m.ubx[i : i + 1], latex))
+            out.item(bound_condition(ct.entry_name("x", i), m.lbx[i : i + 1], m.ubx[i : i + 1], latex))
     if boundary:
         out.head("boundary conditions", r"\text{boundary conditions}")
         for cond in boundary:
@@ -360,7 +362,8 @@ def _with_blocks(
 
 
 # ------------------------------------------------------------------ entry points
-def _check(m: MPCCView, max_rows: int) -> None:
+def check_printable(m: MPCCView, max_rows: int) -> None:
+    """Refuse what the printer cannot print: not an MPCC, or ``max_rows`` not an integer >= 2."""
     if not callable(getattr(m, "block_structure", None)):  # the view's one method every MPCC has
         raise MCPInputError(f"the MPCC printer needs an mcpkit.mpcc.MPCC, got {type(m).__name__}")
     if not isinstance(max_rows, int) or max_rows < 2:
@@ -368,7 +371,7 @@ def _check(m: MPCCView, max_rows: int) -> None:
 
 
 def _print(m: MPCCView, latex: bool, max_rows: int, values: bool, expand: bool, width: int) -> str:
-    _check(m, max_rows)
+    check_printable(m, max_rows)
     blocks = m.block_structure()
     if blocks is not None and not expand:
         return _with_blocks(m, blocks, latex, max_rows, values, width)

@@ -1,7 +1,7 @@
 r"""The CasADi route: declaration -> CasADi -> slack MPCC -> reformulation -> IPOPT.
 
 :class:`~mcpkit.lowering.casadi.ToCasadi` lowers the declaration once; the rest is the shared
-:class:`~mcpkit.solving.slack_route.SlackFormRoute` with CasADi's ``nlpsol`` IPOPT as the inner
+:class:`~mcpkit.orchestration.slack_route.SlackFormRoute` with CasADi's ``nlpsol`` IPOPT as the inner
 solver (built once, re-used for every parameter value, warm-started from the previous solution
 and its multipliers), and the active-set Newton step first on warm re-solves.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from mcpkit.homotopy.inner import CasadiInner
 from mcpkit.lowering.casadi import lower_to_casadi
+from mcpkit.orchestration.slack_route import SlackFormRoute
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.slack_route import SlackFormRoute
 
 
 class CasadiRoute(SlackFormRoute):

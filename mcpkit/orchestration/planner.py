@@ -270,7 +270,7 @@ FINAL = (Termination.TIME_LIMIT, Termination.INTERRUPTED)
 
 
 class FallbackRoute:
-    """Routes tried in order (module docstring); built by :func:`mcpkit.solving.planner.build_mcp_route`.
+    """Routes tried in order (module docstring); built by :func:`build_mcp_route`.
 
     Parameters
     ----------
@@ -410,7 +410,7 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
 
     A reformulation runs on its backend's route class (declaration -> backend lowering ->
     slack-form MPCC -> homotopy -> inner IPOPT); an engine is its own route class; a route with
-    fallbacks is a :class:`~mcpkit.solving.planner.FallbackRoute` over the chain.
+    fallbacks is a :class:`~mcpkit.orchestration.planner.FallbackRoute` over the chain.
     """
     if route.kind != "mcp":
         raise MCPInputError(f"build_mcp_route: route is for {route.kind!r}, not 'mcp'")

@@ -6,20 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 from mcpkit.printing.expressions import space
-from mcpkit.printing.mpcc_casadi_rows import _Casadi
-from mcpkit.printing.mpcc_common import (
-    _CASE_WORDS,
-    _display,
-    _pair_kinds,
-    _pick,
-    _plain_G,
-    _plural,
-    _var_rule,
-    _vec,
-    _words_bounds,
-    _words_rows,
+from mcpkit.printing.mpcc.casadi_rows import CasadiRows
+from mcpkit.printing.mpcc.cases import (
+    CASE_WORDS,
+    pair_kinds,
+    pick_formula,
+    plain_G,
+    plural,
+    segment_display,
+    var_rule,
+    vector_text,
+    words_bounds,
+    words_rows,
 )
-from mcpkit.printing.mpcc_render import _check
+from mcpkit.printing.mpcc.render import check_printable
 from mcpkit.problems.segments import MPCCBlocks
 from mcpkit.problems.views import MPCCView
 
@@ -27,14 +27,14 @@ from mcpkit.problems.views import MPCCView
 def explain(m: MPCCView, values: bool = False) -> str:
     """Prose: the sizes, each part's structure (its Jacobian's nonzeros, affine or nonlinear) and
     the pair cases in words; with blocks, one line per block."""
-    _check(m, 2)
-    ct = _Casadi(m, False, 100)
+    check_printable(m, 2)
+    ct = CasadiRows(m, False, 100)
     nx, npar, ng, nc = int(m.x.numel()), int(m.p.numel()), int(m.g.numel()), m.n_pairs
     blocks = m.block_structure()
     src = f" ({blocks.source})" if blocks is not None and blocks.source else ""
     out = [
-        f"MPCC {m.name!r}{src} has {_plural(nx, 'variable')}, {_plural(npar, 'parameter')}, "
-        f"{_plural(ng, 'constraint row')} and {_plural(nc, 'complementarity pair')}."
+        f"MPCC {m.name!r}{src} has {plural(nx, 'variable')}, {plural(npar, 'parameter')}, "
+        f"{plural(ng, 'constraint row')} and {plural(nc, 'complementarity pair')}."
     ]
     declared = blocks.objective[0] if blocks is not None and blocks.objective is not None else None
     if m.f.is_constant():
@@ -47,17 +47,17 @@ def explain(m: MPCCView, values: bool = False) -> str:
         out += _explain_blocks(m, blocks)
     else:
         if ng:
-            out.append(f"Constraints: {_words_rows(m.lbg, m.ubg)}; {ct.summary('g')}.")
-        out.append(f"Bounds on {ct.vector['x']}: {_words_bounds(m.lbx, m.ubx)}.")
+            out.append(f"Constraints: {words_rows(m.lbg, m.ubg)}; {ct.summary('g')}.")
+        out.append(f"Bounds on {ct.vector['x']}: {words_bounds(m.lbx, m.ubx)}.")
         if nc:
             out.append(f"Pairs: {ct.summary('G')}; {ct.summary('H')}.")
-    for case, count in _pair_kinds(m).items():
-        form, words = _CASE_WORDS[case]
-        out.append(f"- {_plural(count, case + ' pair')} {form}: {words}.")
-    extra = _plain_G(m)
+    for case, count in pair_kinds(m).items():
+        form, words = CASE_WORDS[case]
+        out.append(f"- {plural(count, case + ' pair')} {form}: {words}.")
+    extra = plain_G(m)
     if extra.size:
         out.append(
-            f"- {_plural(int(extra.size), 'pair')} also bound G as a plain constraint G_l <= G <= G_u."
+            f"- {plural(int(extra.size), 'pair')} also bound G as a plain constraint G_l <= G <= G_u."
         )
     implied = [w for w, f in (("G >= 0", m.G_implied_by_bounds), ("H >= 0", m.H_implied_by_bounds)) if f]
     if implied:
@@ -73,7 +73,7 @@ def explain(m: MPCCView, values: bool = False) -> str:
         if blocks.sizes:
             out.append("Sizes: " + ", ".join(f"{k} = {v}" for k, v in blocks.sizes) + ".")
     if values and npar:
-        out.append(f"Parameter values {ct.vector['p']} = {_vec(m.p0, False)}.")
+        out.append(f"Parameter values {ct.vector['p']} = {vector_text(m.p0, False)}.")
     return "\n".join(out)
 
 
@@ -88,18 +88,19 @@ def _explain_blocks(m: MPCCView, blocks: MPCCBlocks) -> list[str]:
         if seg.kind == "p":
             continue
         each = "each k: " if seg.per_step else ""
-        head = f"- {each}{_display(seg, blocks, False)} ∈ {space((seg.dim or seg.size,), False)}"
+        head = f"- {each}{segment_display(seg, blocks, False)} ∈ {space((seg.dim or seg.size,), False)}"
         sl = seg.slices[0]
         if seg.kind == "x":
-            lo, hi, ends = _var_rule(seg, m, blocks.steps)
-            desc = _words_bounds(lo, hi) if lo is not None and hi is not None else "bounds that vary with k"
+            lo, hi, ends = var_rule(seg, m, blocks.steps)
+            desc = words_bounds(lo, hi) if lo is not None and hi is not None else "bounds that vary with k"
             bc = " (boundary conditions at k = 0, N)" if ends else ""
             out.append(f"{head}: variables, {desc}{bc}.")
         elif seg.kind == "g":
-            what = _pick(seg.statement, False) or (f"{seg.body[0]}" if seg.body else "rows from CasADi")
-            out.append(f"{head}: {_words_rows(m.lbg[sl], m.ubg[sl])} ({what}).")
+            body = f"{seg.body[0]}" if seg.body else "rows from CasADi"
+            what = pick_formula(seg.statement, False) or body
+            out.append(f"{head}: {words_rows(m.lbg[sl], m.ubg[sl])} ({what}).")
         else:
-            kinds = "; ".join(f"{v} {k}" for k, v in _pair_kinds(m, np.arange(sl.start, sl.stop)).items())
+            kinds = "; ".join(f"{v} {k}" for k, v in pair_kinds(m, np.arange(sl.start, sl.stop)).items())
             G = seg.body[0] if seg.body else "G"
             H = seg.partner[0] if seg.partner else "H"
             out.append(f"{head}: pairs of G = {G} and H = {H} ({kinds}).")

@@ -1,6 +1,6 @@
 r"""Solving one problem file by its kind, within a wall-clock budget: what ``mcpkit solve FILE`` runs.
 
-The command line (:mod:`mcpkit.frontends.cli`) and the ``"solve-file"`` task of :mod:`mcpkit.sweep` share
+The command line (:mod:`mcpkit.command.cli`) and the ``"solve-file"`` task of :mod:`mcpkit.sweep` share
 it. A file is read by its kind (:func:`mcpkit.formats.io.file_kind`): MCP files (LCP JSON/NPZ/MTX,
 ``mcpkit-mcp``, MCPLIB ports; :mod:`mcpkit.formats.mcp_file`) are solved with :class:`mcpkit.Solver`,
 MPCC JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
@@ -165,37 +165,42 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def file_family(kind: str) -> str:
-    """The problem family of a file kind: ``"fclib"``, ``"mpcc"`` or ``"mcp"``."""
-    return "fclib" if kind == "fclib" else "mpcc" if kind == "mpcc-json" else "mcp"
+def load_file(path: str | Path, family: str) -> tuple[Any, dict[str, Any]]:
+    """The problem a file of ``family`` (:func:`~mcpkit.formats.io.file_family`) states, and its
+    metadata: an :class:`~mcpkit.MCP` with the file's metadata for ``"mcp"``
+    (:func:`~mcpkit.formats.mcp_file.load_any_mcp`), an :class:`~mcpkit.MPCC` for ``"mpcc"``
+    (:func:`~mcpkit.formats.mpcc_json.load_mpcc_json`), an
+    :class:`~mcpkit.models.fclib.FCLIBProblem` for ``"fclib"`` (:func:`mcpkit.models.fclib.load_fclib`).
+    The one dispatch from a family to its loader (``mcpkit print`` and ``mcpkit solve``)."""
+    if family == "fclib":
+        from mcpkit.models.fclib import load_fclib
+
+        return load_fclib(path), {}
+    if family == "mpcc":
+        from mcpkit.formats.mpcc_json import load_mpcc_json
+
+        return load_mpcc_json(path), {}
+    from mcpkit.formats.mcp_file import load_any_mcp
+
+    return load_any_mcp(path)
 
 
 def load_declaration(path: str | Path) -> Any:
     """The problem a file states, as a declaration that prints (``mcpkit print FILE``).
 
-    By the file's family (:func:`file_family` of :func:`~mcpkit.formats.io.file_kind`, the same
-    dispatch as :func:`_load_and_solve`): an :class:`~mcpkit.MCP` for MCP files
+    By the file's family (:func:`~mcpkit.formats.io.file_family` of
+    :func:`~mcpkit.formats.io.file_kind`, through :func:`load_file` as :func:`_load_and_solve`): an
+    :class:`~mcpkit.MCP` for MCP files
     (:func:`~mcpkit.formats.mcp_file.load_any_mcp`), an :class:`~mcpkit.MPCC` for MPCC JSON
     (:func:`~mcpkit.formats.mpcc_json.load_mpcc_json`), and for an FCLIB file its
     :class:`~mcpkit.models.fclib.FCLIBProblem`, which prints the cone complementarity problem or,
     given a formulation, the contact MCP declared at block level (:func:`mcpkit.models.fclib.fclib_mcp`).
     Each has ``to_text``, ``to_latex`` and ``explain``.
     """
-    from mcpkit.formats.io import file_kind, parse_once
+    from mcpkit.formats.io import file_family, file_kind, parse_once
 
     with parse_once():  # kind detection and loading parse a JSON file once
-        family = file_family(file_kind(path))
-        if family == "fclib":
-            from mcpkit.models.fclib import load_fclib
-
-            return load_fclib(path)
-        if family == "mpcc":
-            from mcpkit.formats.mpcc_json import load_mpcc_json
-
-            return load_mpcc_json(path)
-        from mcpkit.formats.mcp_file import load_any_mcp
-
-        return load_any_mcp(path)[0]
+        return load_file(path, file_family(file_kind(path)))[0]
 
 
 def _solve_file(
@@ -215,29 +220,26 @@ def _solve_file(
 def _load_and_solve(
     args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
 ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
-    from mcpkit.formats.io import check_solution_path, file_kind, solution_arrays
+    from mcpkit.formats.io import check_solution_path, file_family, file_kind, solution_arrays
     from mcpkit.frontends.solve import Solver, solve
 
-    kind = file_kind(args.file)
-    family = args.family = file_family(kind)
+    family = args.family = file_family(file_kind(args.file))
     if args.out is not None:
         check_solution_path(args.out, family, args.file)  # before anything is solved
     opts = _solve_options(args)
     if progress is not None:
         opts["progress"] = progress
     if family == "fclib":
-        from mcpkit.models.fclib import load_fclib, solve_fclib_file
+        from mcpkit.models.fclib import solve_fclib_file
 
         budget.check("fclib", "starting")
         res = solve_fclib_file(
             args.file, method=args.method, backend=args.backend, time_limit=budget.solve_limit(), **opts
         )
-        prob = load_fclib(args.file)
+        prob = load_file(args.file, family)[0]
         return res, {}, solution_arrays(res, delassus=(prob.W, prob.q))
     if family == "mpcc":
-        from mcpkit.formats.mpcc_json import load_mpcc_json
-
-        problem = load_mpcc_json(args.file)
+        problem = load_file(args.file, family)[0]
         budget.check("mpcc", "loading the file")
         res = solve(
             problem,
@@ -248,9 +250,9 @@ def _load_and_solve(
             **opts,
         )
         return res, {}, solution_arrays(res)
-    from mcpkit.formats.mcp_file import known_solution_distance, load_any_mcp
+    from mcpkit.formats.mcp_file import known_solution_distance
 
-    mcp, meta = load_any_mcp(args.file)  # LCP files, mcpkit-mcp files, MCPLIB ports
+    mcp, meta = load_file(args.file, family)  # LCP files, mcpkit-mcp files, MCPLIB ports
     budget.check("mcp", "loading the file")
     solver = Solver(mcp, backend=args.backend, method=args.method, time_limit=budget.solve_limit(), **opts)
     budget.check("mcp", "lowering the problem")

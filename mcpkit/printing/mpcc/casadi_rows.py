@@ -1,8 +1,8 @@
 r"""CasADi expressions of an MPCC as printed formulas (:mod:`mcpkit.printing.mpcc`).
 
 Rows are replayed from CasADi into sympy (:func:`~mcpkit.lowering.casadi_sympy.casadi_to_sympy`)
-only when shown and only up to :data:`~mcpkit.printing.mpcc_common.MAX_OPERATIONS` operations;
-a vector too long to show prints a summary from its Jacobian sparsity (:class:`_Casadi`)."""
+only when shown and only up to :data:`~mcpkit.printing.mpcc.cases.MAX_OPERATIONS` operations;
+a vector too long to show prints a summary from its Jacobian sparsity (:class:`CasadiRows`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import sympy as sp
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi_sympy import casadi_to_sympy
 from mcpkit.printing.expressions import format_number, sympy_latex, sympy_text
-from mcpkit.printing.mpcc_common import MAX_OPERATIONS, _plural, step_latex
+from mcpkit.printing.mpcc.cases import MAX_OPERATIONS, plural, step_latex
 from mcpkit.problems.segments import Formula, Segment
 from mcpkit.problems.views import MPCCView
 
@@ -104,17 +104,17 @@ class _Jacobian:
 
     def text(self, what: str, x: str = "x") -> str:
         form = "affine" if self.affine else "nonlinear"
-        return f"∂{what}/∂{x} is {self.rows}x{self.cols} with {_plural(self.nnz, 'nonzero')}, {form} in {x}"
+        return f"∂{what}/∂{x} is {self.rows}x{self.cols} with {plural(self.nnz, 'nonzero')}, {form} in {x}"
 
     def latex(self, what: str, x: str = "x") -> str:
         form = "affine" if self.affine else "nonlinear"
         return (
             rf"\partial {what}/\partial {x} \in \mathbb{{R}}^{{{self.rows} \times {self.cols}}}"
-            rf"\ \text{{with {_plural(self.nnz, 'nonzero')}, {form} in }} {x}"
+            rf"\ \text{{with {plural(self.nnz, 'nonzero')}, {form} in }} {x}"
         )
 
 
-class _Casadi:
+class CasadiRows:
     """Printed CasADi expressions of an MPCC: only the rows asked for are replayed into sympy.
 
     Entries of :math:`x` and :math:`p` print by their segment names (``w_x[0]``; a per-step

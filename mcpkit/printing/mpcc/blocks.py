@@ -25,8 +25,8 @@ from mcpkit.printing.expressions import (
     sympy_latex,
     sympy_text,
 )
-from mcpkit.printing.mcp import _SymbolNames
-from mcpkit.printing.mpcc_common import _vec, step_latex
+from mcpkit.printing.mcp import SymbolNames
+from mcpkit.printing.mpcc.cases import step_latex, vector_text
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.functions import AffineFunction, BlockFunction
 from mcpkit.problems.segments import Formula, MPCCBlocks, Segment
@@ -131,7 +131,7 @@ def slack_segments(
                     else (f"ub_{b.name}", rf"u_{{{b.latex}}}")
                 )
                 G = (f"{z[0]} - {bn}", f"{z[1]} - {bl}") if not rev else (f"{bn} - {z[0]}", f"{bl} - {z[1]}")
-                given.append((f"{bn} = {_vec(bnd, False)}", f"{bl} = {_vec(bnd, True)}"))
+                given.append((f"{bn} = {vector_text(bnd, False)}", f"{bl} = {vector_text(bnd, True)}"))
             tag_t, tag_l = ("_lo", r",\mathrm{lo}") if not rev else ("_up", r",\mathrm{up}")
             if not (has_w and has_v):
                 tag_t = tag_l = ""
@@ -146,7 +146,7 @@ def slack_segments(
 
 def _symbolic_rows(mcp: MCPView, exprs: Sequence[sp.Expr], rename: Rename | None, latex: bool) -> list[str]:
     """Rows of a symbolic function block, leaf names through ``rename`` (``a_k`` in a horizon)."""
-    names = _SymbolNames(mcp, latex)
+    names = SymbolNames(mcp, latex)
     out = []
     for e in exprs:
         found: dict[sp.Symbol, str] = {}
