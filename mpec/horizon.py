@@ -83,6 +83,7 @@ from mcpkit.solving.progress import display
 
 __all__ = [
     "HORIZON_IPOPT_OPTIONS",
+    "HORIZON_SOLVE_OPTIONS",
     "Horizon",
     "HorizonResult",
     "PathConstraint",
@@ -156,16 +157,58 @@ but the N = 20 pushing task was no longer solved, block N = 400 took 821 iterati
 219, plate N = 100 346-405 instead of 120 and plate N = 400 was not solved (1,018 iterations, J =
 0.067). MUMPS orderings that CasADi's IPOPT accepts (``mumps_pivot_order``): 0 AMD, 2 AMF, 5
 METIS, 6 QAMD and 7 automatic; 3 (SCOTCH) and 4 (PORD) fall back to the default, 1 fails.
+
+**Where the long block horizons spent their time** (2026-11-28, ``result.mpcc.trace`` of
+``solve_block(BlockTask(n_steps=800))``, IPOPT's own log): 2,161 IPOPT iterations and 142 s of
+CPU. The cold first subproblem (:math:`\sigma = 10^{-2}`) took 61 iterations but about 33 s of
+CPU, 0.55 s each: IPOPT's inertia correction raised the Hessian regularisation up to
+:math:`10^{20}` and MUMPS reallocated its memory, so an iteration factorised the KKT matrix many
+times (a well-conditioned iteration of the same matrix costs about 50 ms). The first warm
+subproblem (:math:`\sigma = 10^{-3}`) took 1,724 iterations, 1,700 of them in IPOPT's
+restoration phase: it started at a dual infeasibility of 812, because the multipliers of the rows
+:math:`G_j H_j/\sigma - 1` were passed on unchanged while :math:`\sigma` fell tenfold (each row ten
+times steeper). With those multipliers scaled (:data:`HORIZON_SOLVE_OPTIONS`) that subproblem
+starts at 2e-8 and takes 127 iterations; the whole call 335 iterations and 53 s of CPU, at the
+same plan (f = 324.0594914, S). Most of what is left is the cold first subproblem. Tried on it
+at N = 800 and not adopted: :math:`\sigma_0 = 1.25 \cdot 10^{-3}` or :math:`10^{-4}` (the cold
+subproblem got harder; cut by the first-step budget), ``bound_push = bound_frac = 1e-8`` (2
+iterations in 138 s of wall time), the cold start with the warm-start settings, ``mu_init =
+1e-3`` and ``mu_strategy = adaptive`` (none finished within 70-130 s of CPU), ``mumps_pivot_order
+= 5`` (METIS; 732 iterations, 57 s of CPU), and at N = 400 a start from the 100-step plan's
+controls (25.9 s of CPU against 5.4 s, f higher by 2e-4).
+"""
+
+
+HORIZON_SOLVE_OPTIONS: dict[str, Any] = {"scale_warm_multipliers": True, "polish_trigger": 1e-4}
+r"""Homotopy settings of the block planner (:func:`with_horizon_ipopt_options`; the caller's
+options win), measured with :data:`HORIZON_IPOPT_OPTIONS`:
+
+* ``scale_warm_multipliers``: each warm-started Scholtes subproblem starts from the previous
+  multipliers of the rows :math:`G_j H_j/\sigma - 1` times :math:`\sigma_{\rm new}/\sigma_{\rm
+  old}` (:class:`~mcpkit.solving.options.SolveOptions`). Unscaled, the first warm subproblem of
+  the 800-step block started at a dual infeasibility of 812 (ten times the multipliers of the
+  products) and spent 1,724 of the call's 2,161 IPOPT iterations, most in IPOPT's restoration
+  phase; scaled, it starts at 2e-8 and takes 127;
+* ``polish_trigger`` :math:`10^{-4}` (the engine's default :math:`10^{-2}`): the active-set
+  polish tried at a residual of a few :math:`10^{-3}` (at :math:`\sigma = 10^{-4}`) failed at
+  every N measured (the active set is not settled there: locally infeasible after 206 / 70 / 23
+  iterations at N = 200 / 400 / 800); the polish after the last relaxation solves the plan.
+
+Same objectives at every N measured. Not solved by them: at N = 1,000 the call took 5,170
+iterations (380 s of CPU; 2,361 with :data:`HORIZON_IPOPT_OPTIONS` alone, measured apart), and
+N = 1,600 was not solved (``docs/mpec_planning.md``).
 """
 
 
 def with_horizon_ipopt_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with ``ipopt_options`` = :data:`HORIZON_IPOPT_OPTIONS` under the caller's
-    ``ipopt_options``; a whole ``SolveOptions`` passed as ``options=`` is taken as it is (as the
-    plate planner's penalty defaults are)."""
+    """``options`` over :data:`HORIZON_SOLVE_OPTIONS`, with ``ipopt_options`` =
+    :data:`HORIZON_IPOPT_OPTIONS` under the caller's ``ipopt_options``; a whole ``SolveOptions``
+    passed as ``options=`` is taken as it is (as the plate planner's penalty defaults are)."""
     if options.get("options") is not None:
         return dict(options)
-    return {**options, "ipopt_options": {**HORIZON_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}}
+    out = {**HORIZON_SOLVE_OPTIONS, **options}
+    out["ipopt_options"] = {**HORIZON_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
+    return out
 
 
 #: From this many steps on, :class:`Horizon` gives every step its own copy of the design

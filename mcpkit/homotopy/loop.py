@@ -590,6 +590,7 @@ class HomotopyRun:
         self.best_x, self.best_a = assess(x, p)
         self.nx = x.size
         self.x, self.lam_x, self.lam_g = self._extended(x, lam_x0, lam_g0)
+        self.lam_t = math.nan  # the parameter of lam_g's subproblem (scale_warm_multipliers)
         self.raw = "not started"
         self.termination: Termination | None = None
         self.failures = 0
@@ -750,7 +751,9 @@ class HomotopyRun:
             tpl.lbg,
             tpl.ubg,
             self.lam_x if warm else None,
-            self.lam_g if warm else None,
+            self.solver.reformulation.warm_lam_g(self.lam_g, self.mpcc.n_pairs, self.lam_t, t, self.opts)
+            if warm
+            else None,
             deadline=self.step_deadline,
             max_iter=cap,
         )
@@ -803,7 +806,7 @@ class HomotopyRun:
             self.failures = 0
             if self.step_warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
                 self.last_ok_iterations = res.iterations
-            self.x, self.lam_x, self.lam_g = res.x, res.lam_x, res.lam_g
+            self.x, self.lam_x, self.lam_g, self.lam_t = res.x, res.lam_x, res.lam_g, t
         else:
             # recovery: keep the last good point; the controller backs the parameter off
             self.failures += 1

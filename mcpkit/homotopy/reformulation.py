@@ -8,6 +8,7 @@ serves the whole homotopy and every parametric re-solve.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -106,6 +107,20 @@ class Reformulation(ABC):
     def controller(self, options: SolveOptions) -> ParameterController:
         """How the parameter moves from one subproblem to the next (default: the schedule)."""
         return ScheduleController(self.schedule(options))
+
+    def warm_lam_g(
+        self, lam_g: np.ndarray | None, n_pairs: int, t_from: float, t_to: float, options: SolveOptions
+    ) -> np.ndarray | None:
+        """``lam_g`` (of the subproblem at ``t_from``; NaN: given by the caller) as the warm start
+        at ``t_to``: :meth:`warm_multipliers` when ``options.scale_warm_multipliers``, else as is."""
+        if lam_g is None or not options.scale_warm_multipliers or not math.isfinite(t_from):
+            return lam_g
+        return self.warm_multipliers(lam_g, n_pairs, t_from, t_to)
+
+    def warm_multipliers(self, lam_g: np.ndarray, n_pairs: int, t_from: float, t_to: float) -> np.ndarray:
+        """The multipliers ``lam_g`` of the subproblem at ``t_from`` as a start for ``t_to``
+        (:attr:`~mcpkit.solving.options.SolveOptions.scale_warm_multipliers`; default: unchanged)."""
+        return lam_g
 
     def inner_tol(self, t: float, options: SolveOptions) -> float:
         """IPOPT tolerance for the subproblem at parameter ``t`` (tied to ``options.tol``)."""

@@ -17,6 +17,7 @@ residual of the original pairs and finishes with an active-set polish.
 from __future__ import annotations
 
 import casadi as ca
+import numpy as np
 
 from mcpkit.homotopy.reformulation import PairRelaxation
 
@@ -34,3 +35,14 @@ class Scholtes(PairRelaxation):
         # scaled by sigma: IPOPT's absolute feasibility tolerance then means a relative
         # tolerance on the product, so the relaxation keeps tightening as sigma -> 0
         return G * H / t - 1
+
+    def warm_multipliers(self, lam_g: np.ndarray, n_pairs: int, t_from: float, t_to: float) -> np.ndarray:
+        r"""Multipliers of the last ``n_pairs`` rows (:math:`G_j H_j/\sigma - 1`) times
+        :math:`\sigma_{\rm to}/\sigma_{\rm from}`: the multiplier :math:`\lambda_j/\sigma` of
+        the product :math:`G_j H_j` is kept, so the warm start's dual infeasibility does not grow
+        by :math:`\sigma_{\rm from}/\sigma_{\rm to}`."""
+        if not n_pairs or not (t_from > 0 and t_to > 0):
+            return lam_g
+        out = np.array(lam_g, dtype=float, copy=True)
+        out[-n_pairs:] *= t_to / t_from
+        return out

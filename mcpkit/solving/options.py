@@ -223,6 +223,13 @@ class SolveOptions:
     user's variables either way. ``"auto"``: when a pair function is dense
     (:class:`~mcpkit.lowering.lift_pairs.PairLifting`); ``"always"`` or ``True``; ``"never"`` or
     ``False``."""
+    scale_warm_multipliers: bool = False
+    r"""Warm-started subproblems of a homotopy whose pair rows are divided by the parameter
+    (Scholtes, :math:`G_j H_j / \sigma - 1`): multiply the previous multipliers of those rows by
+    :math:`\sigma_{\rm new} / \sigma_{\rm old}`, so that the multiplier of the product
+    :math:`G_j H_j` carries over (unscaled, the warm start's dual infeasibility grows by
+    :math:`1/\kappa` per decrease). Off by default; the horizon planners of :mod:`mcpkit.mpec`
+    turn it on (:func:`mcpkit.mpec.horizon.with_horizon_ipopt_options`)."""
     ipopt_options: dict[str, Any] = field(default_factory=dict)
     """Extra IPOPT options by IPOPT name (``{"linear_solver": "mumps"}``); validated by IPOPT."""
     warm_start: WarmStart | str = WarmStart.STANDARD
@@ -299,7 +306,7 @@ class SolveOptions:
                 raise bad(name, "an integer")
         if self.lift_pairs not in (True, False, "auto", "always", "never"):
             raise bad("lift_pairs", "'auto', 'always', 'never', True or False")
-        for name in ("polish", "verbose"):
+        for name in ("polish", "verbose", "scale_warm_multipliers"):
             if not isinstance(getattr(self, name), bool | np.bool_) and getattr(self, name) not in (0, 1):
                 raise bad(name, "True or False")
         if not (self.progress is None or isinstance(self.progress, bool) or callable(self.progress)):

@@ -13,6 +13,7 @@ import pytest
 from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.horizon import (
     HORIZON_IPOPT_OPTIONS,
+    HORIZON_SOLVE_OPTIONS,
     LIFT_DESIGN_MIN_STEPS,
     Horizon,
     HorizonResult,
@@ -587,7 +588,12 @@ def test_horizon_ipopt_options_sit_under_the_callers() -> None:
     assert with_horizon_ipopt_options({})["ipopt_options"] == HORIZON_IPOPT_OPTIONS
     key = next(iter(HORIZON_IPOPT_OPTIONS))
     out = with_horizon_ipopt_options({"sigma0": 0.1, "ipopt_options": {"tol": 1e-3}})
-    assert out == {"sigma0": 0.1, "ipopt_options": {**HORIZON_IPOPT_OPTIONS, "tol": 1e-3}}
+    assert out == {
+        **HORIZON_SOLVE_OPTIONS,
+        "sigma0": 0.1,
+        "ipopt_options": {**HORIZON_IPOPT_OPTIONS, "tol": 1e-3},
+    }
+    assert with_horizon_ipopt_options({"polish_trigger": 0.5})["polish_trigger"] == 0.5
     assert with_horizon_ipopt_options({"ipopt_options": {key: "mine"}})["ipopt_options"][key] == "mine"
     base = SolveOptions(ipopt_options={"max_cpu_time": 5.0})
     assert with_horizon_ipopt_options({"options": base, "sigma0": 0.1}) == {"options": base, "sigma0": 0.1}
