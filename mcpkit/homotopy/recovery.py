@@ -10,6 +10,7 @@ The objective of a point is :math:`f(x, p)` of the MPCC; a point wins on
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -144,10 +145,13 @@ class RecoveringHomotopy:
 
         ``start`` holds :meth:`HomotopySolver.run`'s ``warm_start``, ``lam_x0`` and ``lam_g0``
         for the requested homotopy; the fallbacks start cold from ``x0``. ``time_limit`` bounds
-        the whole call (default ``options.time_limit``).
+        the whole call (``None``: ``options.time_limit``; ``math.inf``: no limit, whatever the
+        options say).
         """
         t0 = time.perf_counter()
         limit = self.options.time_limit if time_limit is None else time_limit
+        if limit is not None and math.isinf(limit):
+            limit = None
         ran: list[str] = []
         best = self._run_recovering(x0, p, assess, t0, limit, ran, **start)
         # not after a warm start: that follows a known branch (time stepping, parametric sweeps),

@@ -27,6 +27,7 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Any
@@ -167,7 +168,7 @@ class MPCCSolver:
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         with display(self.options.progress, orig.name):
             try:
-                out = self.homotopy.run(xs, pv, self._assess, time_limit=limit)
+                out = self.homotopy.run(xs, pv, self._assess, time_limit=math.inf if limit is None else limit)
             except BaseException:
                 if second is not None:  # no orphan child after an error or Ctrl-C here
                     second.stop()
@@ -191,7 +192,8 @@ class MPCCSolver:
 
         def run() -> HomotopyOutcome:
             hom = make_homotopy(mp, self.method, opts, self.homotopy.inner, rec.second_opinion, rec.fallbacks)
-            return hom.run(xs, pv, self._assess, time_limit=second_start.child_limit(limit))
+            child = second_start.child_limit(limit)
+            return hom.run(xs, pv, self._assess, time_limit=math.inf if child is None else child)
 
         return SecondStart(run).start()
 

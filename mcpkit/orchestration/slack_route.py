@@ -20,6 +20,7 @@ ill-conditioned one makes IPOPT say so). The raw status keeps IPOPT's words.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,7 @@ class SlackFormRoute:
             warm_start=warm,
             lam_x0=lam_x,
             lam_g0=lam_g,
-            time_limit=budget.remaining(SPENT_SECONDS),
+            time_limit=math.inf if budget.time_limit is None else budget.remaining(SPENT_SECONDS),
         )
         if out.x is not None:
             self._last = (out.x, out.lam_x, out.lam_g)
