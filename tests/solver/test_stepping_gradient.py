@@ -3,8 +3,6 @@ differences of whole simulations, and its honesty at a stick-slip transition."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 
@@ -13,29 +11,12 @@ from mcpkit.models.ecp import make_model, paper_slider
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stepping_gradient import simulate_with_gradient
 from mcpkit.models.stewart_trinkle import Contact, NCPStep, Particle, PlaneSurface
+from tests.finite_differences import assert_columns_close, central_fd
 
 pytestmark = pytest.mark.solver
 
 TOL = 1e-12  # solve tolerance: finite differences of the runs need solutions far below their step
 X0_SLIDE = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])  # seed 000 §6.1
-
-
-def _central_fd(run: Callable[[np.ndarray], np.ndarray], theta: np.ndarray, rel: float = 1e-6) -> np.ndarray:
-    cols = []
-    for j in range(theta.size):
-        e = np.zeros(theta.size)
-        e[j] = rel * max(abs(theta[j]), 1e-2)
-        cols.append((run(theta + e) - run(theta - e)) / (2 * e[j]))
-    return np.stack(cols, axis=1)
-
-
-def _assert_columns_close(J: np.ndarray, J_fd: np.ndarray, rtol: float) -> None:
-    """Each column agrees to ``rtol`` relative to that column's largest entry."""
-    for j in range(J.shape[1]):
-        scale = np.abs(J_fd[:, j]).max()
-        assert scale > 0
-        err = np.abs(J[:, j] - J_fd[:, j]).max() / scale
-        assert err <= rtol, f"column {j}: relative error {err:.2e}"
 
 
 @pytest.mark.parametrize("kind", ["quadratic", "complementarity"])
@@ -56,7 +37,7 @@ def test_ecp_sliding_gradient_matches_finite_differences(kind: str) -> None:
         m.set_start(theta[3:])
         return simulate(m, theta[3:], N, tol=TOL).states[-1]
 
-    _assert_columns_close(g.jacobian, _central_fd(final_state, g.theta), 1e-6)
+    assert_columns_close(g.jacobian, central_fd(final_state, g.theta), 1e-6)
     # the whole trajectory's derivative too (a middle state)
     k = N // 2
 
@@ -65,8 +46,8 @@ def test_ecp_sliding_gradient_matches_finite_differences(kind: str) -> None:
         m.set_start(X0_SLIDE)
         return simulate(m, X0_SLIDE, k, tol=TOL).states[-1]
 
-    fd = _central_fd(middle_state, g.theta[:1])
-    _assert_columns_close(g.wrt_block("mu")[k], fd, 1e-6)
+    fd = central_fd(middle_state, g.theta[:1])
+    assert_columns_close(g.wrt_block("mu")[k], fd, 1e-6)
 
 
 def test_stewart_trinkle_particle_gradient_matches_finite_differences() -> None:
@@ -81,10 +62,10 @@ def test_stewart_trinkle_particle_gradient_matches_finite_differences() -> None:
     def final_state(theta: np.ndarray) -> np.ndarray:
         return simulate(st.with_constants(mu=theta[:1]), theta[1:], N, tol=TOL).states[-1]
 
-    J_fd = _central_fd(final_state, g.theta)
+    J_fd = central_fd(final_state, g.theta)
     moving = [0, 1, 2, 4, 5]  # mu, and x0's x, y, v_x, v_y: the columns that move x_N in the plane
     # x0's z and v_z columns: the particle is pressed onto the plane; check them absolutely
-    _assert_columns_close(g.jacobian[:, moving], J_fd[:, moving], 1e-6)
+    assert_columns_close(g.jacobian[:, moving], J_fd[:, moving], 1e-6)
     np.testing.assert_allclose(g.jacobian, J_fd, rtol=0, atol=1e-6)
 
 

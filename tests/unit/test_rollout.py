@@ -17,6 +17,7 @@ from mcpkit.models.ecp import ComplementarityECPStep, EdgePusher, make_model
 from mcpkit.models.ecp.params import SliderParams
 from mcpkit.models.stewart_trinkle import Contact, NCPStep, Particle, PlaneSurface
 from mcpkit.solving.residuals import natural_residual_vector
+from tests.finite_differences import assert_columns_close, central_fd
 
 X0_SLIDE = np.array([0.0, 0.0, 0.0, 0.7, 0.9, 10.0])  # seed 000 §6.1
 G_SI = np.array([0.0, 0.0, -9.81])
@@ -29,23 +30,6 @@ def _slider(kind: str = "complementarity") -> object:
 def _particle() -> tuple[NCPStep, np.ndarray]:
     st = NCPStep(Particle(mass=1.0, gravity=G_SI), [Contact(PlaneSurface(), 0.3)], 1e-2)
     return st, st.initial_state([0.0, 0.0, 0.0], [1.0, 0.5, 0.0])
-
-
-def _fd_columns(run, theta: np.ndarray, rel: float = 1e-6) -> np.ndarray:  # type: ignore[no-untyped-def]
-    cols = []
-    for j in range(theta.size):
-        e = np.zeros(theta.size)
-        e[j] = rel * max(abs(theta[j]), 1e-2)
-        cols.append((run(theta + e) - run(theta - e)) / (2 * e[j]))
-    return np.stack(cols, axis=1)
-
-
-def _assert_columns_close(J: np.ndarray, J_fd: np.ndarray, rtol: float) -> None:
-    for j in range(J.shape[1]):
-        scale = np.abs(J_fd[:, j]).max()
-        assert scale > 0
-        err = np.abs(J[:, j] - J_fd[:, j]).max() / scale
-        assert err <= rtol, f"column {j}: relative error {err:.2e}"
 
 
 def test_box_fb_and_residual_are_zero_exactly_at_solutions() -> None:
@@ -176,9 +160,9 @@ def test_gradients_match_finite_differences(case: str, steps: int) -> None:
         assert r.solved
         return r.final_states[0]
 
-    J_fd = _fd_columns(final_state, theta)
+    J_fd = central_fd(final_state, theta)
     moving = [j for j in range(theta.size) if np.abs(J_fd[:, j]).max() > 1e-3]
-    _assert_columns_close(J[:, moving], J_fd[:, moving], 1e-6)
+    assert_columns_close(J[:, moving], J_fd[:, moving], 1e-6)
     np.testing.assert_allclose(J, J_fd, rtol=0, atol=1e-6)
 
 
