@@ -143,12 +143,18 @@ class MPCCSolver:
         xs, _, a = clipped_or_given(x, self.mpcc.lbx, self.mpcc.ubx, judge, self.options.tol)
         return xs, a
 
-    def solve(self, p: Any = None, x0: Any = None, *, time_limit: float | None = None) -> MPCCResult:
+    def solve(
+        self, p: Any = None, x0: Any = None, *, time_limit: float | None = None, warm: bool = False
+    ) -> MPCCResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``).
 
         ``time_limit`` (seconds, ``None``: the options') bounds this call: the homotopy, the
         refinement and the stationarity check all end within it (a check that does not fit
-        leaves ``stationarity="not checked"`` and says why in the message).
+        leaves ``stationarity="not checked"`` and says why in the message). ``warm=True`` takes
+        ``x0`` for a nearby solution (a plan mapped from a coarser grid, the previous step of a
+        sweep): the polish on the active set that ``x0`` predicts is tried first, then the
+        homotopy runs with the warm-start IPOPT settings
+        (:meth:`~mcpkit.homotopy.loop.HomotopySolver.run`); the fallbacks still start cold.
         """
         mp, orig = self.mpcc, self.problem
         pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
@@ -168,7 +174,8 @@ class MPCCSolver:
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         with display(self.options.progress, orig.name):
             try:
-                out = self.homotopy.run(xs, pv, self._assess, time_limit=math.inf if limit is None else limit)
+                run_limit = math.inf if limit is None else limit
+                out = self.homotopy.run(xs, pv, self._assess, time_limit=run_limit, warm_start=bool(warm))
             except BaseException:
                 if second is not None:  # no orphan child after an error or Ctrl-C here
                     second.stop()
