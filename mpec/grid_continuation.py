@@ -53,6 +53,7 @@ from mcpkit.problems.arrays import as_count
 __all__ = [
     "ControlMap",
     "GridContinuation",
+    "as_continuation",
     "coarse_steps",
     "map_controls",
     "solve_by_grid_continuation",
@@ -118,6 +119,19 @@ class GridContinuation:
     def solve_options(self) -> dict[str, Any]:
         """The options of a fine grid's warm solve (``Horizon.solve(**...)``)."""
         return {"warm": True, "sigma0": self.sigma0, "inner_tol_factor": self.inner_tol_factor}
+
+
+def as_continuation(value: GridContinuation | bool | None) -> GridContinuation | None:
+    """The settings a planner's ``continuation=`` asks for: ``True`` and ``None`` (the planners'
+    default) :class:`GridContinuation`'s defaults, ``False`` none; anything else but a
+    :class:`GridContinuation` is an error."""
+    if value is False:
+        return None
+    if value is None or value is True:
+        return GridContinuation()
+    if not isinstance(value, GridContinuation):
+        raise MCPInputError(f"continuation= takes a GridContinuation or a bool, got {type(value).__name__}")
+    return value
 
 
 def coarse_steps(n_steps: int, min_steps: int) -> list[int]:

@@ -36,7 +36,12 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
-from mcpkit.mpec.grid_continuation import GridContinuation, coarse_steps, solve_by_grid_continuation
+from mcpkit.mpec.grid_continuation import (
+    GridContinuation,
+    as_continuation,
+    coarse_steps,
+    solve_by_grid_continuation,
+)
 from mcpkit.mpec.horizon import (
     TIGHT_SIGMA0,
     Horizon,
@@ -194,10 +199,11 @@ def solve_block(
     (:math:`G_j H_j = \\sigma`), and IPOPT gets :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS`,
     unless ``options`` say otherwise.
 
-    ``continuation``: a :class:`~mcpkit.mpec.grid_continuation.GridContinuation` (``True``: its
-    defaults) plans the task on coarser grids first and starts each finer one from the plan below
+    ``continuation``: a :class:`~mcpkit.mpec.grid_continuation.GridContinuation` (``None``, the
+    default, or ``True``: its defaults) plans a task of more than ``min_steps`` = 200 steps on
+    coarser grids first and starts each finer one from the plan below
     (:mod:`mcpkit.mpec.grid_continuation`; the force is mapped in time, ``ControlMap.LINEAR``);
-    ``False`` or ``None``: the cold solve above. A ``time_limit`` covers the coarse solves too.
+    ``False``: the cold solve above at every N. A ``time_limit`` covers the coarse solves too.
 
     Why the equality form: from the tight start, IPOPT declares the inequality form's
     subproblems (:math:`G_j H_j \\le \\sigma`) locally infeasible after each decrease of
@@ -211,7 +217,7 @@ def solve_block(
     """
     task = BlockTask() if task is None else task
     limit = limit_seconds(options)  # a bad limit is a typed error before the build
-    settings = _continuation_settings(continuation)
+    settings = as_continuation(continuation)
     if settings is None or not coarse_steps(task.n_steps, settings.min_steps):
         return _solve_block_grid(task, None, **options)
 
@@ -223,18 +229,6 @@ def solve_block(
         return _solve_block_grid(replace(task, n_steps=n), U, **{**options, **extra, "time_limit": left})
 
     return solve_by_grid_continuation(task.n_steps, cold, warm, settings, limit)
-
-
-def _continuation_settings(continuation: GridContinuation | bool | None) -> GridContinuation | None:
-    """The :class:`GridContinuation` a planner's ``continuation=`` asks for (``None``: none)."""
-    if continuation is None or continuation is False:
-        return None
-    if continuation is True:
-        return GridContinuation()
-    if not isinstance(continuation, GridContinuation):
-        got = type(continuation).__name__
-        raise MCPInputError(f"continuation= takes a GridContinuation or a bool, got {got}")
-    return continuation
 
 
 def _solve_block_grid(
