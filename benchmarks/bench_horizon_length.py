@@ -12,10 +12,11 @@ helps the next), under ``--time-limit`` seconds per call (default 120; the child
 
 Per run: variables and pairs of the MPCC, the whole call's wall time (build, initial
 simulation, MPCC solve with its checks, re-simulation) and CPU time of the child process, the
-MPCC solve alone, IPOPT iterations (all subproblems and the polish, and the coarse grids of a grid continuation) and the solve's milliseconds
-per iteration, solved (the MPCC and the re-simulation), objective, stationarity; per family the
-time ratio of each doubling of N (wall and CPU; aim: at most 2.2). A shared machine makes wall
-times noisy; the CPU times and iteration counts are what to compare between runs.
+MPCC solve alone, IPOPT iterations (all subproblems and the polish, the coarse grids' solves of a
+grid continuation included) and the solve's milliseconds per iteration, solved (the MPCC and the
+re-simulation), objective, stationarity; per family the time ratio of each doubling of N (wall
+and CPU; aim: at most 2.2). A shared machine makes wall times noisy; the CPU times and iteration
+counts are what to compare between runs.
 
 ``--compare PYTHON`` runs every (family, N) also with another interpreter (for example one
 that imports another checkout of mcpkit), alternating the two per case, and prints both.
