@@ -194,9 +194,11 @@ options win), measured with :data:`HORIZON_IPOPT_OPTIONS`:
   every N measured (the active set is not settled there: locally infeasible after 206 / 70 / 23
   iterations at N = 200 / 400 / 800); the polish after the last relaxation solves the plan.
 
-Same objectives at every N measured. Not solved by them: at N = 1,000 the call took 5,170
+Same objectives at every N measured. Not solved by them: at N = 1,000 the cold call took 5,170
 iterations (380 s of CPU; 2,361 with :data:`HORIZON_IPOPT_OPTIONS` alone, measured apart), and
-N = 1,600 was not solved (``docs/mpec_planning.md``).
+N = 1,600 was not solved (``docs/mpec_planning.md``). Above 200 steps the block planner now starts
+from coarser grids instead (:mod:`mcpkit.mpec.grid_continuation`), which skips that cold first
+subproblem on the long grid.
 """
 
 
