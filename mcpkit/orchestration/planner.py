@@ -75,6 +75,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
+from mcpkit.homotopy.loop import PointAssessor
 from mcpkit.homotopy.lpec_polish import is_lpec
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
@@ -466,6 +467,15 @@ class MPCCPlan:
     recovery: Recovery
     #: The user's problem.
     problem: MPCC
+
+    def assessor(self, tol: float, lifted: bool = False) -> PointAssessor:
+        """The :class:`~mcpkit.homotopy.loop.PointAssessor` of :attr:`target`'s points (``lifted``:
+        of :attr:`lifted`'s, the refinement's) on the user's problem, through the chain's inverse."""
+        if not lifted:
+            return PointAssessor(self.problem, self.target, self.chain, self.inverse, tol)
+        k = 1 + (self.lift_map is not None)  # the standard form, then the lifting
+        to_lifted = Chain(self.chain.lowerings[:k])
+        return PointAssessor(self.problem, self.lifted, to_lifted, self.inverse[:k], tol)
 
     def lift(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """A point ``x`` of the user's problem in :attr:`lifted`'s variables (the standard form's
