@@ -29,6 +29,7 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import replace
@@ -155,8 +156,10 @@ class MPCCSolver:
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
-        # progress=True: one tqdm line over the whole call (homotopy, refinement, classification)
-        with display(self.options.progress, orig.name):
+        # progress=True: one tqdm line over the whole call (homotopy, refinement, classification);
+        # none asked (the default): no display set up
+        bar = display(self.options.progress, orig.name) if self.options.progress else contextlib.nullcontext()
+        with bar:
             try:
                 budget = math.inf if limit is None else limit
                 out = self.homotopy.run(xs, pv, self.assessor, time_limit=budget)
@@ -164,8 +167,7 @@ class MPCCSolver:
                 if second is not None:  # no orphan child after an error or Ctrl-C here
                     second.stop()
                 raise
-            wait = second_start.wait_until(t0, limit)
-            out, kept, note = self._keep_better(out, second, pv, wait)
+            out, kept, note = self._keep_better(out, second, pv, t0, limit)
             result = self._finish(out, pv, t0, hard)
         if kept:
             result.extra["warm_start"] = kept
@@ -189,16 +191,17 @@ class MPCCSolver:
         return SecondStart(run).start()
 
     def _keep_better(
-        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, wait: float | None
+        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, t0: float, limit: float | None
     ) -> tuple[HomotopyOutcome, str, str]:
         """``(outcome, which, note)``: :func:`~mcpkit.orchestration.second_start.better` of this run's
-        and the second start's outcomes, waiting for the latter until ``wait`` (``which`` empty
-        unless ``warm_start="best_of_two"``)."""
+        and the second start's outcomes, waiting for the latter as long as
+        :func:`~mcpkit.orchestration.second_start.wait_until` says for a call started at ``t0``
+        with time limit ``limit`` (``which`` empty unless ``warm_start="best_of_two"``)."""
         if self.options.warm_start is not WarmStart.BEST_OF_TWO:
             return out, "", ""
         if second is None:
             return out, "standard", "no second start (it needs fork and two cores)"
-        other = second.collect(wait)
+        other = second.collect(second_start.wait_until(t0, limit))
         fun = self.mpcc.function("f")
 
         def objective(x: np.ndarray) -> float:
