@@ -49,7 +49,7 @@ from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
-from mcpkit.solving.progress import display
+from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs, judged_residuals
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
 from mcpkit.solving.warm_start import WarmStart
@@ -157,8 +157,12 @@ class MPCCSolver:
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
         # progress=True: one tqdm line over the whole call (homotopy, refinement, classification);
-        # none asked (the default): no display set up
-        bar = display(self.options.progress, orig.name) if self.options.progress else contextlib.nullcontext()
+        # otherwise nothing to enter (progress.py is not called), as in mcpkit.Solver
+        bar = (
+            display(self.options.progress, orig.name)
+            if self.options.progress in BAR_SETTINGS
+            else contextlib.nullcontext()
+        )
         with bar:
             try:
                 budget = math.inf if limit is None else limit
