@@ -182,6 +182,38 @@ Assessor = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, Assessment]]
 """``(x, p) -> (x_reported, assessment)``; may project ``x`` (e.g. clip to bounds)."""
 
 
+class MCPPointAssessor:
+    r"""A slack-form point :math:`x = (z, w)` of an MCP judged on the MCP declaration: the
+    homotopy's :data:`Assessor` of the MCP routes through the homotopy.
+
+    :math:`z` is clipped into :math:`[l, u]` and judged by :func:`assess_mcp_point` (natural
+    residual and bound violation of the original pairs, :math:`F(z)` from the declaration); the
+    last :math:`(z, F(z))` is kept (:meth:`F_at`), so the route reports ``F`` at its point
+    without evaluating it again. Built by the route and handed down, so the loop calls no route
+    back.
+    """
+
+    def __init__(self, cmcp: CasadiMCP) -> None:
+        self.cmcp = cmcp
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
+        """The last assessed ``(z, F(z))`` (``None``: none yet)."""
+
+    def __call__(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        """``(x with z clipped, assessment)``; the slack variables after ``z`` are kept."""
+        n = self.cmcp.n
+        x = x.copy()
+        x[:n], F, a = assess_mcp_point(self.cmcp, x[:n], p)
+        self.last = (x[:n].copy(), F)
+        return x, a
+
+    def F_at(self, z: np.ndarray) -> np.ndarray | None:
+        """``F`` of the last assessment if it was evaluated at exactly ``z``."""
+        last = self.last
+        if last is not None and np.array_equal(last[0], z):
+            return last[1]
+        return None
+
+
 class PointAssessor:
     r"""A point of a lowered MPCC judged on the user's MPCC: every MPCC candidate's measure.
 
