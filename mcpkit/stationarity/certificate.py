@@ -113,7 +113,7 @@ _MAX_PATTERNS = 4096
 
 DENSE_JACOBIAN_MAX_VARS = 5000
 """Up to this many variables the Jacobians of ``g``, ``G``, ``H`` at the point are dense arrays
-(as before session 17, so those checks are unchanged bit for bit); above it they are CSR
+(as in earlier versions, so those checks are unchanged bit for bit); above it they are CSR
 matrices and the LPEC's rows stay sparse. Dense, a horizon MPCC of 12,014 variables and about
 10,000 rows (the plate design at N = 400) would need about 1 GB for ``J_g`` alone."""
 
