@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy.reformulation import assemble
-from mcpkit.lowering.lift_pairs import LiftPairs, single_variables
+from mcpkit.lowering.lift_pairs import LiftPairs, PairLifting, side_sparsity, single_variables, wants_lifting
 from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives, shared_functions
 from mcpkit.problems.mpcc import MPCC
 
@@ -120,3 +120,17 @@ def test_no_sharing_for_another_objective_or_mx() -> None:
     mx, _ = LiftPairs().apply(_problem(ca.MX))
     assert shared_functions(mx, mx.x, mx.p, mx.f, mx.G, "x") is None
     assert shared_functions(None, mp.x, mp.p, mp.f, mp.G, "x") is None
+
+
+def test_pair_sparsity_is_computed_once_per_problem() -> None:
+    """The planner's coupling test and the lifting read one structure per side, kept with the
+    problem; it is CasADi's."""
+    mp = _problem()
+    assert wants_lifting(mp, PairLifting.AUTO) in (True, False)
+    kept = {side: side_sparsity(mp, side) for side in ("G", "H")}
+    for side in ("G", "H"):
+        assert side_sparsity(mp, side) is kept[side]
+        assert kept[side] == ca.jacobian_sparsity(getattr(mp, side), mp.x)
+    lifted, _ = LiftPairs().apply(mp)
+    assert side_sparsity(mp, "H") is kept["H"]
+    assert single_variables(mp.H, mp.x, mp.p, kept["H"]).tolist() == [-1, 4, -1, 2]
