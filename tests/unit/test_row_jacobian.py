@@ -66,3 +66,25 @@ def test_build_estimate_counts_dense_rows_by_their_nonzeros() -> None:
     expected = ROW_JACOBIAN_SECONDS_PER_NONZERO * counts[dense].sum() + JACOBIAN_SECONDS_PER_UNIT * size * 2
     assert estimated_build_seconds(w, p, g) == pytest.approx(without + expected)
     assert without == pytest.approx(BUILD_SECONDS_PER_UNIT * ca.Function("f", [w, p], [g]).n_instructions())
+
+
+def test_wall_estimate_scales_with_the_share_of_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An estimate computed while the process waits five times as long as it computes is scaled
+    by at least three (at most by MAX_SLOWDOWN); one computed instantly is left as it is."""
+    import time
+
+    from mcpkit.homotopy import ipopt
+
+    def waiting(*args: object, **kwargs: object) -> float:
+        c0 = time.process_time()
+        while time.process_time() - c0 < 0.02:
+            pass
+        time.sleep(0.1)
+        return 1.5
+
+    x = ca.SX.sym("x", 2)
+    monkeypatch.setattr(ipopt, "estimated_build_seconds", waiting)
+    scaled = ipopt.wall_build_seconds(x, ca.SX.sym("p", 0), x[0] * x[1])
+    assert 3 * 1.5 <= scaled <= ipopt.MAX_SLOWDOWN * 1.5
+    monkeypatch.setattr(ipopt, "estimated_build_seconds", lambda *a, **k: 1.5)
+    assert ipopt.wall_build_seconds(x, ca.SX.sym("p", 0), x[0] * x[1]) == 1.5
