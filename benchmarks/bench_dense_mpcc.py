@@ -122,8 +122,13 @@ def capped_loop(M: np.ndarray, q: np.ndarray, limit: float) -> dict[str, Any]:
     proc = ctx.Process(target=_loop_child, args=(M, q, child))
     t0 = time.perf_counter()
     proc.start()
-    ready = parent.poll(limit)
-    out = parent.recv() if ready else None
+    child.close()  # the child's end: a child that dies (killed by hand) is then an end of file
+    out = None
+    try:
+        if parent.poll(limit):
+            out = parent.recv()
+    except EOFError:
+        out = None
     if out is None:
         proc.terminate()
     proc.join()
