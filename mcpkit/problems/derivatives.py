@@ -96,8 +96,18 @@ class SharedDerivatives:
         self.jac_g = row_jacobian(g, x)
         # rows affine in x add nothing to the Hessian: only the others enter its graph (for the
         # lifted rows s - (Mx + q + y) of a dense M, a reverse sweep over O(n^2) operations less)
-        curved = np.flatnonzero(ca.which_depends(g, x, 2, True)).tolist() if g.numel() else []
-        self.hess = ca.hessian(self.lam_f * f + ca.dot(self.lam_g[curved], g[curved]), x)[0]
+        self.curved = np.flatnonzero(ca.which_depends(g, x, 2, True)).tolist() if g.numel() else []
+        self.hess = ca.hessian(self.lam_f * f + ca.dot(self.lam_g[self.curved], g[self.curved]), x)[0]
+        self._hess_g: ca.SX | None = None
+
+    @property
+    def hess_g(self) -> ca.SX:
+        r""":math:`\nabla^2_{xx}(\lambda_g^\top g)` alone, for an NLP with another objective
+        (computed on first use)."""
+        if self._hess_g is None:
+            g, c = self.mpcc.g, self.curved
+            self._hess_g = ca.hessian(ca.dot(self.lam_g[c], g[c]), self.mpcc.x)[0]
+        return self._hess_g
 
     @staticmethod
     def of(mpcc: MPCC) -> SharedDerivatives:
@@ -108,19 +118,27 @@ class SharedDerivatives:
             mpcc._derived[CACHE_KEY] = cached
         return cached
 
-    def functions(self, p: ca.SX, extra_rows: ca.SX, name: str) -> dict[str, ca.Function]:
+    def functions(
+        self, p: ca.SX, extra_rows: ca.SX, name: str, f: ca.SX | None = None
+    ) -> dict[str, ca.Function]:
         r"""IPOPT's ``grad_f``, ``jac_g`` and ``hess_lag`` for the NLP with parameters ``p`` (the
-        MPCC's followed by the template's) and rows :math:`(g, r)`, :math:`r` = ``extra_rows``."""
+        MPCC's followed by the template's), rows :math:`(g, r)`, :math:`r` = ``extra_rows``, and
+        the objective ``f`` (``None``: the MPCC's; another one, such as a penalty
+        reformulation's, is differentiated here and only :math:`g`'s derivatives are shared)."""
         mp = self.mpcc
         x = mp.x
+        own = f is None or ca.is_equal(f, mp.f)
+        f = mp.f if own else f
+        grad_f = self.grad_f if own else ca.gradient(f, x)
+        base_hess = self.hess if own else ca.hessian(self.lam_f * f, x)[0] + self.hess_g
         name = casadi_name(name)
         mu = ca.SX.sym("mu", int(extra_rows.numel()))
         rows = ca.vertcat(mp.g, extra_rows)
         jac = ca.vertcat(self.jac_g, row_jacobian(extra_rows, x))
-        hess = self.hess + ca.hessian(ca.dot(mu, extra_rows), x)[0]
+        hess = base_hess + ca.hessian(ca.dot(mu, extra_rows), x)[0]
         lam_g = ca.vertcat(self.lam_g, mu)
         return {
-            "grad_f": ca.Function(f"{name}_grad_f", [x, p], [mp.f, self.grad_f]),
+            "grad_f": ca.Function(f"{name}_grad_f", [x, p], [f, grad_f]),
             "jac_g": ca.Function(f"{name}_jac_g", [x, p], [rows, jac]),
             "hess_lag": ca.Function(f"{name}_hess_lag", [x, p, self.lam_f, lam_g], [ca.triu(hess)]),
         }
@@ -130,12 +148,13 @@ def shared_functions(
     base: MPCC | None, x: Any, p: Any, f: Any, extra_rows: Any, name: str
 ) -> dict[str, ca.Function] | None:
     """The ``nlpsol`` derivative options of an NLP on ``base`` (see :class:`SharedDerivatives`),
-    or ``None`` when they cannot be shared: no base, an MX problem, or other variables or another
-    objective than the base's (IPOPT's own scaling options apply to what these return)."""
+    or ``None`` when they cannot be shared: no base, an MX problem, or other variables. Another
+    objective than the base's is differentiated on its own (IPOPT's own scaling options apply to
+    what these return)."""
     if base is None or not isinstance(base.x, ca.SX) or extra_rows is None:
         return None
     if not (isinstance(x, ca.SX) and isinstance(p, ca.SX) and isinstance(extra_rows, ca.SX)):
         return None
-    if x.numel() != base.x.numel() or not ca.is_equal(x, base.x) or not ca.is_equal(f, base.f):
+    if x.numel() != base.x.numel() or not ca.is_equal(x, base.x) or not isinstance(f, ca.SX):
         return None
-    return SharedDerivatives.of(base).functions(p, extra_rows, name)
+    return SharedDerivatives.of(base).functions(p, extra_rows, name, f)
