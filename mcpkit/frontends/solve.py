@@ -43,6 +43,7 @@ from mcpkit.solving.options import (
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
+    AtParameter,
     MCPResult,
     MPCCResult,
     Termination,
@@ -254,8 +255,8 @@ class Solver:
         jp = out.judged
         if jp is None or jp.z is not out.z or route.options.tol != tol:
             floor = self._floor
-            err = None if floor is None else (lambda z: floor(z, p))
-            jp = judge_point(out.z, lambda z: self._F(z, p), lb, ub, tol, out.F, err)
+            err = None if floor is None else AtParameter(floor, p)
+            jp = judge_point(out.z, AtParameter(self._F, p), lb, ub, tol, out.F, err)
         z, F, r, status = jp.z, jp.F, jp.residuals, jp.status
         states = classify_pairs(z, F, lb, ub, tol, r.per_pair) if jp.have_point else []
         termination = mcp_termination(out.termination, status, out.extra)

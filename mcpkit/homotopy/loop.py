@@ -37,7 +37,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import casadi as ca
 import numpy as np
@@ -52,12 +52,13 @@ from mcpkit.homotopy.ipopt import (
 from mcpkit.homotopy.lp_inner import LinearInner, is_affine
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
+from mcpkit.lowering.base import Lowering
 from mcpkit.lowering.casadi import CasadiMCP
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving import stop
 from mcpkit.solving.options import SolveOptions, progress_trace
-from mcpkit.solving.residuals import compute_residuals
+from mcpkit.solving.residuals import compute_residuals, judged_residuals
 from mcpkit.solving.result import HomotopyStep, Termination
 
 #: After a polish that does not meet the tolerance, the next one (within the same run) waits until
@@ -179,6 +180,88 @@ def assess_mcp_point(
 
 Assessor = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, Assessment]]
 """``(x, p) -> (x_reported, assessment)``; may project ``x`` (e.g. clip to bounds)."""
+
+
+class MCPPointAssessor:
+    r"""A slack-form point :math:`x = (z, w)` of an MCP judged on the MCP declaration: the
+    homotopy's :data:`Assessor` of the MCP routes through the homotopy.
+
+    :math:`z` is clipped into :math:`[l, u]` and judged by :func:`assess_mcp_point` (natural
+    residual and bound violation of the original pairs, :math:`F(z)` from the declaration); the
+    last :math:`(z, F(z))` is kept (:meth:`F_at`), so the route reports ``F`` at its point
+    without evaluating it again. Built by the route and handed down, so the loop calls no route
+    back.
+    """
+
+    def __init__(self, cmcp: CasadiMCP) -> None:
+        self.cmcp = cmcp
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
+        """The last assessed ``(z, F(z))`` (``None``: none yet)."""
+
+    def __call__(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        """``(x with z clipped, assessment)``; the slack variables after ``z`` are kept."""
+        n = self.cmcp.n
+        x = x.copy()
+        x[:n], F, a = assess_mcp_point(self.cmcp, x[:n], p)
+        self.last = (x[:n].copy(), F)
+        return x, a
+
+    def F_at(self, z: np.ndarray) -> np.ndarray | None:
+        """``F`` of the last assessment if it was evaluated at exactly ``z``."""
+        last = self.last
+        if last is not None and np.array_equal(last[0], z):
+            return last[1]
+        return None
+
+
+class PointAssessor:
+    r"""A point of a lowered MPCC judged on the user's MPCC: every MPCC candidate's measure.
+
+    For a point :math:`x` of ``lowered`` (the standard form, its lifted pairs, its Pyomo/NL round
+    trip) the user's point is :math:`u = L^{-1}(x)`, the inverse map of the ``lowering`` chain
+    (``lowering.invert(x, inverse)``: the user's variables, leading in :math:`x`), and
+
+    .. math::
+
+        (r, v) = \bigl(\max_j |\operatorname{mid}(H_j(u) - H_{l,j},\ H_j(u) - H_{u,j},\
+        G_j(u))|,\ \text{constraint violation at } u\bigr)
+
+    on the user's **original** pairs (:func:`~mcpkit.solving.residuals.judged_residuals`), never
+    on the reformulated NLP. Built once per solver from data (the problems, the lowering chain,
+    its inverse data, ``tol``) and handed down: :meth:`__call__` is the homotopy's
+    :data:`Assessor`, :meth:`measure` and :meth:`clipped_or_given` the refinement's
+    (:class:`~mcpkit.stationarity.refine.Refiner`), so neither calls back into the solver
+    that built it.
+    """
+
+    def __init__(self, problem: MPCC, lowered: MPCC, lowering: Lowering, inverse: Any, tol: float) -> None:
+        self.problem = problem
+        """The user's MPCC, on whose pairs every point is judged."""
+        self.lowered = lowered
+        """The MPCC whose points are assessed (its bounds clip them)."""
+        self.lowering = lowering
+        self.inverse = inverse
+        self.tol = tol
+
+    def user_point(self, x: np.ndarray) -> np.ndarray:
+        """:math:`u = L^{-1}(x)`: a point of :attr:`lowered` in the user's variables."""
+        return self.lowering.invert(x, self.inverse)
+
+    def measure(self, x: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
+        """``(f, assessment)`` of ``x`` as given: the user's objective and residuals at :math:`u`."""
+        comp, viol, vals = judged_residuals(self.problem, self.user_point(x), p)
+        return float(vals["f"][0]), Assessment(comp, viol)
+
+    def clipped_or_given(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, float, Assessment]:
+        """``(point, f, assessment)`` of ``x`` clipped into :attr:`lowered`'s bounds, or of ``x``
+        as given when that is the better (:func:`clipped_or_given`)."""
+        lowered = self.lowered
+        return clipped_or_given(x, lowered.lbx, lowered.ubx, lambda xs: self.measure(xs, p), self.tol)
+
+    def __call__(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
+        """The homotopy's :data:`Assessor`: :meth:`clipped_or_given` without ``f``."""
+        xs, _, a = self.clipped_or_given(x, p)
+        return xs, a
 
 
 @dataclass

@@ -42,7 +42,7 @@ from mcpkit.engines import highs
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.reformulation import NLPTemplate
 
-__all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows", "is_affine"]
+__all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows", "affine_in", "is_affine"]
 
 #: The smallest primal/dual feasibility tolerance HiGHS accepts (a smaller one is ignored).
 HIGHS_MIN_TOL = 1e-10
@@ -73,9 +73,15 @@ class LinearRows:
     """Other rows with a finite lower bound (negated, after them in ``A_ub``)."""
 
 
+def affine_in(x: ca.SX | ca.MX, *exprs: ca.SX | ca.MX) -> bool:
+    """Whether every expression of ``exprs`` is affine in ``x`` for every parameter value: of an
+    MPCC's :math:`f, g, G, H`, that it is an LPEC (every branch problem an LP)."""
+    return all(ca.is_linear(e, x) for e in exprs if e.numel())
+
+
 def is_affine(nlp: NLPTemplate) -> bool:
-    """Whether the template's objective and rows are affine in ``x`` for every parameter value."""
-    return all(ca.is_linear(e, nlp.x) for e in (nlp.f, nlp.g) if e.numel())
+    """Whether the template's objective and rows are affine in ``x`` (:func:`affine_in`)."""
+    return affine_in(nlp.x, nlp.f, nlp.g)
 
 
 class LinearInner(InnerSolver):

@@ -56,7 +56,7 @@ from mcpkit.engines import highs
 from mcpkit.homotopy.ipopt import InnerResult
 from mcpkit.homotopy.lp_inner import LinearInner
 
-__all__ = ["CONFIDENCE", "MAX_MILP_PAIRS", "AffinePairs", "identify_and_solve", "is_lpec", "pair_functions"]
+__all__ = ["CONFIDENCE", "MAX_MILP_PAIRS", "AffinePairs", "identify_and_solve", "pair_functions"]
 
 #: Fractions :math:`\theta` of the residual below which a pair counts as clear (tried in order).
 CONFIDENCE = (0.1, 0.01)
@@ -87,11 +87,6 @@ class AffinePairs:
     def values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:math:`(G(x), H(x))`."""
         return self.JG @ x + self.G0, self.JH @ x + self.H0
-
-
-def is_lpec(f: ca.SX | ca.MX, g: ca.SX | ca.MX, G: ca.SX | ca.MX, H: ca.SX | ca.MX, x: ca.SX | ca.MX) -> bool:
-    """Whether :math:`f, g, G, H` are all affine in ``x`` (then every branch problem is an LP)."""
-    return all(ca.is_linear(e, x) for e in (f, g, G, H) if e.numel())
 
 
 def pair_functions(x: ca.SX | ca.MX, p: ca.SX | ca.MX, G: ca.SX | ca.MX, H: ca.SX | ca.MX) -> ca.Function:

@@ -21,7 +21,7 @@ import numpy as np
 
 from mcpkit.homotopy.inner import CasadiInner, InnerFactory
 from mcpkit.homotopy.loop import Assessor, HomotopyOutcome, HomotopySolver, Polisher, equality_count
-from mcpkit.homotopy.lpec_polish import is_lpec
+from mcpkit.homotopy.lp_inner import affine_in
 from mcpkit.homotopy.reformulation import Reformulation, reformulation_for
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
@@ -123,7 +123,7 @@ class RecoveringHomotopy:
     def is_lpec(self) -> bool:
         """Whether the MPCC is an LPEC (its polish an LP; checked without building the polisher)."""
         m = self.mpcc
-        return is_lpec(m.f, m.g, m.G, m.H, m.x)
+        return affine_in(m.x, m.f, m.g, m.G, m.H)
 
     def _fallback(self, name: str) -> HomotopySolver:
         if name not in self._fallbacks:

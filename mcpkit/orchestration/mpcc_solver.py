@@ -10,7 +10,9 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 3. runs the one homotopy of :mod:`mcpkit.homotopy.loop` (reformulation from the registry,
    adaptive parameter, retries, fallback reformulations, polish, time limit; IPOPT's tolerance
    tied to ``tol``);
-4. judges every candidate on the **original** problem (:func:`judged_residuals`): constraint
+4. judges every candidate on the **original** problem
+   (:func:`~mcpkit.solving.residuals.judged_residuals`, through a
+   :class:`~mcpkit.homotopy.loop.PointAssessor` handed down to the homotopy and the refinement): constraint
    violation from :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>` and the
    complementarity residual :math:`\max_j |\operatorname{mid}(H_j - H_{l,j}, H_j - H_{u,j}, G_j)|`
    computed without cancellation (:func:`mcpkit.solving.residuals.natural_residual_vector`); ``solved``
@@ -27,6 +29,7 @@ r"""One MPCC solver with a backend switch: lower once, run the homotopy, judge o
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import replace
@@ -37,7 +40,7 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
 from mcpkit.homotopy.ipopt import wall_build_seconds
-from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher, clipped_or_given
+from mcpkit.homotopy.loop import HomotopyOutcome, PointAssessor, Polisher
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.orchestration import second_start
 from mcpkit.orchestration.planner import plan_mpcc
@@ -46,8 +49,8 @@ from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
-from mcpkit.solving.progress import display
-from mcpkit.solving.residuals import classify_pairs, natural_residual_vector
+from mcpkit.solving.progress import BAR_SETTINGS, display
+from mcpkit.solving.residuals import classify_pairs, judged_residuals
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
 from mcpkit.solving.warm_start import WarmStart
 from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
@@ -124,24 +127,12 @@ class MPCCSolver:
         self.lifted = plan.lifted  # what the homotopy and the refinement solve
         self.plan = plan
         self.chain = plan.chain
-        self._inverse = plan.inverse
         self.mpcc = plan.target
         self.ipopt_used = plan.ipopt_used
         self.homotopy = plan.homotopy
         self.recovery = plan.recovery
-
-    def _orig_x(self, x: np.ndarray) -> np.ndarray:
-        return self.chain.invert(x, self._inverse)
-
-    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
-        """A candidate judged on the user's MPCC, clipped into the bounds of ``x`` unless the
-        point as given is the better (:func:`~mcpkit.homotopy.loop.clipped_or_given`)."""
-
-        def judge(xs: np.ndarray) -> tuple[None, Assessment]:
-            return None, Assessment(*judged_residuals(self.problem, self._orig_x(xs), p)[:2])
-
-        xs, _, a = clipped_or_given(x, self.mpcc.lbx, self.mpcc.ubx, judge, self.options.tol)
-        return xs, a
+        # the homotopy's candidates judged on the user's pairs: data handed down, no callback up
+        self.assessor: PointAssessor = plan.assessor(self.options.tol)
 
     def solve(self, p: Any = None, x0: Any = None, *, time_limit: float | None = None) -> MPCCResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``).
@@ -164,17 +155,23 @@ class MPCCSolver:
         if limit is not None and not np.isfinite(limit):
             limit = None
         hard = None if limit is None else t0 + limit  # every check after the homotopy ends by then
-        # progress=True: one tqdm line over the whole call (homotopy, refinement, classification)
         second = self._second_start(xs, pv, limit)  # warm_start="best_of_two": the adaptive run
-        with display(self.options.progress, orig.name):
+        # progress=True: one tqdm line over the whole call (homotopy, refinement, classification);
+        # otherwise nothing to enter (progress.py is not called), as in mcpkit.Solver
+        bar = (
+            display(self.options.progress, orig.name)
+            if self.options.progress in BAR_SETTINGS
+            else contextlib.nullcontext()
+        )
+        with bar:
             try:
-                out = self.homotopy.run(xs, pv, self._assess, time_limit=math.inf if limit is None else limit)
+                budget = math.inf if limit is None else limit
+                out = self.homotopy.run(xs, pv, self.assessor, time_limit=budget)
             except BaseException:
                 if second is not None:  # no orphan child after an error or Ctrl-C here
                     second.stop()
                 raise
-            wait = second_start.wait_until(t0, limit)
-            out, kept, note = self._keep_better(out, second, pv, wait)
+            out, kept, note = self._keep_better(out, second, pv, t0, limit)
             result = self._finish(out, pv, t0, hard)
         if kept:
             result.extra["warm_start"] = kept
@@ -193,21 +190,22 @@ class MPCCSolver:
         def run() -> HomotopyOutcome:
             hom = make_homotopy(mp, self.method, opts, self.homotopy.inner, rec.second_opinion, rec.fallbacks)
             child = second_start.child_limit(limit)
-            return hom.run(xs, pv, self._assess, time_limit=math.inf if child is None else child)
+            return hom.run(xs, pv, self.assessor, time_limit=math.inf if child is None else child)
 
         return SecondStart(run).start()
 
     def _keep_better(
-        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, wait: float | None
+        self, out: HomotopyOutcome, second: SecondStart | None, pv: np.ndarray, t0: float, limit: float | None
     ) -> tuple[HomotopyOutcome, str, str]:
         """``(outcome, which, note)``: :func:`~mcpkit.orchestration.second_start.better` of this run's
-        and the second start's outcomes, waiting for the latter until ``wait`` (``which`` empty
-        unless ``warm_start="best_of_two"``)."""
+        and the second start's outcomes, waiting for the latter as long as
+        :func:`~mcpkit.orchestration.second_start.wait_until` says for a call started at ``t0``
+        with time limit ``limit`` (``which`` empty unless ``warm_start="best_of_two"``)."""
         if self.options.warm_start is not WarmStart.BEST_OF_TWO:
             return out, "", ""
         if second is None:
             return out, "standard", "no second start (it needs fork and two cores)"
-        other = second.collect(wait)
+        other = second.collect(second_start.wait_until(t0, limit))
         fun = self.mpcc.function("f")
 
         def objective(x: np.ndarray) -> float:
@@ -225,7 +223,7 @@ class MPCCSolver:
         """The result of a homotopy's outcome: refined, judged on the user's problem, classified
         (every check ends by ``hard``, the call's time limit)."""
         orig = self.problem
-        x = None if out.x is None else self._orig_x(out.x)
+        x = None if out.x is None else self.assessor.user_point(out.x)
         refinement: RefinementReport | None = None
         stat_rep = None
         refine = self.refine_options.enabled and x is not None and out.assessment.meets(self.options.tol)
@@ -292,11 +290,6 @@ class MPCCSolver:
             polisher = self.homotopy.polisher() if self.backend != "pyomo" else None
             if polisher is None or not polisher.capped:
                 polisher = Polisher(self.lifted, self.options, capped=True)
-            nx = self.problem.x.numel()
-
-            def assess(xs: np.ndarray, p: np.ndarray) -> tuple[float, Assessment]:
-                comp, viol, vals = judged_residuals(self.problem, xs[:nx], p)
-                return float(vals["f"][0]), Assessment(comp, viol)
 
             def scaled(scale: float) -> Polisher:
                 io = {**self.options.ipopt_options, "obj_scaling_factor": scale}
@@ -306,7 +299,8 @@ class MPCCSolver:
             if self.standard.x.numel() > ro.keep_certified_above:  # no objective search after a certificate
                 ro = replace(ro, flip_pairs=0, near_biactive_tol=0.0)
             self._refiner = Refiner(
-                self.lifted, polisher, assess, self.options.tol, STATIONARITY_TOL, ro,
+                self.lifted, polisher, self.plan.assessor(self.options.tol, lifted=True), self.options.tol,
+                STATIONARITY_TOL, ro,
                 scaled_polisher=scaled,
             )  # fmt: skip
         return self._refiner
@@ -343,7 +337,7 @@ class MPCCSolver:
         budget = None if hard is None else 0.5 * max(hard - time.perf_counter(), 0.0)
         best = refiner.run(lift(x, p), p, deadline, flip_budget=budget)
         if not best[2].certified and self.refine_options.multistart and out.path:
-            path = [lift(self._orig_x(pt), p) for pt in out.path]
+            path = [lift(self.assessor.user_point(pt), p) for pt in out.path]
             best = refiner.escape(best, path, p, deadline)
         xs, rep, report = best
         return xs[: self.problem.x.numel()], rep, report
@@ -378,20 +372,6 @@ class MPCCSolver:
             result.message += f"; stationarity {rep.message}"
 
 
-def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
-    r"""``(comp, viol, values)`` of the user's MPCC at ``x``: what the verdict is taken on.
-
-    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>`';
-    ``comp`` is :math:`\max_j |\max(H_j - H_{u,j}, \min(H_j - H_{l,j}, G_j))|`, the same pair
-    residual :math:`|H_j - \Pi_{[H_l, H_u]}(H_j - G_j)|` computed as a min-map so that a huge
-    :math:`H_j` cannot swallow :math:`G_j` (:mod:`mcpkit.solving.residuals`; NaN or a non-finite
-    :math:`G_j` is infinite).
-    """
-    _, viol, vals = orig.residuals(x, p)
-    per = natural_residual_vector(vals["H"], vals["G"], orig.lbH, orig.ubH)
-    return float(per.max(initial=0.0)), viol, vals
-
-
 def mpcc_result(
     orig: MPCC,
     x: np.ndarray | None,
@@ -403,7 +383,8 @@ def mpcc_result(
     """The :class:`~mcpkit.solving.result.MPCCResult` of a solve, judged on the problem ``orig`` at ``x``.
 
     The status is :func:`~mcpkit.solving.result.judge` of the complementarity residual and the
-    constraint violation (:func:`judged_residuals`): ``SOLUTION`` needs both finite and <= ``tol``.
+    constraint violation (:func:`~mcpkit.solving.residuals.judged_residuals`): ``SOLUTION`` needs
+    both finite and <= ``tol``.
     The termination is :func:`~mcpkit.solving.result.reported_termination`: a solver that claims
     convergence without that is reported ``STALLED``; ``LOCALLY_INFEASIBLE`` (IPOPT found the
     NLP locally infeasible) stands only when the returned point violates the MPCC's constraints

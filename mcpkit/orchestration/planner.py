@@ -75,7 +75,8 @@ import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
-from mcpkit.homotopy.lpec_polish import is_lpec
+from mcpkit.homotopy.loop import PointAssessor
+from mcpkit.homotopy.lp_inner import affine_in
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
@@ -467,6 +468,15 @@ class MPCCPlan:
     #: The user's problem.
     problem: MPCC
 
+    def assessor(self, tol: float, lifted: bool = False) -> PointAssessor:
+        """The :class:`~mcpkit.homotopy.loop.PointAssessor` of :attr:`target`'s points (``lifted``:
+        of :attr:`lifted`'s, the refinement's) on the user's problem, through the chain's inverse."""
+        if not lifted:
+            return PointAssessor(self.problem, self.target, self.chain, self.inverse, tol)
+        k = 1 + (self.lift_map is not None)  # the standard form, then the lifting
+        to_lifted = Chain(self.chain.lowerings[:k])
+        return PointAssessor(self.problem, self.lifted, to_lifted, self.inverse[:k], tol)
+
     def lift(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """A point ``x`` of the user's problem in :attr:`lifted`'s variables (the standard form's
         slacks and the lifted pair sides appended, at their values at ``x``)."""
@@ -539,7 +549,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         raise MCPInputError("ipopt= chooses the IPOPT of backend='pyomo'; the CasADi backend has one")
     standard, pair_map = ToStandardMPCC().apply(problem)
     if route.note:  # "auto": an LPEC gets its own choice
-        lpec = is_lpec(standard.f, standard.g, standard.G, standard.H, standard.x)
+        lpec = affine_in(standard.x, standard.f, standard.g, standard.G, standard.H)
         route = resolve("mpcc", method, backend, lpec=lpec)
     steps: list[Lowering] = [ToStandardMPCC()]
     inverse: list[Any] = [pair_map]

@@ -27,7 +27,7 @@ import numpy as np
 
 from mcpkit.engines.active_set import ActiveSetNewton
 from mcpkit.homotopy.inner import InnerFactory
-from mcpkit.homotopy.loop import Assessment, assess_mcp_point
+from mcpkit.homotopy.loop import MCPPointAssessor
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.casadi import CasadiMCP, MCPToMPCC
 from mcpkit.solving.options import SPENT_SECONDS, Budget, SolveOptions, call_budget
@@ -77,26 +77,13 @@ class SlackFormRoute:
         self.extra = dict(extra or {})
         self._newton: ActiveSetNewton | None = None
         self._last: tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
-        self._last_F: tuple[np.ndarray, np.ndarray] | None = None
+        # the loop's candidates judged on the declaration: handed down, no callback into the route
+        self.assessor = MCPPointAssessor(cmcp)
 
     def build(self) -> SlackFormRoute:
         """Build the primary inner solvers now (otherwise built on first use)."""
         self.homotopy.build()
         return self
-
-    def _assess(self, x: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, Assessment]:
-        n = self.cmcp.n
-        x = x.copy()
-        x[:n], F, a = assess_mcp_point(self.cmcp, x[:n], p)
-        self._last_F = (x[:n].copy(), F)
-        return x, a
-
-    def _F_at(self, z: np.ndarray) -> np.ndarray | None:
-        """``F`` from the last assessment if it was evaluated at exactly ``z``."""
-        last = self._last_F
-        if last is not None and np.array_equal(last[0], z):
-            return last[1]
-        return None
 
     def _try_newton(self, p: np.ndarray, z0: np.ndarray) -> RouteOutcome | None:
         if not (self.newton and self.options.polish):
@@ -106,7 +93,7 @@ class SlackFormRoute:
         z, iters, status, wall = self._newton.solve(z0, p)
         if not np.isfinite(z).all():
             return None
-        x, a = self._assess(z, p)
+        x, a = self.assessor(z, p)
         if not a.meets(self.options.tol):
             return None
         step = HomotopyStep(0, 0.0, a.residual, status, iters, wall, "newton")
@@ -117,7 +104,7 @@ class SlackFormRoute:
             iters,
             [step],
             extra=dict(self.extra),
-            F=self._F_at(x),
+            F=self.assessor.F_at(x),
         )
 
     def solve(self, p: np.ndarray, z0: np.ndarray, warm: bool, budget: Budget | None = None) -> RouteOutcome:
@@ -138,7 +125,7 @@ class SlackFormRoute:
         out = self.homotopy.run(
             x0,
             p,
-            self._assess,
+            self.assessor,
             warm_start=warm,
             lam_x0=lam_x,
             lam_g0=lam_g,
@@ -157,5 +144,5 @@ class SlackFormRoute:
             iterations=out.iterations,
             trace=out.trace,
             extra=dict(self.extra),
-            F=None if z is None else self._F_at(z),
+            F=None if z is None else self.assessor.F_at(z),
         )

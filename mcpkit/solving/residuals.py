@@ -1,4 +1,4 @@
-r"""Residuals of an MCP point, always measured on the original pairs :math:`(z_i, F_i)`.
+r"""Residuals of an MCP point (and an MPCC point), always measured on the original pairs :math:`(z_i, F_i)`.
 
 For bounds :math:`l \le u` and a point :math:`z` with function value :math:`F = F(z)`:
 
@@ -36,6 +36,10 @@ any entry counts as an infinite residual, and so does a non-finite :math:`F_i` (
 the first two.
 
 Each pair is labelled with a :class:`PairState`.
+
+An MPCC point is judged the same way on its pairs :math:`H_l \le H \perp G`
+(:func:`judged_residuals`): the complementarity residual is the natural residual of the pairs
+with :math:`H` in the variable's role, beside the constraint violation.
 """
 
 from __future__ import annotations
@@ -44,9 +48,12 @@ import enum
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mcpkit.problems.mpcc import MPCC
 
 
 class PairState(enum.Enum):
@@ -344,3 +351,17 @@ _ORDER = [
     PairState.FIXED,
     PairState.VIOLATED,
 ]
+
+
+def judged_residuals(orig: MPCC, x: np.ndarray, p: np.ndarray) -> tuple[float, float, dict[str, np.ndarray]]:
+    r"""``(comp, viol, values)`` of the user's MPCC at ``x``: what the verdict is taken on.
+
+    ``viol`` and ``values`` are :meth:`MPCC.residuals <mcpkit.problems.mpcc.MPCC.residuals>`';
+    ``comp`` is :math:`\max_j |\max(H_j - H_{u,j}, \min(H_j - H_{l,j}, G_j))|`, the same pair
+    residual :math:`|H_j - \Pi_{[H_l, H_u]}(H_j - G_j)|` computed as a min-map so that a huge
+    :math:`H_j` cannot swallow :math:`G_j` (:func:`natural_residual_vector`; NaN or a non-finite
+    :math:`G_j` is infinite).
+    """
+    _, viol, vals = orig.residuals(x, p)
+    per = natural_residual_vector(vals["H"], vals["G"], orig.lbH, orig.ubH)
+    return float(per.max(initial=0.0)), viol, vals

@@ -607,6 +607,24 @@ class MPCCResult(SolveResult):
 
 
 @dataclass(frozen=True)
+class AtParameter:
+    r""":math:`z \mapsto \phi(z, p)`: a map of ``(z, p)`` at fixed parameter values ``p``.
+
+    What :func:`judge_point` evaluates (``F_at``, ``F_err``): the caller hands down data, a map of
+    a lower layer and its parameters, not a closure of its own that the check would call back.
+    """
+
+    fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    r"""The map :math:`\phi(z, p)`."""
+    p: np.ndarray
+    """The parameter values."""
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        r""":math:`\phi(z, p)`."""
+        return self.fn(z, self.p)
+
+
+@dataclass(frozen=True)
 class JudgedPoint:
     """A route's point judged on the original pairs (:func:`judge_point`)."""
 

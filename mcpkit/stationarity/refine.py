@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mcpkit.homotopy.loop import Assessment, Polisher, clipped_or_given
+from mcpkit.homotopy.loop import PointAssessor, Polisher
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.result import HomotopyStep
 from mcpkit.stationarity.certificate import (
@@ -293,10 +293,6 @@ def piece_mask(
     return mask, tuple(switched)
 
 
-Assess = Callable[[np.ndarray, np.ndarray], tuple[float, Assessment]]
-"""``(x in the standard form, p) -> (f, assessment on the user's pairs)``."""
-
-
 class Refiner:
     """The refinement loop on the standard form ``mpcc`` (see the module docstring).
 
@@ -306,8 +302,9 @@ class Refiner:
         The standard-form MPCC the points live in.
     polisher
         The branch NLP (IPOPT) on ``mpcc``.
-    assess
-        ``(x, p) -> (f, Assessment)`` measured on the user's problem.
+    assessor
+        The :class:`~mcpkit.homotopy.loop.PointAssessor` of ``mpcc``'s points: ``f`` and the
+        residuals on the user's problem (handed down, so the refinement calls no solver back).
     tol
         The solve's tolerance (feasibility of accepted points).
     activity_tol
@@ -323,13 +320,13 @@ class Refiner:
         self,
         mpcc: MPCC,
         polisher: Polisher,
-        assess: Assess,
+        assessor: PointAssessor,
         tol: float,
         activity_tol: float,
         options: RefineOptions,
         scaled_polisher: Callable[[float], Polisher] | None = None,
     ) -> None:
-        self.mpcc, self.polisher, self.assess = mpcc, polisher, assess
+        self.mpcc, self.polisher, self.assessor = mpcc, polisher, assessor
         self.tol, self.activity_tol, self.options = tol, activity_tol, options
         self.base_polisher = polisher
         self.scaled_polisher = scaled_polisher
@@ -372,9 +369,7 @@ class Refiner:
             self._report(res.status, res.iterations, res.wall_time_s, np.inf)
             return None, np.inf, f"{res.status} (iteration budget of {max_iter})"
         # IPOPT relaxes bounds slightly: the clipped and the raw point are both judged
-        xn, f, a = clipped_or_given(
-            res.x, self.mpcc.lbx, self.mpcc.ubx, lambda xs: self.assess(xs, p), self.tol
-        )
+        xn, f, a = self.assessor.clipped_or_given(res.x, p)
         self._report(res.status, res.iterations, res.wall_time_s, a.residual)
         if not a.meets(self.tol) or not np.isfinite(f):
             return None, np.inf, f"{res.status} (point off by {max(a.residual, a.violation):.1e})"
@@ -503,7 +498,7 @@ class Refiner:
         if not np.isfinite(res.x).all():
             return None, np.inf, res.status
         xn = np.asarray(res.x, dtype=float)
-        f, a = self.assess(xn, p)
+        f, a = self.assessor.measure(xn, p)
         if not a.meets(self.tol) or not np.isfinite(f):
             return None, np.inf, f"{res.status} (point off by {max(a.residual, a.violation):.1e})"
         return xn, f, res.status
@@ -545,7 +540,7 @@ class Refiner:
         t0 = time.perf_counter()
         self._flip_deadline = None if flip_budget is None else t0 + flip_budget
         self.polisher = self.base_polisher
-        f0, _ = self.assess(x, p)
+        f0, _ = self.assessor.measure(x, p)
         steps: list[RefineStep] = []
         if first_mask is not None:
             xn, fn, status = self._branch_nlp(x, p, first_mask, deadline)

@@ -24,8 +24,8 @@ from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.mpcc import MPCC
-from mcpkit.orchestration.mpcc_solver import judged_residuals
 from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.residuals import judged_residuals
 from mcpkit.solving.result import Termination
 
 pytestmark = pytest.mark.solver

@@ -167,7 +167,7 @@ def test_flip_search_stops_after_flips_that_leave_f_unchanged(
         xs: np.ndarray, p: np.ndarray, mask: np.ndarray, deadline: object, cap: object = None
     ) -> tuple:
         calls.append(mask)
-        return xs, refiner.assess(xs, p)[0], "Solve_Succeeded"
+        return xs, refiner.assessor.measure(xs, p)[0], "Solve_Succeeded"
 
     monkeypatch.setattr(refiner, "_branch_nlp", unchanged)
     xs, rep, report = refiner.run(np.array([1.0, 0, 1, 0, 1, 0]), np.zeros(0), None)

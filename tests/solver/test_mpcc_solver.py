@@ -121,7 +121,7 @@ def test_recovery_retries_another_reformulation(fallbacks: tuple[str, ...]) -> N
     """nappi_b with the Scholtes homotopy cut to one subproblem and no polish: it fails alone;
     with fallbacks the next reformulation solves it, and its steps are marked in the trace.
     (Until 2026-11-26 nappi_b failed on its own: its points, clipped into the bounds of x after
-    IPOPT's bound relaxation, missed the tolerance; ``MPCCSolver._assess`` now judges them as
+    IPOPT's bound relaxation, missed the tolerance; the solver's ``PointAssessor`` now judges them as
     given too, and the Scholtes homotopy solves nappi_b alone.)"""
     from dataclasses import replace
 

@@ -48,10 +48,10 @@ def test_a_candidate_is_judged_as_given_when_clipping_it_breaks_a_row() -> None:
     )
     solver = MPCCSolver(prob, "scholtes", "casadi", tol=1e-6)
     given = np.array([-1e-8, -1e-8, 0.0])
-    # _assess takes points of the problem the homotopy solves (H = 1 + x_1 lifted into a variable)
-    xs, a = solver._assess(solver.plan.lift(given, prob.p0), prob.p0)
+    # the assessor takes points of the problem the homotopy solves (H = 1 + x_1 lifted into a variable)
+    xs, a = solver.assessor(solver.plan.lift(given, prob.p0), prob.p0)
     np.testing.assert_array_equal(xs[:3], given)
     assert a.meets(1e-6) and a.violation == pytest.approx(1e-8)
     # a point that clipping does not harm is returned clipped
-    xs, a = solver._assess(solver.plan.lift(np.array([-1e-8, 0.5, 0.0]), prob.p0), prob.p0)
+    xs, a = solver.assessor(solver.plan.lift(np.array([-1e-8, 0.5, 0.0]), prob.p0), prob.p0)
     assert xs[0] == 0.0 and a.violation == pytest.approx(1e6 * 0.5)
