@@ -194,9 +194,11 @@ options win), measured with :data:`HORIZON_IPOPT_OPTIONS`:
   every N measured (the active set is not settled there: locally infeasible after 206 / 70 / 23
   iterations at N = 200 / 400 / 800); the polish after the last relaxation solves the plan.
 
-Same objectives at every N measured. Not solved by them: at N = 1,000 the call took 5,170
+Same objectives at every N measured. Not solved by them: at N = 1,000 the cold call took 5,170
 iterations (380 s of CPU; 2,361 with :data:`HORIZON_IPOPT_OPTIONS` alone, measured apart), and
-N = 1,600 was not solved (``docs/mpec_planning.md``).
+N = 1,600 was not solved (``docs/mpec_planning.md``). Above 200 steps the block planner now starts
+from coarser grids instead (:mod:`mcpkit.mpec.grid_continuation`), which skips that cold first
+subproblem on the long grid.
 """
 
 
@@ -582,6 +584,7 @@ class Horizon:
         simulator: Simulator | None = None,
         step_options: dict[str, Any] | None = None,
         backend: str = "casadi",
+        warm: bool = False,
         **options: Any,
     ) -> HorizonResult:
         r"""Plan from a forward simulation of ``controls0``, solve the MPCC, re-simulate the plan.
@@ -607,6 +610,11 @@ class Horizon:
             :class:`mcpkit.Solver` on this :class:`StepSpec` (:meth:`simulate`).
         step_options
             Options of the per-step solver (initial guess and default re-simulation).
+        warm
+            ``True`` when ``controls0``, ``design0`` come from a plan of the same task (for
+            example one mapped from a coarser grid, :mod:`mcpkit.mpec.grid_continuation`): the
+            MPCC solve first polishes on the active set the initial guess predicts, then runs
+            the homotopy with the warm-start IPOPT settings (``MPCCSolver.solve(warm=True)``).
 
         A ``time_limit`` in ``options`` bounds the whole call: the initial simulation stops at
         it (rows not simulated repeat the last one), the MPCC solve gets what is left (its checks
@@ -626,7 +634,7 @@ class Horizon:
             x0 = self.initial_guess(controls0, design0, deadline=deadline, **sopts)
             guess_time = time.perf_counter() - t_guess
             left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-            res = solver.solve(x0=x0, time_limit=left)
+            res = solver.solve(x0=x0, time_limit=left, warm=warm)
             Xs, late, resim_time, Xp, Up, th, Zp = self._resimulate(res, x0, simulator, deadline, sopts)
         check = resimulation_check(Xs, Xp, dtol, wall_time_s=resim_time)
         if late or (deadline is not None and not np.isfinite(Xs).all() and time.perf_counter() >= deadline):

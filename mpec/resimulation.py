@@ -88,6 +88,9 @@ class HorizonResult(FromParts):
     solve_time_s, build_time_s, guess_time_s, resim_time_s
         Wall times of the MPCC solve, the MPCC build, the initial forward simulation and the
         re-simulation.
+    coarse
+        The plans on coarser grids this one was started from, coarsest first (grid
+        continuation, :mod:`mcpkit.mpec.grid_continuation`; empty otherwise).
     """
 
     t: np.ndarray
@@ -104,6 +107,7 @@ class HorizonResult(FromParts):
     guess_time_s: float = 0.0
     resim_time_s: float = 0.0
     blocks: dict[str, slice] = field(default_factory=dict)
+    coarse: tuple[HorizonResult, ...] = ()
 
     kind = "horizon"
     part_name = "check"
@@ -125,6 +129,11 @@ class HorizonResult(FromParts):
         if self.resim is not None:
             msg += f" and reproduced ({self.resim.message})"
         return msg
+
+    @property
+    def total_iterations(self) -> int:
+        """IPOPT iterations of this plan's MPCC solve and of every coarse plan it started from."""
+        return int(self.mpcc.iterations) + sum(c.total_iterations for c in self.coarse)
 
     @property
     def max_deviation(self) -> float:

@@ -134,12 +134,18 @@ class MPCCSolver:
         # the homotopy's candidates judged on the user's pairs: data handed down, no callback up
         self.assessor: PointAssessor = plan.assessor(self.options.tol)
 
-    def solve(self, p: Any = None, x0: Any = None, *, time_limit: float | None = None) -> MPCCResult:
+    def solve(
+        self, p: Any = None, x0: Any = None, *, time_limit: float | None = None, warm: bool = False
+    ) -> MPCCResult:
         """Solve at parameter values ``p`` from ``x0`` (defaults: the problem's ``p0``, ``x0``).
 
         ``time_limit`` (seconds, ``None``: the options') bounds this call: the homotopy, the
         refinement and the stationarity check all end within it (a check that does not fit
-        leaves ``stationarity="not checked"`` and says why in the message).
+        leaves ``stationarity="not checked"`` and says why in the message). ``warm=True`` takes
+        ``x0`` for a nearby solution (a plan mapped from a coarser grid, the previous step of a
+        sweep): the polish on the active set that ``x0`` predicts is tried first, then the
+        homotopy runs with the warm-start IPOPT settings
+        (:meth:`~mcpkit.homotopy.loop.HomotopySolver.run`); the fallbacks still start cold.
         """
         mp, orig = self.mpcc, self.problem
         pv = orig.p0 if p is None else as_float_vector(p, mp.p.numel(), "p", allow_inf=False)
@@ -166,7 +172,7 @@ class MPCCSolver:
         with bar:
             try:
                 budget = math.inf if limit is None else limit
-                out = self.homotopy.run(xs, pv, self.assessor, time_limit=budget)
+                out = self.homotopy.run(xs, pv, self.assessor, time_limit=budget, warm_start=bool(warm))
             except BaseException:
                 if second is not None:  # no orphan child after an error or Ctrl-C here
                     second.stop()

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,12 @@ import numpy as np
 from mcpkit.errors import MCPInputError
 from mcpkit.models.stepping import simulate
 from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurface
+from mcpkit.mpec.grid_continuation import (
+    GridContinuation,
+    as_continuation,
+    coarse_steps,
+    solve_by_grid_continuation,
+)
 from mcpkit.mpec.horizon import (
     TIGHT_SIGMA0,
     Horizon,
@@ -181,7 +187,9 @@ def stick_slide(res: HorizonResult, threshold: float = 1e-6) -> np.ndarray:
     return res.block("sigma")[:, 0] > threshold
 
 
-def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonResult, Horizon]:
+def solve_block(
+    task: BlockTask | None = None, continuation: GridContinuation | bool | None = None, **options: Any
+) -> tuple[HorizonResult, Horizon]:
     """Build and solve the block horizon; re-simulate with the model's own :func:`simulate`.
 
     Initial guess: forward simulation of the constant force :math:`u_k = 2\\mu m g` (accelerates
@@ -190,6 +198,12 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     the equality form of the Scholtes relaxation, ``method="scholtes_eq"``
     (:math:`G_j H_j = \\sigma`), and IPOPT gets :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS`,
     unless ``options`` say otherwise.
+
+    ``continuation``: a :class:`~mcpkit.mpec.grid_continuation.GridContinuation` (``None``, the
+    default, or ``True``: its defaults) plans a task of more than ``min_steps`` = 200 steps on
+    coarser grids first and starts each finer one from the plan below
+    (:mod:`mcpkit.mpec.grid_continuation`; the force is mapped in time, ``ControlMap.LINEAR``);
+    ``False``: the cold solve above at every N. A ``time_limit`` covers the coarse solves too.
 
     Why the equality form: from the tight start, IPOPT declares the inequality form's
     subproblems (:math:`G_j H_j \\le \\sigma`) locally infeasible after each decrease of
@@ -202,7 +216,26 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     relative).
     """
     task = BlockTask() if task is None else task
-    limit_seconds(options)  # a bad limit is a typed error before the build
+    limit = limit_seconds(options)  # a bad limit is a typed error before the build
+    settings = as_continuation(continuation)
+    if settings is None or not coarse_steps(task.n_steps, settings.min_steps):
+        return _solve_block_grid(task, None, **options)
+
+    def cold(n: int, left: float | None) -> tuple[HorizonResult, Horizon]:
+        return _solve_block_grid(replace(task, n_steps=n), None, **{**options, "time_limit": left})
+
+    def warm(n: int, U: np.ndarray, th: np.ndarray, left: float | None,
+             extra: dict[str, Any]) -> tuple[HorizonResult, Horizon]:  # fmt: skip
+        return _solve_block_grid(replace(task, n_steps=n), U, **{**options, **extra, "time_limit": left})
+
+    return solve_by_grid_continuation(task.n_steps, cold, warm, settings, limit)
+
+
+def _solve_block_grid(
+    task: BlockTask, controls0: np.ndarray | None, **options: Any
+) -> tuple[HorizonResult, Horizon]:
+    """:func:`solve_block` on ``task``'s grid, from a forward simulation of ``controls0``
+    (``None``: the constant force :math:`2\\mu m g`), without continuation."""
     t0 = time.perf_counter()
     hz = block_horizon(task)
     spent_building(options, t0)
@@ -210,6 +243,7 @@ def solve_block(task: BlockTask | None = None, **options: Any) -> tuple[HorizonR
     options.setdefault("sigma0", TIGHT_SIGMA0)  # the forward simulation is complementary
     options.setdefault("method", "scholtes_eq")  # see the docstring: N >= 200 from the tight start
     options = with_horizon_ipopt_options(options)  # MUMPS's pivot tolerance (measured there)
-    res = hz.solve(np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g),
-                   simulator=model_simulator(task), **options)  # fmt: skip
+    if controls0 is None:
+        controls0 = np.full((task.n_steps, 1), 2 * task.mu * task.mass * task.g)
+    res = hz.solve(controls0, simulator=model_simulator(task), **options)
     return res, hz

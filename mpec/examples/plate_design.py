@@ -77,6 +77,7 @@ from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
 from mcpkit.mpcc import MPCC, MPCCSolver
+from mcpkit.mpec import grid_continuation as gc
 from mcpkit.mpec.horizon import (
     Horizon,
     HorizonResult,
@@ -94,7 +95,7 @@ __all__ = [
     "MultiDesignResult",
     "PENALTY_FROM_STEPS",
     "PENALTY_IPOPT_OPTIONS",
-    "PENALTY_PRIMARY_SHARE",
+    "PENALTY_BUDGETS",
     "PENALTY_RHO0",
     "PlateDesignTask",
     "demo_plate_design",
@@ -140,12 +141,13 @@ IPOPT's default (R = 6 without a time limit: 2,091 iterations at 38 ms); N = 300
 reformulation itself: on NOSBENCH's large files (with Scholtes) it made DSCOB_001, DSCSP_..._3
 and CPWF_002 3-4x slower."""
 
-PENALTY_PRIMARY_SHARE = 0.9
-"""``primary_time_share`` of the ``penalty`` runs of :func:`solve_plate_design` (the user's wins):
-its first subproblem is the whole solve (one subproblem and the polish at N = 200 to 400), and
-the default share (half the limit, and half of that for the first subproblem) stopped the
-R = 6 cm, N = 400 run after 701 of the 848 iterations it needed; no fallback solved an N = 400
-plate in any of the runs above."""
+PENALTY_BUDGETS: dict[str, int | None] = {"primary_iterations": None, "first_step_iterations": None}
+"""The iteration budgets of the ``penalty`` runs of :func:`solve_plate_design` (the user's
+wins): none, so the penalty run may use the whole limit. Its first subproblem is the whole solve
+(one subproblem and the polish at N = 200 to 400: 848 IPOPT iterations for R = 6 cm, N = 400),
+and the fallbacks' turn is worth nothing here: no fallback solved an N = 400 plate in any of the
+runs above. (When the budgets were wall-clock shares, half the limit and half of that for the
+first subproblem stopped that run after 701 of its 848 iterations.)"""
 
 PENALTY_RHO0 = 100.0
 r"""First penalty weight :math:`\rho_0` (``SolveOptions.rho0``) of the ``penalty`` runs of
@@ -488,7 +490,10 @@ def periodic_start_guess(
 
 
 def solve_plate_design(
-    task: PlateDesignTask | None = None, deviation_tol: float = 1e-4, **options: Any
+    task: PlateDesignTask | None = None,
+    deviation_tol: float = 1e-4,
+    continuation: gc.GridContinuation | bool | None = None,
+    **options: Any,
 ) -> tuple[HorizonResult, Horizon, float]:
     """Build and solve the periodic design MPEC; re-simulate with the model's ``simulate``.
 
@@ -496,28 +501,63 @@ def solve_plate_design(
     simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
     The reformulation is ``scholtes`` below :data:`PENALTY_FROM_STEPS` steps and ``penalty`` from
     there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
-    :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
-    ``primary_time_share`` / ``rho0`` (or a whole
+    :data:`PENALTY_BUDGETS` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
+    ``primary_iterations`` / ``first_step_iterations`` / ``rho0`` (or a whole
     ``options=SolveOptions(...)``) say otherwise. The plate keeps IPOPT's other defaults and the
     layout blocked by kind: the block's :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` in stage
     order ended its plans 5-11 % higher at N = 50, 200 and 400 (``docs/mpec_planning.md``).
+
+    ``continuation``: a :class:`~mcpkit.mpec.grid_continuation.GridContinuation` (``None``/``True``:
+    its defaults; ``min_steps`` counts steps per period) starts each grid from the plan below (its
+    design and start jump); ``False``: cold. A ``time_limit`` covers the coarse solves too.
     """
-    task = PlateDesignTask() if task is None else task
-    t0 = time.perf_counter()
+    task, t0, limit = PlateDesignTask() if task is None else task, time.perf_counter(), limit_seconds(options)
+    settings = gc.as_continuation(continuation)
+    if settings is None or not gc.coarse_steps(task.steps_per_period, settings.min_steps):
+        res, hz = _solve_plate_grid(task, None, None, deviation_tol, options)
+        return res, hz, time.perf_counter() - t0
+
+    def cold(n: int, left: float | None) -> tuple[HorizonResult, Horizon]:  # n steps per period
+        return _solve_plate_grid(replace(task, steps_per_period=n), None, None, deviation_tol,
+                                 {**options, "time_limit": left})  # fmt: skip
+
+    def warm(n: int, U: np.ndarray, th: np.ndarray, left: float | None,
+             extra: dict[str, Any]) -> tuple[HorizonResult, Horizon]:  # fmt: skip
+        fine = replace(task, steps_per_period=n)
+        jump = np.vstack([U[:1], np.zeros((fine.n_steps - 1, 4))])  # the only control: the start jump
+        return _solve_plate_grid(fine, jump, th, deviation_tol, {**options, **extra, "time_limit": left})
+
+    res, hz = gc.solve_by_grid_continuation(task.steps_per_period, cold, warm, settings, limit)
+    return res, hz, time.perf_counter() - t0
+
+
+def _solve_plate_grid(
+    task: PlateDesignTask,
+    controls0: np.ndarray | None,
+    design0: np.ndarray | None,
+    deviation_tol: float,
+    options: dict[str, Any],
+) -> tuple[HorizonResult, Horizon]:
+    """:func:`solve_plate_design` on ``task``'s grid from ``controls0``, ``design0`` (``None``: the
+    settling simulation's start jump, ``task.theta0``), without continuation."""
+    options, t0 = dict(options), time.perf_counter()
     deadline = _deadline(options, t0)
     hz, _ = plate_design_horizon(task)
-    U0 = np.zeros((task.n_steps, 4))
-    U0[0] = periodic_start_guess(task, task.theta0, deadline=deadline)
+    if controls0 is None:
+        controls0 = np.zeros((task.n_steps, 4))
+        controls0[0] = periodic_start_guess(task, task.theta0, deadline=deadline)
+    design0 = list(task.theta0) if design0 is None else list(design0)
     spent_building(options, t0)  # the build and the settling simulation come off the limit
     options.setdefault("method", "penalty" if task.n_steps >= PENALTY_FROM_STEPS else "scholtes")
     if options["method"] == "penalty" and options.get("options") is None:
         # defaults of the penalty runs; a SolveOptions object passed as options= is taken as is
-        options.setdefault("primary_time_share", PENALTY_PRIMARY_SHARE)
+        for name, value in PENALTY_BUDGETS.items():
+            options.setdefault(name, value)
         options.setdefault("rho0", PENALTY_RHO0)
         options["ipopt_options"] = {**PENALTY_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
-    res = hz.solve(U0, list(task.theta0), deviation_tol=deviation_tol, simulator=design_simulator(task),
+    res = hz.solve(controls0, design0, deviation_tol=deviation_tol, simulator=design_simulator(task),
                    step_options={"method": "penalty", "tol": 1e-10}, **options)  # fmt: skip
-    return res, hz, time.perf_counter() - t0
+    return res, hz
 
 
 def _deadline(options: dict[str, Any], t0: float) -> float | None:

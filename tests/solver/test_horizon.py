@@ -145,9 +145,10 @@ def test_block_full_horizon() -> None:
 def test_block_long_horizon() -> None:
     r"""N = 800 steps (h = 1/800): solved to the tolerance, at the closed form's discrete optimum
     (:func:`sliding_qp_plan`; the block slides in every step), reproduced by the model's own
-    simulation and certified S. The block planner's homotopy settings (``HORIZON_SOLVE_OPTIONS``:
-    warm multipliers scaled with sigma, polish from 1e-4) are what solve it within a minute or
-    two; without the scaling the first warm subproblem alone took 1,724 IPOPT iterations."""
+    simulation and certified S. By default the planner gets there by grid continuation (200 and
+    400 steps first, :mod:`mcpkit.mpec.grid_continuation`); the cold solve's homotopy settings
+    (``HORIZON_SOLVE_OPTIONS``: warm multipliers scaled with sigma, polish from 1e-4) solve it too,
+    in a minute or two."""
     task = BlockTask(n_steps=800)
     res, hz = solve_block(task)
     assert hz.mpcc.x.numel() > 17_000
