@@ -39,7 +39,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
-from mcpkit.homotopy.ipopt import estimated_build_seconds
+from mcpkit.homotopy.ipopt import wall_build_seconds
 from mcpkit.homotopy.loop import HomotopyOutcome, PointAssessor, Polisher
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.orchestration import second_start
@@ -361,7 +361,7 @@ class MPCCSolver:
             # when even a lower estimate of it does not fit the time left
             derived = CACHE_KEY in lifted._derived
             rows = ca.vertcat(lifted.g, lifted.G, lifted.H)
-            need = estimated_build_seconds(lifted.x, lifted.p, rows, derivatives=not derived)
+            need = wall_build_seconds(lifted.x, lifted.p, rows, derivatives=not derived)
             if time.perf_counter() + need > deadline:
                 result.stationarity = "not checked"
                 result.message += (
