@@ -92,6 +92,7 @@ def run_mcpkit(
         "status": res.termination.value,
         "stationarity": res.stationarity,
         "reformulation": res.extra.get("reformulation", ""),
+        "iterations": res.iterations,
     }
 
 

@@ -289,6 +289,9 @@ class HomotopyOutcome:
     weight has no target)."""
     parameter_name: str = "sigma"
     """The reformulation's name of its parameter (``sigma``, ``epsilon``, ``rho``, ...)."""
+    budget_spent: bool = False
+    """Whether a budget of :class:`RunBudget` (first subproblem, off track, ``max_iterations``)
+    ended the run (``termination`` then ``ITERATION_LIMIT``), before its last parameter."""
 
     def cut_note(self, solved: bool) -> str:
         """``""``, or, when the time limit cut the homotopy before its parameter reached its
@@ -513,8 +516,8 @@ class HomotopySolver:
         lam_x0: np.ndarray | None = None,
         lam_g0: np.ndarray | None = None,
         time_limit: float | None = None,
-        first_step_limit: float | None = None,
-        extend_to: float | None = None,
+        first_step_iterations: int | None = None,
+        off_track_iterations: int | None = None,
         max_iterations: int | None = None,
     ) -> HomotopyOutcome:
         """Run the homotopy from ``x0`` at parameter value ``p``.
@@ -534,20 +537,22 @@ class HomotopySolver:
         lam_x0, lam_g0
             Multipliers of a previous solve of the same structure.
         time_limit
-            Wall-clock budget of this call (default ``options.time_limit``).
-        first_step_limit
-            Wall-clock budget of the first subproblem alone (``None``: only ``time_limit``),
-            counted from the start of this call, so building the solvers (1-2 s on a problem of
-            3000 variables) is part of it. When it runs out the run ends with ``TIME_LIMIT``
-            (see :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`, which
-            sets it so that a reformulation stuck in its first subproblem yields to the others).
-        extend_to
-            A longer budget (seconds from the start of this call) that a run *on track* may use
-            past ``time_limit``: one whose last subproblem was solved and lowered the residual
-            (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` gives its primary a share of
-            the limit so that a stalled run leaves the fallbacks their turn; a run that is
-            converging keeps going instead of being cut off at its share, which under load cut off
-            large optimal-control MPCCs two subproblems before the end).
+            Wall-clock limit of this call (default ``options.time_limit``): the caller's hard
+            limit, the only decision the clock takes. A run that reaches it ends with
+            ``TIME_LIMIT`` and its best point.
+        first_step_iterations
+            IPOPT iteration cap of the first subproblem alone (``None``: none). A first
+            subproblem that reaches it ends the run with ``ITERATION_LIMIT``
+            (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` sets it so that a
+            reformulation stuck in its first subproblem yields to the others).
+        off_track_iterations
+            Iteration budget of a run *not on track* (``None``: none): once this many IPOPT
+            iterations were taken, the run ends with ``ITERATION_LIMIT`` unless its last
+            subproblem was solved and lowered the residual; a subproblem started off track stops
+            there. A run on track goes on (bounded by ``max_iterations`` and ``time_limit``):
+            :class:`~mcpkit.homotopy.recovery.RecoveringHomotopy` gives its primary such a
+            budget so that a stalled run leaves the fallbacks their turn, while one that is
+            converging is not cut off (large optimal-control MPCCs need thousands of iterations).
         max_iterations
             Iteration budget of this call: no subproblem starts once this many IPOPT iterations
             were taken (the run ends with ``ITERATION_LIMIT``); one that has started finishes,
@@ -555,7 +560,7 @@ class HomotopySolver:
             outcome on any machine and under any load.
         """
         limit = self.options.time_limit if time_limit is None else time_limit
-        budget = RunBudget.starting_now(limit, first_step_limit, extend_to, max_iterations)
+        budget = RunBudget.starting_now(limit, first_step_iterations, off_track_iterations, max_iterations)
         state = HomotopyRun(self, x0, p, assess, budget, warm_start, lam_x0, lam_g0)
         try:
             start = state.warm_outcome()
@@ -583,22 +588,24 @@ class HomotopySolver:
 
 @dataclass(frozen=True)
 class RunBudget:
-    """The clock and iteration budget of one :meth:`HomotopySolver.run` (its arguments
-    ``time_limit``, ``first_step_limit``, ``extend_to`` and ``max_iterations``).
+    r"""The budget of one :meth:`HomotopySolver.run` (its arguments ``time_limit``,
+    ``first_step_iterations``, ``off_track_iterations`` and ``max_iterations``).
 
-    Deadlines are :func:`time.perf_counter` values: ``soft = start + time_limit``, ``hard =
-    max(soft, start + extend_to)`` (the deadline of a run on track), ``first_step = start +
-    first_step_limit`` (the first subproblem's, at most the deadline in force).
+    Every internal decision counts IPOPT iterations :math:`n` (the same outcome on any machine
+    and under any load): subproblem :math:`k` may take at most
+    :math:`\min(n_1, n_{\rm off} - n, n_{\max} - n)` of them, where :math:`n_1` applies to
+    :math:`k = 0` only and :math:`n_{\rm off}` only while the run is not on track. The clock
+    decides only ``deadline = start + time_limit``, the caller's hard limit.
     """
 
     start: float
-    """When the run started."""
-    soft: float | None
-    """The deadline of a run not on track (``None``: no time limit)."""
-    hard: float | None
-    """The deadline of a run on track (its last subproblem solved and lowered the residual)."""
-    first_step: float | None
-    """The deadline of the first subproblem (``None``: only the deadline in force)."""
+    """When the run started (a :func:`time.perf_counter` value)."""
+    deadline: float | None
+    """The caller's hard limit (a :func:`time.perf_counter` value; ``None``: no time limit)."""
+    first_step_iterations: int | None
+    """IPOPT iteration cap of the first subproblem (``None``: none)."""
+    off_track_iterations: int | None
+    """Iteration budget of a run not on track (``None``: none)."""
     max_iterations: int | None
     """No subproblem starts once this many IPOPT iterations were taken (``None``: no budget)."""
 
@@ -606,26 +613,32 @@ class RunBudget:
     def starting_now(
         cls,
         time_limit: float | None,
-        first_step_limit: float | None,
-        extend_to: float | None,
+        first_step_iterations: int | None,
+        off_track_iterations: int | None,
         max_iterations: int | None,
     ) -> RunBudget:
         """The budget of a run that starts now."""
         start = time.perf_counter()
-        soft = None if time_limit is None else start + time_limit
-        hard = soft if extend_to is None or soft is None else max(soft, start + extend_to)
-        first = None if first_step_limit is None else start + first_step_limit
-        return cls(start, soft, hard, first, max_iterations)
+        deadline = None if time_limit is None else start + time_limit
+        return cls(start, deadline, first_step_iterations, off_track_iterations, max_iterations)
 
-    def deadline(self, on_track: bool) -> float | None:
-        """The deadline in force: the hard one while the run is on track."""
-        return self.hard if on_track else self.soft
+    def spent(self, iterations: int, on_track: bool) -> str | None:
+        """Why no further subproblem may start after ``iterations`` (``None``: one may)."""
+        if self.max_iterations is not None and iterations >= self.max_iterations:
+            return f"iteration budget of {self.max_iterations} spent"
+        off = self.off_track_iterations
+        if off is not None and not on_track and iterations >= off:
+            return f"iteration budget of {off} spent off track"
+        return None
 
-    def step_deadline(self, k: int, deadline: float | None) -> float | None:
-        """The deadline of subproblem ``k`` under the deadline in force."""
-        if k != 0 or self.first_step is None:
-            return deadline
-        return self.first_step if deadline is None else min(deadline, self.first_step)
+    def step_cap(self, k: int, iterations: int, on_track: bool) -> int | None:
+        """The iteration cap this budget sets subproblem ``k`` after ``iterations`` (``None``:
+        none; at least 1)."""
+        caps = [self.max_iterations, None if on_track else self.off_track_iterations]
+        found = [max(c - iterations, 1) for c in caps if c is not None]
+        if k == 0 and self.first_step_iterations is not None:
+            found.append(self.first_step_iterations)
+        return min(found) if found else None
 
 
 def passed(deadline: float | None) -> bool:
@@ -660,10 +673,15 @@ class HomotopyRun:
         self.assess = assess
         self.budget = budget
         self.warm_start = warm_start
-        self.deadline = budget.soft
-        """The deadline in force (:meth:`RunBudget.deadline`); also the polish's."""
-        self.step_deadline = budget.soft
-        """The deadline of the current subproblem (:meth:`RunBudget.step_deadline`)."""
+        self.deadline = budget.deadline
+        """The caller's hard limit (:attr:`RunBudget.deadline`): every subproblem's and polish's."""
+        self.budget_cap: int | None = None
+        """The cap :meth:`RunBudget.step_cap` set the current subproblem when it was the binding
+        one (below ``options.max_inner_iter`` and any growth cap), else ``None``."""
+        self.cap_reason = ""
+        self.budget_spent = False
+        """Whether the budget ended the run (:attr:`HomotopyOutcome.budget_spent`)."""
+        """What set :attr:`budget_cap` (``"first subproblem"`` or ``"off track"``)."""
         self.on_track = False
         self.last_residual = np.inf
         self.trace: list[HomotopyStep] = progress_trace(self.opts)  # reports each step to opts.progress
@@ -786,17 +804,13 @@ class HomotopyRun:
         if passed(self.deadline):
             self.termination = Termination.TIME_LIMIT
             return None
-        budget = self.budget.max_iterations
-        if budget is not None and self.iterations >= budget:
+        spent = self.budget.spent(self.iterations, self.on_track)
+        if spent is not None:
             self.termination = Termination.ITERATION_LIMIT
-            self.raw = f"iteration budget of {budget} spent"
+            self.raw, self.budget_spent = spent, True
             return None
         solver = self.solver
-        if passed(self.step_deadline):
-            self.termination = Termination.TIME_LIMIT
-            self.raw = "not started: the time limit left no time"
-            return None
-        if not solver.fits(warm in solver._solvers, self.step_deadline):
+        if not solver.fits(warm in solver._solvers, self.deadline):
             self.termination = Termination.TIME_LIMIT
             self.raw = (
                 f"not started: building the NLP takes at least {solver.build_seconds:.1f} s,"
@@ -804,7 +818,7 @@ class HomotopyRun:
             )
             return None
         nlp = solver._nlp(warm)
-        if passed(self.step_deadline):
+        if passed(self.deadline):
             # an IPOPT run stops at its first iteration at the soonest, after a
             # factorization that can take many seconds on a large problem
             self.termination = Termination.TIME_LIMIT
@@ -816,15 +830,21 @@ class HomotopyRun:
         """Solve subproblem ``k``, the relaxed NLP at parameter ``t``, from the current iterate
         (warm-started after the first); ``None`` when the budget ended the run before it."""
         self.last_param = t
-        self.deadline = self.budget.deadline(self.on_track)
         warm = self.step_warm = self.warm_start or k > 0
-        self.step_deadline = self.budget.step_deadline(k, self.deadline)
         nlp = self._inner(warm)
         if nlp is None:
             return None
         cap = None
         if warm and self.last_ok_iterations is not None and self.large:
             cap = max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * self.last_ok_iterations)
+        # the budget's cap (first subproblem, off track): when it binds, its end ends the run
+        own = self.budget.step_cap(k, self.iterations, self.on_track)
+        binding = own is not None and own < self.opts.max_inner_iter and (cap is None or own <= cap)
+        self.budget_cap = own if binding else None
+        first = k == 0 and own == self.budget.first_step_iterations
+        self.cap_reason = "first subproblem" if first else "off track"
+        if own is not None:
+            cap = own if cap is None else min(cap, own)
         tpl = self.solver.template
         res = nlp.solve(
             self.x,
@@ -837,7 +857,7 @@ class HomotopyRun:
             self.solver.reformulation.warm_lam_g(self.lam_g, self.mpcc.n_pairs, self.lam_t, t, self.opts)
             if warm
             else None,
-            deadline=self.step_deadline,
+            deadline=self.deadline,
             max_iter=cap,
         )
         self.iterations += res.iterations
@@ -859,10 +879,15 @@ class HomotopyRun:
     def _cut(self, res: InnerResult) -> bool:
         """Whether the deadline, a stop request or IPOPT's refusal ended subproblem ``res``
         and with it the run (:attr:`termination` set)."""
-        if passed(self.step_deadline):
+        if passed(self.deadline):
             self.termination = Termination.TIME_LIMIT  # IPOPT was stopped by the deadline callback
         elif stop.requested():  # IPOPT was stopped by the monitor (mcpkit.solving.stop)
             self.termination = Termination.INTERRUPTED
+        elif self.budget_cap is not None and res.status == "Maximum_Iterations_Exceeded":
+            # the budget's cap, not IPOPT's own max_iter, ended it (RunBudget.step_cap)
+            self.termination = Termination.ITERATION_LIMIT
+            self.budget_spent = True
+            self.raw = f"iteration budget spent ({self.cap_reason}: cap of {self.budget_cap} iterations)"
         elif res.status in NO_ITERATION_STATUSES:
             # IPOPT refused the subproblem before iterating (e.g. more equality rows than
             # variables): its structure does not change with the parameter, so no retry
@@ -884,7 +909,6 @@ class HomotopyRun:
         self.on_track = bool(ok and point is not None and point[1].residual < self.last_residual)
         if point is not None:
             self.last_residual = min(self.last_residual, point[1].residual)
-        self.deadline = self.budget.deadline(self.on_track)  # also the polish's, just below
         if ok:
             self.failures = 0
             if self.step_warm:  # the cap's baseline: warm steps only (RELAX_ITER_GROWTH)
@@ -942,5 +966,5 @@ class HomotopyRun:
             reformulation.name, self.path,
             last_parameter=tried[-1] if tried else math.nan,
             target_parameter=None if name == "rho" else opts.sigma_min,
-            parameter_name=name,
+            parameter_name=name, budget_spent=self.budget_spent,
         )  # fmt: skip

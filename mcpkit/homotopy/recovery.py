@@ -27,18 +27,34 @@ from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.result import HomotopyStep, Termination
 
-#: With a time limit and fallbacks, the share of a reformulation's own budget its first
-#: subproblem may use (the last fallback is not limited); see :class:`RecoveringHomotopy`.
-FIRST_STEP_SHARE = 0.5
+#: The number of pairs at which ``SolveOptions.primary_iterations`` and
+#: ``first_step_iterations`` apply as given; :func:`iteration_budget` scales them to others.
+BUDGET_REFERENCE_PAIRS = 1000
+#: The least iteration budget :func:`iteration_budget` gives, however many pairs.
+BUDGET_FLOOR_ITERATIONS = 50
+
+
+def iteration_budget(iterations: int | None, pairs: int) -> int | None:
+    r"""``iterations`` (given for :data:`BUDGET_REFERENCE_PAIRS` pairs) for an MPCC of ``pairs``
+    pairs: :math:`\max(n_{\rm floor}, \lfloor n \cdot 1000 / \max(p, 1) \rfloor)`.
+
+    An IPOPT iteration on a relaxed MPCC costs more the more pair rows it has (MPECLib's
+    ``tollmpec``, 2,300 pairs: 62 ms; ``aampec_2``, 69 pairs: well under 1 ms), so one count for
+    all sizes either cuts small problems' long but cheap first subproblems or lets a large
+    problem's stalled one take the whole limit. Scaled by the pairs it stays a count: the same
+    on any machine and under any load. ``None`` stays ``None`` (no budget).
+    """
+    if iterations is None:
+        return None
+    return max(BUDGET_FLOOR_ITERATIONS, iterations * BUDGET_REFERENCE_PAIRS // max(pairs, 1))
+
 
 #: A second opinion (:class:`RecoveringHomotopy`, ``second_opinion``) has an iteration budget,
 #: so that its outcome does not depend on the machine's speed or load: this many IPOPT
 #: iterations at least, or :data:`SECOND_OPINION_ITER_FACTOR` times those of the first
-#: converged run if more ...
+#: converged run if more; the clock bounds it only by the caller's time limit.
 SECOND_OPINION_MIN_ITER = 300
 SECOND_OPINION_ITER_FACTOR = 2
-#: ... and, with a time limit, at most this share of the time left of the call.
-SECOND_OPINION_SHARE = 0.25
 #: A second opinion's point replaces the first only when its objective is lower by more than
 #: this times ``max(1, |f|)`` (two reformulations ending on one point differ in the last digits).
 SECOND_OPINION_RTOL = 1e-8
@@ -52,23 +68,28 @@ class RecoveringHomotopy:
     away from the corner :math:`G = H = 0`, and Fischer-Burmeister turns the pairs into
     equations. When the primary run ends without meeting the tolerance, each method of
     ``fallbacks`` runs in turn from the original start, within the remaining
-    time; the best point wins. With a time limit the primary gets the share
-    ``options.primary_time_share`` of it (and each fallback but the last that share of what is
-    left), so a homotopy that stalls in one slow subproblem leaves the others their turn; a
-    primary that is on track when its share ends (its last subproblem solved and lowered the
-    residual) may go on to the whole limit (``extend_to`` of :meth:`HomotopySolver.run`). Each
-    of them but the last may spend at most :data:`FIRST_STEP_SHARE` of its own share in its
-    first subproblem: a homotopy needs further subproblems after the first, so one whose first
-    subproblem alone overruns that has no prospect of finishing within its share, and stopping
-    it there hands the time to the next reformulation (on MPECLib's ``tollmpec`` the Scholtes
-    relaxation at sigma = 1 needs 45 s, while the penalty form solves the problem in
-    4 s). Their steps appear in the trace with phase ``"retry:<method>"``.
+    time; the best point wins. With a time limit, the primary (and each fallback but the last)
+    has budgets in IPOPT iterations, never in seconds, so that which reformulation gets its turn
+    does not depend on the machine's speed or load; the clock decides only the caller's limit,
+    which bounds every run:
+
+    * ``options.primary_iterations`` (scaled to the MPCC's pairs, :func:`iteration_budget`)
+      while it is not on track (``off_track_iterations`` of
+      :meth:`HomotopySolver.run`): a homotopy that stalls leaves the others their turn, while
+      one on track (its last subproblem solved and lowered the residual) goes on;
+    * ``options.first_step_iterations`` (scaled the same way) for its first subproblem: a
+      homotopy needs further subproblems after the first, so one whose first subproblem alone takes that many
+      iterations hands over to the next reformulation (on MPECLib's ``tollmpec`` the Scholtes
+      relaxation at sigma = 1 needs 826 iterations and 45 s, while the penalty form solves the
+      problem in a few seconds).
+
+    Their steps appear in the trace with phase ``"retry:<method>"``.
 
     **Second opinion.** With ``second_opinion`` (a reformulation name), a run that converged is
     followed by one run of that reformulation from the original start, within an iteration
     budget (:data:`SECOND_OPINION_MIN_ITER` IPOPT iterations, or
     :data:`SECOND_OPINION_ITER_FACTOR` times the first run's if more: the same outcome on any
-    machine) and, with a time limit, at most :data:`SECOND_OPINION_SHARE` of the time left. Its
+    machine), within the time left of the caller's limit. Its
     point replaces the first when it also meets the tolerance and its objective is lower by more than
     :data:`SECOND_OPINION_RTOL` :math:`\cdot\max(1, |f|)`: two local methods that end on
     different pieces of an MPCC give different objectives, and the lower one is the better plan.
@@ -178,22 +199,12 @@ class RecoveringHomotopy:
     ) -> HomotopyOutcome:
         """The primary, then the fallbacks (the class docstring), within ``limit`` from ``t0``;
         the names of the fallbacks that ran are appended to ``ran``."""
-        share = limit
-        if limit is not None and self.fallback_names:
-            share = self.options.primary_time_share * limit
-        first = None if share is None or limit is None or share >= limit else FIRST_STEP_SHARE * share
+        budgets = self._budgets(limit)
         deadline = None if limit is None else t0 + limit
-        # on track, the primary may run past its share up to the whole limit
-        best = self.primary.run(
-            x0, p, assess, time_limit=share, first_step_limit=first, extend_to=limit, **start
-        )
+        best = self.primary.run(x0, p, assess, time_limit=limit, **budgets, **start)
         best = self._polish_stopped(best, p, assess, deadline)
-        if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED):
-            return best
-        if best.termination is Termination.TIME_LIMIT and (
-            limit is None or share is None or share >= limit or time.perf_counter() - t0 >= limit
-        ):
-            return best  # the whole budget is spent (a share of it leaves the fallbacks the rest)
+        if best.termination in (Termination.CONVERGED, Termination.INTERRUPTED, Termination.TIME_LIMIT):
+            return best  # a time limit ends the whole call: it is the caller's
         trace, iterations, path = list(best.trace), best.iterations, list(best.path)
         for i, name in enumerate(self.fallback_names):
             solver = self._fallback(name)
@@ -203,11 +214,8 @@ class RecoveringHomotopy:
             remaining = None if limit is None else limit - (time.perf_counter() - t0)
             if remaining is not None and remaining <= 0:
                 break
-            first = None
-            if remaining is not None and i < len(self.fallback_names) - 1:
-                remaining *= self.options.primary_time_share  # leave the later fallbacks their turn
-                first = FIRST_STEP_SHARE * remaining
-            out = solver.run(x0, p, assess, time_limit=remaining, first_step_limit=first)
+            last = i == len(self.fallback_names) - 1
+            out = solver.run(x0, p, assess, time_limit=remaining, **({} if last else budgets))
             ran.append(name)
             out = self._polish_stopped(out, p, assess, deadline)
             iterations += out.iterations
@@ -227,6 +235,19 @@ class RecoveringHomotopy:
                 break
         best.trace, best.iterations, best.path = trace, iterations, path
         return best
+
+    def _budgets(self, limit: float | None) -> dict[str, int | None]:
+        """The iteration budgets of a run that has reformulations after it (class docstring):
+        with a time limit and fallbacks, ``options.primary_iterations`` off track and
+        ``options.first_step_iterations`` for the first subproblem, scaled to the MPCC's pairs
+        (:func:`iteration_budget`); none otherwise (the run then has all the time there is)."""
+        if limit is None or not self.fallback_names:
+            return {}
+        opts, pairs = self.options, self.mpcc.n_pairs
+        return {
+            "off_track_iterations": iteration_budget(opts.primary_iterations, pairs),
+            "first_step_iterations": iteration_budget(opts.first_step_iterations, pairs),
+        }
 
     @functools.cached_property
     def _objective(self) -> ca.Function:
@@ -248,17 +269,16 @@ class RecoveringHomotopy:
         """The second opinion of the class docstring, after ``best`` converged."""
         name = self.second_opinion
         assert name is not None and best.x is not None
-        now = time.perf_counter()
-        # iterations, not seconds: the same outcome on any machine and under any load; a time
-        # limit only adds its share of the time left as a bound
+        # iterations, not seconds: the same outcome on any machine and under any load; the
+        # caller's time limit is the only bound the clock sets
         budget = max(SECOND_OPINION_MIN_ITER, SECOND_OPINION_ITER_FACTOR * best.iterations)
-        cap = None if limit is None else SECOND_OPINION_SHARE * (limit - (now - t0))
+        left = None if limit is None else limit - (time.perf_counter() - t0)
         solver = self._fallback(name)
         t = solver.template
-        if (cap is not None and cap <= 0) or equality_count(t.lbg, t.ubg) > t.x.numel():
+        if (left is not None and left <= 0) or equality_count(t.lbg, t.ubg) > t.x.numel():
             return best
-        out = solver.run(x0, p, assess, time_limit=cap, first_step_limit=None, max_iterations=budget)
-        out = self._polish_stopped(out, p, assess, None if cap is None else now + cap)
+        out = solver.run(x0, p, assess, time_limit=left, max_iterations=budget)
+        out = self._polish_stopped(out, p, assess, None if limit is None else t0 + limit)
         best.trace.extend(
             replace(s, phase=f"second:{name}" if s.phase == "relax" else s.phase) for s in out.trace
         )
@@ -276,16 +296,16 @@ class RecoveringHomotopy:
     def _polish_stopped(
         self, out: HomotopyOutcome, p: np.ndarray, assess: Assessor, deadline: float | None
     ) -> HomotopyOutcome:
-        """An LPEC's run that its share of the time stopped: the polish from its best point.
+        """An LPEC's run that its iteration budget stopped: the polish from its best point.
 
-        A run stopped by its share ends without the polish its last point would have had. On
-        an LPEC the polish is an LP, or a MILP over the doubtful pairs
-        (:meth:`Polisher.polish`), and is bounded by the time left of the whole call, not of the
-        share; other problems' polishes are IPOPT runs and wait for the next reformulation.
+        A run stopped by its budget (:attr:`HomotopyOutcome.budget_spent`) ends without the
+        polish its last point would have had. On an LPEC the polish is an LP, or a MILP over the
+        doubtful pairs (:meth:`Polisher.polish`), and is bounded by the time left of the whole
+        call; other problems' polishes are IPOPT runs and wait for the next reformulation.
         """
         opts = self.options
         if (
-            out.termination is not Termination.TIME_LIMIT
+            not out.budget_spent
             or out.x is None
             or not out.path  # no subproblem finished: its best point is the start
             or not (opts.polish and self.mpcc.n_pairs)

@@ -40,7 +40,12 @@ GRACE_SECONDS = 1.0
 
 #: The child's share of the caller's time limit: a call whose child ran to the whole limit ended
 #: after it (NOSBENCH-large CPWF_001_030 and DISCM_001_033, 61 s of 60, on a loaded machine), with
-#: no time left to refine the point kept.
+#: no time left to refine the point kept. This share is a hard limit, not an internal budget:
+#: the child is another process, whose outcome the caller can only use if it arrives before the
+#: caller's own limit with time to refine it, so it is the caller's limit carried over to the
+#: child. Inside the child every decision counts IPOPT iterations as in this process
+#: (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`), so a child that ends within its
+#: limit ends the same way under any load.
 CHILD_SHARE = 0.8
 
 #: The adaptive point replaces the standard one when its objective is lower by more than this

@@ -111,9 +111,11 @@ def time_limit_seconds(value: Any, name: str = "time_limit", *, zero_ok: bool = 
 #: The options that take a real number (``time_limit`` also None) and those that take a count.
 _REAL_OPTIONS = (
     "tol", "time_limit", "sigma0", "sigma_factor", "sigma_min", "rho0", "rho_factor",
-    "polish_trigger", "inner_tol_factor", "primary_time_share",
+    "polish_trigger", "inner_tol_factor",
 )  # fmt: skip
 _COUNT_OPTIONS = ("max_outer", "max_inner_iter", "max_retries")
+#: The options that take a count or None.
+_OPTIONAL_COUNT_OPTIONS = ("primary_iterations", "first_step_iterations")
 
 
 #: Option names of other solvers and libraries, by the name meant here (:func:`suggestion`).
@@ -212,10 +214,22 @@ class SolveOptions:
     fallback_methods: tuple[str, ...] = ("scholtes_eq", "fb", "penalty")
     """Reformulations tried in turn, from the original start, when the requested one fails
     (``()`` disables the recovery). Names: those of :data:`REFORMULATIONS`."""
-    primary_time_share: float = 0.5
-    """With a ``time_limit`` and fallbacks, the share of the limit the requested reformulation
-    may use before the fallbacks get their turn (a stalled homotopy then does not eat the whole
-    budget); ``1`` gives the primary all of it, as before."""
+    primary_iterations: int | None = 1280
+    """With a ``time_limit`` and fallbacks, the IPOPT iterations the requested reformulation (and
+    each fallback but the last) may take while it is not on track before the next one gets its
+    turn, for an MPCC of 1,000 pairs and in proportion to ``1000 / pairs`` otherwise (an
+    iteration's cost grows with the pair rows; :func:`~mcpkit.homotopy.recovery.iteration_budget`).
+    A stalled homotopy then does not eat the whole limit, while one whose last subproblem was
+    solved and lowered the residual goes on (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`).
+    Counted, not timed, so the choice does not depend on the machine or its load. ``None``: no
+    budget (the primary may use the whole limit)."""
+    first_step_iterations: int | None = 320
+    """With a ``time_limit`` and fallbacks, the IPOPT iteration cap of the first subproblem of
+    every reformulation but the last, for an MPCC of 1,000 pairs and in proportion to
+    ``1000 / pairs`` otherwise: one stuck there yields to the next. MPECLib's ``tollmpec``
+    (2,300 pairs, cap 139): Scholtes at sigma = 1 needs 826 iterations, the penalty form solves
+    the problem in 67; ``aampec_2`` (69 pairs) solves after a first subproblem of 3,000. ``None``:
+    no cap."""
     lift_pairs: bool | str = "auto"
     """MPCCs: give every side of a pair that is not a single variable a variable of its own
     (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`), so that the pairs' sign conditions are
@@ -267,7 +281,14 @@ class SolveOptions:
             (0 < self.inner_tol_factor <= 1, "inner_tol_factor must lie in (0, 1]"),
             (self.max_inner_iter >= 1, "max_inner_iter must be >= 1"),
             (self.max_retries >= 0, "max_retries must be >= 0"),
-            (0 < self.primary_time_share <= 1, "primary_time_share must lie in (0, 1]"),
+            (
+                self.primary_iterations is None or self.primary_iterations >= 1,
+                "primary_iterations must be >= 1 or None",
+            ),
+            (
+                self.first_step_iterations is None or self.first_step_iterations >= 1,
+                "first_step_iterations must be >= 1 or None",
+            ),
         ]
         for ok, msg in checks:
             if not ok:
@@ -304,6 +325,10 @@ class SolveOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise bad(name, "an integer")
+        for name in _OPTIONAL_COUNT_OPTIONS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+                raise bad(name, "an integer or None")
         if self.lift_pairs not in (True, False, "auto", "always", "never"):
             raise bad("lift_pairs", "'auto', 'always', 'never', True or False")
         for name in ("polish", "verbose", "scale_warm_multipliers"):

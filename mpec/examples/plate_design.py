@@ -95,7 +95,7 @@ __all__ = [
     "MultiDesignResult",
     "PENALTY_FROM_STEPS",
     "PENALTY_IPOPT_OPTIONS",
-    "PENALTY_PRIMARY_SHARE",
+    "PENALTY_BUDGETS",
     "PENALTY_RHO0",
     "PlateDesignTask",
     "demo_plate_design",
@@ -141,12 +141,13 @@ IPOPT's default (R = 6 without a time limit: 2,091 iterations at 38 ms); N = 300
 reformulation itself: on NOSBENCH's large files (with Scholtes) it made DSCOB_001, DSCSP_..._3
 and CPWF_002 3-4x slower."""
 
-PENALTY_PRIMARY_SHARE = 0.9
-"""``primary_time_share`` of the ``penalty`` runs of :func:`solve_plate_design` (the user's wins):
-its first subproblem is the whole solve (one subproblem and the polish at N = 200 to 400), and
-the default share (half the limit, and half of that for the first subproblem) stopped the
-R = 6 cm, N = 400 run after 701 of the 848 iterations it needed; no fallback solved an N = 400
-plate in any of the runs above."""
+PENALTY_BUDGETS: dict[str, int | None] = {"primary_iterations": None, "first_step_iterations": None}
+"""The iteration budgets of the ``penalty`` runs of :func:`solve_plate_design` (the user's
+wins): none, so the penalty run may use the whole limit. Its first subproblem is the whole solve
+(one subproblem and the polish at N = 200 to 400: 848 IPOPT iterations for R = 6 cm, N = 400),
+and the fallbacks' turn is worth nothing here: no fallback solved an N = 400 plate in any of the
+runs above. (When the budgets were wall-clock shares, half the limit and half of that for the
+first subproblem stopped that run after 701 of its 848 iterations.)"""
 
 PENALTY_RHO0 = 100.0
 r"""First penalty weight :math:`\rho_0` (``SolveOptions.rho0``) of the ``penalty`` runs of
@@ -500,11 +501,11 @@ def solve_plate_design(
     simulation for the guess, build, initial forward simulation, MPCC solve and re-simulation.
     The reformulation is ``scholtes`` below :data:`PENALTY_FROM_STEPS` steps and ``penalty`` from
     there on (``method=`` overrides it); a ``penalty`` run gets :data:`PENALTY_IPOPT_OPTIONS`,
-    :data:`PENALTY_PRIMARY_SHARE` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
-    ``primary_time_share`` / ``rho0`` (or a whole ``options=SolveOptions(...)``) say otherwise. The
-    plate keeps IPOPT's other defaults and the layout blocked by kind: the block's
-    :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` in stage order ended its plans 5-11 % higher
-    at N = 50, 200 and 400 (``docs/mpec_planning.md``).
+    :data:`PENALTY_BUDGETS` and :data:`PENALTY_RHO0` unless ``ipopt_options`` /
+    ``primary_iterations`` / ``first_step_iterations`` / ``rho0`` (or a whole
+    ``options=SolveOptions(...)``) say otherwise. The plate keeps IPOPT's other defaults and the
+    layout blocked by kind: the block's :data:`~mcpkit.mpec.horizon.HORIZON_IPOPT_OPTIONS` in stage
+    order ended its plans 5-11 % higher at N = 50, 200 and 400 (``docs/mpec_planning.md``).
 
     ``continuation``: a :class:`~mcpkit.mpec.grid_continuation.GridContinuation` (``None``/``True``:
     its defaults; ``min_steps`` counts steps per period) starts each grid from the plan below (its
@@ -550,7 +551,8 @@ def _solve_plate_grid(
     options.setdefault("method", "penalty" if task.n_steps >= PENALTY_FROM_STEPS else "scholtes")
     if options["method"] == "penalty" and options.get("options") is None:
         # defaults of the penalty runs; a SolveOptions object passed as options= is taken as is
-        options.setdefault("primary_time_share", PENALTY_PRIMARY_SHARE)
+        for name, value in PENALTY_BUDGETS.items():
+            options.setdefault(name, value)
         options.setdefault("rho0", PENALTY_RHO0)
         options["ipopt_options"] = {**PENALTY_IPOPT_OPTIONS, **(options.get("ipopt_options") or {})}
     res = hz.solve(controls0, design0, deviation_tol=deviation_tol, simulator=design_simulator(task),

@@ -71,19 +71,19 @@ def test_failed_polishes_back_off_by_the_factor() -> None:
         assert b <= POLISH_BACKOFF * a * (1 + 1e-9)
 
 
-def test_first_step_cap_ends_the_run_with_time_limit() -> None:
-    opts = SolveOptions(tol=1e-8, fallback_methods=())
+def test_first_step_cap_ends_the_run_with_iteration_limit() -> None:
+    """``first_step_iterations``: a first subproblem that reaches its IPOPT iteration cap ends
+    the run (``ITERATION_LIMIT``, ``budget_spent``), whatever the clock says."""
+    opts = SolveOptions(tol=1e-8, fallback_methods=(), time_limit=30.0)  # the monitor that caps
     solver = HomotopySolver(_mpcc(), reformulation_for("scholtes"), opts)
-    out = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0, first_step_limit=0.0)
-    assert out.termination is Termination.TIME_LIMIT
-    # the cap had passed once the solver was built: the first subproblem is not started (an
-    # IPOPT run stops at its first iteration at the soonest, after a factorization that can take
-    # many seconds on a large problem)
-    assert [s for s in out.trace if s.phase == "relax"] == []
-    assert out.raw_status.startswith("not started")
+    out = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, first_step_iterations=1)
+    assert out.termination is Termination.ITERATION_LIMIT and out.budget_spent
+    relax = [s for s in out.trace if s.phase == "relax"]
+    assert len(relax) == 1 and relax[0].inner_iterations <= 1
+    assert "first subproblem" in out.raw_status
     # without the cap the same run converges
-    free = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess, time_limit=30.0)
-    assert free.termination is Termination.CONVERGED
+    free = solver.run(np.array([0.5, 0.5]), np.zeros(0), _assess)
+    assert free.termination is Termination.CONVERGED and not free.budget_spent
     np.testing.assert_allclose(sorted(free.x), [0.0, 1.0], atol=1e-6)
 
 

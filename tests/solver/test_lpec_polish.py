@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 import warnings
+from dataclasses import replace
 
 import casadi as ca
 import numpy as np
@@ -194,14 +195,17 @@ def test_identification_returns_lpec_points(seed: int, m: int, doubt: int) -> No
 
 
 def _stopped(x: np.ndarray, residual: float) -> HomotopyOutcome:
+    """A run its iteration budget stopped (``budget_spent``), as RunBudget ends one."""
     return HomotopyOutcome(
-        x, Assessment(residual, 0.0), Termination.TIME_LIMIT, "User_Requested_Stop", 5, [], path=[x]
-    )
+        x, Assessment(residual, 0.0), Termination.ITERATION_LIMIT, "iteration budget spent", 5, [],
+        path=[x], budget_spent=True,
+    )  # fmt: skip
 
 
-def test_a_run_stopped_by_its_share_hands_its_point_to_the_lp_polish() -> None:
-    """The ring's misread point, as a run that ran out of its share: the polish identifies the
-    branch within what is left of the whole call, and the outcome is converged."""
+def test_a_run_stopped_by_its_budget_hands_its_point_to_the_lp_polish() -> None:
+    """The ring's misread point, as a run that ran out of its iteration budget: the polish
+    identifies the branch within what is left of the whole call, and the outcome is converged;
+    a run that ended otherwise (here the caller's time limit) gets no such polish."""
     std, _ = ToStandardMPCC().apply(_ring())
     rh = make_homotopy(std, "scholtes", SolveOptions(tol=1e-6, time_limit=30.0))
     assert rh.is_lpec
@@ -217,10 +221,12 @@ def test_a_run_stopped_by_its_share_hands_its_point_to_the_lp_polish() -> None:
     assert out.trace[-1].phase == "polish"
     # past the call's deadline nothing runs
     late = rh._polish_stopped(_stopped(xh, 0.005), np.zeros(0), assess, time.perf_counter() - 1.0)
-    assert late.termination is Termination.TIME_LIMIT and not late.trace
+    assert late.termination is Termination.ITERATION_LIMIT and not late.trace
+    cut = replace(_stopped(xh, 0.005), termination=Termination.TIME_LIMIT, budget_spent=False)
+    assert rh._polish_stopped(cut, np.zeros(0), assess, time.perf_counter() + 30.0) is cut
 
 
-def test_a_nonlinear_run_stopped_by_its_share_is_left_alone() -> None:
+def test_a_nonlinear_run_stopped_by_its_budget_is_left_alone() -> None:
     x = ca.SX.sym("x", 2)
     m = MPCC.from_casadi(x, x[0], x[1], f=(x[0] - 1) ** 2 + (x[1] - 1) ** 2, lbx=0.0, ubx=3.0)
     std, _ = ToStandardMPCC().apply(m)

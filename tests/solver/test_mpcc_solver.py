@@ -191,9 +191,11 @@ def test_time_limit_stops_inside_a_subproblem() -> None:
     """tollmpec's first Scholtes subproblem alone needs about 45 s; with a 5 s limit the deadline
     callback stops IPOPT inside it. Checked by status, not by timing: the only subproblem ends with
     IPOPT's ``User_Requested_Stop`` (the whole limit goes to the requested method:
-    ``primary_time_share=1``). 5 s, not 1 s: under load, building the NLP could use up 1 s before
-    any subproblem started (an empty trace; seen on a loaded 2-core machine)."""
-    res = solve_mpcc(load_mpcc_json(MPECLIB / "tollmpec.nl.json"), time_limit=5.0, primary_time_share=1.0)
+    ``primary_iterations=None, first_step_iterations=None``). 5 s, not 1 s: under load, building
+    the NLP could use up 1 s before any subproblem started (an empty trace; seen on a loaded
+    2-core machine)."""
+    prob = load_mpcc_json(MPECLIB / "tollmpec.nl.json")
+    res = solve_mpcc(prob, time_limit=5.0, primary_iterations=None, first_step_iterations=None)
     assert res.termination.value == "time_limit"
     assert not res.solved
     assert [s.inner_status for s in res.trace] == ["User_Requested_Stop"]

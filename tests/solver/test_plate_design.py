@@ -10,9 +10,9 @@ import pytest
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.mpec.examples.plate_design import (
+    PENALTY_BUDGETS,
     PENALTY_FROM_STEPS,
     PENALTY_IPOPT_OPTIONS,
-    PENALTY_PRIMARY_SHARE,
     PENALTY_RHO0,
     SEED_DESIGNS,
     PlateDesignTask,
@@ -111,8 +111,8 @@ def test_long_horizon_uses_penalty_and_design_copies() -> None:
     assert forced.mpcc.method == "penalty"
 
 
-def test_penalty_runs_get_their_ipopt_options_and_share(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A penalty run of the plate planner is handed PENALTY_IPOPT_OPTIONS, PENALTY_PRIMARY_SHARE and
+def test_penalty_runs_get_their_ipopt_options_and_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A penalty run of the plate planner is handed PENALTY_IPOPT_OPTIONS, PENALTY_BUDGETS and
     PENALTY_RHO0 unless the caller sets them (key by key for ipopt_options, or a whole SolveOptions); a
     scholtes run gets neither."""
     seen: list[dict] = []
@@ -121,17 +121,18 @@ def test_penalty_runs_get_their_ipopt_options_and_share(monkeypatch: pytest.Monk
     solve_plate_design(long)
     assert seen[-1]["method"] == "penalty"
     assert seen[-1]["ipopt_options"] == PENALTY_IPOPT_OPTIONS
-    assert seen[-1]["primary_time_share"] == PENALTY_PRIMARY_SHARE
+    assert all(seen[-1][k] == v for k, v in PENALTY_BUDGETS.items())
     assert seen[-1]["rho0"] == PENALTY_RHO0
     mine = {"perturb_dec_fact": 0.5, "max_iter": 7}
-    solve_plate_design(long, ipopt_options=mine, primary_time_share=0.3, rho0=2)
+    solve_plate_design(long, ipopt_options=mine, primary_iterations=400, rho0=2)
     assert seen[-1]["ipopt_options"] == {**PENALTY_IPOPT_OPTIONS, "perturb_dec_fact": 0.5, "max_iter": 7}
-    assert seen[-1]["primary_time_share"] == 0.3 and seen[-1]["rho0"] == 2
+    assert seen[-1]["primary_iterations"] == 400 and seen[-1]["rho0"] == 2
+    assert seen[-1]["first_step_iterations"] is None
     solve_plate_design(long, options=SolveOptions(tol=1e-6))
-    assert not {"ipopt_options", "primary_time_share", "rho0"} & set(seen[-1])
+    assert not {"ipopt_options", "primary_iterations", "first_step_iterations", "rho0"} & set(seen[-1])
     solve_plate_design(TINY)
     assert seen[-1]["method"] == "scholtes"
-    assert not {"ipopt_options", "primary_time_share", "rho0"} & set(seen[-1])
+    assert not {"ipopt_options", "primary_iterations", "first_step_iterations", "rho0"} & set(seen[-1])
 
 
 def test_models_of_one_design_share_the_plate_and_its_numbers() -> None:

@@ -259,9 +259,8 @@ def test_the_mpcc_result_message_carries_the_note(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_converged_fallback_beats_a_cut_primary_of_lower_residual() -> None:
-    """A primary cut by its time share may hold a feasible, complementary point (a capped or
-    deadline-stopped polish's) of lower residual than a fallback's converged one; the converged
-    run is kept."""
+    """A primary cut by its iteration budget may hold a feasible, complementary point (a capped
+    polish's) of lower residual than a fallback's converged one; the converged run is kept."""
     from mcpkit.homotopy.recovery import RecoveringHomotopy
 
     class _Fixed:
@@ -275,7 +274,7 @@ def test_a_converged_fallback_beats_a_cut_primary_of_lower_residual() -> None:
     opts = SolveOptions(tol=1e-6, time_limit=1e6, fallback_methods=("fb",))
     rec = RecoveringHomotopy(_toy(), "scholtes", opts, fallbacks=("fb",))
     template = rec.primary.template
-    rec.primary = _Fixed(Termination.TIME_LIMIT, 1e-9, "scholtes")  # type: ignore[assignment]
+    rec.primary = _Fixed(Termination.ITERATION_LIMIT, 1e-9, "scholtes")  # type: ignore[assignment]
     rec._fallbacks = {"fb": _Fixed(Termination.CONVERGED, 1e-7, "fb")}  # type: ignore[dict-item]
     for r in (rec.primary, rec._fallbacks["fb"]):
         r.template = template  # type: ignore[union-attr]
