@@ -18,6 +18,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
+from mcpkit.problems.derivatives import DENSE_ROW, dense_rows
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
 from mcpkit.solving.result import Termination
@@ -199,6 +200,13 @@ BUILD_SECONDS_PER_UNIT = 2e-6
 #: lower estimate.
 JACOBIAN_SECONDS_PER_UNIT = 1e-7
 
+#: ... except for the dense rows (:func:`mcpkit.problems.derivatives.dense_rows`), which are
+#: differentiated one reverse sweep each (:func:`~mcpkit.problems.derivatives.row_jacobian`):
+#: this many seconds per nonzero of theirs. Measured 3.5-3.9 us per nonzero for the rows
+#: ``s - (M x + q + y)`` with a dense ``M`` of 300-1,000 columns (0.35-3.6 s); under a third of
+#: that as the lower estimate.
+ROW_JACOBIAN_SECONDS_PER_NONZERO = 1e-6
+
 
 def estimated_build_seconds(
     x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX, *, derivatives: bool = True
@@ -207,9 +215,9 @@ def estimated_build_seconds(
     :data:`BUILD_SECONDS_PER_UNIT` times the size of ``g``'s expression graph, its operations
     plus (for MX) the nonzeros of the constant matrices in it (a dense :math:`M` in
     :math:`Mz + q` makes a Jacobian, and a Hessian of the pair products, as dense as :math:`M`),
-    and for SX (``derivatives``: the Jacobian is not computed yet) :data:`JACOBIAN_SECONDS_PER_UNIT`
-    times the graph's size and the fewest directions a Jacobian of its sparsity can take.
-    Instant, unlike the structural Jacobian (5-19 s for a dense 3000 x 3000 MX product)."""
+    and for SX (``derivatives``: the Jacobian is not computed yet) the Jacobian's
+    (:func:`jacobian_seconds`). Instant, unlike the structural Jacobian (5-19 s for a dense
+    3000 x 3000 MX product)."""
     fn = ca.Function("mcpkit_size", [x, p], [g])
     size = fn.n_instructions()
     if isinstance(g, ca.MX):
@@ -219,7 +227,49 @@ def estimated_build_seconds(
                 size += node.nnz()
     seconds = BUILD_SECONDS_PER_UNIT * size
     if derivatives and isinstance(g, ca.SX) and g.numel() and x.numel():
-        rows, cols = ca.jacobian_sparsity(g, x).get_triplet()
+        seconds += jacobian_seconds(x, p, ca.vec(g), size)
+    return seconds
+
+
+#: :func:`wall_build_seconds` scales by at most this factor ...
+MAX_SLOWDOWN = 20.0
+
+#: ... and only when computing the estimate took at least this much CPU time (below it the ratio
+#: of wall to CPU time is noise).
+SLOWDOWN_MIN_CPU = 0.01
+
+
+def wall_build_seconds(
+    x: ca.SX | ca.MX, p: ca.SX | ca.MX, g: ca.SX | ca.MX, *, derivatives: bool = True
+) -> float:
+    r""":func:`estimated_build_seconds` (CPU seconds) in wall-clock seconds on this machine now:
+    times the ratio :math:`r = t_\text{wall} / t_\text{CPU}` measured while computing it, with
+    :math:`1 \le r \le` :data:`MAX_SLOWDOWN`. A build cannot be interrupted; on a machine whose
+    other jobs leave this process a fifth of a core it takes five times its CPU time, so a
+    caller's time limit refuses it five times earlier (a dense MPCC of 200 pairs with
+    ``time_limit=2`` returned after 7.4 s at a load of 9 on 2 cores without this)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    seconds = estimated_build_seconds(x, p, g, derivatives=derivatives)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if cpu < SLOWDOWN_MIN_CPU:
+        return seconds
+    return seconds * min(MAX_SLOWDOWN, max(1.0, wall / cpu))
+
+
+def jacobian_seconds(x: ca.SX, p: ca.SX, g: ca.SX, size: int) -> float:
+    r"""A lower estimate of the seconds :func:`~mcpkit.problems.derivatives.row_jacobian` takes
+    on the column ``g`` (``size`` operations): :data:`ROW_JACOBIAN_SECONDS_PER_NONZERO` times the
+    nonzeros of its dense rows, plus :data:`JACOBIAN_SECONDS_PER_UNIT` times the other rows'
+    graph and the fewest directions a Jacobian of their sparsity can take (the densest row,
+    forward, or column, reverse)."""
+    dense, counts = dense_rows(g, x)
+    seconds = ROW_JACOBIAN_SECONDS_PER_NONZERO * float(counts[dense].sum())
+    rest = np.flatnonzero(counts < DENSE_ROW)
+    if rest.size:
+        sub = g[rest.tolist()] if dense.size else g
+        if dense.size:
+            size = ca.Function("mcpkit_size", [x, p], [sub]).n_instructions()
+        rows, cols = ca.jacobian_sparsity(sub, x).get_triplet()
         directions = min(np.bincount(rows).max(initial=0), np.bincount(cols).max(initial=0))
         seconds += JACOBIAN_SECONDS_PER_UNIT * size * directions
     return seconds

@@ -46,8 +46,8 @@ from mcpkit.homotopy.inner import CasadiInner, InnerFactory, InnerSettings, Inne
 from mcpkit.homotopy.ipopt import (
     NO_ITERATION_STATUSES,
     InnerResult,
-    estimated_build_seconds,
     ipopt_termination,
+    wall_build_seconds,
 )
 from mcpkit.homotopy.lp_inner import LinearInner, is_affine
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, pair_functions
@@ -473,7 +473,7 @@ class HomotopySolver:
 
     @property
     def build_seconds(self) -> float:
-        r""":func:`~mcpkit.homotopy.ipopt.estimated_build_seconds` of the MPCC's rows and both
+        r""":func:`~mcpkit.homotopy.ipopt.wall_build_seconds` of the MPCC's rows and both
         sides of its pairs, :math:`(g, G, H)`: every reformulation's NLP and the polisher's hold
         these rows (plus one row per pair, whose gradient adds the nonzeros of
         :math:`\nabla G_j` and :math:`\nabla H_j`), so it is a lower estimate for each of them.
@@ -483,7 +483,7 @@ class HomotopySolver:
         shared = CACHE_KEY in mp._derived
         if shared not in self._build_seconds:
             rows = ca.vertcat(mp.g, mp.G, mp.H)
-            self._build_seconds[shared] = estimated_build_seconds(mp.x, mp.p, rows, derivatives=not shared)
+            self._build_seconds[shared] = wall_build_seconds(mp.x, mp.p, rows, derivatives=not shared)
         return self._build_seconds[shared]
 
     def fits(self, built: bool, deadline: float | None) -> bool:

@@ -39,7 +39,7 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, NonFiniteError
-from mcpkit.homotopy.ipopt import estimated_build_seconds
+from mcpkit.homotopy.ipopt import wall_build_seconds
 from mcpkit.homotopy.loop import HomotopyOutcome, PointAssessor, Polisher
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.orchestration import second_start
@@ -59,7 +59,7 @@ from mcpkit.stationarity.refine import IterationBudget, RefinementReport, Refine
 #: points carry errors around 1e-6 in G and H, so a tighter tolerance misreads activity.
 STATIONARITY_TOL = 1e-4
 #: Above this many variables the stationarity check and the refinement are skipped, with a note.
-#: Until session 17 it was 5,000: the Jacobians at the point were dense (1 GB for the plate
+#: Earlier versions had 5,000: the Jacobians at the point were dense (1 GB for the plate
 #: design's 12,014-variable horizon at N = 400); above
 #: :data:`~mcpkit.stationarity.certificate.DENSE_JACOBIAN_MAX_VARS` they are sparse now, and the
 #: horizons of up to 12,014 variables were classified within their time limits (docs/mpec_planning.md).
@@ -361,7 +361,7 @@ class MPCCSolver:
             # when even a lower estimate of it does not fit the time left
             derived = CACHE_KEY in lifted._derived
             rows = ca.vertcat(lifted.g, lifted.G, lifted.H)
-            need = estimated_build_seconds(lifted.x, lifted.p, rows, derivatives=not derived)
+            need = wall_build_seconds(lifted.x, lifted.p, rows, derivatives=not derived)
             if time.perf_counter() + need > deadline:
                 result.stationarity = "not checked"
                 result.message += (

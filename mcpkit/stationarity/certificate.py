@@ -88,7 +88,7 @@ import scipy.sparse as sps
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.lowering.standard import ToStandardMPCC
-from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives
+from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives, row_jacobian
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.problems.names import casadi_name
 from mcpkit.stationarity.lpec import LPEC, LPECSolution, solve_lpec, stack_rows
@@ -113,7 +113,7 @@ _MAX_PATTERNS = 4096
 
 DENSE_JACOBIAN_MAX_VARS = 5000
 """Up to this many variables the Jacobians of ``g``, ``G``, ``H`` at the point are dense arrays
-(as before session 17, so those checks are unchanged bit for bit); above it they are CSR
+(as in earlier versions, so those checks are unchanged bit for bit); above it they are CSR
 matrices and the LPEC's rows stay sparse. Dense, a horizon MPCC of 12,014 variables and about
 10,000 rows (the plate design at N = 400) would need about 1 GB for ``J_g`` alone."""
 
@@ -229,9 +229,9 @@ def _derivatives(mpcc: MPCC) -> ca.Function:
         outs = [mpcc.f, mpcc.g, mpcc.G, mpcc.H]
         shared = mpcc._derived.get(CACHE_KEY)  # the homotopy's, when it computed them
         if isinstance(shared, SharedDerivatives):
-            outs += [shared.grad_f.T, shared.jac_g, ca.jacobian(mpcc.G, x), ca.jacobian(mpcc.H, x)]
+            outs += [shared.grad_f.T, shared.jac_g, row_jacobian(mpcc.G, x), row_jacobian(mpcc.H, x)]
         else:
-            outs += [ca.jacobian(e, x) for e in outs]
+            outs += [row_jacobian(e, x) for e in outs]
         mpcc._funs[key] = ca.Function(casadi_name(f"{mpcc.name}_stationarity"), [x, mpcc.p], outs)
     return mpcc._funs[key]
 

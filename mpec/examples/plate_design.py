@@ -132,7 +132,7 @@ r"""IPOPT options of the ``penalty`` runs of :func:`solve_plate_design` (the use
 Hessian at almost every iterate, so IPOPT adds :math:`\delta_w I` at almost every iteration; it
 starts each iteration's search from the last :math:`\delta_w` times ``perturb_dec_fact`` (default
 1/3), which is then usually too small and costs more factorisations, and makes the regularisation
-jump from one iteration to the next. With 0.9 (measured 2026-11-27, session 16, one radius, one
+jump from one iteration to the next. With 0.9 (measured 2026-11-27, one radius, one
 plate period in N = 400 steps, 90 s, one process each) radii 4 / 5 / 6 / 7 / 8 cm were solved in
 22.0 / 25.3 / 34.9 / 22.4 / 21.0 s (444 / 528 / 848 / 461 / 402 IPOPT iterations in the first
 subproblem, about 31 ms each) against 13.2 s / not solved / not solved / not solved / 26.4 s with
@@ -142,12 +142,10 @@ reformulation itself: on NOSBENCH's large files (with Scholtes) it made DSCOB_00
 and CPWF_002 3-4x slower."""
 
 PENALTY_BUDGETS: dict[str, int | None] = {"primary_iterations": None, "first_step_iterations": None}
-"""The iteration budgets of the ``penalty`` runs of :func:`solve_plate_design` (the user's
-wins): none, so the penalty run may use the whole limit. Its first subproblem is the whole solve
-(one subproblem and the polish at N = 200 to 400: 848 IPOPT iterations for R = 6 cm, N = 400),
-and the fallbacks' turn is worth nothing here: no fallback solved an N = 400 plate in any of the
-runs above. (When the budgets were wall-clock shares, half the limit and half of that for the
-first subproblem stopped that run after 701 of its 848 iterations.)"""
+"""The iteration budgets of the ``penalty`` runs of :func:`solve_plate_design` (the user's wins):
+none, so the penalty run may use the whole limit. Its first subproblem is the whole solve (848
+IPOPT iterations for R = 6 cm, N = 400), and no fallback solved an N = 400 plate in any run
+above (wall-clock shares of the limit stopped that run after 701 of its 848 iterations)."""
 
 PENALTY_RHO0 = 100.0
 r"""First penalty weight :math:`\rho_0` (``SolveOptions.rho0``) of the ``penalty`` runs of
@@ -155,14 +153,13 @@ r"""First penalty weight :math:`\rho_0` (``SolveOptions.rho0``) of the ``penalty
 :math:`\rho_0 = 1` the first subproblem crawls: at N = 400, R = 6 cm IPOPT took a full step of
 length 80 at iteration 17, the dual infeasibility rose to 4.5e8, :math:`\delta_w` to 1e4, and
 about a hundred full steps of length 1e-3 followed while :math:`\delta_w` decayed (848 iterations
-in all). Measured 2026-11-27 (session 17; one radius, one plate period, whole call, 90 s, two
+in all). Measured 2026-11-27 (one radius, one plate period, whole call, 90 s, two
 processes at once, with :data:`PENALTY_IPOPT_OPTIONS`), whole call and plan :math:`J`, for
 :math:`\rho_0 = 1` against :math:`\rho_0 = 100`:
 
 * N = 400, R = 4 / 5 / 6 / 7 / 8 cm: 22.0 / 25.3 / 34.3 / 22.4 / 21.0 s against
   13.6 / 11.6 / 15.3 / 16.9 / 16.5 s; J = 5.8 / 7.5 / 11.7 / 8.4 / 4.6 against
-  6.8 / 5.5 / 4.8 / 4.0 / 3.4 (1e-6) (:math:`\rho_0 = 1`: R = 6 re-run in session 17, the others
-  session 16's runs);
+  6.8 / 5.5 / 4.8 / 4.0 / 3.4 (1e-6) (:math:`\rho_0 = 1`: R = 6 re-run a day later than the others);
 * N = 300, R = 6: 10.8 s, J = 6.7e-6 against 10.3 s, 4.5e-6;
 * N = 200, R = 4 / 6 / 8: 9.6 / 6.5 / 5.8 s against 6.2 / 7.1 / 6.9 s; J = 11.8 / 5.3 / 4.0
   against 6.2 / 4.0 / 5.8 (1e-6);

@@ -446,7 +446,7 @@ def plan_pushing(
         beyond ``time_limit``). Both limits are checked by
         :func:`~mcpkit.solving.options.time_limit_seconds` before anything is built.
     total_time_limit
-        The former name of ``time_limit`` (until session 17 ``time_limit`` was each attempt's
+        The former name of ``time_limit`` (in earlier versions ``time_limit`` was each attempt's
         limit, so ``time_limit=4`` could run for minutes over the starts); give one of the two.
     **options
         :class:`~mcpkit.mpcc.MPCCSolver` options; by default ``fallback_methods=()``: a
@@ -510,9 +510,9 @@ PUSHING_REFINE = RefineOptions(iteration_factor=6.0, large_iteration_factor=3.0)
 wins): three times the default budgets relative to the homotopy's IPOPT iterations. With the defaults the
 refinement walked down through pieces (each LPEC step switched one pair and lowered f by
 0.002-0.017) and was stopped by its budget in a piece NLP, leaving the plans at N = 50 and 200
-``not_stationary``. Measured 2026-11-27 (session 17, whole calls, 90 s, one run each), N = 25 /
+``not_stationary``. Measured 2026-11-27 (whole calls, 90 s, one run each), N = 25 /
 50 / 100 / 200 / 400: all five plans certified S, f = 0.910038 / 0.875878 / 0.875880 / 0.875876
-/ 0.875894, 3.6 / 10.6 / 14.4 / 24.0 / 26.8 s; with the defaults (same session, horizon
+/ 0.875894, 3.6 / 10.6 / 14.4 / 24.0 / 26.8 s; with the defaults (same day, horizon
 benchmark) N = 50 and 200 ended ``not_stationary`` at f = 0.875932 / 0.875886, in 10.6 / 25.2 s,
 and the others took 4.5 / 15.6 / 27.6 s."""
 

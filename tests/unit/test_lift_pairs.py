@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy.reformulation import assemble
-from mcpkit.lowering.lift_pairs import LiftPairs, single_variables
+from mcpkit.lowering.lift_pairs import LiftPairs, PairLifting, side_sparsity, single_variables, wants_lifting
 from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives, shared_functions
 from mcpkit.problems.mpcc import MPCC
 
@@ -113,10 +113,48 @@ def test_shared_derivatives_equal_casadis_own() -> None:
     )
 
 
-def test_no_sharing_for_another_objective_or_mx() -> None:
+def test_another_objective_is_differentiated_on_its_own() -> None:
+    """A penalty-like objective f + t G H: its gradient and the Hessian of the Lagrangian equal
+    CasADi's own (the rows' derivatives shared)."""
     mp, _ = LiftPairs().apply(_problem())
     t = ca.SX.sym("t")
-    assert shared_functions(mp, mp.x, ca.vertcat(mp.p, t), 2 * mp.f, mp.G, "x") is None
+    p = ca.vertcat(mp.p, t)
+    f2 = mp.f + t * ca.dot(mp.G, mp.H)
+    rows = ca.vertcat(mp.g, mp.G - 0.1)
+    fns = shared_functions(mp, mp.x, p, f2, mp.G - 0.1, "pen")
+    assert fns is not None
+    lam_f, lam_g = ca.SX.sym("lf"), ca.SX.sym("lg", int(rows.numel()))
+    own_hess = ca.Function(
+        "h", [mp.x, p, lam_f, lam_g], [ca.triu(ca.hessian(lam_f * f2 + ca.dot(lam_g, rows), mp.x)[0])]
+    )
+    rng = np.random.default_rng(1)
+    x, pv = rng.uniform(0.1, 2.0, int(mp.x.numel())), np.array([0.3, 0.7])
+    lf, lg = 0.7, rng.standard_normal(int(rows.numel()))
+    ours, theirs = np.asarray(fns["hess_lag"](x, pv, lf, lg)), np.asarray(own_hess(x, pv, lf, lg))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-14)
+    grad = ca.Function("g", [mp.x, p], [ca.gradient(f2, mp.x)])
+    np.testing.assert_allclose(
+        np.asarray(fns["grad_f"](x, pv)[1]).ravel(), np.asarray(grad(x, pv)).ravel(), rtol=1e-14
+    )
+    assert float(fns["grad_f"](x, pv)[0]) == float(ca.Function("f", [mp.x, p], [f2])(x, pv))
+
+
+def test_no_sharing_for_other_variables_or_mx() -> None:
+    mp, _ = LiftPairs().apply(_problem())
     mx, _ = LiftPairs().apply(_problem(ca.MX))
     assert shared_functions(mx, mx.x, mx.p, mx.f, mx.G, "x") is None
     assert shared_functions(None, mp.x, mp.p, mp.f, mp.G, "x") is None
+
+
+def test_pair_sparsity_is_computed_once_per_problem() -> None:
+    """The planner's coupling test and the lifting read one structure per side, kept with the
+    problem; it is CasADi's."""
+    mp = _problem()
+    assert wants_lifting(mp, PairLifting.AUTO) in (True, False)
+    kept = {side: side_sparsity(mp, side) for side in ("G", "H")}
+    for side in ("G", "H"):
+        assert side_sparsity(mp, side) is kept[side]
+        assert kept[side] == ca.jacobian_sparsity(getattr(mp, side), mp.x)
+    lifted, _ = LiftPairs().apply(mp)
+    assert side_sparsity(mp, "H") is kept["H"]
+    assert single_variables(mp.H, mp.x, mp.p, kept["H"]).tolist() == [-1, 4, -1, 2]
