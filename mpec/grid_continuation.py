@@ -190,29 +190,48 @@ def solve_by_grid_continuation(
     what is left. Returns the finest grid's ``(result, horizon)``, its ``result.coarse`` holding
     the coarser plans (coarsest first).
     """
-    t0 = time.perf_counter()
-
-    def left() -> float | None:
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
-
+    clock = _Clock(time.perf_counter(), time_limit)
     levels = coarse_steps(n_steps, settings.min_steps)
     if not levels:
-        return cold(n_steps, left())
+        return cold(n_steps, clock.left())
     done: list[HorizonResult] = []
-    res, hz = cold(levels[0], left())
+    res, hz = cold(levels[0], clock.left())
     for m in [*levels[1:], n_steps]:
         done.append(res)
         if not res.solved and settings.fallback_cold:  # nothing reliable to map: the finest grid, cold
-            res, hz = cold(n_steps, left())
+            res, hz = cold(n_steps, clock.left())
             break
+        if m < n_steps and not clock.fits(_set_up_seconds(hz, m) + _set_up_seconds(hz, n_steps)):
+            m = n_steps  # no time for this grid and the finest one's build after it: the finest now
         U = map_controls(res.controls, m, settings.controls)
-        res, hz = warm(m, U, res.design, left(), settings.solve_options())
-        if not res.solved and settings.fallback_cold and m == n_steps and _time_left(t0, time_limit):
+        res, hz = warm(m, U, res.design, clock.left(), settings.solve_options())
+        # the cold fallback builds the finest grid again: only when that build fits with 1 s to solve
+        if not res.solved and settings.fallback_cold and m == n_steps and clock.fits(hz.build_time_s + 1.0):
             done.append(res)
-            res, hz = cold(m, left())
+            res, hz = cold(m, clock.left())
+        if m == n_steps:
+            break
     return replace(res, coarse=tuple(done)), hz
 
 
-def _time_left(t0: float, time_limit: float | None) -> bool:
-    """Whether more than 1 s of ``time_limit`` (from ``t0``) is left (always without a limit)."""
-    return time_limit is None or time.perf_counter() - t0 < time_limit - 1.0
+@dataclass(frozen=True)
+class _Clock:
+    """The caller's time limit (``None``: none) from ``t0`` (a ``time.perf_counter()`` value)."""
+
+    t0: float
+    limit: float | None
+
+    def left(self) -> float | None:
+        """Seconds left (at least 1 ms: a solve then returns its ``time_limit`` status)."""
+        return None if self.limit is None else max(self.limit - (time.perf_counter() - self.t0), 1e-3)
+
+    def fits(self, seconds: float) -> bool:
+        """Whether ``seconds`` more end within the limit (always without one)."""
+        return self.limit is None or time.perf_counter() - self.t0 + seconds <= self.limit
+
+
+def _set_up_seconds(hz: Horizon, n_steps: int) -> float:
+    r"""A lower estimate of building a horizon of ``n_steps`` steps (the work that cannot be
+    stopped before a grid's solve): ``hz``'s build time scaled by :math:`N / N_{hz}` (the build
+    is one pass over the steps, at least linear in :math:`N`)."""
+    return hz.build_time_s * n_steps / hz.N

@@ -553,10 +553,17 @@ class Horizon:
         self, controls: Any, design: Any = (), *, deadline: float | None = None, **options: Any
     ) -> np.ndarray:
         """Decision vector from a forward simulation of ``controls`` (slacks lifted from ``F``;
-        rows not simulated by ``deadline`` repeat the last simulated one)."""
+        rows not simulated by ``deadline`` repeat the last simulated one).
+
+        When ``deadline`` (a ``time.perf_counter()`` value) has passed before the call, nothing
+        is simulated: every state is :math:`\bar x_0` and every step's variables are the first
+        step's lift at the MCP's start point (one evaluation of ``F`` instead of a step solver's
+        build and one per step), so a call whose time limit the build used up returns at once."""
         U = self._controls(controls, "initial controls")
         th = as_float_vector(design if np.size(design) else np.zeros(self.spec.n_design), self.spec.n_design,
                      "initial design", allow_inf=False)  # fmt: skip
+        if deadline is not None and time.perf_counter() >= deadline:
+            return self._unsimulated_guess(U, th)
         sim = forward_simulate(self.spec, self.x_initial, U, th, t0=self.t0, deadline=deadline, **options)
         X, Z = sim.states, sim.z
         last = X[np.isfinite(X).all(axis=1)][-1]
@@ -571,6 +578,16 @@ class Horizon:
             S[k] = MCPToMPCC.lift(Z[k], F, self.slack_map)
         x0 = self.pack(X, U, th, S)
         return np.clip(x0, self.mpcc.lbx, self.mpcc.ubx)
+
+    def _unsimulated_guess(self, U: np.ndarray, th: np.ndarray) -> np.ndarray:
+        r"""The guess without a simulation: :math:`x_k = \bar x_0`, every step's variables the
+        lift of step 0 at the MCP's start point :math:`z^0` (clipped to the bounds)."""
+        X = np.tile(self.x_initial, (self.N + 1, 1))
+        z0 = np.asarray(self.casadi_mcp.z0, dtype=float).reshape(-1)
+        p = self.spec.p_value(X[0], U[0], th, float(self.t[0]))
+        F = np.asarray(self.casadi_mcp.F_fun(z0, p), dtype=float).reshape(-1)
+        S = np.tile(MCPToMPCC.lift(z0, F, self.slack_map), (self.N, 1))
+        return np.clip(self.pack(X, U, th, S), self.mpcc.lbx, self.mpcc.ubx)
 
     # ---------------------------------------------------------------- solve
     def solve(

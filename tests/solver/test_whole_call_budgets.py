@@ -49,6 +49,41 @@ def test_horizon_solve_time_limit_bounds_plan_and_resimulation() -> None:
         assert not res.solved and "not checked" in res.resim.message
 
 
+@pytest.mark.parametrize("continuation", [False, True])
+def test_block_limit_used_up_by_the_build_returns_at_once(
+    continuation: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """N = 800 steps: building the horizon (about 0.25 s of CPU) takes longer than the 0.05 s
+    limit. What follows the build is not started: no initial simulation of the 800 steps and,
+    with continuation, no grid between the coarsest and the 800 steps; the call returns within
+    1.1 S + 2 s with the time-limit status, the plan's arrays shaped for the 800 steps."""
+    import mcpkit.mpec.examples.block as block
+    import mcpkit.mpec.horizon as horizon
+
+    built: list[int] = []
+    simulated: list[int] = []
+    build, simulate = block.block_horizon, horizon.forward_simulate
+
+    def build_spy(task: BlockTask, *a: object, **k: object) -> horizon.Horizon:
+        built.append(task.n_steps)
+        return build(task, *a, **k)
+
+    def simulate_spy(spec: object, x0: object, controls: np.ndarray, *a: object, **k: object) -> object:
+        simulated.append(len(controls))
+        return simulate(spec, x0, controls, *a, **k)
+
+    monkeypatch.setattr(block, "block_horizon", build_spy)
+    monkeypatch.setattr(horizon, "forward_simulate", simulate_spy)
+    t = time.perf_counter()
+    res, hz = solve_block(BlockTask(n_steps=800), continuation=continuation, time_limit=0.05)
+    wall = time.perf_counter() - t
+    assert wall <= 1.1 * 0.05 + 2.0, (wall, res.build_time_s, res.guess_time_s)
+    assert built == ([200, 800] if continuation else [800]) and 800 not in simulated
+    assert hz.N == 800 and res.states.shape == (801, hz.spec.n_state)
+    assert res.mpcc.status == "time_limit" and not res.solved
+    assert "time limit" in res.mpcc.message and res.resim.not_checked
+
+
 def test_plate_design_time_limit_bounds_the_settling_simulation() -> None:
     """The plate planners' settling simulation (ten plate periods: 2,000 steps here, seconds) and,
     for several radii, the builds, guesses and re-simulations are inside the limit; a limit of

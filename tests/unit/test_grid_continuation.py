@@ -73,14 +73,15 @@ def test_bad_inputs_are_typed_errors() -> None:
 class _Planner:
     """Stand-in planner: records the solves and 'solves' a grid unless told to fail it."""
 
-    def __init__(self, fail_warm: set[int] | None = None) -> None:
+    def __init__(self, fail_warm: set[int] | None = None, build_s: float = 0.0) -> None:
         self.calls: list[tuple[str, int, Any]] = []
         self.fail_warm = fail_warm or set()
+        self.build_s = build_s  # the stand-in horizon's build time per step
 
     def _result(self, n: int, solved: bool, controls: np.ndarray) -> tuple[Any, Any]:
         res = SimpleNamespace(solved=solved, controls=controls, design=np.array([1.5]), t=np.arange(n + 1),
                               mpcc=SimpleNamespace(iterations=n), coarse=())  # fmt: skip
-        return res, f"horizon {n}"
+        return res, SimpleNamespace(N=n, build_time_s=self.build_s * n)
 
     def cold(self, n: int, left: float | None) -> tuple[Any, Any]:
         self.calls.append(("cold", n, left))
@@ -99,7 +100,7 @@ def test_driver_solves_coarse_to_fine_and_falls_back_cold(monkeypatch: pytest.Mo
     res, hz = solve_by_grid_continuation(800, p.cold, p.warm, GridContinuation(min_steps=200))
     assert [(c[0], c[1]) for c in p.calls] == [("cold", 200), ("warm", 400), ("warm", 800)]
     assert p.calls[1][2] == ((400, 1), 1.5, True)  # mapped controls, the coarse design, warm
-    assert hz == "horizon 800" and [len(c.t) - 1 for c in res.coarse] == [200, 400]
+    assert hz.N == 800 and [len(c.t) - 1 for c in res.coarse] == [200, 400]
     np.testing.assert_allclose(res.controls, 200.0, rtol=0, atol=0)  # a constant maps to itself
     p = _Planner(fail_warm={800})
     res, hz = solve_by_grid_continuation(800, p.cold, p.warm, GridContinuation(min_steps=200))
@@ -127,3 +128,19 @@ def test_driver_passes_what_is_left_of_the_limit(monkeypatch: pytest.MonkeyPatch
     lefts.insert(0, p.calls[0][2])
     assert all(v is not None and 0 < v <= 50.0 for v in lefts)
     assert lefts == sorted(lefts, reverse=True)
+
+
+def test_driver_skips_grids_whose_builds_do_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grid is started only when its build and the finest grid's (estimated from the last build,
+    linear in N) fit in what is left; the cold fallback only when the finest build fits again."""
+    import mcpkit.mpec.grid_continuation as gc
+
+    monkeypatch.setattr(gc, "replace", lambda res, coarse: SimpleNamespace(**{**vars(res), "coarse": coarse}))
+    # 0.1 s per step: 400 + 800 steps (120 s) do not fit in 60 s, nor does the 800-step one again
+    p, grids = _Planner(fail_warm={800}, build_s=0.1), GridContinuation(min_steps=200)
+    res, hz = solve_by_grid_continuation(800, p.cold, p.warm, grids, time_limit=60.0)
+    assert [(c[0], c[1]) for c in p.calls] == [("cold", 200), ("warm", 800)]  # no 400, no cold 800
+    assert hz.N == 800 and not res.solved and [len(c.t) - 1 for c in res.coarse] == [200]
+    p = _Planner(fail_warm={800}, build_s=1e-4)  # every build fits: all grids and the fallback
+    solve_by_grid_continuation(800, p.cold, p.warm, GridContinuation(min_steps=200), time_limit=100.0)
+    assert [(c[0], c[1]) for c in p.calls] == [("cold", 200), ("warm", 400), ("warm", 800), ("cold", 800)]
