@@ -223,11 +223,11 @@ class SolveOptions:
     solved and lowered the residual goes on (:class:`~mcpkit.homotopy.recovery.RecoveringHomotopy`).
     Counted, not timed, so the choice does not depend on the machine or its load. ``None``: no
     budget (the primary may use the whole limit)."""
-    first_step_iterations: int | None = 320
+    first_step_iterations: int | None = 640
     """With a ``time_limit`` and fallbacks, the IPOPT iteration cap of the first subproblem of
     every reformulation but the last, for an MPCC of 1,000 pairs and in proportion to
     ``1000 / pairs`` otherwise: one stuck there yields to the next. MPECLib's ``tollmpec``
-    (2,300 pairs, cap 139): Scholtes at sigma = 1 needs 826 iterations, the penalty form solves
+    (2,300 pairs, cap 278): Scholtes at sigma = 1 needs 826 iterations, the penalty form solves
     the problem in 67; ``aampec_2`` (69 pairs) solves after a first subproblem of 3,000. ``None``:
     no cap."""
     lift_pairs: bool | str = "auto"
