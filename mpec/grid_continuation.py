@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import enum
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,6 +48,11 @@ from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.mpec.horizon import Horizon
 from mcpkit.mpec.resimulation import HorizonResult
 from mcpkit.problems.arrays import as_count
+from mcpkit.solving.options import Budget
+
+#: Seconds a solve is given at least, once the limit is spent: it then returns its ``time_limit``
+#: status at once.
+MIN_SECONDS = 1e-3
 
 __all__ = [
     "ControlMap",
@@ -190,44 +194,34 @@ def solve_by_grid_continuation(
     what is left. Returns the finest grid's ``(result, horizon)``, its ``result.coarse`` holding
     the coarser plans (coarsest first).
     """
-    clock = _Clock(time.perf_counter(), time_limit)
+    clock = Budget(time_limit)
     levels = coarse_steps(n_steps, settings.min_steps)
     if not levels:
-        return cold(n_steps, clock.left())
+        return cold(n_steps, clock.remaining(MIN_SECONDS))
     done: list[HorizonResult] = []
-    res, hz = cold(levels[0], clock.left())
+    res, hz = cold(levels[0], clock.remaining(MIN_SECONDS))
     for m in [*levels[1:], n_steps]:
         done.append(res)
         if not res.solved and settings.fallback_cold:  # nothing reliable to map: the finest grid, cold
-            res, hz = cold(n_steps, clock.left())
+            res, hz = cold(n_steps, clock.remaining(MIN_SECONDS))
             break
-        if m < n_steps and not clock.fits(_set_up_seconds(hz, m) + _set_up_seconds(hz, n_steps)):
+        if m < n_steps and not _fits(clock, _set_up_seconds(hz, m) + _set_up_seconds(hz, n_steps)):
             m = n_steps  # no time for this grid and the finest one's build after it: the finest now
         U = map_controls(res.controls, m, settings.controls)
-        res, hz = warm(m, U, res.design, clock.left(), settings.solve_options())
+        res, hz = warm(m, U, res.design, clock.remaining(MIN_SECONDS), settings.solve_options())
         # the cold fallback builds the finest grid again: only when that build fits with 1 s to solve
-        if not res.solved and settings.fallback_cold and m == n_steps and clock.fits(hz.build_time_s + 1.0):
+        if not res.solved and settings.fallback_cold and m == n_steps and _fits(clock, hz.build_time_s + 1.0):
             done.append(res)
-            res, hz = cold(m, clock.left())
+            res, hz = cold(m, clock.remaining(MIN_SECONDS))
         if m == n_steps:
             break
     return replace(res, coarse=tuple(done)), hz
 
 
-@dataclass(frozen=True)
-class _Clock:
-    """The caller's time limit (``None``: none) from ``t0`` (a ``time.perf_counter()`` value)."""
-
-    t0: float
-    limit: float | None
-
-    def left(self) -> float | None:
-        """Seconds left (at least 1 ms: a solve then returns its ``time_limit`` status)."""
-        return None if self.limit is None else max(self.limit - (time.perf_counter() - self.t0), 1e-3)
-
-    def fits(self, seconds: float) -> bool:
-        """Whether ``seconds`` more end within the limit (always without one)."""
-        return self.limit is None or time.perf_counter() - self.t0 + seconds <= self.limit
+def _fits(budget: Budget, seconds: float) -> bool:
+    """Whether ``seconds`` more end within the caller's limit (always without one)."""
+    left = budget.remaining()
+    return left is None or seconds <= left
 
 
 def _set_up_seconds(hz: Horizon, n_steps: int) -> float:
