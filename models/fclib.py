@@ -50,7 +50,6 @@ solve met its own tolerance (natural residual of the posed formulation) **and**
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 from functools import cached_property
@@ -76,7 +75,7 @@ from mcpkit.models.fclib_result import FCLIBResult, FCLIBStage
 from mcpkit.printing.fclib import CONE_FORM, cone_explain, cone_latex, cone_text
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import SolveOptions
+from mcpkit.solving.options import Choice, SolveOptions
 from mcpkit.solving.residuals import classify_pairs
 from mcpkit.solving.result import (
     MCPResult,
@@ -98,7 +97,7 @@ DEFAULT_TOL = 1e-8
 residual (the ``alart_curnier`` default reaches it on every shared problem; see ``docs/fclib.md``)."""
 
 
-class FCLIBFormulation(str, enum.Enum):
+class FCLIBFormulation(str, Choice):
     """How :func:`solve_fclib_file` poses an FCLIB problem (module docstring)."""
 
     NCP = "ncp"
@@ -331,9 +330,8 @@ def fclib_mcp(prob: FCLIBProblem, formulation: FCLIBFormulation | str = DEFAULT_
     * ``ncp``: :func:`fclib_ncp`'s scaled MCP.
     """
     from mcpkit.models.fclib_equations import delassus_rho, law_blocks
-    from mcpkit.solving.options import parse_choice
 
-    form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
+    form = FCLIBFormulation.parse(formulation)
     if form is FCLIBFormulation.NCP:
         return fclib_ncp(prob)[0]
     nc = prob.nc
@@ -820,12 +818,10 @@ def _prepare(
     formulation: FCLIBFormulation | str | None, solve_options: dict[str, Any]
 ) -> tuple[FCLIBFormulation, str, str, SolveOptions]:
     """Formulation, method, backend and options; typed errors before any file is read."""
-    from mcpkit.solving.options import parse_choice
-
     if formulation is None:
         method = _name(solve_options.get("method"))
         formulation = DEFAULT_FORMULATION if method in ("", "auto", "newton") else FCLIBFormulation.NCP
-    form = parse_choice(FCLIBFormulation, getattr(formulation, "value", formulation), "FCLIB formulation")
+    form = FCLIBFormulation.parse(formulation)
     method, backend, options = _options(form, solve_options)
     return form, method, backend, options
 

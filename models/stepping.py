@@ -30,7 +30,6 @@ to build a horizon, so no example re-derives a model's dynamics.
 from __future__ import annotations
 
 import copy
-import enum
 import math
 import sys
 import time
@@ -46,7 +45,7 @@ from mcpkit.frontends.solve import Solver
 from mcpkit.models.arrays import NUMPY, ArrayNamespace
 from mcpkit.problems.arrays import as_count, as_real, refuse_text
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import parse_choice
+from mcpkit.solving.options import Choice
 from mcpkit.solving.progress import shows_on
 from mcpkit.solving.result import FromParts, MCPResult, Termination, summary_head
 
@@ -61,7 +60,7 @@ __all__ = [
 ]
 
 
-class OnFailure(enum.Enum):
+class OnFailure(Choice):
     """What a simulator does after a step whose MCP was not solved to tolerance.
 
     In both modes the failure is recorded (verdict, termination, residual), and a step that
@@ -72,11 +71,6 @@ class OnFailure(enum.Enum):
     """Advance from the point the solver returned and keep going (the default)."""
     STOP = "stop"
     """End the run at the first failed step; the remaining rows are NaN."""
-
-    @classmethod
-    def parse(cls, value: str | OnFailure) -> OnFailure:
-        """The rule from its name; :class:`~mcpkit.errors.UnknownOptionError` lists the valid ones."""
-        return parse_choice(cls, str(getattr(value, "value", value)).strip(), "on_failure")
 
 
 class StepModel(Protocol):

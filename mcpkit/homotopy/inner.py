@@ -32,7 +32,7 @@ from mcpkit.errors import SolverNotAvailableError, UnknownOptionError
 from mcpkit.homotopy.ipopt import InnerResult, InnerSolver, IpoptNLP
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.problems.derivatives import shared_functions
-from mcpkit.solving.warm_start import WarmStart
+from mcpkit.solving.options import WarmStart
 
 __all__ = [
     "IPOPT_CHOICES",

@@ -21,8 +21,9 @@ from mcpkit.errors import UnknownOptionError
 from mcpkit.problems.derivatives import DENSE_ROW, dense_rows
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
+from mcpkit.solving.options import WarmStart
 from mcpkit.solving.result import Termination
-from mcpkit.solving.warm_start import WarmStart, warm_start_options
+from mcpkit.solving.warm_start import warm_start_options
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
 #: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual

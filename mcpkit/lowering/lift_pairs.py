@@ -36,7 +36,6 @@ inverse drops :math:`s, t`; :meth:`LiftPairs.lift` appends their values at a poi
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +44,14 @@ import numpy as np
 
 from mcpkit.lowering.base import Lowering
 from mcpkit.problems.mpcc import MPCC
+from mcpkit.solving.options import Choice
 
 #: ``auto`` lifts a problem with a pair whose product couples at least this many pairs of
 #: variables (one side a single variable, the other a row of a dense 50-column matrix).
 LIFT_MIN_COUPLING = 50
 
 
-class PairLifting(str, enum.Enum):
+class PairLifting(str, Choice):
     """When :class:`LiftPairs` runs (the option ``lift_pairs``)."""
 
     AUTO = "auto"
@@ -63,11 +63,16 @@ class PairLifting(str, enum.Enum):
     """Solve every problem as written."""
 
     @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "lift_pairs"
+
+    @classmethod
     def parse(cls, value: Any) -> PairLifting:
         """A member from its name or a bool (``True``: always, ``False``: never)."""
         if isinstance(value, bool):
             return cls.ALWAYS if value else cls.NEVER
-        return cls(str(value).lower()) if not isinstance(value, cls) else value
+        return super().parse(value)
 
 
 def side_sparsity(problem: MPCC, side: str) -> ca.Sparsity:

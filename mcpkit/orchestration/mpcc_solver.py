@@ -48,11 +48,10 @@ from mcpkit.orchestration.second_start import SecondStart
 from mcpkit.problems.arrays import as_float_vector
 from mcpkit.problems.derivatives import CACHE_KEY
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import SolveOptions, progress_trace, time_limit_seconds
+from mcpkit.solving.options import SolveOptions, WarmStart, progress_trace, time_limit_seconds
 from mcpkit.solving.progress import BAR_SETTINGS, display
 from mcpkit.solving.residuals import classify_pairs, judged_residuals
 from mcpkit.solving.result import MPCCResult, SolutionStatus, Termination, judge, reported_termination
-from mcpkit.solving.warm_start import WarmStart
 from mcpkit.stationarity.refine import IterationBudget, RefinementReport, RefineOptions, Refiner
 
 #: Activity / multiplier-residual tolerance of the stationarity check after a solve: homotopy

@@ -18,29 +18,82 @@ import difflib
 import enum
 import math
 import numbers
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.solving import registry
 from mcpkit.solving.progress import AMBIENT, reporters
-from mcpkit.solving.warm_start import WarmStart
 
 if TYPE_CHECKING:
     from mcpkit.solving.result import HomotopyStep
 
 
-class _Choice(str, enum.Enum):
-    """A choice whose members come from :mod:`mcpkit.solving.registry` (plus ``AUTO``)."""
+E = TypeVar("E", bound=enum.Enum)
+
+
+def parse_choice(cls: type[E], value: Any, what: str) -> E:
+    """The member of ``cls`` whose value is ``value`` (a member, or its value in any case, blanks
+    around it ignored), or :class:`~mcpkit.errors.UnknownOptionError` listing the valid values
+    with a :func:`did_you_mean` hint; ``what`` names the option in the message."""
+    if isinstance(value, cls):
+        return value
+    key = str(getattr(value, "value", value)).strip().lower()
+    for member in cls:
+        if str(member.value).lower() == key:
+            return member
+    valid = [str(m.value) for m in cls]
+    raise UnknownOptionError(f"unknown {what} {value!r}; valid: {valid}.{did_you_mean(key, valid)}")
+
+
+class Choice(enum.Enum):
+    """Base of every option enum of mcpkit and its models: :meth:`parse` takes a member or its
+    value (any case) and refuses anything else with the valid values and a suggestion.
+
+    Subclass with the values users type as the members' values (``class WarmStart(str, Choice)``
+    for string members); :meth:`option_name` names the option in error messages.
+    """
 
     @classmethod
-    def parse(cls, value: Any) -> Any:
-        """Member from its name, with an error listing the registered names."""
-        return parse_choice(cls, value, cls.__name__.lower())
+    def option_name(cls) -> str:
+        """The option's name in messages: the class name in snake case (``WarmStart`` ->
+        ``warm_start``)."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+
+    @classmethod
+    def parse(cls: type[E], value: Any) -> E:
+        """:func:`parse_choice` with :meth:`option_name`."""
+        return parse_choice(cls, value, cls.option_name())  # type: ignore[attr-defined]
+
+
+class WarmStart(str, Choice):
+    """Which IPOPT settings the warm-started subproblems of a homotopy use (the settings of each:
+    :data:`mcpkit.solving.warm_start.WARM_START_PROFILES`)."""
+
+    STANDARD = "standard"
+    """The previous point and multipliers, :math:`\\mu_0 = 10^{-5}` and IPOPT's monotone
+    (Fiacco-McCormick) barrier update: the default. Its path, and so its local solution, is the
+    one every earlier release followed."""
+    ADAPTIVE = "adaptive"
+    """The previous point and multipliers, :math:`\\mu_0 = 10^{-4}`, and IPOPT's adaptive
+    barrier update (``mu_strategy=adaptive``, ``mu_oracle=quality-function``). It changes the
+    path: on the large NOSBENCH dev files it solved some problems the standard profile did not
+    solve in time and ended at lower objectives on others, but it lost problems and ended at
+    higher objectives elsewhere (``docs/mpcc_engine.md``). Opt in, and compare."""
+    BEST_OF_TWO = "best_of_two"
+    """MPCC solves: the standard profile in this process and the adaptive one in a forked child
+    process on another core, from the same start within the same time limit; the better point is
+    kept (:mod:`mcpkit.orchestration.second_start`). Needs ``fork`` and two cores, else the standard
+    profile alone. This process's IPOPT settings are the standard ones."""
+
+
+class _Choice(str, Choice):
+    """A choice whose members come from :mod:`mcpkit.solving.registry` (plus ``AUTO``)."""
 
 
 def _choice_enum(name: str, doc: str, auto_doc: str, entries: dict[str, Any]) -> Any:
@@ -154,19 +207,6 @@ def did_you_mean(name: str, valid: list[str] | tuple[str, ...]) -> str:
     return f" Did you mean {hint!r}?" if hint else ""
 
 
-def parse_choice(cls: type[enum.Enum], value: Any, what: str) -> Any:
-    """The member of ``cls`` named ``value`` (case-insensitive), or
-    :class:`~mcpkit.errors.UnknownOptionError` listing the valid names with a suggestion."""
-    if isinstance(value, cls):
-        return value
-    try:
-        return cls(str(value).lower())
-    except ValueError:
-        valid = [m.value for m in cls]  # type: ignore[attr-defined]
-        extra = did_you_mean(str(value), valid)
-        raise UnknownOptionError(f"unknown {what} {value!r}; valid: {valid}.{extra}") from None
-
-
 @dataclass(frozen=True)
 class SolveOptions:
     """Stopping rules and homotopy settings shared by every route.
@@ -268,7 +308,7 @@ class SolveOptions:
 
     def __post_init__(self) -> None:
         self._check_types()
-        object.__setattr__(self, "warm_start", parse_choice(WarmStart, self.warm_start, "warm_start"))
+        object.__setattr__(self, "warm_start", WarmStart.parse(self.warm_start))
         checks = [
             (self.tol > 0 and math.isfinite(self.tol), "tol must be a positive finite number"),
             (self.max_outer >= 1, "max_outer must be >= 1"),

@@ -11,8 +11,9 @@ additions and the user's ``ipopt_options`` come on top of it, in that order.
 
 from __future__ import annotations
 
-import enum
 from typing import Any
+
+from mcpkit.solving.options import WarmStart
 
 #: The ``warm_start_*`` settings every profile shares: multipliers taken as given, primal and
 #: dual iterates pushed off their bounds by at most 1e-9.
@@ -24,37 +25,6 @@ _WARM_POINT: dict[str, Any] = {
     "warm_start_slack_bound_frac": 1e-9,
     "warm_start_slack_bound_push": 1e-9,
 }
-
-
-class WarmStart(str, enum.Enum):
-    """Which IPOPT settings the warm-started subproblems of a homotopy use."""
-
-    STANDARD = "standard"
-    """The previous point and multipliers, :math:`\\mu_0 = 10^{-5}` and IPOPT's monotone
-    (Fiacco-McCormick) barrier update: the default. Its path, and so its local solution, is the
-    one every earlier release followed."""
-    ADAPTIVE = "adaptive"
-    """The previous point and multipliers, :math:`\\mu_0 = 10^{-4}`, and IPOPT's adaptive
-    barrier update (``mu_strategy=adaptive``, ``mu_oracle=quality-function``). It changes the
-    path: on the large NOSBENCH dev files it solved some problems the standard profile did not
-    solve in time and ended at lower objectives on others, but it lost problems and ended at
-    higher objectives elsewhere (``docs/mpcc_engine.md``). Opt in, and compare."""
-    BEST_OF_TWO = "best_of_two"
-    """MPCC solves: the standard profile in this process and the adaptive one in a forked child
-    process on another core, from the same start within the same time limit; the better point is
-    kept (:mod:`mcpkit.orchestration.second_start`). Needs ``fork`` and two cores, else the standard
-    profile alone. This process's IPOPT settings are the standard ones."""
-
-    @classmethod
-    def parse(cls, value: Any) -> WarmStart:
-        """The member named ``value`` (case-insensitive); ``ValueError`` listing the names."""
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown warm_start {value!r}; valid: {valid}") from None
 
 
 #: IPOPT settings of each :class:`WarmStart` profile, by IPOPT name.

@@ -15,13 +15,13 @@ Table III lists the simulation settings (LSODA tolerances, contact size, grid si
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from mcpkit.errors import BoundsError, NonFiniteError, UnknownOptionError
+from mcpkit.solving.options import Choice
 
 __all__ = [
     "LuGreParams",
@@ -104,7 +104,7 @@ def table_i(p: int) -> LuGreParams:
     return TABLE_I[p]
 
 
-class Integrator(enum.Enum):
+class Integrator(Choice):
     """Time integrator used by the simulation helpers."""
 
     LSODA = "LSODA"
@@ -120,16 +120,6 @@ class Integrator(enum.Enum):
     def is_solve_ivp(self) -> bool:
         """True for the adaptive ``scipy.integrate.solve_ivp`` methods (all but Euler)."""
         return self is not Integrator.EULER
-
-    @classmethod
-    def parse(cls, value: Integrator | str) -> Integrator:
-        """Accept an enum member or its (case-insensitive) value."""
-        if isinstance(value, Integrator):
-            return value
-        for member in cls:
-            if isinstance(value, str) and value.lower() == member.value.lower():
-                return member
-        raise UnknownOptionError(f"unknown integrator {value!r}; choose one of {[m.value for m in cls]}")
 
 
 @dataclass(frozen=True)

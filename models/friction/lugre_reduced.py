@@ -32,7 +32,6 @@ eq (35); this module uses the angle consistent with eq (35), ``phi = atan2(|v_t|
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
-from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
+from mcpkit.errors import BoundsError, MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.friction.lugre import (
     REG,
     DistributedLuGre,
@@ -53,6 +52,7 @@ from mcpkit.models.friction.lugre import (
     patch_arrays,
 )
 from mcpkit.models.friction.lugre_params import LUGRE_P0, LUGRE_P1, LuGreParams
+from mcpkit.solving.options import Choice
 
 __all__ = [
     "EllipsoidVariables",
@@ -228,26 +228,13 @@ def precompute_limit_surface(
 # ----------------------------------------------------------------------------------------------
 # reduced model
 # ----------------------------------------------------------------------------------------------
-class ReducedMode(enum.Enum):
+class ReducedMode(Choice):
     """Which steady-state direction the reduced model uses."""
 
     ELLIPSOID = "ellipsoid"
     """Ellipsoid approximation of the limit surface, ``h^ = v_S/|v_S|`` (eqs 24-27)."""
     LIMIT_SURFACE = "limit_surface"
     """Pre-computed limit surface with bilinear interpolation, ``h^ = -h(r, v)`` (eqs 31-44)."""
-
-    @classmethod
-    def parse(cls, value: ReducedMode | str) -> ReducedMode:
-        """Accept a member or its value (case-insensitive)."""
-        if isinstance(value, ReducedMode):
-            return value
-        if isinstance(value, str):
-            for member in cls:
-                if value.lower() == member.value:
-                    return member
-        raise UnknownOptionError(
-            f"unknown reduced-model mode {value!r}; choose one of {[m.value for m in cls]}"
-        )
 
 
 class ReducedLuGre:

@@ -25,11 +25,11 @@ holds the centre of rotation).
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
+from mcpkit.solving.options import Choice
 
 __all__ = ["ContactPatch", "LoadMethod"]
 
@@ -42,7 +42,7 @@ _GAUSS_W = np.array([5.0, 8.0, 5.0]) / 9.0
 _CHUNK = 400_000  # (twists x cells) evaluated at once
 
 
-class LoadMethod(str, Enum):
+class LoadMethod(str, Choice):
     """How :meth:`ContactPatch.friction_load` integrates the unit sliding direction over a cell."""
 
     EXACT = "exact"
@@ -56,16 +56,6 @@ class LoadMethod(str, Enum):
     """The LuGre paper's eq 23: midpoint loads for rotation about the four corners of the cell that
     contains the centre of rotation, blended bilinearly (midpoint rule when the centre of
     rotation is outside the patch's grid); continuous but not exact."""
-
-
-def _as_method(method: LoadMethod | str) -> LoadMethod:
-    if isinstance(method, LoadMethod):
-        return method
-    try:
-        return LoadMethod(str(method).lower())
-    except ValueError:
-        names = ", ".join(m.value for m in LoadMethod)
-        raise UnknownOptionError(f"unknown load method {method!r}; choose one of {names}") from None
 
 
 def _check_scalar(name: str, value: float, *, positive: bool = False) -> float:
@@ -537,7 +527,7 @@ class ContactPatch:
             raise NonFiniteError("twist contains NaN or inf")
         mu_v = _check_scalar("mu", mu)
         N = _check_scalar("normal_force", normal_force)
-        meth = _as_method(method)
+        meth = LoadMethod.parse(method)
         T = np.atleast_2d(t)
         out = np.empty((T.shape[0], 3))
         step = max(1, _CHUNK // max(1, self.n_cells))

@@ -48,7 +48,6 @@ engine's verdict holds at the returned reactions: the Siconos error (physical fr
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 import warnings
@@ -66,12 +65,12 @@ from mcpkit.errors import MCPInputError
 from mcpkit.models.fclib import FCLIBFormulation, FCLIBProblem, fclib_mcp, solve_fclib
 from mcpkit.models.pile.geometry import Box, Contacts, check_spheres, contact_jacobian, detect_contacts
 from mcpkit.problems.mcp import MCP
-from mcpkit.solving.options import parse_choice
+from mcpkit.solving.options import Choice
 from mcpkit.solving.result import Termination, summary_head
 from mcpkit.solving.tables import compact_repr
 
 
-class StepEngine(str, enum.Enum):
+class StepEngine(str, Choice):
     """Which solve :func:`solve_local` tries first on a step."""
 
     DIRECT = "direct"
@@ -131,7 +130,7 @@ class PileParams:
                 raise MCPInputError(f"PileParams.{name} must be non-negative, got {getattr(self, name)}")
         if not (self.tol > 0 and self.max_iter >= 1):
             raise MCPInputError("PileParams.tol must be positive and max_iter at least 1")
-        engine = parse_choice(StepEngine, getattr(self.engine, "value", self.engine), "pile step engine")
+        engine = StepEngine.parse(self.engine)
         object.__setattr__(self, "engine", engine)
 
 
@@ -325,7 +324,7 @@ def solve_local(
     if q.size == 0:
         return solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter), 1
     runs0 = 0
-    if parse_choice(StepEngine, getattr(engine, "value", engine), "pile step engine") is StepEngine.STAGED:
+    if StepEngine.parse(engine) is StepEngine.STAGED:
         staged = solve_fclib(FCLIBProblem(np.asarray(W, dtype=float), q, mu), time_limit=left(), tol=tol)
         if staged.reactions is not None and np.isfinite(staged.reactions).all():
             judged = solve_alart_curnier(W, q, mu, tol=tol, max_iter=max_iter, r0=staged.reactions,

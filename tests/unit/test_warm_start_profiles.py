@@ -18,8 +18,8 @@ from mcpkit.homotopy.ipopt import WARM_START_OPTIONS, ipopt_option_dict
 from mcpkit.homotopy.loop import HomotopySolver, inner_settings
 from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.mpcc import MPCC
-from mcpkit.solving.options import SolveOptions
-from mcpkit.solving.warm_start import WARM_START_PROFILES, WarmStart, warm_start_options
+from mcpkit.solving.options import SolveOptions, WarmStart
+from mcpkit.solving.warm_start import WARM_START_PROFILES, warm_start_options
 
 
 def _toy() -> MPCC:
