@@ -68,7 +68,7 @@ class InnerSettings:
     name: str = "nlp"
     """Label of the solver (CasADi function name, Pyomo model name)."""
     warm_start: WarmStart = WarmStart.STANDARD
-    """The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.warm_start.WarmStart`)."""
+    """The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.options.WarmStart`)."""
 
     def with_warm(self, warm: bool, name: str) -> InnerSettings:
         """The same settings with ``warm`` and ``name`` replaced."""

@@ -121,7 +121,7 @@ class InnerResult:
 
 #: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
 #: parameter small, iterates pushed off the bounds as little as possible): the default profile,
-#: :attr:`~mcpkit.solving.warm_start.WarmStart.STANDARD`.
+#: :attr:`~mcpkit.solving.options.WarmStart.STANDARD`.
 WARM_START_OPTIONS: dict[str, Any] = warm_start_options(WarmStart.STANDARD)
 
 
@@ -424,7 +424,7 @@ class IpoptNLP(InnerSolver):
         other solvers on the same rows (:mod:`mcpkit.problems.derivatives`); ``None``: CasADi
         differentiates the NLP itself.
     warm_start
-        The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.warm_start.WarmStart`).
+        The IPOPT settings of a ``warm`` solver (:class:`~mcpkit.solving.options.WarmStart`).
     """
 
     def __init__(

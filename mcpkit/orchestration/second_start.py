@@ -2,8 +2,8 @@ r"""The better of two homotopy runs: the standard warm starts here, the adaptive
 
 With ``SolveOptions.warm_start="best_of_two"`` an MPCC solve forks one child process before its
 homotopy. The child runs the same homotopy (same reformulations, fallbacks, start and time limit)
-with the warm-start profile :attr:`~mcpkit.solving.warm_start.WarmStart.ADAPTIVE`; this process
-runs it with :attr:`~mcpkit.solving.warm_start.WarmStart.STANDARD`. The two profiles end at
+with the warm-start profile :attr:`~mcpkit.solving.options.WarmStart.ADAPTIVE`; this process
+runs it with :attr:`~mcpkit.solving.options.WarmStart.STANDARD`. The two profiles end at
 different local solutions on some problems, each better on some (``docs/mpcc_engine.md``).
 :func:`better` keeps, of the two outcomes :math:`o_s` (standard) and :math:`o_a` (adaptive),
 

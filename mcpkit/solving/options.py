@@ -290,7 +290,7 @@ class SolveOptions:
     """IPOPT settings of the homotopy's warm-started subproblems (every one after the first,
     started from the previous point and multipliers): ``"standard"`` (default) or
     ``"adaptive"`` (IPOPT's adaptive barrier update; a different path, see
-    :class:`~mcpkit.solving.warm_start.WarmStart`). ``ipopt_options`` still win."""
+    :class:`~mcpkit.solving.options.WarmStart`). ``ipopt_options`` still win."""
     path_options: dict[str, Any] = field(default_factory=dict)
     """Extra PATH options by PATH name (``{"major_iteration_limit": 500}``)."""
     verbose: bool = False
