@@ -23,7 +23,6 @@ from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
 from mcpkit.solving.options import WarmStart
 from mcpkit.solving.result import Termination
-from mcpkit.solving.warm_start import warm_start_options
 
 #: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
 #: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual
@@ -119,6 +118,37 @@ class InnerResult:
         )
 
 
+#: The ``warm_start_*`` settings every warm-start profile shares. Subproblem :math:`k > 0` of a
+#: homotopy starts from the primal-dual point :math:`(x_{k-1}, \lambda_{k-1}, z_{k-1})` of
+#: subproblem :math:`k - 1`: ``warm_start_init_point=yes`` takes the multipliers as given and the
+#: pushes of 1e-9 keep the iterates as close to their bounds as the previous solution was.
+_WARM_POINT: dict[str, Any] = {
+    "warm_start_init_point": "yes",
+    "warm_start_bound_push": 1e-9,
+    "warm_start_bound_frac": 1e-9,
+    "warm_start_mult_bound_push": 1e-9,
+    "warm_start_slack_bound_frac": 1e-9,
+    "warm_start_slack_bound_push": 1e-9,
+}
+
+#: IPOPT settings of each :class:`~mcpkit.solving.options.WarmStart` profile, by IPOPT name: the
+#: shared warm point and an initial barrier parameter :math:`\mu_0` small enough that IPOPT does
+#: not first move back to the central path. The reformulation's own additions and the user's
+#: ``ipopt_options`` come on top, in that order (:func:`ipopt_option_dict`).
+WARM_START_PROFILES: dict[WarmStart, dict[str, Any]] = {
+    WarmStart.STANDARD: {**_WARM_POINT, "mu_init": 1e-5},
+    WarmStart.BEST_OF_TWO: {**_WARM_POINT, "mu_init": 1e-5},
+    WarmStart.ADAPTIVE: {
+        **_WARM_POINT, "mu_init": 1e-4, "mu_strategy": "adaptive", "mu_oracle": "quality-function",
+    },
+}  # fmt: skip
+
+
+def warm_start_options(profile: WarmStart | str = WarmStart.STANDARD) -> dict[str, Any]:
+    """A copy of the IPOPT settings of ``profile`` (:data:`WARM_START_PROFILES`)."""
+    return dict(WARM_START_PROFILES[WarmStart.parse(profile)])
+
+
 #: IPOPT settings of a warm start from a nearby primal-dual point (multipliers kept, barrier
 #: parameter small, iterates pushed off the bounds as little as possible): the default profile,
 #: :attr:`~mcpkit.solving.options.WarmStart.STANDARD`.
@@ -166,7 +196,7 @@ def ipopt_option_dict(
 
     ``tol`` is IPOPT's ``tol`` and also its ``constr_viol_tol`` and ``compl_inf_tol`` (so the
     subproblem is solved to the accuracy the outer loop needs); ``warm`` adds the settings of the
-    profile ``warm_start`` (:data:`~mcpkit.solving.warm_start.WARM_START_PROFILES`; by default
+    profile ``warm_start`` (:data:`WARM_START_PROFILES`; by default
     :data:`WARM_START_OPTIONS`); ``options`` (the user's, by IPOPT name, with or without an
     ``ipopt.`` prefix) come last and win.
     """

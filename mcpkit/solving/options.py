@@ -37,10 +37,11 @@ if TYPE_CHECKING:
 E = TypeVar("E", bound=enum.Enum)
 
 
-def parse_choice(cls: type[E], value: Any, what: str) -> E:
+def parse_choice(cls: type[E], value: Any, what: str | None = None) -> E:
     """The member of ``cls`` whose value is ``value`` (a member, or its value in any case, blanks
     around it ignored), or :class:`~mcpkit.errors.UnknownOptionError` listing the valid values
-    with a :func:`did_you_mean` hint; ``what`` names the option in the message."""
+    with a :func:`did_you_mean` hint; ``what`` names the option in the message (default: the
+    class's :meth:`Choice.option_name`)."""
     if isinstance(value, cls):
         return value
     key = str(getattr(value, "value", value)).strip().lower()
@@ -48,7 +49,8 @@ def parse_choice(cls: type[E], value: Any, what: str) -> E:
         if str(member.value).lower() == key:
             return member
     valid = [str(m.value) for m in cls]
-    raise UnknownOptionError(f"unknown {what} {value!r}; valid: {valid}.{did_you_mean(key, valid)}")
+    name = what or (cls.option_name() if issubclass(cls, Choice) else cls.__name__)
+    raise UnknownOptionError(f"unknown {name} {value!r}; valid: {valid}.{did_you_mean(key, valid)}")
 
 
 class Choice(enum.Enum):
@@ -67,13 +69,13 @@ class Choice(enum.Enum):
 
     @classmethod
     def parse(cls: type[E], value: Any) -> E:
-        """:func:`parse_choice` with :meth:`option_name`."""
-        return parse_choice(cls, value, cls.option_name())  # type: ignore[attr-defined]
+        """:func:`parse_choice`."""
+        return parse_choice(cls, value)
 
 
 class WarmStart(str, Choice):
     """Which IPOPT settings the warm-started subproblems of a homotopy use (the settings of each:
-    :data:`mcpkit.solving.warm_start.WARM_START_PROFILES`)."""
+    :data:`mcpkit.homotopy.ipopt.WARM_START_PROFILES`)."""
 
     STANDARD = "standard"
     """The previous point and multipliers, :math:`\\mu_0 = 10^{-5}` and IPOPT's monotone

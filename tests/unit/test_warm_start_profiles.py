@@ -14,12 +14,16 @@ import pytest
 from mcpkit.errors import UnknownOptionError
 from mcpkit.homotopy import ipopt as ipopt_module
 from mcpkit.homotopy.inner import CasadiInner
-from mcpkit.homotopy.ipopt import WARM_START_OPTIONS, ipopt_option_dict
+from mcpkit.homotopy.ipopt import (
+    WARM_START_OPTIONS,
+    WARM_START_PROFILES,
+    ipopt_option_dict,
+    warm_start_options,
+)
 from mcpkit.homotopy.loop import HomotopySolver, inner_settings
 from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions, WarmStart
-from mcpkit.solving.warm_start import WARM_START_PROFILES, warm_start_options
 
 
 def _toy() -> MPCC:
