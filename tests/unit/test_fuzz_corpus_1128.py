@@ -7,6 +7,7 @@ corpus skip when it is absent; every behaviour is also tested on data made here.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -300,10 +301,19 @@ sys.exit(main())
 """
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """In a child before ``exec``: SIGINT back to its default disposition. A shell starts a
+    background job (``pytest &``, CI runners) with SIGINT ignored, an ignored SIGINT is
+    inherited, and Python then installs no handler of its own: these tests would see the
+    runner's disposition instead of what ``import mcpkit`` does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_while_importing_is_one_line_and_130() -> None:
     run = subprocess.run(
         [sys.executable, "-c", SIGINT_IN_IMPORT, str(ROOT / "examples" / "lcp.json")],
         capture_output=True, text=True, timeout=120, env=os.environ | {"PYTHONPATH": str(ROOT)},
+        preexec_fn=_sigint_as_at_a_terminal,
     )  # fmt: skip
     assert run.returncode == 130, run.stderr[-2000:]
     assert [line for line in run.stderr.splitlines() if line] == ["mcpkit: interrupted"], run.stderr[-2000:]
@@ -314,7 +324,7 @@ def test_library_import_keeps_pythons_sigint_handler() -> None:
     code = "import signal, mcpkit; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        env=os.environ | {"PYTHONPATH": str(ROOT)}, preexec_fn=_sigint_as_at_a_terminal,
     )  # fmt: skip
     assert run.stdout.strip() == "True", run.stderr[-2000:]
 
