@@ -64,8 +64,8 @@ class Choice(enum.Enum):
     @classmethod
     def option_name(cls) -> str:
         """The option's name in messages: the class name in snake case (``WarmStart`` ->
-        ``warm_start``)."""
-        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+        ``warm_start``, ``FCLIBFormulation`` -> ``fclib_formulation``)."""
+        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", cls.__name__).lower()
 
     @classmethod
     def parse(cls: type[E], value: Any) -> E:

@@ -60,3 +60,4 @@ def test_option_name_is_the_class_name_in_snake_case() -> None:
     assert WarmStart.option_name() == "warm_start"
     assert OnFailure.option_name() == "on_failure"
     assert Method.option_name() == "method"
+    assert FCLIBFormulation.option_name() == "fclib_formulation"
