@@ -228,7 +228,13 @@ def project_polygon_cone(x: tuple[float, float, float], mu: float, n_d: int) -> 
         y = _sub(x, tuple(_dot(n, x) / nn * ni for ni in n))  # projection onto the plane = c1 g1 + c2 g2
         if _dot(_cross(y, g2), n) >= 0.0 and _dot(_cross(g1, y), n) >= 0.0:  # c1 |n|^2, c2 |n|^2
             return y  # inside the facet: the nearest point of the facet, hence of K (docstring)
-    return max(candidates, key=lambda y: _dot(y, y))
+    # an edge y_j = max(g_j . x, 0) g_j / |g_j|^2 has length max(a + mu u_j . b, 0) / |g_j| with
+    # the same |g_j| for both, so the longer is the one with the larger mu u_j . b: compared so,
+    # not through |y_j|^2, whose difference (of order mu |b| a) rounds away against a^2 when
+    # mu |b| is below eps a (mu = 5e-10, |b| = 1e-7: both lengths were 1.0, and the wrong
+    # vertex was returned); when neither edge has g_j . x > 0 both are the apex
+    t1, t2 = g1[1] * bt + g1[2] * bo, g2[1] * bt + g2[2] * bo
+    return candidates[1] if t1 >= t2 else candidates[2]
 
 
 def _flat(a: Any) -> np.ndarray:

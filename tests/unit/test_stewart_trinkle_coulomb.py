@@ -61,6 +61,8 @@ def test_disc_projection_is_the_projection(x: tuple, mu: float, planar: bool) ->
 @given(st.tuples(finite, finite, finite), st.floats(0.0, 3.0), st.integers(3, 40))
 @example(x=(1.0, 0.0, 1.0), mu=1e-9, n_d=6)  # facet vs vertex closer than a length comparison resolves
 @example(x=(0.0, 1.0, 1.0), mu=4.737136385118439e-158, n_d=4)  # |g1 x g2|^2 ~ mu^2 is subnormal
+# the two edges' |y|^2 tie in rounding (mu |b| below eps a)
+@example(x=(1.0, -9.456551022233717e-08, 5.120769595559909e-10), mu=5.120769595559909e-10, n_d=4)
 def test_polygon_projection_matches_nnls(x: tuple, mu: float, n_d: int) -> None:
     """Equal to the NNLS projection onto cone{g_j}; x - p in the polar cone (g_j . (x - p) <= 0)."""
     g = _generators(mu, n_d)
