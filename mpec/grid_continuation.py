@@ -205,23 +205,17 @@ def solve_by_grid_continuation(
         if not res.solved and settings.fallback_cold:  # nothing reliable to map: the finest grid, cold
             res, hz = cold(n_steps, clock.remaining(MIN_SECONDS))
             break
-        if m < n_steps and not _fits(clock, _set_up_seconds(hz, m) + _set_up_seconds(hz, n_steps)):
+        if m < n_steps and not clock.fits(_set_up_seconds(hz, m) + _set_up_seconds(hz, n_steps)):
             m = n_steps  # no time for this grid and the finest one's build after it: the finest now
         U = map_controls(res.controls, m, settings.controls)
         res, hz = warm(m, U, res.design, clock.remaining(MIN_SECONDS), settings.solve_options())
         # the cold fallback builds the finest grid again: only when that build fits with 1 s to solve
-        if not res.solved and settings.fallback_cold and m == n_steps and _fits(clock, hz.build_time_s + 1.0):
+        if not res.solved and settings.fallback_cold and m == n_steps and clock.fits(hz.build_time_s + 1.0):
             done.append(res)
             res, hz = cold(m, clock.remaining(MIN_SECONDS))
         if m == n_steps:
             break
     return replace(res, coarse=tuple(done)), hz
-
-
-def _fits(budget: Budget, seconds: float) -> bool:
-    """Whether ``seconds`` more end within the caller's limit (always without one)."""
-    left = budget.remaining()
-    return left is None or seconds <= left
 
 
 def _set_up_seconds(hz: Horizon, n_steps: int) -> float:

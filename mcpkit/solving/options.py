@@ -461,6 +461,11 @@ class Budget:
         left = self.time_limit - (time.perf_counter() - self.start)
         return left if floor is None else max(left, floor)
 
+    def fits(self, seconds: float) -> bool:
+        """Whether ``seconds`` more end within the limit (always without one)."""
+        left = self.remaining()
+        return left is None or seconds <= left
+
     def spent(self) -> bool:
         """Whether the deadline has passed."""
         deadline = self.deadline
