@@ -49,7 +49,7 @@ from mcpkit.homotopy.ipopt import (
     ipopt_termination,
     wall_build_seconds,
 )
-from mcpkit.homotopy.lp_inner import LinearInner, is_affine
+from mcpkit.homotopy.lp_inner import LinearInner
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
 from mcpkit.lowering.base import Lowering
@@ -366,7 +366,7 @@ class Polisher:
         tol = options.inner_tol_factor * options.tol
         # an LPEC's branch problem is an LP: HiGHS solves it exactly and proves a wrong branch
         # infeasible at once (mcpkit.homotopy.lp_inner); anything else goes to IPOPT
-        self.linear = is_affine(self.template)
+        self.linear = self.template.is_affine()
         if self.linear:
             self.nlp: InnerSolver = LinearInner(self.template, tol)
             self._pairs = pair_functions(mpcc.x, mpcc.p, mpcc.G, mpcc.H)

@@ -1,7 +1,8 @@
 r"""The inner solver of affine subproblems: one LP by HiGHS instead of an IPOPT run.
 
 When the objective and the rows of an :class:`~mcpkit.homotopy.reformulation.NLPTemplate` are
-affine in :math:`x` for every parameter value :math:`q` (:func:`is_affine`), the subproblem
+affine in :math:`x` for every parameter value :math:`q`
+(:meth:`~mcpkit.homotopy.reformulation.NLPTemplate.is_affine`), the subproblem
 
 .. math::
 
@@ -42,7 +43,7 @@ from mcpkit.engines import highs
 from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.reformulation import NLPTemplate
 
-__all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows", "affine_in", "is_affine"]
+__all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows"]
 
 #: The smallest primal/dual feasibility tolerance HiGHS accepts (a smaller one is ignored).
 HIGHS_MIN_TOL = 1e-10
@@ -73,24 +74,14 @@ class LinearRows:
     """Other rows with a finite lower bound (negated, after them in ``A_ub``)."""
 
 
-def affine_in(x: ca.SX | ca.MX, *exprs: ca.SX | ca.MX) -> bool:
-    """Whether every expression of ``exprs`` is affine in ``x`` for every parameter value: of an
-    MPCC's :math:`f, g, G, H`, that it is an LPEC (every branch problem an LP)."""
-    return all(ca.is_linear(e, x) for e in exprs if e.numel())
-
-
-def is_affine(nlp: NLPTemplate) -> bool:
-    """Whether the template's objective and rows are affine in ``x`` (:func:`affine_in`)."""
-    return affine_in(nlp.x, nlp.f, nlp.g)
-
-
 class LinearInner(InnerSolver):
     """HiGHS on an affine :class:`~mcpkit.homotopy.reformulation.NLPTemplate` (module docstring).
 
     Parameters
     ----------
     nlp
-        The template; :func:`is_affine` must hold (else :class:`ValueError`).
+        The template; :meth:`~mcpkit.homotopy.reformulation.NLPTemplate.is_affine` must hold
+        (else :class:`ValueError`).
     tol
         The inner tolerance: HiGHS's feasibility tolerances are ``min(1e-7, tol)``, at least
         :data:`HIGHS_MIN_TOL`.
@@ -99,7 +90,7 @@ class LinearInner(InnerSolver):
     errors = (RuntimeError, ValueError)
 
     def __init__(self, nlp: NLPTemplate, tol: float) -> None:
-        if not is_affine(nlp):
+        if not nlp.is_affine():
             raise ValueError("LinearInner needs an objective and rows affine in x")
         x, q = nlp.x, nlp.p
         self.nx, self.ng = int(x.numel()), int(nlp.g.numel())

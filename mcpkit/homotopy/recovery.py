@@ -21,7 +21,6 @@ import numpy as np
 
 from mcpkit.homotopy.inner import CasadiInner, InnerFactory
 from mcpkit.homotopy.loop import Assessor, HomotopyOutcome, HomotopySolver, Polisher, equality_count
-from mcpkit.homotopy.lp_inner import affine_in
 from mcpkit.homotopy.reformulation import Reformulation, reformulation_for
 from mcpkit.problems.mpcc import MPCC
 from mcpkit.solving.options import SolveOptions
@@ -143,8 +142,7 @@ class RecoveringHomotopy:
     @functools.cached_property
     def is_lpec(self) -> bool:
         """Whether the MPCC is an LPEC (its polish an LP; checked without building the polisher)."""
-        m = self.mpcc
-        return affine_in(m.x, m.f, m.g, m.G, m.H)
+        return self.mpcc.is_lpec()
 
     def _fallback(self, name: str) -> HomotopySolver:
         if name not in self._fallbacks:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import casadi as ca
 import numpy as np
 
-from mcpkit.problems.mpcc import MPCC
+from mcpkit.problems.mpcc import MPCC, affine_in
 from mcpkit.solving.options import SolveOptions
 from mcpkit.solving.registry import reformulation_entry
 
@@ -42,6 +42,11 @@ class NLPTemplate:
     derivatives of its rows are shared (:mod:`mcpkit.problems.derivatives`); ``None``: not known."""
     extra_rows: ca.SX | ca.MX | None = None
     """The rows after ``base.g`` in :attr:`g`."""
+
+    def is_affine(self) -> bool:
+        r"""Whether the objective and the rows are affine in :math:`x` for every value of
+        :math:`(p, t)`: the NLP is an LP (:func:`~mcpkit.problems.mpcc.affine_in`)."""
+        return affine_in(self.x, self.f, self.g)
 
 
 def sign_constraints(mpcc: MPCC) -> tuple[list[ca.SX], list[np.ndarray], list[np.ndarray]]:

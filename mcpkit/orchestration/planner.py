@@ -76,7 +76,6 @@ import numpy as np
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
 from mcpkit.homotopy.inner import select_inner
 from mcpkit.homotopy.loop import PointAssessor
-from mcpkit.homotopy.lp_inner import affine_in
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
 from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
@@ -549,7 +548,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
         raise MCPInputError("ipopt= chooses the IPOPT of backend='pyomo'; the CasADi backend has one")
     standard, pair_map = ToStandardMPCC().apply(problem)
     if route.note:  # "auto": an LPEC gets its own choice
-        lpec = affine_in(standard.x, standard.f, standard.g, standard.G, standard.H)
+        lpec = standard.is_lpec()
         route = resolve("mpcc", method, backend, lpec=lpec)
     steps: list[Lowering] = [ToStandardMPCC()]
     inverse: list[Any] = [pair_map]

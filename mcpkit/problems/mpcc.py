@@ -267,6 +267,11 @@ class MPCC:
         r"""Every pair is :math:`0 \le G_j \perp H_j \ge 0` (the reformulations' form)."""
         return bool(self.standard_pairs().all())
 
+    def is_lpec(self) -> bool:
+        r""":math:`f, g, G, H` are affine in :math:`x` for every parameter value: an LPEC, every
+        branch problem (each pair's side fixed at zero) a linear program (:func:`affine_in`)."""
+        return affine_in(self.x, self.f, self.g, self.G, self.H)
+
     def function(self, what: str) -> ca.Function:
         """Cached ``casadi.Function`` ``(x, p) -> what`` for ``what`` in ``f, g, G, H``."""
         if what not in self._funs:
@@ -306,6 +311,12 @@ class MPCC:
     def constraint_violation(self, x: np.ndarray, p: np.ndarray) -> float:
         """The second value of :meth:`residuals`."""
         return self.residuals(x, p)[1]
+
+
+def affine_in(x: ca.SX | ca.MX, *exprs: ca.SX | ca.MX) -> bool:
+    r"""Whether every expression of ``exprs`` is affine in ``x`` for every parameter value
+    (CasADi's structural test ``is_linear``; empty expressions count as affine)."""
+    return all(ca.is_linear(e, x) for e in exprs if e.numel())
 
 
 def _nan_max(a: np.ndarray) -> float:

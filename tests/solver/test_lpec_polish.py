@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from mcpkit.homotopy.ipopt import IpoptNLP, ipopt_termination
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher
-from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner, is_affine
+from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.standard import ToStandardMPCC
@@ -59,7 +59,7 @@ def test_linear_inner_solves_an_lp_with_kkt_multipliers() -> None:
     g = ca.vertcat(x[0] + x[1] + x[2], x[0] - x[1])
     f = q[0] * x[0] - x[1] + 2 * x[2]
     nlp = NLPTemplate(x=x, p=q, f=f, g=g, lbg=np.array([1.0, -np.inf]), ubg=np.array([1.0, 0.5]))
-    assert is_affine(nlp)
+    assert nlp.is_affine()
     lp = LinearInner(nlp, 1e-7)
     res = lp.solve(np.zeros(3), np.array([1.0]), np.zeros(3), np.full(3, 5.0), nlp.lbg, nlp.ubg)
     assert ipopt_termination(res.status) is Termination.CONVERGED
@@ -102,7 +102,7 @@ def test_tiny_tolerances_are_clamped_to_what_highs_accepts() -> None:
 def test_nonlinear_templates_are_not_affine() -> None:
     x = ca.SX.sym("x", 2)
     nlp = NLPTemplate(x=x, p=ca.SX.sym("q", 0), f=x[0] * x[1], g=x[0], lbg=np.zeros(1), ubg=np.zeros(1))
-    assert not is_affine(nlp)
+    assert not nlp.is_affine()
     with pytest.raises(ValueError, match="affine"):
         LinearInner(nlp, 1e-7)
 
