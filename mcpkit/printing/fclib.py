@@ -31,6 +31,7 @@ from mcpkit.solving.tables import format_value
 
 __all__ = ["CONE_FORM", "cone_explain", "cone_latex", "cone_text"]
 
+
 class FCLIBView(Protocol):
     r"""What the printer reads of an FCLIB local problem (:class:`mcpkit.models.fclib.FCLIBProblem`):
     its title, the contact count :math:`n_c`, the Delassus matrix :math:`W` and the friction

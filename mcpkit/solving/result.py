@@ -40,7 +40,6 @@ EPS = float(np.finfo(float).eps)
 r"""Machine epsilon :math:`2^{-52}`: the default rounding bound :math:`\varepsilon |F_i|` of judge_point."""
 
 
-
 def _is_names(wrt: Any) -> bool:
     """Whether ``wrt`` is a block name or a non-empty sequence of them (not a direction vector)."""
     if isinstance(wrt, str):
@@ -48,6 +47,7 @@ def _is_names(wrt: Any) -> bool:
     if isinstance(wrt, (list, tuple)):
         return len(wrt) > 0 and all(isinstance(w, str) for w in wrt)
     return False
+
 
 class Termination(enum.Enum):
     """Why the solve stopped."""

@@ -56,9 +56,7 @@ def explain(m: MPCCView, values: bool = False) -> str:
         out.append(f"- {plural(count, case + ' pair')} {form}: {words}.")
     extra = plain_G(m)
     if extra.size:
-        out.append(
-            f"- {plural(int(extra.size), 'pair')} also bound G as a plain constraint G_l <= G <= G_u."
-        )
+        out.append(f"- {plural(int(extra.size), 'pair')} also bound G as a plain constraint G_l <= G <= G_u.")
     implied = [w for w, f in (("G >= 0", m.G_implied_by_bounds), ("H >= 0", m.H_implied_by_bounds)) if f]
     if implied:
         out.append(
