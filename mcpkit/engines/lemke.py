@@ -63,7 +63,6 @@ import numpy as np
 
 from mcpkit.engines.blas import small_blas
 from mcpkit.engines.box_lcp import BoxLCPReduction, box_natural_residual
-from mcpkit.engines.lemke_pivoting import LEMKE_STATUSES as LEMKE_STATUSES  # moved, kept here one release
 from mcpkit.engines.lemke_pivoting import (
     LemkeResult,
     copositive_plus,
@@ -72,7 +71,6 @@ from mcpkit.engines.lemke_pivoting import (
     lemke_lcp,
     solve_principal,
 )
-from mcpkit.engines.lemke_pivoting import principal_pivot as principal_pivot  # moved, kept here one release
 from mcpkit.errors import MCPInputError
 from mcpkit.lowering.sx_replay import AFFINE, CONSTANT, is_affine_in
 from mcpkit.problems.functions import AffineFunction
