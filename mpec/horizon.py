@@ -390,18 +390,20 @@ class Horizon:
         ubx[sl] = np.minimum(ubx[sl], self.x_hi)
         if np.any(lbx > ubx):
             raise BoundsError("terminal_bounds and state_bounds do not intersect")
-        g_step, G, H, g_dyn, g_path = [], [], [], [], []
+        g_path: list[ca.SX] = []
         lbg_path, ubg_path = [], []
         f = ca.SX(0.0)
+        # the step's functions on all N stages at once (one call each, not 3 N), stage k in column k
+        Xc, Uc, Sc, Tc = (ca.horzsplit(M) for M in (X, U, XS, THL))
+        TH = ca.horzcat(*[Tc[min(k, nlift - 1)] for k in range(N)])  # step k's design copy
+        tk = ca.DM(np.asarray(self.t[:N], dtype=float)).T
+        P = spec.param_fun.map(N)(X[:, :N], U, TH, tk)
+        gm, Gm, Hm = fstep.map(N)(XS, P)
+        Phi = spec.update_fun.map(N)(X[:, :N], XS[:nz, :], U, TH, tk)
+        g_step, G, H, g_dyn = [ca.vec(gm)], [ca.vec(Gm)], [ca.vec(Hm)], [ca.vec(X[:, 1:] - Phi)]
         for k in range(N):
-            xk, uk, sk = X[:, k], U[:, k], XS[:, k]
-            thk = THL[:, min(k, nlift - 1)]  # step k's design copy
-            pk = spec.param_fun(xk, uk, thk, float(self.t[k]))
-            gk, Gk, Hk = fstep(sk, pk)
-            g_step.append(gk)
-            G.append(Gk)
-            H.append(Hk)
-            g_dyn.append(X[:, k + 1] - spec.update_fun(xk, sk[:nz], uk, thk, float(self.t[k])))
+            xk, uk, sk = Xc[k], Uc[k], Sc[k]
+            thk = Tc[min(k, nlift - 1)]
             for j, pc in enumerate(self.path):
                 c = as_column(pc.fn(xk, uk, thk), f"path constraint {j}")
                 g_path.append(c)
@@ -421,7 +423,7 @@ class Horizon:
         self.rows["path"] = slice(
             self.rows["dynamics"].stop, self.rows["dynamics"].stop + sum(int(c.numel()) for c in g_path)
         )
-        g_lift = [THL[:, k + 1] - THL[:, k] for k in range(nlift - 1)]  # one design (lift_design)
+        g_lift = [ca.vec(THL[:, 1:] - THL[:, :-1])] if nlift > 1 else []  # one design (lift_design)
         nl = nth * (nlift - 1)
         self.rows["design"] = slice(self.rows["path"].stop, self.rows["path"].stop + nl)
         g = ca.vertcat(*g_step, *g_dyn, *g_path, *g_lift)
