@@ -633,7 +633,7 @@ def _solve_equations(
     prob: FCLIBProblem, law: ContactLaw | str, options: SolveOptions, direct: bool
 ) -> tuple[MCPResult, np.ndarray | None, list[FCLIBStage]]:
     """The stages of :func:`solve_equations`."""
-    run = _Stages(prob, ContactLaw(law), options)
+    run = _Stages(prob, ContactLaw.parse(law), options)
     tol = options.tol
     first: tuple[MCPResult, float | None] | None = None
     if direct and run.law is ContactLaw.ALART_CURNIER and 0 < prob.nc <= DIRECT_MAX_CONTACTS:

@@ -64,7 +64,6 @@ References
 
 from __future__ import annotations
 
-import enum
 from functools import lru_cache
 from typing import Any
 
@@ -75,6 +74,7 @@ import scipy.sparse as sps
 from mcpkit.errors import MCPInputError
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
+from mcpkit.solving.options import Choice
 
 #: Guard of square roots and divisions: :math:`\sqrt{\max(s, \mathtt{TINY})}`.
 TINY = 1e-300
@@ -83,7 +83,7 @@ TINY = 1e-300
 DENSE_N = 300
 
 
-class ContactLaw(str, enum.Enum):
+class ContactLaw(str, Choice):
     """The per-contact nonsmooth equations :math:`\\phi(r_i, u_i) = 0` (module docstring)."""
 
     ALART_CURNIER = "alart_curnier"
@@ -123,7 +123,7 @@ def law_blocks(
     contact's CasADi symbols, is the function :func:`contact_function` that the solver maps over
     the contacts (there every square root is guarded by :data:`TINY`).
     """
-    law = ContactLaw(law)
+    law = ContactLaw.parse(law)
     (rn, rt, ro), (un, ut, uo) = r, u
     if law is ContactLaw.ALART_CURNIER:
         pn = bx.named("p_n", bx.maximum(bx.named("x_n", rn - rho_n * un, latex="x_n"), 0), latex="p_n")
@@ -204,7 +204,7 @@ def contact_function(law: ContactLaw | str, jacobian: bool = False) -> ca.Functi
     :math:`\rho_t` is unused (one :math:`\rho = \rho_n` scales :math:`y`).
     Cached (CasADi functions are immutable).
     """
-    law = ContactLaw(law)
+    law = ContactLaw.parse(law)
     r, u, d = ca.SX.sym("r", 3), ca.SX.sym("u", 3), ca.SX.sym("d", 3)
     phi = _law_expression(law, r, u, d)
     if not jacobian:
@@ -302,7 +302,7 @@ class ContactEquations:
         eps: float = 0.0,
         rho_scale: float = 1.0,
     ) -> None:
-        self.law = ContactLaw(law)
+        self.law = ContactLaw.parse(law)
         self.q = np.asarray(q, dtype=float).reshape(-1)
         self.mu = np.asarray(mu, dtype=float).reshape(-1)
         nc = self.nc = int(self.mu.size)

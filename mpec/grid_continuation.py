@@ -36,7 +36,6 @@ the planner's simulator as any other plan; :attr:`HorizonResult.coarse
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -48,7 +47,7 @@ from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.mpec.horizon import Horizon
 from mcpkit.mpec.resimulation import HorizonResult
 from mcpkit.problems.arrays import as_count
-from mcpkit.solving.options import Budget
+from mcpkit.solving.options import Budget, Choice
 
 #: Seconds a solve is given at least, once the limit is spent: it then returns its ``time_limit``
 #: status at once.
@@ -64,7 +63,7 @@ __all__ = [
 ]
 
 
-class ControlMap(str, enum.Enum):
+class ControlMap(str, Choice):
     """How a coarse plan's controls become the fine grid's initial controls."""
 
     LINEAR = "linear"
@@ -74,6 +73,11 @@ class ControlMap(str, enum.Enum):
     """Each fine step takes the control of the coarse step that contains it (piecewise constant)."""
     FIRST = "first"
     """The first row is kept, the others are zero (a start impulse, as the plate's start jump)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages (``GridContinuation.controls``)."""
+        return "GridContinuation.controls"
 
 
 @dataclass(frozen=True)
@@ -107,12 +111,7 @@ class GridContinuation:
 
     def __post_init__(self) -> None:
         as_count(self.min_steps, "GridContinuation.min_steps", minimum=1)
-        try:
-            object.__setattr__(self, "controls", ControlMap(self.controls))
-        except ValueError:
-            valid = ", ".join(m.value for m in ControlMap)
-            msg = f"GridContinuation.controls: {self.controls!r} is not one of {valid}"
-            raise MCPInputError(msg) from None
+        object.__setattr__(self, "controls", ControlMap.parse(self.controls))
         for name in ("sigma0", "inner_tol_factor"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
@@ -158,7 +157,7 @@ def map_controls(controls: Any, n_fine: int, how: ControlMap | str = ControlMap.
         raise ShapeError(f"controls must have shape (n_steps, n_control), got {U.shape}")
     nf = as_count(n_fine, "n_fine", minimum=1)
     nc = U.shape[0]
-    how = ControlMap(how)
+    how = ControlMap.parse(how)
     if how is ControlMap.FIRST:
         out = np.zeros((nf, U.shape[1]))
         out[0] = U[0]

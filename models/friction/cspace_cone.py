@@ -33,8 +33,9 @@ from enum import Enum
 
 import numpy as np
 
-from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.friction.patch import _check_scalar
+from mcpkit.solving.options import Choice
 from mcpkit.solving.tables import compact_repr
 
 __all__ = [
@@ -78,7 +79,7 @@ class Ambiguity(str, Enum):
     """The cone dips below the tangent plane but this load still has one consistent mode."""
 
 
-class ContactType(str, Enum):
+class ContactType(str, Choice):
     """Geometric contact type for the second-variation constraint (Erdmann §5.5)."""
 
     VERTEX_ON_EDGE = "vertex_on_edge"
@@ -312,10 +313,7 @@ class CSpaceContact:
         F = _vec("F", F, 3)
         vel = _vec("velocity", velocity, 3)
         m = _check_scalar("mass", mass, positive=True)
-        try:
-            ct = ContactType(contact_type)
-        except ValueError:
-            raise UnknownOptionError(f"unknown contact type {contact_type!r}") from None
+        ct = ContactType.parse(contact_type)
         if self.dips_below_tangent_plane:
             raise MCPInputError(
                 "the friction cone dips below the tangent plane (k1 < 0): Erdmann §5.6 rules "

@@ -34,6 +34,7 @@ from scipy.spatial import ConvexHull
 
 from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
 from mcpkit.models.friction.patch import ContactPatch, LoadMethod, _check_scalar
+from mcpkit.solving.options import Choice
 
 __all__ = [
     "EigenDirection",
@@ -153,7 +154,7 @@ class PointContacts:
         return out[0] if t.ndim == 1 else out
 
 
-class TwistSampling(str, Enum):
+class TwistSampling(str, Choice):
     """How :func:`unit_twists` covers the sphere of motion directions."""
 
     FIBONACCI = "fibonacci"
@@ -197,10 +198,7 @@ def unit_twists(
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 4:
         raise MCPInputError(f"n must be an integer >= 4, got {n!r}")
     L = _check_scalar("char_length", char_length, positive=True)
-    try:
-        kind = TwistSampling(kind)
-    except ValueError:
-        raise UnknownOptionError(f"unknown twist sampling {kind!r}") from None
+    kind = TwistSampling.parse(kind)
     if kind is TwistSampling.FIBONACCI:
         i = np.arange(n) + 0.5
         z = 1.0 - 2.0 * i / n
