@@ -19,6 +19,7 @@ from mcpkit.errors import MCPInputError
 from mcpkit.lowering.casadi_sympy import casadi_to_sympy
 from mcpkit.printing.expressions import format_number, sympy_latex, sympy_text
 from mcpkit.printing.mpcc.cases import MAX_OPERATIONS, plural, step_latex
+from mcpkit.problems.mpcc import affine_in
 from mcpkit.problems.segments import Formula, Segment
 from mcpkit.problems.views import MPCCView
 
@@ -202,7 +203,7 @@ class CasadiRows:
             e = e[[int(i) for i in idx]] if len(idx) else type(e)(0, 1)
         nx = int(m.x.numel())
         nnz = int(ca.jacobian_sparsity(e, m.x).nnz()) if nx and e.numel() else 0
-        affine = bool(ca.is_linear(e, m.x)) if nx and e.numel() else True
+        affine = affine_in(m.x, e)
         return _Jacobian(int(e.numel()), nx, nnz, affine)
 
     def summary(self, what: str, idx: np.ndarray | None = None) -> str:
