@@ -8,7 +8,7 @@ active-set polish) is
     \min_x f(x; q) \quad\text{s.t.}\quad g_l \le g(x; q) \le g_u,\quad x_l \le x \le x_u,
 
 an :class:`~mcpkit.homotopy.reformulation.NLPTemplate` whose parameter vector :math:`q` holds the
-problem's parameters and the homotopy parameter. An :class:`~mcpkit.homotopy.ipopt.InnerSolver`
+problem's parameters and the homotopy parameter. An :class:`InnerSolver`
 (the base class states the call) is built once per template by an :class:`InnerFactory` and
 solves it for many :math:`(x_0, q)`, warm-started from multipliers
 :math:`(\lambda_{x,0}, \lambda_{g,0})` when given, stopping at a deadline. Two
@@ -20,33 +20,174 @@ implementations, with the same IPOPT options (:func:`~mcpkit.homotopy.ipopt.ipop
 * :class:`PyomoInner`: the template replayed as a Pyomo model and solved by a Pyomo NLP solver
   object, an ``ipopt`` executable or ``mcpkit_ipopt`` (:mod:`mcpkit.homotopy.pyomo_inner`).
 
-:func:`select_inner` maps the user's ``ipopt=`` choice to a factory.
+This file is the contract every implementation follows: the call (:class:`InnerSolver`,
+:class:`InnerCall`), what it returns (:class:`InnerResult`, with IPOPT's status names, which the
+LP inner solver of :mod:`mcpkit.homotopy.lp_inner` reports too), the settings and the factory.
+Each implementation is one file with its factory: :mod:`mcpkit.homotopy.ipopt`,
+:mod:`mcpkit.homotopy.pyomo_inner`, :mod:`mcpkit.homotopy.lp_inner`. The planner maps the user's
+``ipopt=`` choice to a factory (:func:`mcpkit.orchestration.planner.select_inner`).
 """
 
 from __future__ import annotations
 
+import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpkit.errors import SolverNotAvailableError, UnknownOptionError
-from mcpkit.homotopy.ipopt import InnerResult, InnerSolver, IpoptNLP
-from mcpkit.homotopy.reformulation import NLPTemplate
-from mcpkit.problems.derivatives import shared_functions
+import numpy as np
+
 from mcpkit.solving.options import WarmStart
+from mcpkit.solving.result import Termination
 
-__all__ = [
-    "IPOPT_CHOICES",
-    "CasadiInner",
-    "InnerFactory",
-    "InnerResult",
-    "InnerSettings",
-    "InnerSolver",
-    "PyomoInner",
-    "select_inner",
-]
+if TYPE_CHECKING:
+    from mcpkit.homotopy.reformulation import NLPTemplate
 
-#: Values of the ``ipopt=`` argument (backend ``pyomo``).
-IPOPT_CHOICES: tuple[str, ...] = ("auto", "executable", "casadi", "mcpkit_ipopt")
+#: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
+#: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual
+#: test decides whether the MCP/MPCC is solved.
+IPOPT_STATUS: dict[str, Termination] = {
+    "Solve_Succeeded": Termination.CONVERGED,
+    "Solved_To_Acceptable_Level": Termination.CONVERGED,
+    "Feasible_Point_Found": Termination.CONVERGED,
+    "Infeasible_Problem_Detected": Termination.LOCALLY_INFEASIBLE,
+    "Search_Direction_Becomes_Too_Small": Termination.STALLED,
+    "Diverging_Iterates": Termination.NUMERICAL_ERROR,
+    "User_Requested_Stop": Termination.INTERRUPTED,
+    "Maximum_Iterations_Exceeded": Termination.ITERATION_LIMIT,
+    "Maximum_CpuTime_Exceeded": Termination.TIME_LIMIT,
+    "Maximum_WallTime_Exceeded": Termination.TIME_LIMIT,
+    "Restoration_Failed": Termination.STALLED,
+    "Error_In_Step_Computation": Termination.NUMERICAL_ERROR,
+    "Not_Enough_Degrees_Of_Freedom": Termination.SOLVER_ERROR,
+    "Invalid_Problem_Definition": Termination.SOLVER_ERROR,
+    "Invalid_Option": Termination.SOLVER_ERROR,
+    "Invalid_Number_Detected": Termination.NUMERICAL_ERROR,
+    "Unrecoverable_Exception": Termination.SOLVER_ERROR,
+    "NonIpopt_Exception_Thrown": Termination.SOLVER_ERROR,
+    "Insufficient_Memory": Termination.SOLVER_ERROR,
+    "Internal_Error": Termination.SOLVER_ERROR,
+    # the LP inner solver of affine subproblems (mcpkit.homotopy.lp_inner: HiGHS)
+    "LP_Optimal": Termination.CONVERGED,
+    "LP_Infeasible": Termination.LOCALLY_INFEASIBLE,
+    "LP_Unbounded": Termination.NUMERICAL_ERROR,
+    "LP_Limit_Reached": Termination.TIME_LIMIT,
+    "LP_Numerical_Difficulties": Termination.NUMERICAL_ERROR,
+    # the MILP's point of an LPEC polish whose branch LP HiGHS could not solve (lpec_polish)
+    "LP_MILP_Point": Termination.CONVERGED,
+}
+
+
+def ipopt_termination(status: str) -> Termination:
+    """Map a raw IPOPT status to :class:`~mcpkit.solving.result.Termination` (unknown -> SOLVER_ERROR)."""
+    return IPOPT_STATUS.get(status, Termination.SOLVER_ERROR)
+
+
+#: IPOPT statuses returned before the first iteration (checks of the problem and the options).
+#: CasADi's ``iter_count`` is then whatever its buffer held: 1,701,667,187 and -7,892,976 on
+#: NOSBENCH's DAOBCLS with ``scholtes_eq`` (more equality rows than variables). Not here:
+#: ``Insufficient_Memory``, which IPOPT also returns in the middle of a run.
+NO_ITERATION_STATUSES = frozenset({
+    "Not_Enough_Degrees_Of_Freedom", "Invalid_Problem_Definition", "Invalid_Option",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InnerResult:
+    """One IPOPT call."""
+
+    x: np.ndarray
+    lam_x: np.ndarray
+    lam_g: np.ndarray
+    f: float
+    status: str
+    iterations: int
+    wall_time_s: float
+
+    @property
+    def ok(self) -> bool:
+        """IPOPT's own verdict that the subproblem converged (not mcpkit's verdict)."""
+        return ipopt_termination(self.status) is Termination.CONVERGED
+
+    @classmethod
+    def failure(cls, nx: int, ng: int, exc: BaseException, wall_time_s: float) -> InnerResult:
+        """A call that raised ``exc`` (an evaluation error, a crashed executable): no point."""
+        text = str(exc).strip()
+        why = text.splitlines()[-1][:200] if text else type(exc).__name__
+        return cls(
+            x=np.full(nx, np.nan),
+            lam_x=np.zeros(nx),
+            lam_g=np.zeros(ng),
+            f=float("nan"),
+            status=f"exception: {why}",
+            iterations=0,
+            wall_time_s=wall_time_s,
+        )
+
+
+@dataclass(frozen=True)
+class InnerCall:
+    """The arguments of one :meth:`InnerSolver.solve` call, and its start time."""
+
+    x0: np.ndarray
+    q: np.ndarray
+    lbx: np.ndarray
+    ubx: np.ndarray
+    lbg: np.ndarray
+    ubg: np.ndarray
+    lam_x0: np.ndarray | None
+    lam_g0: np.ndarray | None
+    deadline: float | None
+    t0: float
+    max_iter: int | None = None
+
+
+class InnerSolver(ABC):
+    r"""A built solver for one NLP structure: :math:`\min_x f(x; q)` s.t. :math:`g_l \le g(x; q)
+    \le g_u`, :math:`x_l \le x \le x_u`, solved for many :math:`(x_0, q)` (see
+    :mod:`mcpkit.homotopy.inner`). Subclasses implement :meth:`_run`; an exception of
+    :attr:`errors` becomes a failed :class:`InnerResult` with no point.
+    """
+
+    nx: int
+    """Number of variables."""
+    ng: int
+    """Number of rows."""
+    errors: tuple[type[BaseException], ...] = (RuntimeError,)
+    """Exceptions that mean "this call failed" rather than a bug."""
+
+    def solve(
+        self,
+        x0: np.ndarray,
+        q: np.ndarray,
+        lbx: np.ndarray,
+        ubx: np.ndarray,
+        lbg: np.ndarray,
+        ubg: np.ndarray,
+        lam_x0: np.ndarray | None = None,
+        lam_g0: np.ndarray | None = None,
+        deadline: float | None = None,
+        max_iter: int | None = None,
+    ) -> InnerResult:
+        r"""Solve from ``x0`` (and multipliers, when given) at parameters ``q``.
+
+        ``deadline`` (a :func:`time.perf_counter` value) stops the solve at the first iteration
+        after it; ``max_iter`` caps this call's iterations below the solver's own ``max_iter``
+        (both need a solver built with ``deadlines``; others ignore the cap). A call the cap
+        ended reports ``Maximum_Iterations_Exceeded``, as IPOPT's own ``max_iter`` would (and as
+        an ``ipopt`` executable given the cap as ``max_iter`` does). Returns the point,
+        CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`, :math:`\lambda_g` as
+        IPOPT's), IPOPT's status name and its iteration count.
+        """
+        t0 = time.perf_counter()
+        try:
+            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0, max_iter))
+        except self.errors as exc:
+            return InnerResult.failure(self.nx, self.ng, exc, time.perf_counter() - t0)
+
+    @abstractmethod
+    def _run(self, call: InnerCall) -> InnerResult:
+        """One solve (see :meth:`solve`)."""
 
 
 @dataclass(frozen=True)
@@ -84,105 +225,3 @@ class InnerFactory(Protocol):
     def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> InnerSolver:
         """The inner solver of ``nlp``."""
         ...
-
-
-@dataclass(frozen=True)
-class CasadiInner:
-    """:class:`InnerFactory` of CasADi's ``nlpsol`` IPOPT (:class:`~mcpkit.homotopy.ipopt.IpoptNLP`)."""
-
-    description: str = "casadi"
-
-    def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> IpoptNLP:
-        # IPOPT applies its own scaling (obj_scaling_factor, ...) to whatever these return
-        shared = shared_functions(nlp.base, nlp.x, nlp.p, nlp.f, nlp.extra_rows, settings.name)
-        return IpoptNLP(
-            nlp.x,
-            nlp.p,
-            nlp.f,
-            nlp.g,
-            tol=settings.tol,
-            max_iter=settings.max_iter,
-            warm=settings.warm,
-            options=settings.options,
-            verbose=settings.verbose,
-            name=settings.name,
-            deadlines=settings.deadlines,
-            derivatives=shared,
-            warm_start=settings.warm_start,
-        )
-
-
-@dataclass
-class PyomoInner:
-    """:class:`InnerFactory` of a Pyomo NLP solver on the template replayed in Pyomo.
-
-    Parameters
-    ----------
-    solver
-        ``"ipopt"`` (an executable, given by ``executable``) or ``"mcpkit_ipopt"``.
-    executable
-        Path of the ``ipopt`` executable (``solver="ipopt"`` only).
-    description
-        Which IPOPT runs, for results.
-    """
-
-    solver: str
-    executable: str | None = None
-    description: str = ""
-    _models: dict[int, Any] = field(default_factory=dict, repr=False)
-
-    def make_solver(self) -> Any:
-        """A new Pyomo solver object."""
-        import pyomo.environ as pyo
-
-        if self.solver == "mcpkit_ipopt":
-            from mcpkit.homotopy.ipopt_plugin import register
-
-            register()
-            return pyo.SolverFactory("mcpkit_ipopt")
-        return pyo.SolverFactory(self.solver, executable=self.executable)
-
-    def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> InnerSolver:
-        from mcpkit.homotopy.pyomo_inner import PyomoNLP, ReplayedNLP, check_ipopt_options
-
-        check_ipopt_options(settings.options)
-        # one Pyomo model per template, shared by its cold and warm solvers
-        key = id(nlp)
-        if key not in self._models:
-            self._models[key] = (nlp, ReplayedNLP(nlp, settings.name))
-        return PyomoNLP(self._models[key][1], settings, self.make_solver())
-
-
-def select_inner(ipopt: str = "auto") -> tuple[InnerFactory, str]:
-    """The inner solver for an ``ipopt=`` choice: ``(factory, description)``.
-
-    * ``"auto"``: an ``ipopt`` executable when :func:`~mcpkit.solving.availability.ipopt_executable`
-      finds one (:class:`PyomoInner`), else CasADi's ``nlpsol`` (:class:`CasadiInner`);
-    * ``"executable"``: that executable, or :class:`~mcpkit.errors.SolverNotAvailableError`;
-    * ``"casadi"``: CasADi's ``nlpsol``;
-    * ``"mcpkit_ipopt"``: CasADi's IPOPT as a Pyomo solver (:class:`PyomoInner`, the
-      executable's code path, in process).
-
-    Raises
-    ------
-    UnknownOptionError
-        ``ipopt`` is none of :data:`IPOPT_CHOICES` (the message lists them).
-    """
-    from mcpkit.solving.availability import ipopt_executable
-
-    if ipopt not in IPOPT_CHOICES:
-        raise UnknownOptionError(f"unknown ipopt {ipopt!r}; valid: {list(IPOPT_CHOICES)}")
-    exe = ipopt_executable() if ipopt in ("auto", "executable") else None
-    if ipopt == "executable" and exe is None:
-        raise SolverNotAvailableError(
-            "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
-            "(CasADi's IPOPT) or install one (idaes get-extensions)"
-        )
-    factory: InnerFactory
-    if exe is not None:
-        factory = PyomoInner("ipopt", exe, f"executable {exe}")
-    elif ipopt == "mcpkit_ipopt":
-        factory = PyomoInner("mcpkit_ipopt", None, "mcpkit_ipopt (CasADi's IPOPT as a Pyomo solver)")
-    else:
-        factory = CasadiInner("casadi")
-    return factory, factory.description

@@ -1,4 +1,6 @@
-r"""IPOPT through CasADi's bundled ``nlpsol`` (always available after ``pip install``).
+r"""IPOPT through CasADi's bundled ``nlpsol`` (always available after ``pip install``): the
+default inner solver of the homotopy (:class:`CasadiInner`, the contract in
+:mod:`mcpkit.homotopy.inner`).
 
 Solves :math:`\min_x f(x; p)` s.t. :math:`g_l \le g(x; p) \le g_u`, :math:`x_l \le x \le x_u`.
 The solver object is built once and re-used for every call (parametric re-solves and
@@ -10,67 +12,21 @@ from __future__ import annotations
 import functools
 import re
 import time
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import casadi as ca
 import numpy as np
 
 from mcpkit.errors import UnknownOptionError
-from mcpkit.problems.derivatives import DENSE_ROW, dense_rows
+from mcpkit.homotopy.inner import NO_ITERATION_STATUSES, InnerCall, InnerResult, InnerSettings, InnerSolver
+from mcpkit.problems.derivatives import DENSE_ROW, dense_rows, shared_functions
 from mcpkit.problems.names import casadi_name
 from mcpkit.solving import stop
 from mcpkit.solving.options import WarmStart
-from mcpkit.solving.result import Termination
 
-#: IPOPT ``return_status`` strings (as CasADi reports them) -> mcpkit termination.
-#: "Solved" statuses map to CONVERGED only for the *subproblem*; mcpkit's own residual
-#: test decides whether the MCP/MPCC is solved.
-IPOPT_STATUS: dict[str, Termination] = {
-    "Solve_Succeeded": Termination.CONVERGED,
-    "Solved_To_Acceptable_Level": Termination.CONVERGED,
-    "Feasible_Point_Found": Termination.CONVERGED,
-    "Infeasible_Problem_Detected": Termination.LOCALLY_INFEASIBLE,
-    "Search_Direction_Becomes_Too_Small": Termination.STALLED,
-    "Diverging_Iterates": Termination.NUMERICAL_ERROR,
-    "User_Requested_Stop": Termination.INTERRUPTED,
-    "Maximum_Iterations_Exceeded": Termination.ITERATION_LIMIT,
-    "Maximum_CpuTime_Exceeded": Termination.TIME_LIMIT,
-    "Maximum_WallTime_Exceeded": Termination.TIME_LIMIT,
-    "Restoration_Failed": Termination.STALLED,
-    "Error_In_Step_Computation": Termination.NUMERICAL_ERROR,
-    "Not_Enough_Degrees_Of_Freedom": Termination.SOLVER_ERROR,
-    "Invalid_Problem_Definition": Termination.SOLVER_ERROR,
-    "Invalid_Option": Termination.SOLVER_ERROR,
-    "Invalid_Number_Detected": Termination.NUMERICAL_ERROR,
-    "Unrecoverable_Exception": Termination.SOLVER_ERROR,
-    "NonIpopt_Exception_Thrown": Termination.SOLVER_ERROR,
-    "Insufficient_Memory": Termination.SOLVER_ERROR,
-    "Internal_Error": Termination.SOLVER_ERROR,
-    # the LP inner solver of affine subproblems (mcpkit.homotopy.lp_inner: HiGHS)
-    "LP_Optimal": Termination.CONVERGED,
-    "LP_Infeasible": Termination.LOCALLY_INFEASIBLE,
-    "LP_Unbounded": Termination.NUMERICAL_ERROR,
-    "LP_Limit_Reached": Termination.TIME_LIMIT,
-    "LP_Numerical_Difficulties": Termination.NUMERICAL_ERROR,
-    # the MILP's point of an LPEC polish whose branch LP HiGHS could not solve (lpec_polish)
-    "LP_MILP_Point": Termination.CONVERGED,
-}
-
-
-def ipopt_termination(status: str) -> Termination:
-    """Map a raw IPOPT status to :class:`~mcpkit.solving.result.Termination` (unknown -> SOLVER_ERROR)."""
-    return IPOPT_STATUS.get(status, Termination.SOLVER_ERROR)
-
-
-#: IPOPT statuses returned before the first iteration (checks of the problem and the options).
-#: CasADi's ``iter_count`` is then whatever its buffer held: 1,701,667,187 and -7,892,976 on
-#: NOSBENCH's DAOBCLS with ``scholtes_eq`` (more equality rows than variables). Not here:
-#: ``Insufficient_Memory``, which IPOPT also returns in the middle of a run.
-NO_ITERATION_STATUSES = frozenset({
-    "Not_Enough_Degrees_Of_Freedom", "Invalid_Problem_Definition", "Invalid_Option",
-})  # fmt: skip
+if TYPE_CHECKING:
+    from mcpkit.homotopy.reformulation import NLPTemplate
 
 
 def ipopt_iterations(stats: dict[str, Any]) -> int:
@@ -83,39 +39,6 @@ def ipopt_iterations(stats: dict[str, Any]) -> int:
     except (TypeError, ValueError):
         return 0
     return count if count >= 0 else 0
-
-
-@dataclass(frozen=True)
-class InnerResult:
-    """One IPOPT call."""
-
-    x: np.ndarray
-    lam_x: np.ndarray
-    lam_g: np.ndarray
-    f: float
-    status: str
-    iterations: int
-    wall_time_s: float
-
-    @property
-    def ok(self) -> bool:
-        """IPOPT's own verdict that the subproblem converged (not mcpkit's verdict)."""
-        return ipopt_termination(self.status) is Termination.CONVERGED
-
-    @classmethod
-    def failure(cls, nx: int, ng: int, exc: BaseException, wall_time_s: float) -> InnerResult:
-        """A call that raised ``exc`` (an evaluation error, a crashed executable): no point."""
-        text = str(exc).strip()
-        why = text.splitlines()[-1][:200] if text else type(exc).__name__
-        return cls(
-            x=np.full(nx, np.nan),
-            lam_x=np.zeros(nx),
-            lam_g=np.zeros(ng),
-            f=float("nan"),
-            status=f"exception: {why}",
-            iterations=0,
-            wall_time_s=wall_time_s,
-        )
 
 
 #: The ``warm_start_*`` settings every warm-start profile shares. Subproblem :math:`k > 0` of a
@@ -360,71 +283,6 @@ class _Monitor(ca.Callback):
         return [1 if over or stop.requested() or time.perf_counter() > self.deadline else 0]
 
 
-@dataclass(frozen=True)
-class InnerCall:
-    """The arguments of one :meth:`InnerSolver.solve` call, and its start time."""
-
-    x0: np.ndarray
-    q: np.ndarray
-    lbx: np.ndarray
-    ubx: np.ndarray
-    lbg: np.ndarray
-    ubg: np.ndarray
-    lam_x0: np.ndarray | None
-    lam_g0: np.ndarray | None
-    deadline: float | None
-    t0: float
-    max_iter: int | None = None
-
-
-class InnerSolver(ABC):
-    r"""A built solver for one NLP structure: :math:`\min_x f(x; q)` s.t. :math:`g_l \le g(x; q)
-    \le g_u`, :math:`x_l \le x \le x_u`, solved for many :math:`(x_0, q)` (see
-    :mod:`mcpkit.homotopy.inner`). Subclasses implement :meth:`_run`; an exception of
-    :attr:`errors` becomes a failed :class:`InnerResult` with no point.
-    """
-
-    nx: int
-    """Number of variables."""
-    ng: int
-    """Number of rows."""
-    errors: tuple[type[BaseException], ...] = (RuntimeError,)
-    """Exceptions that mean "this call failed" rather than a bug."""
-
-    def solve(
-        self,
-        x0: np.ndarray,
-        q: np.ndarray,
-        lbx: np.ndarray,
-        ubx: np.ndarray,
-        lbg: np.ndarray,
-        ubg: np.ndarray,
-        lam_x0: np.ndarray | None = None,
-        lam_g0: np.ndarray | None = None,
-        deadline: float | None = None,
-        max_iter: int | None = None,
-    ) -> InnerResult:
-        r"""Solve from ``x0`` (and multipliers, when given) at parameters ``q``.
-
-        ``deadline`` (a :func:`time.perf_counter` value) stops the solve at the first iteration
-        after it; ``max_iter`` caps this call's iterations below the solver's own ``max_iter``
-        (both need a solver built with ``deadlines``; others ignore the cap). A call the cap
-        ended reports ``Maximum_Iterations_Exceeded``, as IPOPT's own ``max_iter`` would (and as
-        an ``ipopt`` executable given the cap as ``max_iter`` does). Returns the point,
-        CasADi-convention multipliers (:math:`\lambda_x = z_U - z_L`, :math:`\lambda_g` as
-        IPOPT's), IPOPT's status name and its iteration count.
-        """
-        t0 = time.perf_counter()
-        try:
-            return self._run(InnerCall(x0, q, lbx, ubx, lbg, ubg, lam_x0, lam_g0, deadline, t0, max_iter))
-        except self.errors as exc:
-            return InnerResult.failure(self.nx, self.ng, exc, time.perf_counter() - t0)
-
-    @abstractmethod
-    def _run(self, call: InnerCall) -> InnerResult:
-        """One solve (see :meth:`solve`)."""
-
-
 class IpoptNLP(InnerSolver):
     r"""A built IPOPT solver for one NLP structure; call :meth:`solve` repeatedly.
 
@@ -513,4 +371,30 @@ class IpoptNLP(InnerSolver):
             status=status,
             iterations=ipopt_iterations(stats),
             wall_time_s=time.perf_counter() - call.t0,
+        )
+
+
+@dataclass(frozen=True)
+class CasadiInner:
+    """:class:`InnerFactory` of CasADi's ``nlpsol`` IPOPT (:class:`~mcpkit.homotopy.ipopt.IpoptNLP`)."""
+
+    description: str = "casadi"
+
+    def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> IpoptNLP:
+        # IPOPT applies its own scaling (obj_scaling_factor, ...) to whatever these return
+        shared = shared_functions(nlp.base, nlp.x, nlp.p, nlp.f, nlp.extra_rows, settings.name)
+        return IpoptNLP(
+            nlp.x,
+            nlp.p,
+            nlp.f,
+            nlp.g,
+            tol=settings.tol,
+            max_iter=settings.max_iter,
+            warm=settings.warm,
+            options=settings.options,
+            verbose=settings.verbose,
+            name=settings.name,
+            deadlines=settings.deadlines,
+            derivatives=shared,
+            warm_start=settings.warm_start,
         )

@@ -42,13 +42,15 @@ from typing import Any, TypeVar
 import casadi as ca
 import numpy as np
 
-from mcpkit.homotopy.inner import CasadiInner, InnerFactory, InnerSettings, InnerSolver
-from mcpkit.homotopy.ipopt import (
+from mcpkit.homotopy.inner import (
     NO_ITERATION_STATUSES,
+    InnerFactory,
     InnerResult,
+    InnerSettings,
+    InnerSolver,
     ipopt_termination,
-    wall_build_seconds,
 )
+from mcpkit.homotopy.ipopt import CasadiInner, wall_build_seconds
 from mcpkit.homotopy.lp_inner import LinearInner
 from mcpkit.homotopy.lpec_polish import AffinePairs, identify_and_solve, pair_functions
 from mcpkit.homotopy.reformulation import NLPTemplate, Reformulation, sign_constraints
@@ -439,7 +441,7 @@ class HomotopySolver:
     """An MPCC with one reformulation, inner solvers built once; :meth:`run` many times.
 
     ``inner`` builds the inner solvers from the reformulation's template (default
-    :class:`~mcpkit.homotopy.inner.CasadiInner`: CasADi's ``nlpsol`` IPOPT).
+    :class:`~mcpkit.homotopy.ipopt.CasadiInner`: CasADi's ``nlpsol`` IPOPT).
     """
 
     def __init__(

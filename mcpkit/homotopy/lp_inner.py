@@ -21,7 +21,7 @@ infeasibility (on ``frictionalblock_6``, 2855 variables: 0.1â€“0.2 s against 3â€
 
 Results use the vocabulary of the IPOPT inner solvers, so the homotopy and the refinement
 treat both alike: the status is one of :data:`LP_STATUS` (mapped to a
-:class:`~mcpkit.solving.result.Termination` by :func:`~mcpkit.homotopy.ipopt.ipopt_termination`), and
+:class:`~mcpkit.solving.result.Termination` by :func:`~mcpkit.homotopy.inner.ipopt_termination`), and
 the multipliers follow CasADi's convention (:math:`\nabla f + A^\top\lambda_g + \lambda_x = 0`,
 :math:`\lambda_g \ge 0` on an active upper bound) from HiGHS's marginals. ``iterations`` counts
 HiGHS's simplex or IPM iterations. The LP's primal and dual feasibility tolerances are
@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from mcpkit.engines import highs
-from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
+from mcpkit.homotopy.inner import InnerCall, InnerResult, InnerSolver
 from mcpkit.homotopy.reformulation import NLPTemplate
 
 __all__ = ["HIGHS_MIN_TOL", "LP_STATUS", "LinearInner", "LinearRows"]

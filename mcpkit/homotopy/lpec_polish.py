@@ -53,7 +53,7 @@ import scipy.sparse as sps
 from scipy.optimize import Bounds, LinearConstraint
 
 from mcpkit.engines import highs
-from mcpkit.homotopy.ipopt import InnerResult
+from mcpkit.homotopy.inner import InnerResult
 from mcpkit.homotopy.lp_inner import LinearInner
 
 __all__ = ["CONFIDENCE", "MAX_MILP_PAIRS", "AffinePairs", "identify_and_solve", "pair_functions"]

@@ -24,21 +24,15 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import casadi as ca
 import numpy as np
 import pyomo.environ as pyo
 
-from mcpkit.homotopy.inner import InnerSettings
-from mcpkit.homotopy.ipopt import (
-    IPOPT_STATUS,
-    InnerCall,
-    InnerResult,
-    InnerSolver,
-    IpoptNLP,
-    ipopt_option_dict,
-)
+from mcpkit.homotopy.inner import IPOPT_STATUS, InnerCall, InnerResult, InnerSettings, InnerSolver
+from mcpkit.homotopy.ipopt import IpoptNLP, ipopt_option_dict
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.casadi_pyomo import casadi_to_pyomo
 from mcpkit.lowering.nl_import import DUAL, ZL_IN, ZL_OUT, ZU_IN, ZU_OUT, ampl_multipliers, casadi_multipliers
@@ -202,7 +196,7 @@ class ReplayedNLP:
 
 
 class PyomoNLP(InnerSolver):
-    """:class:`~mcpkit.homotopy.ipopt.InnerSolver` on a :class:`ReplayedNLP` with a Pyomo solver.
+    """:class:`~mcpkit.homotopy.inner.InnerSolver` on a :class:`ReplayedNLP` with a Pyomo solver.
 
     Any exception of the solver call (a crashed executable, an evaluation error in the NL
     import, no point returned) is a failed subproblem.
@@ -265,3 +259,42 @@ class PyomoNLP(InnerSolver):
             iterations=ipopt_iterations(res, self.solver),
             wall_time_s=time.perf_counter() - call.t0,
         )
+
+
+@dataclass
+class PyomoInner:
+    """:class:`InnerFactory` of a Pyomo NLP solver on the template replayed in Pyomo.
+
+    Parameters
+    ----------
+    solver
+        ``"ipopt"`` (an executable, given by ``executable``) or ``"mcpkit_ipopt"``.
+    executable
+        Path of the ``ipopt`` executable (``solver="ipopt"`` only).
+    description
+        Which IPOPT runs, for results.
+    """
+
+    solver: str
+    executable: str | None = None
+    description: str = ""
+    _models: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    def make_solver(self) -> Any:
+        """A new Pyomo solver object."""
+        import pyomo.environ as pyo
+
+        if self.solver == "mcpkit_ipopt":
+            from mcpkit.homotopy.ipopt_plugin import register
+
+            register()
+            return pyo.SolverFactory("mcpkit_ipopt")
+        return pyo.SolverFactory(self.solver, executable=self.executable)
+
+    def __call__(self, nlp: NLPTemplate, settings: InnerSettings) -> InnerSolver:
+        check_ipopt_options(settings.options)
+        # one Pyomo model per template, shared by its cold and warm solvers
+        key = id(nlp)
+        if key not in self._models:
+            self._models[key] = (nlp, ReplayedNLP(nlp, settings.name))
+        return PyomoNLP(self._models[key][1], settings, self.make_solver())

@@ -19,7 +19,8 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
-from mcpkit.homotopy.inner import CasadiInner, InnerFactory
+from mcpkit.homotopy.inner import InnerFactory
+from mcpkit.homotopy.ipopt import CasadiInner
 from mcpkit.homotopy.loop import Assessor, HomotopyOutcome, HomotopySolver, Polisher, equality_count
 from mcpkit.homotopy.reformulation import Reformulation, reformulation_for
 from mcpkit.problems.mpcc import MPCC
@@ -342,7 +343,7 @@ def make_homotopy(
     """The homotopy for ``method`` with the recovery of :class:`RecoveringHomotopy`.
 
     ``inner`` builds the inner solvers (default: CasADi's ``nlpsol`` IPOPT; see
-    :func:`~mcpkit.homotopy.inner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
+    :func:`~mcpkit.orchestration.planner.select_inner` for the ``ipopt=`` choices of backend ``pyomo``);
     ``second_opinion`` names the reformulation run after a converged one and ``fallbacks`` those
     run after a failed one (the class docstring; both chosen by
     :func:`mcpkit.orchestration.planner.recovery_plan`).

@@ -22,10 +22,12 @@ where :math:`\hat G_j` is :math:`x_i` when :math:`G_j(x) = x_i` and :math:`s_j` 
   (:math:`n^2` entries, built symbolically for every IPOPT solver), while its lifted form adds
   :math:`n` linear rows :math:`t = Mx + q` and a diagonal of pair terms.
 
-When to lift (:class:`PairLifting`, the option ``lift_pairs``): by default (``auto``) only a
-problem with a pair that couples at least :data:`LIFT_MIN_COUPLING` pairs of variables
-(:math:`|\mathrm{vars}(G_j)| \cdot |\mathrm{vars}(H_j)|`, the Hessian entries its product
-makes) is lifted, all of its pairs then; other problems are solved as written, so their IPOPT
+When to lift (:class:`~mcpkit.solving.options.PairLifting`, the option ``lift_pairs``, decided
+by the planner, :func:`~mcpkit.orchestration.planner.lifts`): by default (``auto``) only a
+problem with a pair that couples at least
+:data:`~mcpkit.orchestration.planner.LIFT_MIN_COUPLING` pairs of variables
+(:meth:`~mcpkit.problems.mpcc.MPCC.pair_coupling`, the Hessian entries its product makes) is
+lifted, all of its pairs then; other problems are solved as written, so their IPOPT
 paths, and the local solutions they reach, are those of the unlifted problem (turning the sign
 rows of MacMPEC's ``bilin`` into bounds moves the Scholtes homotopy from f = −18.4 to −14.6).
 
@@ -37,69 +39,12 @@ inverse drops :math:`s, t`; :meth:`LiftPairs.lift` appends their values at a poi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import casadi as ca
 import numpy as np
 
 from mcpkit.lowering.base import Lowering
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import Choice
-
-#: ``auto`` lifts a problem with a pair whose product couples at least this many pairs of
-#: variables (one side a single variable, the other a row of a dense 50-column matrix).
-LIFT_MIN_COUPLING = 50
-
-
-class PairLifting(str, Choice):
-    """When :class:`LiftPairs` runs (the option ``lift_pairs``)."""
-
-    AUTO = "auto"
-    """Lift a problem with a pair that couples at least :data:`LIFT_MIN_COUPLING` pairs of
-    variables (module docstring); solve other problems as written."""
-    ALWAYS = "always"
-    """Lift every problem with pairs."""
-    NEVER = "never"
-    """Solve every problem as written."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "lift_pairs"
-
-    @classmethod
-    def parse(cls, value: Any) -> PairLifting:
-        """A member from its name or a bool (``True``: always, ``False``: never)."""
-        if isinstance(value, bool):
-            return cls.ALWAYS if value else cls.NEVER
-        return super().parse(value)
-
-
-def side_sparsity(problem: MPCC, side: str) -> ca.Sparsity:
-    r"""The structure of :math:`\partial G / \partial x` (``side="G"``) or of
-    :math:`\partial H / \partial x`, computed once per problem (kept with it): the planner's
-    :func:`pair_coupling` and :meth:`LiftPairs.apply` both read it (0.3-0.8 s for a dense
-    :math:`1000 \times 1000` matrix in ``H``)."""
-    key = f"pair_sparsity_{side}"
-    if key not in problem._derived:
-        problem._derived[key] = ca.jacobian_sparsity(getattr(problem, side), problem.x)
-    return problem._derived[key]
-
-
-def pair_coupling(problem: MPCC) -> np.ndarray:
-    r"""Per pair: :math:`|\mathrm{vars}(G_j)| \cdot |\mathrm{vars}(H_j)|` (structural)."""
-    counts = []
-    for side in ("G", "H"):
-        rows = np.asarray(side_sparsity(problem, side).get_triplet()[0], dtype=int)
-        counts.append(np.bincount(rows, minlength=problem.n_pairs))
-    return counts[0] * counts[1]
-
-
-def wants_lifting(problem: MPCC, mode: PairLifting) -> bool:
-    """Whether ``mode`` lifts ``problem`` (see :class:`PairLifting`)."""
-    if mode is PairLifting.NEVER or not problem.n_pairs:
-        return False
-    return mode is PairLifting.ALWAYS or bool(pair_coupling(problem).max() >= LIFT_MIN_COUPLING)
 
 
 @dataclass(frozen=True)
@@ -137,7 +82,7 @@ def single_variables(
     :math:`\partial e / \partial p`), then exact: :math:`e_j = x_i` at two points whose entries
     are distinct non-integers (an identity returns its argument bit for bit; :math:`2x_i`,
     :math:`x_i + c` or :math:`x_i^3` do not). ``jx``: the structure of
-    :math:`\partial e / \partial x` when it is known (:func:`side_sparsity`).
+    :math:`\partial e / \partial x` when it is known (:meth:`~mcpkit.problems.mpcc.MPCC.side_sparsity`).
     """
     n = int(e.numel())
     out = np.full(n, -1, dtype=int)
@@ -183,7 +128,7 @@ class LiftPairs(Lowering):
         offset = nx
         for side in ("G", "H"):
             e = getattr(problem, side)
-            var = single_variables(e, problem.x, problem.p, side_sparsity(problem, side))
+            var = single_variables(e, problem.x, problem.p, problem.side_sparsity(side))
             ok = var >= 0
             ok[ok] = ubx[var[ok]] >= 0  # x_i <= u_i < 0 cannot be tightened: lift it (infeasible)
             lbx[var[ok]] = np.maximum(lbx[var[ok]], 0.0)

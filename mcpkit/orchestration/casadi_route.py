@@ -8,7 +8,7 @@ and its multipliers), and the active-set Newton step first on warm re-solves.
 
 from __future__ import annotations
 
-from mcpkit.homotopy.inner import CasadiInner
+from mcpkit.homotopy.ipopt import CasadiInner
 from mcpkit.lowering.casadi import lower_to_casadi
 from mcpkit.orchestration.slack_route import SlackFormRoute
 from mcpkit.problems.mcp import MCP

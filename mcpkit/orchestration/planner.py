@@ -17,8 +17,10 @@ can read it. Every choice is made here, reading those tables:
 * :func:`plan_mpcc`: the one place an MPCC's solve is planned (:class:`mcpkit.mpcc.MPCCSolver`):
   the route (``"auto"`` re-resolved for LPECs), the lowering chain to what the homotopy solves,
   and the homotopy with its fallbacks and second opinion (:func:`recovery_plan`);
-* :func:`inner_solver`: the inner IPOPT of a homotopy on a route's backend (the ``ipopt=``
-  choice of :class:`mcpkit.mpcc.MPCCSolver`).
+* :func:`inner_solver` and :func:`select_inner`: the inner IPOPT of a homotopy on a route's
+  backend (the ``ipopt=`` choice, :class:`~mcpkit.solving.options.IpoptChoice`);
+* :func:`lifts`: whether an MPCC's pair functions are lifted into variables of their own (the
+  option ``lift_pairs``, :class:`~mcpkit.solving.options.PairLifting`).
 
 The ``auto`` chain of MCPs (:class:`FallbackRoute`)
 ---------------------------------------------------
@@ -74,14 +76,15 @@ import casadi as ca
 import numpy as np
 
 from mcpkit.errors import MCPInputError, SolverNotAvailableError
-from mcpkit.homotopy.inner import select_inner
+from mcpkit.homotopy.inner import InnerFactory
+from mcpkit.homotopy.ipopt import CasadiInner
 from mcpkit.homotopy.loop import PointAssessor
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.lowering.base import Chain, Lowering
-from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs, PairLifting, wants_lifting
+from mcpkit.lowering.lift_pairs import LiftMap, LiftPairs
 from mcpkit.lowering.standard import ToStandardMPCC
 from mcpkit.problems.mpcc import MPCC
-from mcpkit.solving.options import Budget, SolveOptions, call_budget
+from mcpkit.solving.options import Budget, IpoptChoice, PairLifting, SolveOptions, call_budget
 from mcpkit.solving.registry import BACKENDS, METHODS, PROBLEM_KINDS, Check, MethodEntry, unknown_name
 from mcpkit.solving.result import SolutionStatus, Termination, judge_point
 from mcpkit.solving.route import RouteOutcome, RouteRunner
@@ -415,7 +418,8 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
     if route.kind != "mcp":
         raise MCPInputError(f"build_mcp_route: route is for {route.kind!r}, not 'mcp'")
     chain = (route, *route.fallbacks)
-    if ipopt != "auto" and not any(r.is_reformulation and r.backend == "pyomo" for r in chain):
+    ipopt = IpoptChoice.parse(ipopt)
+    if ipopt is not IpoptChoice.AUTO and not any(r.is_reformulation and r.backend == "pyomo" for r in chain):
         raise MCPInputError("ipopt= chooses the IPOPT of the homotopy on backend 'pyomo' only")
     if route.fallbacks:
         return FallbackRoute(problem, [replace(r, fallbacks=()) for r in chain], options, ipopt)
@@ -426,14 +430,67 @@ def build_mcp_route(problem: Any, route: Route, options: Any, ipopt: str = "auto
     return route.entry.implementation(problem, route.backend, options)
 
 
-def inner_solver(route: Route, ipopt: str = "auto") -> tuple[Any, str]:
+def inner_solver(route: Route, ipopt: str = "auto") -> tuple[InnerFactory | None, str]:
     """``(inner-solver factory or None for CasADi's nlpsol, description)`` for ``route``'s subproblems.
 
-    ``ipopt`` matters on backend ``pyomo`` only (see :func:`mcpkit.homotopy.inner.select_inner`).
+    ``ipopt`` matters on backend ``pyomo`` only (see :func:`select_inner`).
     """
     if route.backend != "pyomo":
         return None, "casadi"
     return select_inner(ipopt)
+
+
+def select_inner(ipopt: IpoptChoice | str = "auto") -> tuple[InnerFactory, str]:
+    """The inner solver for an ``ipopt=`` choice (:class:`~mcpkit.solving.options.IpoptChoice`):
+    ``(factory, description)``.
+
+    * ``"auto"``: an ``ipopt`` executable when :func:`~mcpkit.solving.availability.ipopt_executable`
+      finds one (:class:`~mcpkit.homotopy.pyomo_inner.PyomoInner`), else CasADi's ``nlpsol``
+      (:class:`~mcpkit.homotopy.ipopt.CasadiInner`);
+    * ``"executable"``: that executable, or :class:`~mcpkit.errors.SolverNotAvailableError`;
+    * ``"casadi"``: CasADi's ``nlpsol``;
+    * ``"mcpkit_ipopt"``: CasADi's IPOPT as a Pyomo solver (``PyomoInner``, the executable's
+      code path, in process).
+
+    Raises
+    ------
+    UnknownOptionError
+        ``ipopt`` is none of the choices (the message lists them, with a did-you-mean hint).
+    """
+    from mcpkit.homotopy.pyomo_inner import PyomoInner  # imports Pyomo: only when asked for
+    from mcpkit.solving.availability import ipopt_executable
+
+    choice = IpoptChoice.parse(ipopt)
+    auto = choice in (IpoptChoice.AUTO, IpoptChoice.EXECUTABLE)
+    exe = ipopt_executable() if auto else None
+    if choice is IpoptChoice.EXECUTABLE and exe is None:
+        raise SolverNotAvailableError(
+            "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
+            "(CasADi's IPOPT) or install one (idaes get-extensions)"
+        )
+    factory: InnerFactory
+    if exe is not None:
+        factory = PyomoInner("ipopt", exe, f"executable {exe}")
+    elif choice is IpoptChoice.MCPKIT_IPOPT:
+        factory = PyomoInner("mcpkit_ipopt", None, "mcpkit_ipopt (CasADi's IPOPT as a Pyomo solver)")
+    else:
+        factory = CasadiInner("casadi")
+    return factory, factory.description
+
+
+#: ``lift_pairs="auto"`` lifts a problem with a pair whose product couples at least this many
+#: pairs of variables (one side a single variable, the other a row of a dense 50-column matrix).
+LIFT_MIN_COUPLING = 50
+
+
+def lifts(problem: MPCC, mode: PairLifting | str | bool) -> bool:
+    """Whether the option ``lift_pairs`` (``mode``) lifts ``problem``'s pair functions into
+    variables of their own (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`): ``"auto"`` when
+    :meth:`~mcpkit.problems.mpcc.MPCC.pair_coupling` reaches :data:`LIFT_MIN_COUPLING` somewhere."""
+    mode = PairLifting.parse(mode)
+    if mode is PairLifting.NEVER or not problem.n_pairs:
+        return False
+    return mode is PairLifting.ALWAYS or bool(problem.pair_coupling().max() >= LIFT_MIN_COUPLING)
 
 
 @dataclass(frozen=True)
@@ -544,7 +601,8 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
        from :func:`inner_solver`, its fallbacks and second opinion from :func:`recovery_plan`.
     """
     route = resolve("mpcc", method, backend)
-    if route.backend != "pyomo" and ipopt != "auto":
+    ipopt = IpoptChoice.parse(ipopt)
+    if route.backend != "pyomo" and ipopt is not IpoptChoice.AUTO:
         raise MCPInputError("ipopt= chooses the IPOPT of backend='pyomo'; the CasADi backend has one")
     standard, pair_map = ToStandardMPCC().apply(problem)
     if route.note:  # "auto": an LPEC gets its own choice
@@ -553,7 +611,7 @@ def plan_mpcc(problem: MPCC, method: Any, backend: Any, options: Any, ipopt: str
     steps: list[Lowering] = [ToStandardMPCC()]
     inverse: list[Any] = [pair_map]
     lifted, lift_map = standard, None
-    if wants_lifting(standard, PairLifting.parse(options.lift_pairs)):
+    if lifts(standard, options.lift_pairs):
         lifted, lift_map = LiftPairs().apply(standard)
         steps.append(LiftPairs())
         inverse.append(lift_map)

@@ -11,7 +11,7 @@ r"""The Pyomo route: declaration -> Pyomo -> NL import -> slack-form MPCC -> the
 3. the shared :class:`~mcpkit.orchestration.slack_route.SlackFormRoute` then runs the same slack form
    (:class:`~mcpkit.lowering.casadi.MCPToMPCC`) and the same homotopy as the CasADi route, every
    reformulation and fallback included, with the inner solver of the ``ipopt`` choice
-   (:func:`~mcpkit.homotopy.inner.select_inner`): an ``ipopt`` executable on each subproblem
+   (:func:`~mcpkit.orchestration.planner.select_inner`): an ``ipopt`` executable on each subproblem
    replayed in Pyomo, ``mcpkit_ipopt`` (the same code path, CasADi's IPOPT in process), or
    CasADi's ``nlpsol`` on the imported graph.
 
@@ -21,8 +21,8 @@ r"""The Pyomo route: declaration -> Pyomo -> NL import -> slack-form MPCC -> the
 from __future__ import annotations
 
 from mcpkit.errors import MCPInputError
-from mcpkit.homotopy.inner import select_inner
 from mcpkit.lowering.pyomo_nl import nl_casadi_mcp
+from mcpkit.orchestration.planner import select_inner
 from mcpkit.orchestration.slack_route import SlackFormRoute
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.options import REFORMULATIONS, SolveOptions
@@ -42,7 +42,7 @@ class PyomoRoute(SlackFormRoute):
         Stopping rules and homotopy settings.
     ipopt
         Which IPOPT solves the subproblems: ``"auto"``, ``"executable"``, ``"casadi"`` or
-        ``"mcpkit_ipopt"`` (see :func:`~mcpkit.homotopy.inner.select_inner`).
+        ``"mcpkit_ipopt"`` (see :func:`~mcpkit.orchestration.planner.select_inner`).
     """
 
     backend = "pyomo"

@@ -272,6 +272,28 @@ class MPCC:
         branch problem (each pair's side fixed at zero) a linear program (:func:`affine_in`)."""
         return affine_in(self.x, self.f, self.g, self.G, self.H)
 
+    def side_sparsity(self, side: str) -> ca.Sparsity:
+        r"""The structure of :math:`\partial G / \partial x` (``side="G"``) or of
+        :math:`\partial H / \partial x`, computed once per problem and kept with it: the
+        planner's coupling test and :class:`~mcpkit.lowering.lift_pairs.LiftPairs` both read it
+        (0.3-0.8 s for a dense :math:`1000 \times 1000` matrix in ``H``)."""
+        if side not in ("G", "H"):
+            raise MCPInputError(f"side_sparsity: side must be 'G' or 'H', not {side!r}")
+        key = f"pair_sparsity_{side}"
+        if key not in self._derived:
+            self._derived[key] = ca.jacobian_sparsity(getattr(self, side), self.x)
+        return self._derived[key]
+
+    def pair_coupling(self) -> np.ndarray:
+        r"""Per pair: :math:`|\mathrm{vars}(G_j)| \cdot |\mathrm{vars}(H_j)|`, the pairs of
+        variables its product :math:`G_j H_j` couples (the Hessian entries a reformulation's
+        pair row makes), from the structure alone."""
+        counts = []
+        for side in ("G", "H"):
+            rows = np.asarray(self.side_sparsity(side).get_triplet()[0], dtype=int)
+            counts.append(np.bincount(rows, minlength=self.n_pairs))
+        return counts[0] * counts[1]
+
     def function(self, what: str) -> ca.Function:
         """Cached ``casadi.Function`` ``(x, p) -> what`` for ``what`` in ``f, g, G, H``."""
         if what not in self._funs:

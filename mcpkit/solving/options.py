@@ -94,6 +94,53 @@ class WarmStart(str, Choice):
     profile alone. This process's IPOPT settings are the standard ones."""
 
 
+class PairLifting(str, Choice):
+    """When :class:`~mcpkit.lowering.lift_pairs.LiftPairs` gives the pair functions of an MPCC
+    variables of their own (the option ``lift_pairs``; decided by
+    :func:`mcpkit.orchestration.planner.lifts`)."""
+
+    AUTO = "auto"
+    """Lift a problem with a pair whose product couples at least
+    :data:`~mcpkit.orchestration.planner.LIFT_MIN_COUPLING` pairs of variables
+    (:meth:`~mcpkit.problems.mpcc.MPCC.pair_coupling`); solve other problems as written."""
+    ALWAYS = "always"
+    """Lift every problem with pairs."""
+    NEVER = "never"
+    """Solve every problem as written."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "lift_pairs"
+
+    @classmethod
+    def parse(cls, value: Any) -> PairLifting:
+        """A member from its name or a bool (``True``: always, ``False``: never)."""
+        if isinstance(value, bool):
+            return cls.ALWAYS if value else cls.NEVER
+        return super().parse(value)
+
+
+class IpoptChoice(str, Choice):
+    """Which IPOPT solves the homotopy's subproblems on backend ``pyomo`` (the argument
+    ``ipopt=``; the factories: :func:`mcpkit.orchestration.planner.select_inner`)."""
+
+    AUTO = "auto"
+    """An ``ipopt`` executable when :func:`~mcpkit.solving.availability.ipopt_executable` finds
+    one, else CasADi's bundled IPOPT (``nlpsol``)."""
+    EXECUTABLE = "executable"
+    """The ``ipopt`` executable, or :class:`~mcpkit.errors.SolverNotAvailableError`."""
+    CASADI = "casadi"
+    """CasADi's bundled IPOPT (``nlpsol``) on the subproblem's graph, no files."""
+    MCPKIT_IPOPT = "mcpkit_ipopt"
+    """CasADi's IPOPT as a Pyomo solver (the executable's code path, in process)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "ipopt"
+
+
 class _Choice(str, Choice):
     """A choice whose members come from :mod:`mcpkit.solving.registry` (plus ``AUTO``)."""
 
@@ -277,7 +324,7 @@ class SolveOptions:
     (:class:`~mcpkit.lowering.lift_pairs.LiftPairs`), so that the pairs' sign conditions are
     bounds and the reformulated rows products of two variables; results are reported in the
     user's variables either way. ``"auto"``: when a pair function is dense
-    (:class:`~mcpkit.lowering.lift_pairs.PairLifting`); ``"always"`` or ``True``; ``"never"`` or
+    (:class:`PairLifting`); ``"always"`` or ``True``; ``"never"`` or
     ``False``."""
     scale_warm_multipliers: bool = False
     r"""Warm-started subproblems of a homotopy whose pair rows are divided by the parameter

@@ -7,7 +7,8 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from mcpkit.homotopy.ipopt import BUILD_SECONDS_PER_UNIT, InnerResult, estimated_build_seconds
+from mcpkit.homotopy.inner import InnerResult
+from mcpkit.homotopy.ipopt import BUILD_SECONDS_PER_UNIT, estimated_build_seconds
 from mcpkit.homotopy.loop import POLISH_BACKOFF, Assessment, HomotopySolver
 from mcpkit.homotopy.reformulation import reformulation_for
 from mcpkit.mpcc import MPCC

@@ -17,14 +17,15 @@ import pytest
 
 import mcpkit
 from mcpkit import MCP
-from mcpkit.homotopy.inner import IPOPT_CHOICES, CasadiInner, PyomoInner, select_inner
+from mcpkit.homotopy.ipopt import CasadiInner
 from mcpkit.homotopy.loop import HomotopyOutcome, assess_mcp_point, inner_settings
-from mcpkit.homotopy.pyomo_inner import ipopt_iterations, ipopt_status
+from mcpkit.homotopy.pyomo_inner import PyomoInner, ipopt_iterations, ipopt_status
 from mcpkit.homotopy.recovery import make_homotopy
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
 from mcpkit.lowering.nl_import import ampl_multipliers, casadi_multipliers
-from mcpkit.solving.options import REFORMULATIONS, SolveOptions
+from mcpkit.orchestration.planner import select_inner
+from mcpkit.solving.options import REFORMULATIONS, IpoptChoice, SolveOptions
 
 pytestmark = pytest.mark.solver
 
@@ -223,7 +224,9 @@ def test_executable_status_and_iterations_are_read_from_its_output() -> None:
 def test_unknown_ipopt_choice_lists_the_valid_ones() -> None:
     with pytest.raises(mcpkit.UnknownOptionError, match="mcpkit_ipopt") as err:
         select_inner("ipopt_exe")
-    assert all(c in str(err.value) for c in IPOPT_CHOICES)
+    assert all(c.value in str(err.value) for c in IpoptChoice)
+    with pytest.raises(mcpkit.UnknownOptionError, match="Did you mean 'mcpkit_ipopt'"):
+        select_inner("mcpkit_ipop")
     with pytest.raises(mcpkit.UnknownOptionError, match="'executable'"):
         mcpkit.solve(MCP.lcp([[1.0]], [-1.0]), backend="pyomo", method="scholtes", ipopt="bogus")
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy import loop as homotopy
-from mcpkit.homotopy.inner import CasadiInner, InnerSettings, PyomoInner
-from mcpkit.homotopy.ipopt import InnerResult, IpoptNLP
+from mcpkit.homotopy.inner import InnerResult, InnerSettings
+from mcpkit.homotopy.ipopt import CasadiInner, IpoptNLP
+from mcpkit.homotopy.pyomo_inner import PyomoInner
 from mcpkit.homotopy.reformulation import NLPTemplate
 from mcpkit.mpcc import MPCC, solve_mpcc
 from mcpkit.solving import stop
@@ -170,7 +171,7 @@ def test_warm_subproblems_are_capped_by_the_growth_rule(monkeypatch: pytest.Monk
     ``max(RELAX_MIN_ITER, RELAX_ITER_GROWTH * iterations of the last successful warm one)``; the
     cold one and the first warm one none. A capped stop counts as an iteration limit, not as a
     user's stop."""
-    from mcpkit.homotopy.ipopt import InnerSolver
+    from mcpkit.homotopy.inner import InnerSolver
 
     calls: list[tuple[int | None, int, str]] = []
     original = InnerSolver.solve

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpkit.homotopy.ipopt import IpoptNLP, ipopt_termination
+from mcpkit.homotopy.inner import ipopt_termination
+from mcpkit.homotopy.ipopt import IpoptNLP
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, Polisher
 from mcpkit.homotopy.lp_inner import HIGHS_MIN_TOL, LinearInner
 from mcpkit.homotopy.recovery import make_homotopy

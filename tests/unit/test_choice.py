@@ -7,7 +7,6 @@ import enum
 import pytest
 
 from mcpkit.errors import MCPInputError, UnknownOptionError
-from mcpkit.lowering.lift_pairs import PairLifting
 from mcpkit.models.fclib import FCLIBFormulation
 from mcpkit.models.fclib_equations import ContactLaw
 from mcpkit.models.friction.cspace_cone import ContactType
@@ -18,11 +17,11 @@ from mcpkit.models.friction.patch import LoadMethod
 from mcpkit.models.pile.step import StepEngine
 from mcpkit.models.stepping import OnFailure
 from mcpkit.mpec.grid_continuation import ControlMap
-from mcpkit.solving.options import Backend, Choice, Method, WarmStart, parse_choice
+from mcpkit.solving.options import Backend, Choice, IpoptChoice, Method, PairLifting, WarmStart, parse_choice
 
 OPTION_ENUMS: tuple[type[enum.Enum], ...] = (
     WarmStart, Method, Backend, PairLifting, LoadMethod, ReducedMode, Integrator, OnFailure, StepEngine,
-    FCLIBFormulation, ContactLaw, ContactType, TwistSampling, ControlMap,
+    FCLIBFormulation, ContactLaw, ContactType, TwistSampling, ControlMap, IpoptChoice,
 )  # fmt: skip
 
 

@@ -138,7 +138,7 @@ def _stub_run(off_track: int | None, fail_at: int | None = None) -> tuple[Homoto
     """A homotopy whose subproblems take 5 IPOPT iterations each and cut the residual tenfold,
     0.1, 0.01, ... (tol 1e-6 by the 6th), with an off-track budget of ``off_track``; subproblem
     ``fail_at`` fails."""
-    from mcpkit.homotopy.ipopt import InnerResult
+    from mcpkit.homotopy.inner import InnerResult
     from mcpkit.homotopy.loop import HomotopySolver
     from mcpkit.homotopy.reformulation import reformulation_for
 

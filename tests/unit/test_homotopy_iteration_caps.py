@@ -1,6 +1,6 @@
 """The iteration caps of :mod:`mcpkit.homotopy.loop` on large problems, and the time-limit note.
 
-No IPOPT runs: a scripted :class:`~mcpkit.homotopy.ipopt.InnerSolver` stands in for it, so the
+No IPOPT runs: a scripted :class:`~mcpkit.homotopy.inner.InnerSolver` stands in for it, so the
 iteration counts, statuses and the clock are the test's. The toy MPCC is
 
 .. math::
@@ -24,8 +24,7 @@ import numpy as np
 import pytest
 
 from mcpkit.homotopy import loop, recovery
-from mcpkit.homotopy.inner import InnerSettings
-from mcpkit.homotopy.ipopt import InnerCall, InnerResult, InnerSolver
+from mcpkit.homotopy.inner import InnerCall, InnerResult, InnerSettings, InnerSolver
 from mcpkit.homotopy.loop import Assessment, HomotopyOutcome, HomotopySolver
 from mcpkit.homotopy.reformulation import NLPTemplate, reformulation_for
 from mcpkit.mpcc import MPCC, solve_mpcc

@@ -7,8 +7,10 @@ import casadi as ca
 import numpy as np
 import pytest
 
+from mcpkit.errors import MCPInputError
 from mcpkit.homotopy.reformulation import assemble
-from mcpkit.lowering.lift_pairs import LiftPairs, PairLifting, side_sparsity, single_variables, wants_lifting
+from mcpkit.lowering.lift_pairs import LiftPairs, single_variables
+from mcpkit.orchestration.planner import LIFT_MIN_COUPLING, lifts
 from mcpkit.problems.derivatives import CACHE_KEY, SharedDerivatives, shared_functions
 from mcpkit.problems.mpcc import MPCC
 
@@ -150,11 +152,41 @@ def test_pair_sparsity_is_computed_once_per_problem() -> None:
     """The planner's coupling test and the lifting read one structure per side, kept with the
     problem; it is CasADi's."""
     mp = _problem()
-    assert wants_lifting(mp, PairLifting.AUTO) in (True, False)
-    kept = {side: side_sparsity(mp, side) for side in ("G", "H")}
+    # |vars(G_j)| * |vars(H_j)|: x0 with a 5-variable row, 2 x1 with x4, x2 + p with x0 x1, x3^3 with x2
+    assert mp.pair_coupling().tolist() == [5, 1, 2, 1]
+    kept = {side: mp.side_sparsity(side) for side in ("G", "H")}
     for side in ("G", "H"):
-        assert side_sparsity(mp, side) is kept[side]
+        assert mp.side_sparsity(side) is kept[side]
         assert kept[side] == ca.jacobian_sparsity(getattr(mp, side), mp.x)
-    lifted, _ = LiftPairs().apply(mp)
-    assert side_sparsity(mp, "H") is kept["H"]
+    LiftPairs().apply(mp)
+    assert mp.side_sparsity("H") is kept["H"]
     assert single_variables(mp.H, mp.x, mp.p, kept["H"]).tolist() == [-1, 4, -1, 2]
+    with pytest.raises(MCPInputError, match="'G' or 'H'"):
+        mp.side_sparsity("g")
+
+
+def _dense_pairs(n: int) -> MPCC:
+    """n pairs x_j ⟂ (M y)_j with a dense n-by-n M: every pair couples n pairs of variables."""
+    x = ca.SX.sym("x", 2 * n)
+    M = ca.DM(np.arange(1.0, n * n + 1).reshape(n, n) / n**2)
+    return MPCC.from_casadi(x, x[:n], ca.mtimes(M, x[n:]), f=ca.sumsqr(x - 1))
+
+
+@pytest.mark.parametrize(
+    ("mode", "small", "dense"),
+    [
+        ("auto", False, True),
+        ("always", True, True),
+        (True, True, True),
+        ("never", False, False),
+        (False, False, False),
+    ],
+)
+def test_planner_lifts_by_the_coupling_of_the_pairs(mode: object, small: bool, dense: bool) -> None:
+    """``lift_pairs="auto"`` lifts exactly the problems with a pair coupling at least
+    LIFT_MIN_COUPLING pairs of variables (the dense 50-column row, not the 5-column one)."""
+    assert _dense_pairs(LIFT_MIN_COUPLING).pair_coupling().max() == LIFT_MIN_COUPLING
+    assert _dense_pairs(LIFT_MIN_COUPLING - 1).pair_coupling().max() == LIFT_MIN_COUPLING - 1
+    assert lifts(_problem(), mode) is small
+    assert lifts(_dense_pairs(LIFT_MIN_COUPLING), mode) is dense
+    assert lifts(_dense_pairs(LIFT_MIN_COUPLING - 1), mode) is (mode not in ("auto", "never", False))

@@ -13,10 +13,10 @@ import pytest
 
 from mcpkit.errors import UnknownOptionError
 from mcpkit.homotopy import ipopt as ipopt_module
-from mcpkit.homotopy.inner import CasadiInner
 from mcpkit.homotopy.ipopt import (
     WARM_START_OPTIONS,
     WARM_START_PROFILES,
+    CasadiInner,
     ipopt_option_dict,
     warm_start_options,
 )
