@@ -26,13 +26,27 @@ from mcpkit.models.ecp.complementarity import (
 from mcpkit.models.ecp.params import AppliedLoad, SliderParams
 from mcpkit.models.ecp.quadratic import QuadraticECPStep, ecp_offset
 from mcpkit.models.stepping import SimulationResult, simulate
+from mcpkit.solving.options import Choice
 from mcpkit.solving.result import OnePart
 
-__all__ = ["ECPRun", "make_model", "run_ecp"]
+__all__ = ["ECPModelKind", "ECPRun", "make_model", "run_ecp"]
 
 ECPModel = QuadraticECPStep | ComplementarityECPStep
 
-_KINDS = ("quadratic", "complementarity")
+
+class ECPModelKind(str, Choice):
+    """Which ECP step model :func:`make_model` builds (the argument ``kind``)."""
+
+    QUADRATIC = "quadratic"
+    """The quadratic limit-surface model of eqs 29-32
+    (:class:`~mcpkit.models.ecp.quadratic.QuadraticECPStep`)."""
+    COMPLEMENTARITY = "complementarity"
+    """The complementarity form (:class:`~mcpkit.models.ecp.complementarity.ComplementarityECPStep`)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "ECP model"
 
 
 @dataclass(repr=False)
@@ -107,15 +121,11 @@ class ECPRun(OnePart):
         return s
 
 
-def make_model(kind: str, params: SliderParams, load: AppliedLoad | None = None) -> ECPModel:
+def make_model(kind: ECPModelKind | str, params: SliderParams, load: AppliedLoad | None = None) -> ECPModel:
     """A step model by name: ``"quadratic"`` (eqs 29-32) or ``"complementarity"``."""
-    if kind == "quadratic":
+    if ECPModelKind.parse(kind) is ECPModelKind.QUADRATIC:
         return QuadraticECPStep(params, load)
-    if kind == "complementarity":
-        return ComplementarityECPStep(params, load)
-    from mcpkit.errors import UnknownOptionError
-
-    raise UnknownOptionError(f"unknown ECP model {kind!r}; valid: {list(_KINDS)}")
+    return ComplementarityECPStep(params, load)
 
 
 def run_ecp(

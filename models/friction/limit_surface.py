@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import brentq, least_squares
 from scipy.spatial import ConvexHull
 
-from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError, UnknownOptionError
+from mcpkit.errors import MCPInputError, NonFiniteError, ShapeError
 from mcpkit.models.friction.patch import ContactPatch, LoadMethod, _check_scalar
 from mcpkit.solving.options import Choice
 
@@ -331,11 +331,27 @@ def load_from_moment_function(
     return np.stack([Fx, Fy, Mc + xc_a * Fy - yc_a * Fx], axis=-1)
 
 
+class LoadPlane(str, Choice):
+    """A coordinate plane of load space :math:`(F_x, F_y, M)` (:func:`limit_surface_section`)."""
+
+    FXM = "FxM"
+    """:math:`F_y = 0`."""
+    FYM = "FyM"
+    """:math:`F_x = 0`."""
+    FXFY = "FxFy"
+    """:math:`M = 0`."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "plane"
+
+
 def limit_surface_section(
     model: FrictionLoadModel,
     mu: float,
     normal_force: float,
-    plane: str = "FxM",
+    plane: LoadPlane | str = "FxM",
     n: int = 181,
     char_length: float | None = None,
     method: LoadMethod | str = LoadMethod.EXACT,
@@ -350,8 +366,7 @@ def limit_surface_section(
     """
     _check_model(model)
     idx = {"FxM": (0, 2, 1), "FyM": (1, 2, 0), "FxFy": (0, 1, 2)}
-    if plane not in idx:
-        raise UnknownOptionError(f"unknown plane {plane!r}; choose one of {list(idx)}")
+    plane = LoadPlane.parse(plane).value
     mu_v = _check_scalar("mu", mu, positive=True)
     N = _check_scalar("normal_force", normal_force, positive=True)
     L = _char_length(model, char_length)

@@ -56,6 +56,7 @@ from mcpkit.models.friction.lugre_reduced import (
     sphere_twists,
 )
 from mcpkit.models.friction.patch import ContactPatch
+from mcpkit.solving.options import Choice
 from mcpkit.solving.tables import compact_repr
 
 __all__ = [
@@ -77,11 +78,65 @@ GRAVITY = 9.81
 # ----------------------------------------------------------------------------------------------
 # patches
 # ----------------------------------------------------------------------------------------------
-PATCH_KINDS = ("circle", "square", "line", "line_grad", "nonconvex_a", "nonconvex_b")
-"""Patch names accepted by :func:`make_patch` (Fig. 8 of Arslan Waltersson and Karayiannidis)."""
+class PatchKind(str, Choice):
+    """The contact patches of the experiments (:func:`make_patch`; Fig. 8 of Arslan Waltersson
+    and Karayiannidis), on a grid spanning ``size``."""
+
+    CIRCLE = "circle"
+    """A disc of diameter ``size``."""
+    SQUARE = "square"
+    """A square of side ``size``."""
+    LINE = "line"
+    """A uniform line of length ``size``."""
+    LINE_GRAD = "line_grad"
+    """A line of length ``size`` along x, pressure falling linearly from ``x = -size/2`` to zero
+    at ``x = +size/2`` (the authors' gradient line)."""
+    NONCONVEX_A = "nonconvex_a"
+    """Fig. 8's first non-convex shape (:meth:`~mcpkit.models.friction.patch.ContactPatch.nonconvex_a`)."""
+    NONCONVEX_B = "nonconvex_b"
+    """Fig. 8's second non-convex shape (:meth:`~mcpkit.models.friction.patch.ContactPatch.nonconvex_b`)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "patch kind"
 
 
-def make_patch(kind: str, size: float = 0.02, n: int = 21) -> ContactPatch:
+PATCH_KINDS = tuple(k.value for k in PatchKind)
+"""Patch names accepted by :func:`make_patch` (the values of :class:`PatchKind`)."""
+
+
+class LuGreModelKind(str, Choice):
+    """Which LuGre friction model an experiment simulates (the argument ``model``)."""
+
+    DISTRIBUTED = "distributed"
+    """The distributed model: one bristle state per cell of the patch
+    (:class:`~mcpkit.models.friction.lugre.DistributedLuGre`)."""
+    REDUCED = "reduced"
+    """The reduced model on the limit surface's ellipsoid
+    (:class:`~mcpkit.models.friction.lugre_reduced.ReducedLuGre`)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "model"
+
+
+class DriftLoad(str, Choice):
+    """The oscillating load of :func:`drift_experiment` (Figs. 6, 23-25)."""
+
+    TANGENTIAL = "tangential"
+    """``f_x = 1 + 0.4 sin(6 pi t)`` from 1 s, torque ``0.03 + 0.01 sin`` from 3 s."""
+    NORMAL = "normal"
+    """``f_x = 1``, ``tau = 0.03``, ``f_N = m g + sin(6 pi t)`` from 1 s."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "load"
+
+
+def make_patch(kind: PatchKind | str, size: float = 0.02, n: int = 21) -> ContactPatch:
     """Contact patch of the paper's experiments on an n x n grid spanning ``size``.
 
     ``circle`` (diameter ``size``), ``square`` (side ``size``), ``line`` (uniform, length
@@ -89,8 +144,7 @@ def make_patch(kind: str, size: float = 0.02, n: int = 21) -> ContactPatch:
     ``x = -size/2`` to zero at ``x = +size/2``, the authors' gradient line), ``nonconvex_a`` /
     ``nonconvex_b`` (the LuGre paper Fig. 8's non-convex shapes, see ``ContactPatch.nonconvex_a``).
     """
-    if kind not in PATCH_KINDS:
-        raise UnknownOptionError(f"unknown patch kind {kind!r}; use one of {PATCH_KINDS}")
+    kind = PatchKind.parse(kind).value
     if not (math.isfinite(size) and size > 0):
         raise BoundsError(f"size must be positive, got {size}")
     if kind == "circle":
@@ -462,7 +516,7 @@ class DriftResult:
         return compact_repr(self)
 
 
-def _drift_loads(load: str, fn0: float) -> Callable[[float], tuple[np.ndarray, float]]:
+def _drift_loads(load: DriftLoad | str, fn0: float) -> Callable[[float], tuple[np.ndarray, float]]:
     def tangential(t: float) -> tuple[np.ndarray, float]:
         s = math.sin(3 * 2 * math.pi * t)
         if t < 1:
@@ -478,16 +532,12 @@ def _drift_loads(load: str, fn0: float) -> Callable[[float], tuple[np.ndarray, f
         fn = fn0 + math.sin(3 * 2 * math.pi * t) if t > 1 else fn0
         return np.array([1.0 * ramp, 0.0, 0.03 * ramp]), fn
 
-    if load == "tangential":
-        return tangential
-    if load == "normal":
-        return normal
-    raise UnknownOptionError(f"unknown load {load!r}; use 'tangential' or 'normal'")
+    return tangential if DriftLoad.parse(load) is DriftLoad.TANGENTIAL else normal
 
 
 def drift_experiment(
-    model: str = "distributed",
-    load: str = "tangential",
+    model: LuGreModelKind | str = "distributed",
+    load: DriftLoad | str = "tangential",
     *,
     t_end: float = 5.0,
     params: LuGreParams = LUGRE_P1,
@@ -505,8 +555,7 @@ def drift_experiment(
     from 3 s.  ``load="normal"``: ``f_x = 1``, ``tau = 0.03``, ``f_N = m g + sin(6 pi t)``
     from 1 s.  Loads are held constant over 0.01 s (100 Hz).
     """
-    if model not in ("distributed", "reduced"):
-        raise UnknownOptionError(f"model must be 'distributed' or 'reduced', got {model!r}")
+    model, load = LuGreModelKind.parse(model).value, DriftLoad.parse(load).value
     integ = Integrator.parse(integrator)
     mass, radius = 1.0, 0.05
     patch = make_patch("circle", 0.05, n_cells)
@@ -621,13 +670,11 @@ def slip_stick_experiment(
     walls: dict[str, float] = {}
     stats: dict[str, dict[str, Any]] = {}
     t = np.zeros(1)
-    for mname in models:
+    for mname in [LuGreModelKind.parse(m).value for m in models]:  # every name checked first
         if mname == "distributed":
             fm: LuGreModel = DistributedLuGre(patch, params, elasto_plastic=elasto_plastic)
-        elif mname == "reduced":
-            fm = ReducedLuGre(patch, params, elasto_plastic=elasto_plastic, n_ls=settings.n_ls)
         else:
-            raise UnknownOptionError(f"unknown model {mname!r}")
+            fm = ReducedLuGre(patch, params, elasto_plastic=elasto_plastic, n_ls=settings.n_ls)
         for prof in profiles:
             body = _Body(mass, inertia, cop, 2, -GRAVITY)
 

@@ -38,6 +38,7 @@ from mcpkit.models.stewart_trinkle.contact import Contact, PlaneSurface
 from mcpkit.models.stewart_trinkle.lcp import LCPStep
 from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import PlateMotion, VoseParameters, VosePlate, scaled_circle_plate
+from mcpkit.solving.options import Choice
 from mcpkit.solving.result import OnePart
 
 UNITS = "cgs"
@@ -225,12 +226,26 @@ class VoseRun(OnePart):
         return out
 
 
+class StepFormulation(str, Choice):
+    """The contact step of the studies (the argument ``formulation``)."""
+
+    NCP = "ncp"
+    """Stewart-Trinkle's NCP with the quadratic friction cone (eq 9, :class:`NCPStep`)."""
+    LCP = "lcp"
+    """The LCP with the cone as a polyhedron of ``n_d`` directions (eq 15, :class:`LCPStep`)."""
+
+    @classmethod
+    def option_name(cls) -> str:
+        """The option's name in messages."""
+        return "formulation"
+
+
 def vose_step_model(
     params: VoseParameters | None = None,
     mass: float = 1.0,
     mu: float = 0.3,
     h: float = 1e-4,
-    formulation: str = "ncp",
+    formulation: StepFormulation | str = "ncp",
     n_d: int = 16,
 ) -> tuple[NCPStep | LCPStep, VosePlate]:
     """Particle on the Vose plate as an NCP (eq 9) or LCP (eq 15) step model."""
@@ -238,11 +253,9 @@ def vose_step_model(
     surf = PlaneSurface(point=[0.0, 0.0, plate.params.depth], motion=plate)
     contacts = [Contact(surf, mu)]
     body = Particle.cgs(mass=mass)
-    if formulation == "ncp":
+    if StepFormulation.parse(formulation) is StepFormulation.NCP:
         return NCPStep(body, contacts, h), plate
-    if formulation == "lcp":
-        return LCPStep(body, contacts, h, n_d=n_d), plate
-    raise MCPInputError(f"formulation must be 'ncp' or 'lcp', got {formulation!r}")
+    return LCPStep(body, contacts, h, n_d=n_d), plate
 
 
 def run_vose(
@@ -252,7 +265,7 @@ def run_vose(
     h: float = 1e-4,
     mu: float = 0.3,
     mass: float = 1.0,
-    formulation: str = "ncp",
+    formulation: StepFormulation | str = "ncp",
     n_d: int = 16,
     method: str = DEFAULT_METHOD,
     progress: bool = False,
@@ -293,13 +306,17 @@ def run_vose(
 
 # --------------------------------------------------------------------------- §3.2–3.4
 def circle_step_model(
-    h: float, formulation: str = "ncp", n_d: int = 16, mu: float = 0.3, plate: PlateMotion | None = None
+    h: float,
+    formulation: StepFormulation | str = "ncp",
+    n_d: int = 16,
+    mu: float = 0.3,
+    plate: PlateMotion | None = None,
 ) -> tuple[NCPStep | LCPStep, PlateMotion]:
     """Particle on the scaled *Circle* plate (eqs 18–19), plate surface through the plate origin."""
     plate = plate or scaled_circle_plate()
     surf = PlaneSurface(point=[0.0, 0.0, 0.0], motion=plate)
     body = Particle.cgs(mass=1.0)
-    if formulation == "ncp":
+    if StepFormulation.parse(formulation) is StepFormulation.NCP:
         return NCPStep(body, [Contact(surf, mu)], h), plate
     return LCPStep(body, [Contact(surf, mu)], h, n_d=n_d), plate
 
