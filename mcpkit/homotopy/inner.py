@@ -15,10 +15,11 @@ solves it for many :math:`(x_0, q)`, warm-started from multipliers
 implementations, with the same IPOPT options (:func:`~mcpkit.homotopy.ipopt.ipopt_option_dict`:
 ``tol = inner_tol_factor * tol`` and the warm-start settings):
 
-* :class:`CasadiInner`: CasADi's ``nlpsol`` IPOPT on the template's graph
-  (:class:`~mcpkit.homotopy.ipopt.IpoptNLP`), built once, no files;
-* :class:`PyomoInner`: the template replayed as a Pyomo model and solved by a Pyomo NLP solver
-  object, an ``ipopt`` executable or ``mcpkit_ipopt`` (:mod:`mcpkit.homotopy.pyomo_inner`).
+* :class:`~mcpkit.homotopy.ipopt.CasadiInner`: CasADi's ``nlpsol`` IPOPT on the template's
+  graph (:class:`~mcpkit.homotopy.ipopt.IpoptNLP`), built once, no files;
+* :class:`~mcpkit.homotopy.pyomo_inner.PyomoInner`: the template replayed as a Pyomo model and
+  solved by a Pyomo NLP solver object, an ``ipopt`` executable or ``mcpkit_ipopt``
+  (:mod:`mcpkit.homotopy.pyomo_inner`).
 
 This file is the contract every implementation follows: the call (:class:`InnerSolver`,
 :class:`InnerCall`), what it returns (:class:`InnerResult`, with IPOPT's status names, which the

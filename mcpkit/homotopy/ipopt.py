@@ -376,7 +376,7 @@ class IpoptNLP(InnerSolver):
 
 @dataclass(frozen=True)
 class CasadiInner:
-    """:class:`InnerFactory` of CasADi's ``nlpsol`` IPOPT (:class:`~mcpkit.homotopy.ipopt.IpoptNLP`)."""
+    """:class:`~mcpkit.homotopy.inner.InnerFactory` of CasADi's ``nlpsol`` IPOPT (:class:`IpoptNLP`)."""
 
     description: str = "casadi"
 

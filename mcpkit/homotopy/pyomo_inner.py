@@ -18,6 +18,9 @@ a Pyomo solver object, an ``ipopt`` executable or ``mcpkit_ipopt``:
   iteration count (``mcpkit_ipopt`` reports it in the results' statistics; for the executable
   it is read from IPOPT's summary, so its ``print_level`` is at least 3, the summary level, in
   a log that Pyomo captures and shows only with ``verbose``).
+
+:class:`PyomoInner` is the factory the homotopy is given (the contract:
+:mod:`mcpkit.homotopy.inner`).
 """
 
 from __future__ import annotations
@@ -263,7 +266,7 @@ class PyomoNLP(InnerSolver):
 
 @dataclass
 class PyomoInner:
-    """:class:`InnerFactory` of a Pyomo NLP solver on the template replayed in Pyomo.
+    """:class:`~mcpkit.homotopy.inner.InnerFactory` of a Pyomo NLP solver on the template replayed in Pyomo.
 
     Parameters
     ----------
