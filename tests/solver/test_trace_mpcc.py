@@ -24,3 +24,18 @@ def test_traced_mpcc_solve_calls_no_folder_above_its_caller() -> None:
     # the homotopy and the refinement both ran, so both had the chance to call back up
     assert "mcpkit/homotopy/loop.py" in files and "mcpkit/stationarity/refine.py" in files
     assert out["calls_up"] == 0, out["calls_up_by_site"]
+
+
+def test_traced_mpcc_solve_passes_no_more_files_than_its_concepts() -> None:
+    """25 files, each a concept the solve uses (``docs/contributing.md`` lists them); a new file
+    on this path is a new concept to add there, or a file the default path should not enter
+    (the lifting, the LP inner solver and the progress display are entered only when used)."""
+    files = load_benchmark("trace_mpcc_solve").trace(4)["calls_by_file"]
+    assert len(files) <= 25, sorted(files)
+    for unused in (
+        "lowering/lift_pairs.py",
+        "homotopy/lp_inner.py",
+        "solving/progress.py",
+        "homotopy/pyomo_inner.py",
+    ):
+        assert f"mcpkit/{unused}" not in files
