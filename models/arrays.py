@@ -4,7 +4,7 @@ A step model's map :math:`p = P(x, u, \theta, t)`, :math:`x^+ = \Phi(x, z, u, \t
 written once as Python code that takes an array namespace ``xp`` and calls only its functions
 (and ``+ - * / **`` and indexing, which NumPy arrays and CasADi ``SX`` share). The simulator
 (:func:`mcpkit.models.stepping.simulate`) evaluates it with :data:`NUMPY` on numbers; a horizon
-(:meth:`mcpkit.mpec.horizon.StepSpec.from_model`) evaluates it once with :data:`CASADI` on SX
+(:meth:`mcpkit.mpec.step.StepSpec.from_model`) evaluates it once with :data:`CASADI` on SX
 symbols. With :data:`NUMPY` every function is the plain NumPy operation (``@``, ``np.cos``,
 ``np.concatenate`` ...), so the numbers of a simulation are those of NumPy code written by hand.
 

@@ -12,7 +12,7 @@ forces, time). :func:`simulate` builds one :class:`mcpkit.Solver` and, for
 Every step's verdict, termination and residual are recorded; a failed step is reported by its
 index and is never silently skipped. What happens after a failed step is one rule,
 :class:`OnFailure` (``"continue"``, the default, or ``"stop"``), shared with the horizon
-simulator :func:`mcpkit.mpec.horizon.forward_simulate`, which runs through :func:`simulate`.
+simulator :func:`mcpkit.mpec.resimulation.forward_simulate`, which runs through :func:`simulate`.
 
 **Declared once.** A :class:`DeclaredStep` writes its step map a single time, against an array
 namespace ``xp`` (:mod:`mcpkit.models.arrays`), with controls :math:`u` and a design
@@ -23,7 +23,7 @@ namespace ``xp`` (:mod:`mcpkit.models.arrays`), with controls :math:`u` and a de
     x^+ = \Phi(x, z, u, \theta, t) \quad(\text{step\_update}).
 
 :func:`simulate` evaluates it on NumPy arrays (controls from :meth:`DeclaredStep.with_inputs`);
-:meth:`mcpkit.mpec.horizon.StepSpec.from_model` evaluates the same code once on CasADi symbols
+:meth:`mcpkit.mpec.step.StepSpec.from_model` evaluates the same code once on CasADi symbols
 to build a horizon, so no example re-derives a model's dynamics.
 """
 

@@ -14,7 +14,7 @@ where :math:`\theta` collects what the run is differentiated by (``wrt``): the i
 ``I_z`` ...; the Stewart–Trinkle contacts' ``mu``). :math:`P` and :math:`\Phi` are written once
 against an array namespace, so their Jacobians :math:`P_x, P_\theta, \Phi_x, \Phi_z, \Phi_\theta`
 come from CasADi by evaluating the same code on SX symbols (as
-:meth:`mcpkit.mpec.horizon.StepSpec.from_model` does). With :math:`S_k = dz/dp` at step
+:meth:`mcpkit.mpec.step.StepSpec.from_model` does). With :math:`S_k = dz/dp` at step
 :math:`k` (:meth:`MCPResult.sensitivity <mcpkit.solving.result.MCPResult.sensitivity>`,
 implicit differentiation at the step's active set) the forward chain rule is
 

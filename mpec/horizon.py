@@ -46,11 +46,13 @@ solver (:func:`forward_simulate`, or a user simulator such as the model's own
 (the MPCC solve and the re-simulation check), so a plan the simulator does not reproduce
 is reported as a failure (:attr:`HorizonResult.solved`).
 
-This module is the horizon's public face: :class:`Horizon` (the stacked MPCC and its printed
-blocks) is defined here; the step (:class:`StepSpec`, :class:`PathConstraint`) lives in
-:mod:`mcpkit.mpec.step` and the re-simulation and verdict (:func:`forward_simulate`,
-:func:`resimulation_check`, :class:`HorizonResult`) in :mod:`mcpkit.mpec.resimulation`; both are
-importable from here.
+:class:`Horizon` (the stacked MPCC and its printed blocks) is defined here; the step
+(:class:`~mcpkit.mpec.step.StepSpec`, :class:`~mcpkit.mpec.step.PathConstraint`) lives in
+:mod:`mcpkit.mpec.step` and the re-simulation and verdict
+(:func:`~mcpkit.mpec.resimulation.forward_simulate`,
+:func:`~mcpkit.mpec.resimulation.resimulation_check`,
+:class:`~mcpkit.mpec.resimulation.HorizonResult`) in :mod:`mcpkit.mpec.resimulation`; the package
+:mod:`mcpkit.mpec` exports all of them.
 """
 
 from __future__ import annotations
@@ -75,7 +77,6 @@ from mcpkit.mpec.resimulation import (
     forward_simulate,
     resimulation_check,
     run_simulator,
-    spent_building,
 )
 from mcpkit.mpec.step import PathConstraint, StepSpec, as_box, as_column, as_scalar
 from mcpkit.problems.arrays import as_count, as_float_vector, as_positive
@@ -85,14 +86,8 @@ __all__ = [
     "HORIZON_IPOPT_OPTIONS",
     "HORIZON_SOLVE_OPTIONS",
     "Horizon",
-    "HorizonResult",
-    "PathConstraint",
-    "StepSpec",
     "LIFT_DESIGN_MIN_STEPS",
     "TIGHT_SIGMA0",
-    "forward_simulate",
-    "resimulation_check",
-    "spent_building",
     "with_horizon_ipopt_options",
 ]
 

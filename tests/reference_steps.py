@@ -17,7 +17,7 @@ from mcpkit.models.stewart_trinkle import Contact, LCPStep, Particle, PlaneSurfa
 from mcpkit.models.stewart_trinkle.contact import contact_geometry
 from mcpkit.mpec.examples.block import BlockTask
 from mcpkit.mpec.examples.pushing import PushTask
-from mcpkit.mpec.horizon import StepSpec
+from mcpkit.mpec.step import StepSpec
 
 
 def block_reference_spec(task: BlockTask) -> StepSpec:

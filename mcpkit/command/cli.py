@@ -85,7 +85,7 @@ from mcpkit.solving import stop
 from mcpkit.solving.options import DEFAULT_TOL, Backend, Method
 from mcpkit.sweep.solve_file import (  # the file solve and its budget, shared with mcpkit.sweep
     NO_LIMIT_ABOVE,
-    Budget,
+    CommandBudget,
     InterruptedOutcome,
     TimeLimitOutcome,
     solve_within,
@@ -347,7 +347,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     process after :data:`INTERRUPT_GRACE` (:class:`_Interrupts`); either way the status is
     :data:`EXIT_INTERRUPTED`. With ``--json`` what the solvers print goes to stderr.
     """
-    budget: Budget = args.budget
+    budget: CommandBudget = args.budget
     progress = ProgressLine(sys.stderr, Path(args.file).name) if _progress_wanted(args, sys.stderr) else None
     interrupted = False
     # every IPOPT solver built in this command carries the iteration monitor, so that Ctrl-C
@@ -826,7 +826,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter() - (_process_age() if argv is None else 0.0)
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.budget = Budget(getattr(args, "time_limit", None), start)
+    args.budget = CommandBudget(getattr(args, "time_limit", None), start)
     if getattr(args, "with_solution", False) and not args.json:
         parser.error("--with-solution needs --json")
     limit = args.budget.limit
@@ -901,7 +901,7 @@ def _quiet_stdout() -> None:
 def _run_bounded(args: argparse.Namespace) -> int:
     r"""Run the command in a forked child and stop it at :math:`1.1\,\mathrm{limit} + 1` s.
 
-    The child keeps its own budget (the solver's limit, the watchdog of :class:`Budget`); this
+    The child keeps its own budget (the solver's limit, the watchdog of :class:`CommandBudget`); this
     bound holds even when native code (a CasADi NL import, a factorization) ignores interrupts
     (:func:`mcpkit.frontends.forked.run_forked`). The child's stdout comes back through the pipe and is
     printed only when it finishes, so a stopped child leaves no half output: the parent prints a
@@ -913,7 +913,7 @@ def _run_bounded(args: argparse.Namespace) -> int:
     """
     from mcpkit.frontends.forked import OnInterrupt, Terminated, run_forked
 
-    budget: Budget = args.budget
+    budget: CommandBudget = args.budget
     assert budget.limit is not None
 
     def child(fd: int) -> int:

@@ -4,7 +4,7 @@ The command line (:mod:`mcpkit.command.cli`) and the ``"solve-file"`` task of :m
 it. A file is read by its kind (:func:`mcpkit.formats.io.file_kind`): MCP files (LCP JSON/NPZ/MTX,
 ``mcpkit-mcp``, MCPLIB ports; :mod:`mcpkit.formats.mcp_file`) are solved with :class:`mcpkit.Solver`,
 MPCC JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
-:func:`mcpkit.models.fclib.solve_fclib_file`. :class:`Budget` is the time limit of the whole call
+:func:`mcpkit.models.fclib.solve_fclib_file`. :class:`CommandBudget` is the time limit of the whole call
 (loading, lowering, solving and checking) and its watchdog; a limit that runs out before the
 solver returns a point is a :class:`TimeLimitOutcome`, Ctrl-C before then an
 :class:`InterruptedOutcome` (both ``Outcome``\ s of :mod:`mcpkit.solving.result`, never solved).
@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from mcpkit.solving.options import Budget
 
 #: ``--time-limit`` values above this many seconds (about 32 years; ``inf`` among them) mean no
 #: limit: no timer can wait that long (a watchdog of ``1e300`` s overflowed).
@@ -85,8 +87,9 @@ class InterruptedOutcome(_NoPointOutcome):
         return "NOT solved: interrupted (Ctrl-C) before the solver returned a point"
 
 
-class Budget:
-    r"""The wall-clock budget of one command: ``limit`` seconds from ``start`` (a ``perf_counter``).
+class CommandBudget:
+    r"""The wall-clock budget of one command: ``limit`` seconds from ``start`` (a ``perf_counter``),
+    the call's :class:`~mcpkit.solving.options.Budget` with a reserve and a watchdog.
 
     The solver is given :meth:`solve_limit`, what is left less a reserve of
     :math:`\max(0.25, 0.03\,\mathrm{limit})` s for the residual check and the output; a watchdog
@@ -98,18 +101,27 @@ class Budget:
     def __init__(self, limit: float | None, start: float) -> None:
         if limit is not None and limit > NO_LIMIT_ABOVE:  # inf, 1e300: no limit (NaN stays, refused)
             limit = None
-        self.limit = limit
-        self.start = start
+        self.call = Budget(limit, start)
         self.fired = threading.Event()
 
+    @property
+    def limit(self) -> float | None:
+        """Seconds the command may take (``None``: no limit)."""
+        return self.call.time_limit
+
+    @property
+    def start(self) -> float:
+        """When the command started (a :func:`time.perf_counter` value)."""
+        return self.call.start
+
     def elapsed(self) -> float:
+        """Seconds since :attr:`start`."""
         return time.perf_counter() - self.start
 
     def solve_limit(self) -> float | None:
         """Seconds the solver may take now (``None`` without a limit)."""
-        if self.limit is None:
-            return None
-        return self.limit - self.elapsed() - max(0.25, 0.03 * self.limit)
+        left = self.call.remaining()
+        return None if left is None else left - max(0.25, 0.03 * float(self.limit or 0))
 
     def check(self, kind: str, stage: str) -> None:
         """Raise :class:`OutOfTime` when nothing is left for the solver after ``stage``."""
@@ -155,7 +167,7 @@ class Budget:
 
 
 class TimeLimitInterrupt(KeyboardInterrupt):
-    """Raised by :meth:`Budget.watchdog` (a ``KeyboardInterrupt``, so solvers stop as on Ctrl-C)."""
+    """Raised by :meth:`CommandBudget.watchdog` (a ``KeyboardInterrupt``, so solvers stop as on Ctrl-C)."""
 
 
 def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -204,7 +216,7 @@ def load_declaration(path: str | Path) -> Any:
 
 
 def _solve_file(
-    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+    args: argparse.Namespace, budget: CommandBudget, progress: Callable[[Any], None] | None
 ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
     """Load ``args.file`` by its kind and solve it within ``budget``.
 
@@ -218,7 +230,7 @@ def _solve_file(
 
 
 def _load_and_solve(
-    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+    args: argparse.Namespace, budget: CommandBudget, progress: Callable[[Any], None] | None
 ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
     from mcpkit.formats.io import check_solution_path, file_family, file_kind, solution_arrays
     from mcpkit.frontends.solve import Solver, solve
@@ -263,7 +275,7 @@ def _load_and_solve(
 
 
 def solve_within(
-    args: argparse.Namespace, budget: Budget, progress: Callable[[Any], None] | None
+    args: argparse.Namespace, budget: CommandBudget, progress: Callable[[Any], None] | None
 ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
     """:func:`_solve_file` under ``budget``'s watchdog; a limit that runs out is a
     :class:`TimeLimitOutcome`."""
@@ -294,7 +306,7 @@ def solve_path(
 ) -> tuple[Any, dict[str, Any]]:
     """Solve a problem file as ``mcpkit solve FILE`` does (no output): the result and extra fields.
 
-    ``time_limit`` bounds the whole call from now (:class:`Budget`); the extra fields are
+    ``time_limit`` bounds the whole call from now (:class:`CommandBudget`); the extra fields are
     ``family`` (``"mcp"``, ``"mpcc"`` or ``"fclib"``; absent when the file could not be read) and
     ``known_solution_distance`` (when the file knows its solutions). Used by the
     ``"solve-file"`` task of :mod:`mcpkit.sweep`.
@@ -303,6 +315,6 @@ def solve_path(
 
     time_limit = time_limit_seconds(time_limit)  # typed errors before the file is read
     args = argparse.Namespace(file=str(file), method=method, backend=backend, tol=tol, out=None)
-    result, extra, _ = solve_within(args, Budget(time_limit, time.perf_counter()), None)
+    result, extra, _ = solve_within(args, CommandBudget(time_limit, time.perf_counter()), None)
     family = getattr(args, "family", None)
     return result, ({} if family is None else {"family": family}) | extra

@@ -219,7 +219,7 @@ def solve_file(
     MCP files (LCP JSON/NPZ/MTX, ``mcpkit-mcp``, MCPLIB ports) with :class:`mcpkit.Solver`, MPCC
     JSON with :func:`mcpkit.solve` and ``stationarity=True``, FCLIB files with
     :func:`mcpkit.models.fclib.solve_fclib_file`; ``time_limit`` bounds the whole call (loading
-    included, :class:`mcpkit.sweep.solve_file.Budget`). Extra columns: ``family`` and, when the file
+    included, :class:`mcpkit.sweep.solve_file.CommandBudget`). Extra columns: ``family`` and, when the file
     knows its solutions, ``known_solution_distance``.
     """
     from mcpkit.sweep.solve_file import solve_path

@@ -289,7 +289,7 @@ class SliderStep(DeclaredStep):
 
     with :math:`c` the constants of :meth:`constants` (and :math:`\bar p_n = m g h`),
     evaluated on NumPy by :func:`~mcpkit.models.stepping.simulate` and on CasADi by
-    :meth:`~mcpkit.mpec.horizon.StepSpec.from_model`. Subclasses set :attr:`kind` and
+    :meth:`~mcpkit.mpec.step.StepSpec.from_model`. Subclasses set :attr:`kind` and
     :meth:`build`.
 
     Parameters

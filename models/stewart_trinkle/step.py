@@ -28,7 +28,7 @@ Controls :math:`u` (optional, ``input_matrix`` :math:`B`) enter as the generalis
 :math:`P(x, u, t)` above and :math:`\Phi(x, z) = (q + hG(q)\nu^{\ell+1}, \nu^{\ell+1})` are
 written once against an array namespace (:class:`~mcpkit.models.stepping.DeclaredStep`):
 NumPy for :func:`~mcpkit.models.stepping.simulate`, CasADi for
-:meth:`~mcpkit.mpec.horizon.StepSpec.from_model`.
+:meth:`~mcpkit.mpec.step.StepSpec.from_model`.
 
 **Physical verdict** (issue 12). A step is *solved* when its MCP met its natural residual
 **and** the per-contact Coulomb residual below, which contains no :math:`\sigma`, met

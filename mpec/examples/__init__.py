@@ -2,7 +2,7 @@ r"""Horizon-MPCC examples (seed 004 §4-5 motivation): a block moved to a target
 
 :func:`demo_block` and :func:`demo_pushing` solve the examples, write figures and return a
 :class:`~mcpkit.solving.result.CompositeResult` (an :class:`~mcpkit.solving.result.Outcome`) whose one part is
-the :class:`~mcpkit.mpec.horizon.HorizonResult`: ``solved`` is True only when the MPCC met its
+the :class:`~mcpkit.mpec.resimulation.HorizonResult`: ``solved`` is True only when the MPCC met its
 tolerance AND the re-simulation of the planned controls reproduced the plan. The figures and
 numbers are in ``details`` (the summary after :data:`~mcpkit.solving.result.RESULT_KEYS`).
 """

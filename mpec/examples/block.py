@@ -7,7 +7,7 @@ seed 004 eq (15) (:class:`~mcpkit.models.stewart_trinkle.LCPStep`, :math:`n_d = 
 :math:`\pm\hat t, \pm\hat o`, so the polygonal cone is exact for motion along :math:`x`).
 The force enters the step model as a control (``input_matrix`` :math:`B = \hat x`), and the
 horizon step is the model's own step map (:meth:`StepSpec.from_model
-<mcpkit.mpec.horizon.StepSpec.from_model>`, nothing re-derived here): with the state
+<mcpkit.mpec.step.StepSpec.from_model>`, nothing re-derived here): with the state
 :math:`x = (q, \nu)`,
 
 .. math::
@@ -42,15 +42,9 @@ from mcpkit.mpec.grid_continuation import (
     coarse_steps,
     solve_by_grid_continuation,
 )
-from mcpkit.mpec.horizon import (
-    TIGHT_SIGMA0,
-    Horizon,
-    HorizonResult,
-    StepSpec,
-    spent_building,
-    with_horizon_ipopt_options,
-)
-from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, with_horizon_ipopt_options
+from mcpkit.mpec.resimulation import HorizonResult, limit_seconds, spent_building
+from mcpkit.mpec.step import StepSpec
 from mcpkit.problems.arrays import as_count, as_real
 
 __all__ = [

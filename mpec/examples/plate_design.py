@@ -78,14 +78,9 @@ from mcpkit.models.stewart_trinkle.ncp import NCPStep
 from mcpkit.models.stewart_trinkle.plate import SinusoidalPlate
 from mcpkit.mpcc import MPCC, MPCCSolver
 from mcpkit.mpec import grid_continuation as gc
-from mcpkit.mpec.horizon import (
-    Horizon,
-    HorizonResult,
-    StepSpec,
-    resimulation_check,
-    spent_building,
-)
-from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.mpec.horizon import Horizon
+from mcpkit.mpec.resimulation import HorizonResult, limit_seconds, resimulation_check, spent_building
+from mcpkit.mpec.step import StepSpec
 from mcpkit.problems.arrays import as_count, as_positive, as_real
 from mcpkit.solving.result import CompositeResult, FromParts, MPCCResult, summary_head
 
@@ -588,7 +583,7 @@ class MultiDesignResult(FromParts):
     (an :class:`~mcpkit.solving.result.Outcome`).
 
     Its parts are the stacked MPCC solve and one re-simulation check per radius
-    (:func:`~mcpkit.mpec.horizon.resimulation_check`); ``solved`` and ``termination`` come
+    (:func:`~mcpkit.mpec.resimulation.resimulation_check`); ``solved`` and ``termination`` come
     from them (:class:`~mcpkit.solving.result.FromParts`).
 
     Attributes
@@ -600,7 +595,7 @@ class MultiDesignResult(FromParts):
     objective
         Planned :math:`\sum_s J_s` (periodic orbits).
     scenarios
-        One :class:`~mcpkit.mpec.horizon.HorizonResult` per radius (plan, re-simulation with the
+        One :class:`~mcpkit.mpec.resimulation.HorizonResult` per radius (plan, re-simulation with the
         model's ``simulate`` and its ``max_deviation``); each ``objective`` is that radius's
         :math:`J_s`.
     mpcc

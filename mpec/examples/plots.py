@@ -14,7 +14,7 @@ from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from mcpkit.mpec.horizon import HorizonResult  # noqa: E402
+from mcpkit.mpec.resimulation import HorizonResult  # noqa: E402
 
 __all__ = ["plot_block", "plot_pushing", "plot_pushing_starts"]
 

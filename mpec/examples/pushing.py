@@ -9,7 +9,7 @@ on the left edge at the body point :math:`\rho = (-L/2, \theta_c)`, where the co
 :math:`|f_t| \le \mu_p f_n` (two linear path constraints). The pusher is the model's load
 (:class:`~mcpkit.models.ecp.params.EdgePusher`, controls :math:`(f_n, f_t)`, design
 :math:`\theta_c`) and the horizon step is the model's own step map
-(:meth:`StepSpec.from_model <mcpkit.mpec.horizon.StepSpec.from_model>`, nothing re-derived
+(:meth:`StepSpec.from_model <mcpkit.mpec.step.StepSpec.from_model>`, nothing re-derived
 here): applied impulses
 
 .. math::
@@ -45,8 +45,9 @@ from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.models.ecp.complementarity import ComplementarityECPStep
 from mcpkit.models.ecp.params import EdgePusher, SliderParams, paper_slider
 from mcpkit.models.ecp.simulation import run_ecp
-from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, HorizonResult, PathConstraint, StepSpec, spent_building
-from mcpkit.mpec.resimulation import limit_seconds
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon
+from mcpkit.mpec.resimulation import HorizonResult, limit_seconds, spent_building
+from mcpkit.mpec.step import PathConstraint, StepSpec
 from mcpkit.problems.arrays import as_count, as_real
 from mcpkit.solving.options import time_limit_seconds
 from mcpkit.solving.result import FromParts, OnePart, Termination, summary_head

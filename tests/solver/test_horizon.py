@@ -22,7 +22,9 @@ from mcpkit.mpec.examples.block import (
     solve_block,
     stick_slide,
 )
-from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon, StepSpec, forward_simulate
+from mcpkit.mpec.horizon import TIGHT_SIGMA0, Horizon
+from mcpkit.mpec.resimulation import forward_simulate
+from mcpkit.mpec.step import StepSpec
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.result import Termination
 from tests.reference_steps import block_reference_spec, pushing_reference_spec

@@ -18,7 +18,7 @@ from mcpkit.mpec.examples.pushing import (
     ecp_simulator,
     plan_pushing,
 )
-from mcpkit.mpec.horizon import HorizonResult
+from mcpkit.mpec.resimulation import HorizonResult
 from mcpkit.solving.result import RESULT_KEYS, Outcome, Termination
 
 pytestmark = pytest.mark.solver

@@ -260,16 +260,16 @@ def test_time_spent_loading_is_taken_from_the_solver(
 
 
 def test_budget_gives_the_solver_what_is_left() -> None:
-    b = cli.Budget(10.0, time.perf_counter() - 4.0)
+    b = cli.CommandBudget(10.0, time.perf_counter() - 4.0)
     left = b.solve_limit()
     assert left is not None and 5.0 < left < 6.0  # 10 - 4 - reserve max(0.25, 0.3)
-    assert cli.Budget(None, time.perf_counter()).solve_limit() is None
+    assert cli.CommandBudget(None, time.perf_counter()).solve_limit() is None
     with pytest.raises(solve_file.OutOfTime):
-        cli.Budget(1.0, time.perf_counter() - 2.0).check("mcp", "loading")
+        cli.CommandBudget(1.0, time.perf_counter() - 2.0).check("mcp", "loading")
 
 
 def test_watchdog_interrupts_python_code_that_ignores_its_limit() -> None:
-    b = cli.Budget(0.1, time.perf_counter() - 0.5)  # fires at 1.05 * 0.1 + 0.5 s: at once
+    b = cli.CommandBudget(0.1, time.perf_counter() - 0.5)  # fires at 1.05 * 0.1 + 0.5 s: at once
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt), b.watchdog():
         while time.perf_counter() - t0 < 10:
@@ -289,7 +289,9 @@ def test_hard_bound_stops_native_code(capsys: pytest.CaptureFixture[str]) -> Non
         return 0
 
     limit = 0.5
-    args = SimpleNamespace(func=stuck, budget=cli.Budget(limit, time.perf_counter()), json=True, file="x.npz")
+    args = SimpleNamespace(
+        func=stuck, budget=cli.CommandBudget(limit, time.perf_counter()), json=True, file="x.npz"
+    )
     t0 = time.perf_counter()
     code = cli._run_bounded(args)
     wall = time.perf_counter() - t0
@@ -304,7 +306,9 @@ def test_hard_bound_passes_the_childs_output_and_status_through(capsys: pytest.C
         print("hello from the child")
         return 2
 
-    args = SimpleNamespace(func=quick, budget=cli.Budget(30.0, time.perf_counter()), json=False, file="x")
+    args = SimpleNamespace(
+        func=quick, budget=cli.CommandBudget(30.0, time.perf_counter()), json=False, file="x"
+    )
     assert cli._run_bounded(args) == 2
     assert capsys.readouterr().out == "hello from the child\n"
 

@@ -116,7 +116,7 @@ def test_time_limit_inf_is_no_limit(limit: str, capfd: pytest.CaptureFixture[str
     assert code == 0, err
     assert "Traceback" not in err and "Error" not in err, err
     assert json.loads(out)["solved"] is True
-    assert cli.Budget(float(limit), 0.0).limit is None
+    assert cli.CommandBudget(float(limit), 0.0).limit is None
 
 
 def test_help_says_inf_is_no_limit(capsys: pytest.CaptureFixture[str]) -> None:
@@ -326,7 +326,7 @@ def test_hard_stop_from_outside_replaces_an_older_out_file(
     out = tmp_path / "sol.json"
     out.write_text('{"solved": true}')
     args = SimpleNamespace(
-        func=stuck, budget=cli.Budget(0.3, time.perf_counter()), json=True, file=LCP, out=str(out)
+        func=stuck, budget=cli.CommandBudget(0.3, time.perf_counter()), json=True, file=LCP, out=str(out)
     )
     assert cli._run_bounded(args) == 1
     assert json.loads(capsys.readouterr().out)["status"] == "time_limit"

@@ -16,12 +16,10 @@ from mcpkit.mpec.horizon import (
     HORIZON_SOLVE_OPTIONS,
     LIFT_DESIGN_MIN_STEPS,
     Horizon,
-    HorizonResult,
-    PathConstraint,
-    StepSpec,
-    resimulation_check,
     with_horizon_ipopt_options,
 )
+from mcpkit.mpec.resimulation import HorizonResult, resimulation_check
+from mcpkit.mpec.step import PathConstraint, StepSpec
 from mcpkit.problems.mcp import MCP
 from mcpkit.solving.result import (
     RESULT_KEYS,

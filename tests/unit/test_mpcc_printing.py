@@ -21,7 +21,8 @@ from mcpkit import MCP
 from mcpkit.errors import MCPInputError, ShapeError
 from mcpkit.lowering.casadi import MCPToMPCC, lower_to_casadi
 from mcpkit.mpcc import MPCC, ToStandardMPCC
-from mcpkit.mpec.horizon import Horizon, PathConstraint, StepSpec
+from mcpkit.mpec.horizon import Horizon
+from mcpkit.mpec.step import PathConstraint, StepSpec
 from mcpkit.printing.mpcc import slack_form_blocks, step_latex
 from mcpkit.problems.segments import MPCCBlocks, Segment
 

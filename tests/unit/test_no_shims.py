@@ -28,6 +28,8 @@ def shim_findings(path: Path, text: str) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
             found.append(f"{path}:{node.lineno}: module-level __getattr__")
+    if path.name != "__init__.py":
+        found += [f"{path}: re-exports '{name}' in __all__" for name in reexported(tree)]
     if path.name != "__init__.py" and tree.body:
         defines = [
             n
@@ -39,6 +41,25 @@ def shim_findings(path: Path, text: str) -> list[str]:
         if not defines:
             found.append(f"{path}: only imports (a re-export module)")
     return found
+
+
+def reexported(tree: ast.Module) -> list[str]:
+    """Names a module lists in ``__all__`` but imports instead of defining (a second import path)."""
+    imported: set[str] = set()
+    defined: set[str] = set()
+    exported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    defined.add(target.id)
+                    if target.id == "__all__" and isinstance(node.value, (ast.List, ast.Tuple)):
+                        exported = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    return [name for name in exported if name in imported and name not in defined]
 
 
 def source_files() -> list[Path]:
@@ -57,9 +78,15 @@ def test_checker_sees_each_kind_of_shim() -> None:
         "a.py:1: redundant alias 'principal_pivot as principal_pivot'"
     ]
     forward = '"""Old path."""\n\ndef __getattr__(name):\n    return 1\n'
+    listed = 'from mcpkit.mpec.step import StepSpec\n__all__ = ["Horizon", "StepSpec"]\nclass Horizon: ...\n'
+    assert shim_findings(Path("c.py"), listed) == ["c.py: re-exports 'StepSpec' in __all__"]
+    assert shim_findings(Path("pkg/__init__.py"), listed) == []
     assert any("__getattr__" in f for f in shim_findings(Path("b.py"), forward))
     reexport = '"""Moved."""\nfrom mcpkit.solving.options import Choice\n__all__ = ["Choice"]\n'
-    assert shim_findings(Path("c.py"), reexport) == ["c.py: only imports (a re-export module)"]
+    assert shim_findings(Path("c.py"), reexport) == [
+        "c.py: re-exports 'Choice' in __all__",
+        "c.py: only imports (a re-export module)",
+    ]
     assert shim_findings(Path("__init__.py"), reexport) == []
     plain = "import numpy as np\nimport os.path as path\n\ndef f() -> int:\n    return 1\n"
     assert shim_findings(Path("d.py"), plain) == []
