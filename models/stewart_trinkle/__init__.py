@@ -7,7 +7,7 @@ r"""Stewart–Trinkle velocity-level time stepping (Berard et al., Berard et al.
 
 Both step models follow :class:`mcpkit.models.stepping.StepModel`; run them with
 :func:`mcpkit.models.stepping.simulate`. A step is solved when its MCP met its natural residual
-and the per-contact Coulomb residual of :mod:`.step` met its tolerance: pass
+and the per-contact Coulomb residual of :mod:`mcpkit.models.stewart_trinkle.step` met its tolerance: pass
 ``solver=step.make_solver(method, backend)`` (a :class:`StepSolver`, whose results are
 :class:`StepResult`) so that every step is judged on both.
 """
