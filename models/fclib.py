@@ -67,7 +67,7 @@ from mcpkit.engines.factor_budget import (
     FactorRefused,
     dense_cost,
 )
-from mcpkit.engines.newton_contact import contact_errors, siconos_error
+from mcpkit.engines.newton_contact import contact_errors, delassus_rho, siconos_error
 from mcpkit.errors import MCPInputError
 from mcpkit.formats.fclib_hdf5 import data_error, read_fclib_local
 from mcpkit.models.fclib_equations import DENSE_N, ContactEquations, ContactLaw
@@ -323,13 +323,13 @@ def fclib_mcp(prob: FCLIBProblem, formulation: FCLIBFormulation | str = DEFAULT_
       :math:`a \in \{n, t, o\}`, with :math:`u_a = \sum_b W_{ab}r_b + q_a` (:func:`velocity_blocks`)
       and the per-contact law of :func:`~mcpkit.models.fclib_equations.law_blocks`, all
       elementwise over the contacts; :math:`\mu`, :math:`\rho_n`, :math:`\rho_t`
-      (:func:`~mcpkit.models.fclib_equations.delassus_rho`) are parameter blocks. It is the
+      (:func:`~mcpkit.engines.newton_contact.delassus_rho`) are parameter blocks. It is the
       system :class:`~mcpkit.models.fclib_equations.ContactEquations` solves (the same expression
       tree gives its per-contact CasADi function), before that class's scaling
       :math:`r = s_r\hat r` and row weights, and without its square-root guard.
     * ``ncp``: :func:`fclib_ncp`'s scaled MCP.
     """
-    from mcpkit.models.fclib_equations import delassus_rho, law_blocks
+    from mcpkit.models.fclib_equations import law_blocks
 
     form = FCLIBFormulation.parse(formulation)
     if form is FCLIBFormulation.NCP:

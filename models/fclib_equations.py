@@ -71,6 +71,7 @@ import casadi as ca
 import numpy as np
 import scipy.sparse as sps
 
+from mcpkit.engines.newton_contact import delassus_rho
 from mcpkit.errors import MCPInputError
 from mcpkit.problems import blocks as bx
 from mcpkit.problems.mcp import MCP
@@ -218,43 +219,6 @@ def contact_function(law: ContactLaw | str, jacobian: bool = False) -> ca.Functi
     )
 
 
-def delassus_rho(W: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`\rho_{n,i} = 1/W_{nn,i}`, :math:`\rho_{t,i} = 1/\lambda_{\max}(\mathrm{sym}\,W_{tt,i})`.
-
-    :math:`W_{nn,i}` and :math:`W_{tt,i}` are the normal entry and the tangential :math:`2\times 2`
-    block of the contact's diagonal block of the Delassus matrix, so that :math:`\rho u` has the
-    units and the size of :math:`r` (the "split spectral norm" choice of Siconos' nonsmooth Newton
-    solvers). A non-positive entry falls back to the inverse mean of the positive diagonal
-    entries of :math:`W` (1 if none).
-    """
-    if sps.issparse(W):  # entries read as they are stored (a sparse W is never made dense)
-        W = sps.csr_matrix(W, dtype=float)
-        diag = W.diagonal()
-
-        def entries(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-            return np.asarray(W[i, j], dtype=float).reshape(-1)
-    else:
-        W = np.asarray(W, dtype=float)
-        diag = np.diag(W)
-
-        def entries(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-            return W[i, j]
-
-    pos = diag[diag > 0]
-    fallback = 1.0 / float(pos.mean()) if pos.size else 1.0
-    idx = 3 * np.arange(nc)
-    wnn = diag[idx]
-    blocks = np.empty((nc, 2, 2))
-    blocks[:, 0, 0] = diag[idx + 1]
-    blocks[:, 1, 1] = diag[idx + 2]
-    off = 0.5 * (entries(idx + 1, idx + 2) + entries(idx + 2, idx + 1))
-    blocks[:, 0, 1] = blocks[:, 1, 0] = off
-    lam = np.linalg.eigvalsh(blocks)[:, -1]
-    rho_n = np.where(wnn > 0, 1.0 / np.where(wnn > 0, wnn, 1.0), fallback)
-    rho_t = np.where(lam > 0, 1.0 / np.where(lam > 0, lam, 1.0), fallback)
-    return rho_n, rho_t
-
-
 class ContactEquations:
     r"""The scaled system :math:`F(\hat r) = 0` of one FCLIB problem and one contact law.
 
@@ -263,7 +227,7 @@ class ContactEquations:
         F_i(\hat r) = \frac{\omega_i}{\|q\|_2}\, \phi(r_i, u_i; \mu_i, \rho_{n,i}, \rho_{t,i}),
 
     with :math:`s_r = \|q\|_2 / \overline{\mathrm{diag}\,W}` (so :math:`\hat r = O(1)`),
-    :math:`\rho` from :func:`delassus_rho` (times ``rho_scale``) and
+    :math:`\rho` from :func:`~mcpkit.engines.newton_contact.delassus_rho` (times ``rho_scale``) and
     :math:`\omega_i = \max(1, 1/\min(\rho_{n,i}, \rho_{t,i}))`. The weights make the rows comparable
     with the Siconos error (``friction_residual``), which is the natural map with
     :math:`\rho = 1` divided by :math:`\|q\|_2`: for the normal rows
@@ -285,7 +249,7 @@ class ContactEquations:
     eps
         Tikhonov term, absolute (same units as ``W``).
     rho_scale
-        Factor on both :math:`\rho` of :func:`delassus_rho`.
+        Factor on both :math:`\rho` of :func:`~mcpkit.engines.newton_contact.delassus_rho`.
 
     Raises
     ------

@@ -144,21 +144,34 @@ class ContactNewtonResult:
         return compact_repr(self, (*names, "wall_time_s", "message", "r", "u"))
 
 
-def delassus_rho(W: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
+def delassus_rho(W: np.ndarray | sps.spmatrix, nc: int) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`\rho_n = 1/W_{nn}`, :math:`\rho_t = 1/\lambda_{\max}(\mathrm{sym}\,W_{TT})` per contact.
 
-    The :math:`2\times 2` eigenvalue in closed form, :math:`\tfrac{a+d}2 + \sqrt{(\tfrac{a-d}2)^2 + b^2}`.
-    A non-positive value falls back to the inverse mean of the positive diagonal entries of
-    :math:`W` (1 if none), as ``mcpkit.models.fclib_equations.delassus_rho``.
+    :math:`W_{nn}` and :math:`W_{TT}` are the normal entry and the tangential :math:`2\times 2`
+    block of the contact's diagonal block of the Delassus matrix, so that :math:`\rho u` has the
+    units and the size of :math:`r` (the "split spectral norm" choice of Siconos' nonsmooth Newton
+    solvers). The :math:`2\times 2` eigenvalue in closed form,
+    :math:`\tfrac{a+d}2 + \sqrt{(\tfrac{a-d}2)^2 + b^2}`. A non-positive value falls back to
+    the inverse mean of the positive diagonal entries of :math:`W` (1 if none). A sparse ``W`` is
+    read entry by entry, never made dense.
     """
-    diag = np.diag(W)
-    if nc <= SMALL_NC:
-        return _delassus_rho_small(W, diag.tolist(), nc)
+    if sps.issparse(W):
+        Ws = sps.csr_matrix(W, dtype=float)
+        diag = Ws.diagonal()
+        i = 3 * np.arange(nc)
+        upper = np.asarray(Ws[i + 1, i + 2], dtype=float).reshape(-1)
+        lower = np.asarray(Ws[i + 2, i + 1], dtype=float).reshape(-1)
+    else:
+        W = np.asarray(W, dtype=float)
+        diag = np.diag(W)
+        if nc <= SMALL_NC:
+            return _delassus_rho_small(W, diag.tolist(), nc)
+        i = 3 * np.arange(nc)
+        upper, lower = W[i + 1, i + 2], W[i + 2, i + 1]
     pos = diag[diag > 0]
     fallback = 1.0 / float(pos.mean()) if pos.size else 1.0
-    i = 3 * np.arange(nc)
     wnn, a, d = diag[i], diag[i + 1], diag[i + 2]
-    b = 0.5 * (W[i + 1, i + 2] + W[i + 2, i + 1])
+    b = 0.5 * (upper + lower)
     lam = 0.5 * (a + d) + np.hypot(0.5 * (a - d), b)
     rho_n = np.where(wnn > 0, 1.0 / np.where(wnn > 0, wnn, 1.0), fallback)
     rho_t = np.where(lam > 0, 1.0 / np.where(lam > 0, lam, 1.0), fallback)

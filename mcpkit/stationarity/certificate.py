@@ -97,7 +97,7 @@ from mcpkit.stationarity.multipliers import (
     _Local,
     _max_abs,
     _Multipliers,
-    dense_rows,
+    rows_as_dense,
 )
 
 __all__ = [
@@ -347,8 +347,8 @@ def build_lpec(mpcc: MPCC, loc: _Local, x: np.ndarray, tol: float, radius: float
         c=loc.df,
         A_eq=A_eq,
         A_ub=A_ub,
-        JG=dense_rows(loc.JG, bi),
-        JH=dense_rows(loc.JH, bi),
+        JG=rows_as_dense(loc.JG, bi),
+        JH=rows_as_dense(loc.JH, bi),
         lo=np.where(x_lo, 0.0, -radius),
         hi=np.where(x_hi, 0.0, radius),
     )

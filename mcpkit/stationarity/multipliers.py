@@ -65,7 +65,7 @@ class _Local:
     JH: np.ndarray | sps.csr_matrix
 
 
-def dense_rows(J: np.ndarray | sps.csr_matrix, rows: np.ndarray) -> np.ndarray:
+def rows_as_dense(J: np.ndarray | sps.csr_matrix, rows: np.ndarray) -> np.ndarray:
     """``J[rows]`` as a dense array, for a dense or a sparse ``J``."""
     part = J[rows]
     return part.toarray() if sps.issparse(part) else np.asarray(part)
@@ -118,8 +118,8 @@ class _Multipliers:
         else:
             eye = np.eye(nx)
             self.A = np.hstack([
-                dense_rows(loc.Jg, self.gi).T, eye[:, self.xi_idx],
-                -dense_rows(loc.JG, self.IG).T, -dense_rows(loc.JH, self.IH).T,
+                rows_as_dense(loc.Jg, self.gi).T, eye[:, self.xi_idx],
+                -rows_as_dense(loc.JG, self.IG).T, -rows_as_dense(loc.JH, self.IH).T,
             ])  # fmt: skip
         self.b = -loc.df
         ng, nb = self.gi.size, self.xi_idx.size

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit import MCP
+from mcpkit.engines.newton_contact import delassus_rho
 from mcpkit.errors import ShapeError
 from mcpkit.models.fclib import FCLIBProblem, fclib_mcp, fclib_ncp, load_fclib
-from mcpkit.models.fclib_equations import ContactEquations, delassus_rho
+from mcpkit.models.fclib_equations import ContactEquations
 from mcpkit.problems import blocks as bx
 from tests.conftest import SHARED_DATA
 

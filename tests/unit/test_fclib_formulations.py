@@ -13,6 +13,7 @@ import scipy.sparse as sps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpkit.engines.newton_contact import delassus_rho
 from mcpkit.errors import MCPInputError, UnknownOptionError
 from mcpkit.models.fclib import FCLIBFormulation, friction_residual, solve_fclib_file
 from mcpkit.models.fclib_equations import (
@@ -20,7 +21,6 @@ from mcpkit.models.fclib_equations import (
     ContactEquations,
     ContactLaw,
     contact_function,
-    delassus_rho,
 )
 from tests.conftest import SHARED_DATA
 
