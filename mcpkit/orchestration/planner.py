@@ -461,8 +461,7 @@ def select_inner(ipopt: IpoptChoice | str = "auto") -> tuple[InnerFactory, str]:
     from mcpkit.solving.availability import ipopt_executable
 
     choice = IpoptChoice.parse(ipopt)
-    auto = choice in (IpoptChoice.AUTO, IpoptChoice.EXECUTABLE)
-    exe = ipopt_executable() if auto else None
+    exe = ipopt_executable() if choice in (IpoptChoice.AUTO, IpoptChoice.EXECUTABLE) else None
     if choice is IpoptChoice.EXECUTABLE and exe is None:
         raise SolverNotAvailableError(
             "no `ipopt` executable on PATH or in idaes-pse's bin folder; use ipopt='auto' "
