@@ -293,6 +293,36 @@ def piece_mask(
     return mask, tuple(switched)
 
 
+@dataclass
+class RefineWalk:
+    """One refinement from one start: the point it stands at and what it has done so far.
+
+    :meth:`Refiner.run` creates it; its descent (:meth:`Refiner._descend`) and flip search
+    (:meth:`Refiner._flip`) move the point and append their steps.
+    """
+
+    x: np.ndarray
+    """The current point (standard-form variables)."""
+    f: float
+    """Its objective on the user's problem."""
+    rep: StationarityReport
+    """Its classification."""
+    p: np.ndarray
+    """The parameter values."""
+    deadline: float | None
+    """The refinement's deadline (``time.perf_counter``; ``None``: none)."""
+    start: str
+    """Where the walk started (``"homotopy"``, ``"path k"``), for its steps."""
+    steps: list[RefineStep] = field(default_factory=list)
+    """Every branch NLP, flip, snap and rescale so far."""
+    branch_nlps: int = 0
+    """Branch NLPs solved (bounded by ``RefineOptions.max_steps``)."""
+
+    def move(self, x: np.ndarray, f: float, rep: StationarityReport) -> None:
+        """Stand at ``x`` with objective ``f`` and classification ``rep``."""
+        self.x, self.f, self.rep = x, f, rep
+
+
 class Refiner:
     """The refinement loop on the standard form ``mpcc`` (see the module docstring).
 
@@ -381,21 +411,13 @@ class Refiner:
             k = self.budget.spent  # a running count for the display
             self.on_step(HomotopyStep(k, 0.0, residual, status, iterations, wall_time_s, "refine"))
 
-    def _flip(
-        self,
-        x: np.ndarray,
-        f: float,
-        rep: StationarityReport,
-        p: np.ndarray,
-        deadline: float | None,
-        start: str,
-        steps: list[RefineStep],
-        counter: list[int],
-    ) -> tuple[np.ndarray, float] | None:
-        """First improving flip of a pair with a wrong-sign multiplier (see ``flip_pairs``)."""
+    def _flip(self, w: RefineWalk) -> bool:
+        """Move ``w`` by the first improving flip of a pair with a wrong-sign multiplier (see
+        ``flip_pairs``); ``False`` when none improves."""
         k = self.options.flip_pairs
         if k == 0:
-            return None
+            return False
+        x, f, rep, p = w.x, w.f, w.rep, w.p
         loc = _evaluate(self.mpcc, x, p)
         # candidates only (a flip is kept when it lowers f): any clearly negative multiplier,
         # at the solve's tolerance rather than the looser residual threshold of the certificate
@@ -406,17 +428,17 @@ class Refiner:
         cand = np.flatnonzero(score < -thr)
         cand = cand[np.argsort(score[cand])][:k]
         if cand.size == 0:
-            return None
+            return False
         base = self.polisher.active_mask(x, p)
-        stops = [t for t in (deadline, self._flip_deadline) if t is not None]
+        stops = [t for t in (w.deadline, self._flip_deadline) if t is not None]
         stop = min(stops) if stops else None
         unchanged = 0
         for j in cand:
-            if counter[0] >= self.options.max_steps or (stop is not None and time.perf_counter() > stop):
-                return None
+            if w.branch_nlps >= self.options.max_steps or (stop is not None and time.perf_counter() > stop):
+                return False
             if self.budget.spent_all(flip=True):
-                return None
-            counter[0] += 1
+                return False
+            w.branch_nlps += 1
             mask = base.copy()
             mask[j] = 1.0 - mask[j]
             before = self.budget.spent
@@ -424,17 +446,18 @@ class Refiner:
             self.budget.flip_spent += self.budget.spent - before
             ok = xn is not None and fn < f - self.tol * max(1.0, abs(f))
             side = "G=0" if mask[j] else "H=0"
-            steps.append(
+            w.steps.append(
                 RefineStep(
-                    start, float(score[j]), "flip", ((int(j), side),), int(mask.sum()), f, fn, status, ok
+                    w.start, float(score[j]), "flip", ((int(j), side),), int(mask.sum()), f, fn, status, ok
                 )
             )
             if ok and xn is not None:
-                return xn, fn
+                w.move(xn, fn, self.classify(xn, p, w.deadline))
+                return True
             unchanged = unchanged + 1 if xn is not None and abs(fn - f) <= self.tol * max(1.0, abs(f)) else 0
             if 0 < self.options.flip_unchanged_stop <= unchanged:
-                return None
-        return None
+                return False
+        return False
 
     def _rescale(self, x: np.ndarray, p: np.ndarray) -> bool:
         r"""Switch to a branch NLP with the objective scaled by :math:`s = 10^{\lceil -\log_{10}
@@ -553,101 +576,103 @@ class Refiner:
                 out.wall_time_s = time.perf_counter() - t0
                 return x, rep, out
             x, f0 = xn, fn
-        f = f0
-        rep = self.classify(x, p, deadline)
-        counter = [0]
-        snaps_left = 2
-        while True:
-            x, f, rep, reason = self._descend(x, f, rep, p, deadline, start, steps, counter)
-            stuck = reason.startswith("piece NLP failed") and rep.feasible and self.options.snap_tol > 0
-            if not stuck or snaps_left == 0 or (deadline is not None and time.perf_counter() > deadline):
+        w = RefineWalk(x, f0, self.classify(x, p, deadline), p, deadline, start, steps)
+        reason = self._settle(w)
+        while reason == "certified" and w.branch_nlps < self.options.max_steps:
+            if not self._flip(w):
                 break
-            if self.budget.spent_all():
-                break
-            snaps_left -= 1
-            if self._rescale(x, p):
-                # IPOPT's absolute tolerances are loose for a small objective: scale it up and
-                # descend again (the scaled branch NLP stays in use for this start)
-                steps.append(RefineStep(start, np.nan, "rescale", (), -1, f, f, "objective scaled", True))
-                x, f, rep, reason = self._descend(x, f, rep, p, deadline, start, steps, counter, force=True)
-                if reason == "certified" or not reason.startswith("piece NLP failed"):
-                    break
-            moved = False
-            for eps in (0.1 * self.options.snap_tol, self.options.snap_tol):
-                xn, fn, status = self._snap(x, p, eps, deadline)
-                ok, cert, rep_n = False, False, None
-                if xn is not None:
-                    rep_n = self.classify(xn, p, deadline)
-                    cert = rep_n.level is Stationarity.S or bool(rep_n.b_stationary)
-                    # kept when certified without raising f beyond tol, or when it lowers f
-                    ok = (cert and fn <= f + self.tol * max(1.0, abs(f))) or fn < f - 1e-12 * max(1.0, abs(f))
-                steps.append(RefineStep(start, np.nan, "snap", (), -1, f, fn, status, ok))
-                if ok and rep_n is not None and xn is not None:
-                    x, f, rep, moved = xn, fn, rep_n, True
-                    break
-            if not moved:
-                break
-            if cert:
-                reason = "certified"
-                break
-        while reason == "certified" and counter[0] < self.options.max_steps:
-            flipped = self._flip(x, f, rep, p, deadline, start, steps, counter)
-            if flipped is None:
-                break
-            x, f = flipped
-            rep = self.classify(x, p, deadline)
-            x, f, rep, reason = self._descend(x, f, rep, p, deadline, start, steps, counter)
+            reason = self._descend(w)
         certified = None
         if reason == "certified":
-            certified = "S" if rep.level is Stationarity.S else "B"
-        out = RefinementReport(certified, reason, start, f0, f, steps)
+            certified = "S" if w.rep.level is Stationarity.S else "B"
+        out = RefinementReport(certified, reason, start, f0, w.f, w.steps)
         out.wall_time_s = time.perf_counter() - t0
-        return x, rep, out
+        return w.x, w.rep, out
 
-    def _descend(
-        self,
-        x: np.ndarray,
-        f: float,
-        rep: StationarityReport,
-        p: np.ndarray,
-        deadline: float | None,
-        start: str,
-        steps: list[RefineStep],
-        counter: list[int],
-        force: bool = False,
-    ) -> tuple[np.ndarray, float, StationarityReport, str]:
-        """LPEC and branch NLP until a certificate or a stop; ``counter[0]`` counts branch NLPs.
-
-        ``force``: first re-solve the piece of ``x`` (no LPEC needed; after a rescale).
-        """
-        if force and counter[0] < self.options.max_steps:
-            counter[0] += 1
-            mask = self.polisher.active_mask(x, p)
-            xn, fn, status = self._branch_nlp(x, p, mask, deadline)
-            ok = xn is not None and fn <= f + self.tol * max(1.0, abs(f))
-            steps.append(RefineStep(start, np.nan, "", (), int(mask.sum()), f, fn, status, ok))
-            if ok and xn is not None:
-                x, f = xn, fn
-                rep = self.classify(x, p, deadline)
+    def _settle(self, w: RefineWalk) -> str:
+        """Descend from ``w``'s point; when a piece NLP fails at a feasible point, rescale the
+        objective or snap nearly active constraints (twice at most) and descend again. Returns
+        why the descent stopped (``"certified"``, ``"time limit"``, ...)."""
+        snaps_left = 2
         while True:
+            reason = self._descend(w)
+            stuck = reason.startswith("piece NLP failed") and w.rep.feasible and self.options.snap_tol > 0
+            if not stuck or snaps_left == 0 or (w.deadline is not None and time.perf_counter() > w.deadline):
+                return reason
+            if self.budget.spent_all():
+                return reason
+            snaps_left -= 1
+            if self._rescale(w.x, w.p):
+                # IPOPT's absolute tolerances are loose for a small objective: scale it up and
+                # descend again (the scaled branch NLP stays in use for this start)
+                w.steps.append(
+                    RefineStep(w.start, np.nan, "rescale", (), -1, w.f, w.f, "objective scaled", True)
+                )
+                reason = self._descend(w, force=True)
+                if reason == "certified" or not reason.startswith("piece NLP failed"):
+                    return reason
+            moved, cert = self._snap_step(w)
+            if not moved:
+                return reason
+            if cert:
+                return "certified"
+
+    def _snap_step(self, w: RefineWalk) -> tuple[bool, bool]:
+        """Try the snapped piece NLPs of ``w``'s point (``snap_tol / 10``, then ``snap_tol``); move
+        to the first kept one. Returns ``(moved, certified)``."""
+        for eps in (0.1 * self.options.snap_tol, self.options.snap_tol):
+            xn, fn, status = self._snap(w.x, w.p, eps, w.deadline)
+            ok, cert, rep_n = False, False, None
+            if xn is not None:
+                rep_n = self.classify(xn, w.p, w.deadline)
+                cert = rep_n.level is Stationarity.S or bool(rep_n.b_stationary)
+                # kept when certified without raising f beyond tol, or when it lowers f
+                ok = (cert and fn <= w.f + self.tol * max(1.0, abs(w.f))) or fn < w.f - 1e-12 * max(
+                    1.0, abs(w.f)
+                )
+            w.steps.append(RefineStep(w.start, np.nan, "snap", (), -1, w.f, fn, status, ok))
+            if ok and rep_n is not None and xn is not None:
+                w.move(xn, fn, rep_n)
+                return True, cert
+        return False, False
+
+    def _descend(self, w: RefineWalk, force: bool = False) -> str:
+        """LPEC and branch NLP from ``w``'s point until a certificate or a stop (``w.branch_nlps``
+        counts branch NLPs); returns why it stopped.
+
+        ``force``: first re-solve the piece of the point (no LPEC needed; after a rescale).
+        """
+        p, deadline = w.p, w.deadline
+        if force and w.branch_nlps < self.options.max_steps:
+            w.branch_nlps += 1
+            mask = self.polisher.active_mask(w.x, p)
+            xn, fn, status = self._branch_nlp(w.x, p, mask, deadline)
+            ok = xn is not None and fn <= w.f + self.tol * max(1.0, abs(w.f))
+            w.steps.append(RefineStep(w.start, np.nan, "", (), int(mask.sum()), w.f, fn, status, ok))
+            if ok and xn is not None:
+                w.move(xn, fn, self.classify(xn, p, deadline))
+        while True:
+            x, f, rep = w.x, w.f, w.rep
             near: LPECSolution | None = None
             if rep.level is Stationarity.NOT_CHECKED:
-                return x, f, rep, "time limit"
+                return "time limit"
             if rep.level is Stationarity.S or rep.b_stationary:
-                near = self._near_lpec(x, p, rep, deadline) if counter[0] < self.options.max_steps else None
+                near = (
+                    self._near_lpec(x, p, rep, deadline) if w.branch_nlps < self.options.max_steps else None
+                )
                 if near is None:
-                    return x, f, rep, "certified"
+                    return "certified"
             elif not rep.feasible:
-                return x, f, rep, "not feasible"
+                return "not feasible"
             elif rep.b_stationary is None:
                 why = rep.lpec.reason if rep.lpec is not None else "LPEC skipped"
-                return x, f, rep, "LPEC too large" if "too large" in why else f"LPEC undecided: {why}"
-            if counter[0] >= self.options.max_steps:
-                return x, f, rep, "step limit"
+                return "LPEC too large" if "too large" in why else f"LPEC undecided: {why}"
+            if w.branch_nlps >= self.options.max_steps:
+                return "step limit"
             if deadline is not None and time.perf_counter() > deadline:
-                return x, f, rep, "time limit"
+                return "time limit"
             if self.budget.spent_all():
-                return x, f, rep, "iteration budget"
+                return "iteration budget"
             lp = near if near is not None else rep.lpec
             d = near.d if near is not None else rep.descent_direction
             loc = _evaluate(self.mpcc, x, p)
@@ -655,7 +680,7 @@ class Refiner:
             mask, switched = piece_mask(loc.G, loc.H, loc.JG, loc.JH, d, act)
             value = float(lp.value) if lp is not None else np.nan
             method = "" if lp is None else lp.method + (" (near-biactive)" if near is not None else "")
-            counter[0] += 1
+            w.branch_nlps += 1
             xn, fn, status = self._branch_nlp(x, p, mask, deadline)
             if (xn is None or not fn < f - 1e-12 * max(1.0, abs(f))) and d is not None:
                 # restart along the LPEC's descent direction: off the corner, inside the piece's
@@ -666,13 +691,12 @@ class Refiner:
                 if xr is not None and (xn is None or fr < fn):
                     xn, fn, status = xr, fr, f"{status_r} (restart along d)"
             ok = xn is not None and fn < f - 1e-12 * max(1.0, abs(f))
-            steps.append(RefineStep(start, value, method, switched, int(mask.sum()), f, fn, status, ok))
+            w.steps.append(RefineStep(w.start, value, method, switched, int(mask.sum()), f, fn, status, ok))
             if not ok or xn is None:
                 if near is not None:  # the point itself is certified; the neighbour was no better
-                    return x, f, rep, "certified"
-                return x, f, rep, "piece NLP failed: " + (status if xn is None else f"no decrease ({status})")
-            x, f = xn, fn
-            rep = self.classify(x, p, deadline)
+                    return "certified"
+                return "piece NLP failed: " + (status if xn is None else f"no decrease ({status})")
+            w.move(xn, fn, self.classify(xn, p, deadline))
 
     def escape(
         self,
