@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-class ControlMap(str, Choice):
+class ControlMap(str, Choice, option="GridContinuation.controls"):
     """How a coarse plan's controls become the fine grid's initial controls."""
 
     LINEAR = "linear"
@@ -73,11 +73,6 @@ class ControlMap(str, Choice):
     """Each fine step takes the control of the coarse step that contains it (piecewise constant)."""
     FIRST = "first"
     """The first row is kept, the others are zero (a start impulse, as the plate's start jump)."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages (``GridContinuation.controls``)."""
-        return "GridContinuation.controls"
 
 
 @dataclass(frozen=True)

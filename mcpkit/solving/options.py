@@ -58,13 +58,24 @@ class Choice(enum.Enum):
     value (any case) and refuses anything else with the valid values and a suggestion.
 
     Subclass with the values users type as the members' values (``class WarmStart(str, Choice)``
-    for string members); :meth:`option_name` names the option in error messages.
+    for string members); :meth:`option_name` names the option in error messages, the class name
+    in snake case unless the class statement names it (``class DriftLoad(str, Choice,
+    option="load")``).
     """
+
+    def __init_subclass__(cls, option: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if option is not None:
+            cls._option = option
 
     @classmethod
     def option_name(cls) -> str:
-        """The option's name in messages: the class name in snake case (``WarmStart`` ->
-        ``warm_start``, ``FCLIBFormulation`` -> ``fclib_formulation``)."""
+        """The option's name in messages: the ``option=`` of the class statement, else the class
+        name in snake case (``WarmStart`` -> ``warm_start``, ``FCLIBFormulation`` ->
+        ``fclib_formulation``)."""
+        named = cls.__dict__.get("_option")
+        if named is not None:
+            return str(named)
         return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", cls.__name__).lower()
 
     @classmethod
@@ -94,7 +105,7 @@ class WarmStart(str, Choice):
     profile alone. This process's IPOPT settings are the standard ones."""
 
 
-class PairLifting(str, Choice):
+class PairLifting(str, Choice, option="lift_pairs"):
     """When :class:`~mcpkit.lowering.lift_pairs.LiftPairs` gives the pair functions of an MPCC
     variables of their own (the option ``lift_pairs``; decided by
     :func:`mcpkit.orchestration.planner.lifts`)."""
@@ -109,11 +120,6 @@ class PairLifting(str, Choice):
     """Solve every problem as written."""
 
     @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "lift_pairs"
-
-    @classmethod
     def parse(cls, value: Any) -> PairLifting:
         """A member from its name or a bool (``True``: always, ``False``: never)."""
         if isinstance(value, bool):
@@ -121,7 +127,7 @@ class PairLifting(str, Choice):
         return super().parse(value)
 
 
-class IpoptChoice(str, Choice):
+class IpoptChoice(str, Choice, option="ipopt"):
     """Which IPOPT solves the homotopy's subproblems on backend ``pyomo`` (the argument
     ``ipopt=``; the factories: :func:`mcpkit.orchestration.planner.select_inner`)."""
 
@@ -134,11 +140,6 @@ class IpoptChoice(str, Choice):
     """CasADi's bundled IPOPT (``nlpsol``) on the subproblem's graph, no files."""
     MCPKIT_IPOPT = "mcpkit_ipopt"
     """CasADi's IPOPT as a Pyomo solver (the executable's code path, in process)."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "ipopt"
 
 
 class _Choice(str, Choice):

@@ -34,7 +34,7 @@ __all__ = ["ECPModelKind", "ECPRun", "make_model", "run_ecp"]
 ECPModel = QuadraticECPStep | ComplementarityECPStep
 
 
-class ECPModelKind(str, Choice):
+class ECPModelKind(str, Choice, option="ECP model"):
     """Which ECP step model :func:`make_model` builds (the argument ``kind``)."""
 
     QUADRATIC = "quadratic"
@@ -42,11 +42,6 @@ class ECPModelKind(str, Choice):
     (:class:`~mcpkit.models.ecp.quadratic.QuadraticECPStep`)."""
     COMPLEMENTARITY = "complementarity"
     """The complementarity form (:class:`~mcpkit.models.ecp.complementarity.ComplementarityECPStep`)."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "ECP model"
 
 
 @dataclass(repr=False)

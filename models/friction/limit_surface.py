@@ -331,7 +331,7 @@ def load_from_moment_function(
     return np.stack([Fx, Fy, Mc + xc_a * Fy - yc_a * Fx], axis=-1)
 
 
-class LoadPlane(str, Choice):
+class LoadPlane(str, Choice, option="plane"):
     """A coordinate plane of load space :math:`(F_x, F_y, M)` (:func:`limit_surface_section`)."""
 
     FXM = "FxM"
@@ -340,11 +340,6 @@ class LoadPlane(str, Choice):
     """:math:`F_x = 0`."""
     FXFY = "FxFy"
     """:math:`M = 0`."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "plane"
 
 
 def limit_surface_section(

@@ -78,7 +78,7 @@ GRAVITY = 9.81
 # ----------------------------------------------------------------------------------------------
 # patches
 # ----------------------------------------------------------------------------------------------
-class PatchKind(str, Choice):
+class PatchKind(str, Choice, option="patch kind"):
     """The contact patches of the experiments (:func:`make_patch`; Fig. 8 of Arslan Waltersson
     and Karayiannidis), on a grid spanning ``size``."""
 
@@ -96,17 +96,12 @@ class PatchKind(str, Choice):
     NONCONVEX_B = "nonconvex_b"
     """Fig. 8's second non-convex shape (:meth:`~mcpkit.models.friction.patch.ContactPatch.nonconvex_b`)."""
 
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "patch kind"
-
 
 PATCH_KINDS = tuple(k.value for k in PatchKind)
 """Patch names accepted by :func:`make_patch` (the values of :class:`PatchKind`)."""
 
 
-class LuGreModelKind(str, Choice):
+class LuGreModelKind(str, Choice, option="model"):
     """Which LuGre friction model an experiment simulates (the argument ``model``)."""
 
     DISTRIBUTED = "distributed"
@@ -116,24 +111,14 @@ class LuGreModelKind(str, Choice):
     """The reduced model on the limit surface's ellipsoid
     (:class:`~mcpkit.models.friction.lugre_reduced.ReducedLuGre`)."""
 
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "model"
 
-
-class DriftLoad(str, Choice):
+class DriftLoad(str, Choice, option="load"):
     """The oscillating load of :func:`drift_experiment` (Figs. 6, 23-25)."""
 
     TANGENTIAL = "tangential"
     """``f_x = 1 + 0.4 sin(6 pi t)`` from 1 s, torque ``0.03 + 0.01 sin`` from 3 s."""
     NORMAL = "normal"
     """``f_x = 1``, ``tau = 0.03``, ``f_N = m g + sin(6 pi t)`` from 1 s."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "load"
 
 
 def make_patch(kind: PatchKind | str, size: float = 0.02, n: int = 21) -> ContactPatch:

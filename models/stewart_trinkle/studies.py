@@ -226,18 +226,13 @@ class VoseRun(OnePart):
         return out
 
 
-class StepFormulation(str, Choice):
+class StepFormulation(str, Choice, option="formulation"):
     """The contact step of the studies (the argument ``formulation``)."""
 
     NCP = "ncp"
     """Stewart-Trinkle's NCP with the quadratic friction cone (eq 9, :class:`NCPStep`)."""
     LCP = "lcp"
     """The LCP with the cone as a polyhedron of ``n_d`` directions (eq 15, :class:`LCPStep`)."""
-
-    @classmethod
-    def option_name(cls) -> str:
-        """The option's name in messages."""
-        return "formulation"
 
 
 def vose_step_model(
