@@ -97,10 +97,6 @@ class PatchKind(str, Choice, option="patch kind"):
     """Fig. 8's second non-convex shape (:meth:`~mcpkit.models.friction.patch.ContactPatch.nonconvex_b`)."""
 
 
-PATCH_KINDS = tuple(k.value for k in PatchKind)
-"""Patch names accepted by :func:`make_patch` (the values of :class:`PatchKind`)."""
-
-
 class LuGreModelKind(str, Choice, option="model"):
     """Which LuGre friction model an experiment simulates (the argument ``model``)."""
 
@@ -501,7 +497,7 @@ class DriftResult:
         return compact_repr(self)
 
 
-def _drift_loads(load: DriftLoad | str, fn0: float) -> Callable[[float], tuple[np.ndarray, float]]:
+def _drift_loads(load: DriftLoad, fn0: float) -> Callable[[float], tuple[np.ndarray, float]]:
     def tangential(t: float) -> tuple[np.ndarray, float]:
         s = math.sin(3 * 2 * math.pi * t)
         if t < 1:
@@ -517,7 +513,7 @@ def _drift_loads(load: DriftLoad | str, fn0: float) -> Callable[[float], tuple[n
         fn = fn0 + math.sin(3 * 2 * math.pi * t) if t > 1 else fn0
         return np.array([1.0 * ramp, 0.0, 0.03 * ramp]), fn
 
-    return tangential if DriftLoad.parse(load) is DriftLoad.TANGENTIAL else normal
+    return tangential if load is DriftLoad.TANGENTIAL else normal
 
 
 def drift_experiment(
@@ -540,11 +536,12 @@ def drift_experiment(
     from 3 s.  ``load="normal"``: ``f_x = 1``, ``tau = 0.03``, ``f_N = m g + sin(6 pi t)``
     from 1 s.  Loads are held constant over 0.01 s (100 Hz).
     """
-    model, load = LuGreModelKind.parse(model).value, DriftLoad.parse(load).value
+    load_kind = DriftLoad.parse(load)
+    model, load = LuGreModelKind.parse(model).value, load_kind.value
     integ = Integrator.parse(integrator)
     mass, radius = 1.0, 0.05
     patch = make_patch("circle", 0.05, n_cells)
-    loads_fn = _drift_loads(load, mass * GRAVITY)
+    loads_fn = _drift_loads(load_kind, mass * GRAVITY)
     poses = []
     for ep in (False, True):
         if model == "distributed":
